@@ -1,0 +1,3 @@
+from ehrlib.cli import main
+
+raise SystemExit(main())
