@@ -1,0 +1,252 @@
+"""The record contracts shared by the corpus, the pipeline and the judge.
+
+Field names follow DESIGN.md's data contracts and must stay stable: they are the JSONL
+columns researchers load with ``pd.read_json(path, lines=True)``. Each record converts
+to and from a plain dict; :func:`from_dict` validates and names the offending field, so
+a loader can report "line 12, field 'label': ...".
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, TypeVar, get_args
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "NoteType",
+    "Label",
+    "ItemRef",
+    "RowRef",
+    "TimeSpan",
+    "Inconsistency",
+    "Note",
+    "GoldEntity",
+    "ToolCallRecord",
+    "Usage",
+    "Prediction",
+    "Judgement",
+    "RecordError",
+    "to_dict",
+    "from_dict",
+]
+
+#: Bump when a field of any record changes meaning or name.
+SCHEMA_VERSION = 1
+
+NoteType = Literal["discharge_summary", "physician", "nursing"]
+Label = Literal["consistent", "inconsistent"]
+NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
+LABELS: tuple[str, ...] = get_args(Label)
+
+
+class RecordError(ValueError):
+    """A record does not match its contract; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRef:
+    """A table item an entity is aligned to (logical table name, item key, label)."""
+
+    table: str
+    label: str
+    itemid: int | str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RowRef:
+    """One evidence row: logical table name and the row's id in that table."""
+
+    table: str
+    row_id: int | str
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSpan:
+    """A closed time window, ISO-8601 strings (date or timestamp)."""
+
+    start: str | None = None
+    end: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Inconsistency:
+    """Why a gold entity is inconsistent.
+
+    kind: ``column`` (a record exists but a column disagrees) or ``missing`` (no record).
+    type: the paper's column-level taxonomy: time | value | interpretation | trend | other.
+    """
+
+    kind: Literal["column", "missing"]
+    columns: tuple[str, ...] = ()
+    type: Literal["time", "value", "interpretation", "trend", "other"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    note_id: str
+    subject_id: int
+    hadm_id: int
+    note_type: NoteType
+    chartdate: str
+    text: str
+    charttime: str | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        """The note's lines; line numbers in every record index this list (from 0)."""
+        return self.text.split("\n")
+
+
+@dataclass(frozen=True, slots=True)
+class GoldEntity:
+    note_id: str
+    entity_id: str
+    line: int
+    entity: str
+    label: Label
+    items: tuple[ItemRef, ...] = ()
+    columns: tuple[str, ...] = ()
+    value: str | None = None
+    time: TimeSpan | None = None
+    inconsistency: Inconsistency | None = None
+    evidence_row_ids: tuple[RowRef, ...] = ()
+    reasoning: Literal["commonsense", "medical", "none"] = "none"
+    medical_knowledge_source: str | None = None
+    check_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One traced tool call (the single source for trace graphs)."""
+
+    tool: str
+    args: Mapping[str, Any]
+    n_rows: int = 0
+    ms: float = 0.0
+    error: str | None = None
+    call_id: str | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    run_id: str
+    note_id: str
+    line: int
+    entity: str
+    label: Label
+    items: tuple[ItemRef, ...] = ()
+    value: str | None = None
+    temporal_status: Literal["past", "active", "plan"] = "active"
+    time_window: TimeSpan | None = None
+    inconsistency_type: Literal["contradiction", "missing"] | None = None
+    reason: str = ""
+    evidence_row_ids: tuple[RowRef, ...] = ()
+    from_cache: bool = False
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    entity_id: str | None = None
+    prompt_id: str | None = None
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    note_id: str
+    entity_id: str
+    mode: Literal["harsh", "lenient"]
+    judge: str
+    verdict: Literal["correct", "incorrect", "unparsed"]
+    reason: str = ""
+    matched_prediction: int | None = None
+    raw: str | None = None
+
+
+# --- dict conversion -------------------------------------------------------------------
+
+_NESTED: dict[type, dict[str, tuple[type, bool]]] = {
+    # record type -> field -> (nested record type, is a tuple of them)
+    GoldEntity: {"items": (ItemRef, True), "time": (TimeSpan, False),
+                 "inconsistency": (Inconsistency, False), "evidence_row_ids": (RowRef, True)},
+    Prediction: {"items": (ItemRef, True), "time_window": (TimeSpan, False),
+                 "evidence_row_ids": (RowRef, True), "tool_calls": (ToolCallRecord, True),
+                 "usage": (Usage, False)},
+}
+_TUPLE_OF_STR = {"columns", "check_path"}
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "note_type": NOTE_TYPES,
+    "label": LABELS,
+    "temporal_status": ("past", "active", "plan"),
+    "inconsistency_type": ("contradiction", "missing"),
+    "reasoning": ("commonsense", "medical", "none"),
+    "mode": ("harsh", "lenient"),
+    "verdict": ("correct", "incorrect", "unparsed"),
+}
+
+R = TypeVar("R")
+
+
+def to_dict(record: Any) -> dict[str, Any]:
+    """A JSON-ready dict (tuples become lists, nested records dicts)."""
+
+    def conv(v: Any) -> Any:
+        if dataclasses.is_dataclass(v):
+            return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        if isinstance(v, (list, tuple)):
+            return [conv(x) for x in v]
+        if isinstance(v, Mapping):
+            return {k: conv(x) for k, x in v.items()}
+        return v
+
+    return conv(record)
+
+
+def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
+    """Build and validate a record; raises RecordError naming the bad field."""
+    if not isinstance(data, Mapping):
+        raise RecordError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(fields) - {"schema_version"}
+    if unknown:
+        raise RecordError(f"{cls.__name__}: unknown field(s) {sorted(unknown)}")
+    kwargs: dict[str, Any] = {}
+    nested = _NESTED.get(cls, {})
+    for name, f in fields.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RecordError(f"{cls.__name__}: missing required field '{name}'")
+            continue
+        value = data[name]
+        if name in nested and value is not None:
+            sub, many = nested[name]
+            try:
+                if many:
+                    if not isinstance(value, (list, tuple)):
+                        raise RecordError(f"expected a list, got {type(value).__name__}")
+                    value = tuple(from_dict(sub, v) for v in value)
+                else:
+                    value = from_dict(sub, value)
+            except RecordError as exc:
+                raise RecordError(f"{cls.__name__}: field '{name}': {exc}") from None
+        elif name in _TUPLE_OF_STR or (cls is Inconsistency and name == "columns"):
+            if not isinstance(value, (list, tuple)):
+                raise RecordError(f"{cls.__name__}: field '{name}' must be a list")
+            value = tuple(str(v) for v in value)
+        elif name in _CHOICES and value is not None and value not in _CHOICES[name]:
+            raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
+        elif name == "line" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise RecordError(f"{cls.__name__}: field 'line' must be a non-negative integer, got {value!r}")
+        kwargs[name] = value
+    if cls is Inconsistency:
+        if kwargs.get("kind") not in ("column", "missing"):
+            raise RecordError("Inconsistency: field 'kind' must be 'column' or 'missing'")
+    return cls(**kwargs)
