@@ -191,6 +191,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "mode": ("harsh", "lenient"),
     "verdict": ("correct", "incorrect", "unparsed"),
 }
+_FREE_TEXT = {ItemRef}  # records whose `label` is a name, not a consistency label
 
 R = TypeVar("R")
 
@@ -241,7 +242,8 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
             if not isinstance(value, (list, tuple)):
                 raise RecordError(f"{cls.__name__}: field '{name}' must be a list")
             value = tuple(str(v) for v in value)
-        elif name in _CHOICES and value is not None and value not in _CHOICES[name]:
+        elif (name in _CHOICES and cls not in _FREE_TEXT and value is not None
+              and value not in _CHOICES[name]):
             raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
         elif name == "line" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise RecordError(f"{cls.__name__}: field 'line' must be a non-negative integer, got {value!r}")
