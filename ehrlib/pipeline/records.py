@@ -1,0 +1,147 @@
+"""Intermediate records passed between the EHR-Inspector stages.
+
+segment -> temporal anchors -> extraction (patient-specific + ontology-guided) -> scope
+filter -> tool-augmented verification. Every stage, LLM-backed or offline, consumes and
+produces these, so stages can be swapped for ablations and each stage's output is written
+to ``stages.jsonl`` for error analysis (convert with ``ehrlib.corpus.to_dict``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+
+__all__ = [
+    "Segment",
+    "Anchor",
+    "TimeRef",
+    "Entity",
+    "ScopeDecision",
+    "Verdict",
+    "CacheEntry",
+    "EntityKind",
+    "TemporalStatus",
+]
+
+EntityKind = Literal[
+    "measurement",     # a value of an item: "WBC 20", "HR 110s", "T 101.2"
+    "range",           # min-max or (mean) ranges: "BP 100/60(80) {90/50(65) - 140/100(120)}"
+    "finding",         # a categorical/qualitative finding: "abd soft, distended", "2+ edema"
+    "interpretation",  # a state judged with a clinical criterion: "febrile", "anemic", "AKI"
+    "trend",           # a change over time: "lactate downtrending", "Cr peaked at 2.3 then improved"
+    "medication",      # an order or administration: drug, dose, route, start/stop, duration
+    "infusion",        # a continuous input: "levophed gtt", "NS 2L bolus"
+    "output",          # urine, drains
+    "procedure",       # lines, tubes, intubation, imaging with site
+    "microbiology",    # specimen, organism, susceptibility
+    "diagnosis",       # a billed diagnosis / procedure code statement
+    "event",           # other charted events
+]
+TemporalStatus = Literal["past", "active", "plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A topic-coherent, contiguous range of lines (inclusive), covering each line once."""
+
+    index: int
+    start_line: int
+    end_line: int
+    title: str
+    #: normalised section kind, e.g. chief_complaint, hpi, past_history, admission_medications,
+    #: hospital_course, results, discharge_medications, discharge_diagnosis, instructions,
+    #: followup, events, vitals, exam, labs, assessment_plan, nursing_system, other
+    section: str = "other"
+    #: the protocol's default window for statements without their own time: the note date
+    #: for physician/nursing notes, the hospitalization for discharge summaries.
+    default_window: TimeSpan | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A global temporal reference with an absolute time (admission, surgery, ...)."""
+
+    name: str
+    time: str
+    line: int | None = None
+    source: Literal["note", "table", "context"] = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRef:
+    """A temporal expression inside a segment resolved to an absolute window."""
+
+    line: int
+    text: str
+    window: TimeSpan
+    anchor: str | None = None
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """An extracted, table-alignable statement (the verification unit).
+
+    ``attributes`` carries what the statement claims in parsed form, for example
+    ``{"value": 20.0, "unit": "K/uL"}``, ``{"min": 90, "max": 140, "mean": 80}``,
+    ``{"state": "febrile", "negated": False}``, ``{"direction": "falling"}``,
+    ``{"dose": 1, "dose_unit": "g", "route": "IV", "duration_days": 3}``,
+    ``{"organism": "E. coli", "antibiotic": "ceftriaxone", "interpretation": "S"}``.
+    """
+
+    entity_id: str
+    line: int
+    text: str
+    kind: EntityKind
+    segment: int = 0
+    value: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    items: tuple[ItemRef, ...] = ()
+    #: tool item keys (e.g. "labevents:51301") the retrieval tools accept
+    item_keys: tuple[str, ...] = ()
+    time_text: str | None = None
+    window: TimeSpan | None = None
+    #: which extraction step found it: "patient" (L_P) or "ontology" (L \\ L_P)
+    source: Literal["patient", "ontology", "baseline"] = "patient"
+    span: tuple[int, int] | None = None
+    #: a shared id for entities from one observation ("Abd: soft, distended")
+    group: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeDecision:
+    """Temporal status of one entity with the note evidence for it."""
+
+    entity_id: str
+    status: TemporalStatus
+    reason: str = ""
+    cues: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The verification outcome for one entity."""
+
+    entity_id: str
+    label: Literal["consistent", "inconsistent"]
+    inconsistency_type: Literal["contradiction", "missing"] | None = None
+    reason: str = ""
+    evidence_row_ids: tuple[RowRef, ...] = ()
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    from_cache: bool = False
+    usage: Usage = field(default_factory=Usage)
+    prompt_id: str | None = None
+    #: set when the unit of work failed (malformed LLM output after one repair, tool crash);
+    #: the note goes on and the failure is counted apart.
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheEntry:
+    """One validation-cache slot: a verified entity, its time context and evidence."""
+
+    entity: Entity
+    verdict: Verdict
+    items: tuple[ItemRef, ...] = ()
+    window: TimeSpan | None = None
