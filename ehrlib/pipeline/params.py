@@ -1,0 +1,190 @@
+"""Run parameters: one frozen record, loaded from ``params/*.yaml`` and command-line overrides.
+
+The same :class:`RunParams` drives ``ehrlib run`` and notebooks (papermill passes the same
+keys). Unknown keys are an error, not silently ignored: a typo in an ablation switch
+would otherwise run the wrong experiment. Keys a params file uses for other modules
+(the notebook's own parameters) go under ``notebook:`` or are listed in ``_FOREIGN``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ehrlib.errors import ConfigError
+
+__all__ = [
+    "RunParams",
+    "EXTRACTION_MODES",
+    "TOOL_CATEGORIES",
+    "load_params",
+    "params_from_mapping",
+    "params_to_dict",
+]
+
+EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
+#: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
+TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "retrieval", "criterion")
+_SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
+# keys a params/*.yaml may carry for the notebook or other modules; accepted and ignored here
+_FOREIGN = frozenset({"notebook", "judge", "judge_model", "report", "figures", "out_dir", "figure_prefix",
+                      "experiment", "description", "n_bootstrap"})
+
+
+@dataclass(frozen=True, slots=True)
+class RunParams:
+    """All knobs of one pipeline run (ablation switches follow the paper's Tables 3-5, 11)."""
+
+    corpus: str | None = None
+    db: str | None = None
+    method: str = "inspector"
+    backend: str = "offline"
+    model: str | None = None
+    run_id: str | None = None
+    runs_dir: str = "runs"
+    limit: int | None = None
+    note_ids: tuple[str, ...] = ()
+    # --- switches ---------------------------------------------------------------------
+    segmentation: bool = True
+    scope_filter: bool = True
+    extraction: str = "inspector"
+    #: tool categories offered to the verifier; None = all
+    tools: tuple[str, ...] | None = None
+    #: validation cache size m (0 = off); the paper uses 5
+    validation_cache: int = 5
+    evidence_guard: bool = True
+    # --- sizes and limits -------------------------------------------------------------
+    top_k: int = 10
+    max_steps: int = 12
+    #: worker threads; None = the backend's concurrency limit
+    concurrency: int | None = None
+    #: ontology JSON file; None = the default built for the database
+    ontology: str | None = None
+    #: CheckEHR SQL guard rails
+    sql_timeout_s: float = 10.0
+    sql_row_cap: int = 200
+    temperature: float = 0.0
+    seed: int = 0
+    progress: bool = True
+    #: backend-specific options (e.g. scripted replies file, oracle latency)
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from ehrlib.pipeline.stages import METHODS  # local: stages imports this module for typing
+
+        if self.method not in METHODS:
+            raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
+        if self.extraction not in EXTRACTION_MODES:
+            raise ConfigError(f"extraction must be one of {', '.join(EXTRACTION_MODES)}, "
+                              f"got {self.extraction!r}")
+        if not 0 <= self.validation_cache <= 5:
+            raise ConfigError(f"validation_cache must be 0..5, got {self.validation_cache}")
+        if self.tools is not None:
+            bad = [t for t in self.tools if t not in TOOL_CATEGORIES]
+            if bad:
+                raise ConfigError(f"unknown tool categories {bad}; expected some of {', '.join(TOOL_CATEGORIES)}")
+        if self.limit is not None and self.limit < 0:
+            raise ConfigError("limit must be >= 0")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError("concurrency must be >= 1")
+        if self.top_k < 1 or self.max_steps < 1:
+            raise ConfigError("top_k and max_steps must be >= 1")
+
+    def replace(self, **changes: Any) -> RunParams:
+        """A copy with ``changes`` applied (``None`` values are ignored: CLI flags not given)."""
+        return params_from_mapping({**params_to_dict(self),
+                                    **{k: v for k, v in changes.items() if v is not None}})
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
+
+
+def _switch(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in _SWITCH_WORDS:
+        return _SWITCH_WORDS[word]
+    raise ConfigError(f"{name} must be on|off, got {value!r}")
+
+
+def _coerce(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name in ("segmentation", "scope_filter", "evidence_guard", "progress"):
+        return _switch(name, value)
+    if name == "tools":
+        if isinstance(value, str):
+            value = [v for v in value.replace(",", " ").split() if v]
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise ConfigError(f"tools must be a list of categories, got {value!r}")
+        return tuple(str(v) for v in value)
+    if name == "note_ids":
+        if isinstance(value, str):
+            value = [value]
+        return tuple(str(v) for v in value)
+    if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed"):
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+    if name in ("sql_timeout_s", "temperature"):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if name == "backend_options":
+        if not isinstance(value, Mapping):
+            raise ConfigError("backend_options must be a mapping")
+        return dict(value)
+    if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction"):
+        return str(value)
+    return value
+
+
+def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
+    """Validate a mapping (a YAML document, notebook parameters) into :class:`RunParams`."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"params must be a mapping, got {type(data).__name__}")
+    unknown = sorted(k for k in data if k not in _FIELDS and k not in _FOREIGN)
+    if unknown:
+        raise ConfigError(f"unknown run parameter(s) {unknown}; known: {', '.join(sorted(_FIELDS))}")
+    kwargs = {k: _coerce(k, v) for k, v in data.items() if k in _FIELDS}
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or _FIELDS[k].default is None}
+    return RunParams(**kwargs)
+
+
+def load_params(path: str | Path | None, **overrides: Any) -> RunParams:
+    """Read a params YAML (or start from defaults) and apply non-None overrides.
+
+    Relative ``corpus``/``db``/``ontology`` paths in the file resolve against the
+    current directory, as papermill and the CLI both run from the project root.
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"params file not found: {p}")
+        try:
+            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{p}: not valid YAML ({exc})") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, Mapping):
+            raise ConfigError(f"{p}: expected a mapping at the top level")
+        data.update(loaded)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return params_from_mapping(data)
+
+
+def params_to_dict(params: RunParams) -> dict[str, Any]:
+    """JSON-ready dict (for the manifest)."""
+    out: dict[str, Any] = {}
+    for name in _FIELDS:
+        v = getattr(params, name)
+        out[name] = list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
+    return out

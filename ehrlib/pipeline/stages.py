@@ -1,0 +1,326 @@
+"""Stage protocols of EHR-Inspector, the per-note context they share, and the backend registry.
+
+A *stage* is a small synchronous callable. Each has an LLM-backed implementation (prompt
+template + parser, :mod:`ehrlib.pipeline.llm_stages`) and an offline rule-based one
+(:mod:`ehrlib.pipeline.offline`); :func:`get_stages` picks one bundle by method and backend,
+so the orchestration (:mod:`ehrlib.pipeline.inspector`) never knows which it runs.
+
+Every stage returns a :class:`StageOutput`: the value plus what it cost (LLM usage, the
+prompt ids it rendered, recoverable failures). Offline stages return ``StageOutput(value)``.
+Verification returns a :class:`~ehrlib.pipeline.records.Verdict`, which already carries
+usage, prompt id and failure.
+
+Concurrency comes from the runner's thread pool, never from inside a stage: a stage gets
+the calling thread's DuckDB cursor and toolset through :class:`StageEnv` and must not keep
+per-note state between calls (the unit of work is one note with no shared mutable state).
+
+Backends register themselves with :func:`register_backend`; :func:`get_stages` imports a
+backend's module lazily the first time it is asked for, so importing this module never
+imports an implementation (and the offline backend can be developed independently).
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, Mapping, Protocol, Sequence, TypeVar
+
+from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
+from ehrlib.errors import ConfigError
+from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from ehrlib.pipeline.params import RunParams
+
+__all__ = [
+    "METHODS",
+    "BACKENDS",
+    "NoteContext",
+    "StageEnv",
+    "StageOutput",
+    "Timeline",
+    "Segmenter",
+    "AnchorResolver",
+    "Extractor",
+    "ScopeFilter",
+    "Verifier",
+    "Stages",
+    "BackendFactory",
+    "register_backend",
+    "registered_backends",
+    "get_stages",
+    "item_key",
+    "split_item_key",
+    "whole_note_segment",
+    "add_usage",
+]
+
+Method = Literal["inspector", "checkehr", "surface"]
+Backend = Literal["offline", "gemini", "openai", "scripted", "oracle"]
+METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
+#: Known backends and the module that registers each on import.
+BACKENDS: Mapping[str, str] = {
+    "offline": "ehrlib.pipeline.offline",
+    "gemini": "ehrlib.pipeline.llm_stages",
+    "openai": "ehrlib.pipeline.llm_stages",
+    "scripted": "ehrlib.pipeline.llm_stages",
+    # orchestration oracle of the speed benchmark (answers from gold; never scored)
+    "oracle": "ehrlib.bench.pipeline",
+}
+
+T = TypeVar("T")
+
+
+def item_key(table: str, itemid: int | str) -> str:
+    """The tool item key for one item, ``"<logical table>:<itemid or name>"``."""
+    return f"{table}:{itemid}"
+
+
+def split_item_key(key: str) -> tuple[str, str]:
+    """Inverse of :func:`item_key`; raises ValueError on a key without a table."""
+    table, sep, rest = key.partition(":")
+    if not sep or not table or not rest:
+        raise ValueError(f"item key {key!r} is not '<table>:<item>'")
+    return table, rest
+
+
+@dataclass(frozen=True, slots=True)
+class NoteContext:
+    """Everything a stage may know about one note besides its text: read from the DB.
+
+    ``patient_items`` is L_P, the items this admission has rows for (with
+    ``patient_item_keys`` the same items as tool keys, aligned by position). Times are
+    ISO-8601 strings as the database renders them.
+    """
+
+    note: Note
+    subject_id: int
+    hadm_id: int
+    admittime: str | None = None
+    dischtime: str | None = None
+    sex: str | None = None
+    chartdate: str | None = None
+    #: physical layout of the database: mimic3 | mimic4 | perturbed | synthetic
+    flavor: str = "mimic3"
+    #: data source kind from the DB build manifest (e.g. synthetic, demo, credentialed);
+    #: the PHI guard decides from it whether note text may go to an endpoint
+    source_kind: str = "synthetic"
+    patient_items: tuple[ItemRef, ...] = ()
+    patient_item_keys: tuple[str, ...] = ()
+    db_path: str | None = None
+    #: age at admission in years when the DB has a date of birth
+    age: float | None = None
+    #: ICU stays of the admission as (start, end) windows
+    icu_windows: tuple[TimeSpan, ...] = ()
+
+    @property
+    def note_id(self) -> str:
+        return self.note.note_id
+
+    @property
+    def note_type(self) -> str:
+        return self.note.note_type
+
+    @property
+    def lines(self) -> list[str]:
+        return self.note.lines
+
+    @property
+    def admission(self) -> TimeSpan:
+        """The hospitalization window (the protocol's default for discharge summaries)."""
+        return TimeSpan(self.admittime, self.dischtime)
+
+    def default_window(self) -> TimeSpan:
+        """The protocol's window for a statement without its own time: the note date for
+        physician and nursing notes, the hospitalization for discharge summaries."""
+        if self.note.note_type == "discharge_summary":
+            return self.admission
+        day = (self.note.charttime or self.chartdate or self.note.chartdate or "")[:10] or None
+        return TimeSpan(day, day)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Stage 2's output: global anchors and per-segment relative expressions resolved."""
+
+    anchors: tuple[Anchor, ...] = ()
+    time_refs: tuple[TimeRef, ...] = ()
+
+    def anchor(self, name: str) -> Anchor | None:
+        low = name.strip().lower()
+        return next((a for a in self.anchors if a.name.lower() == low), None)
+
+    def refs_on_line(self, line: int) -> tuple[TimeRef, ...]:
+        return tuple(r for r in self.time_refs if r.line == line)
+
+    def window_for_line(self, line: int, segment: Segment | None = None) -> TimeSpan | None:
+        """The nearest resolved time at or above ``line`` within ``segment`` (a relative
+        expression governs the lines that follow it in its segment), else the segment's
+        default window."""
+        lo = segment.start_line if segment is not None else 0
+        best: TimeRef | None = None
+        for ref in self.time_refs:
+            if lo <= ref.line <= line and (best is None or ref.line >= best.line):
+                best = ref
+        if best is not None:
+            return best.window
+        return segment.default_window if segment is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class StageOutput(Generic[T]):
+    """A stage's value and its cost. ``failures`` are recoverable problems (a malformed
+    reply after one repair); the stage still returns its best value."""
+
+    value: T
+    usage: Usage = field(default_factory=Usage)
+    prompt_ids: tuple[str, ...] = ()
+    failures: tuple[str, ...] = ()
+    #: raw model replies, kept for error analysis (written to stages.jsonl)
+    raw: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class StageEnv:
+    """Per-thread, per-note resources a stage may use; built by the runner.
+
+    ``con`` is this thread's DuckDB cursor (read-only); ``toolset`` the tools bound to the
+    note's patient (``ehrlib.tools.make_toolset``); ``ontology`` the item ontology of the
+    database (``ehrlib.ontology.Ontology``); ``item_profile`` returns TopV(l), the global
+    top-K values of an item key (empty when unknown).
+    """
+
+    con: Any = None
+    toolset: Any = None
+    ontology: Any = None
+    item_profile: Callable[[str], Sequence[str]] = lambda key: ()
+    params: Any = None
+
+
+class Segmenter(Protocol):
+    """Stage 1: topic-coherent segments covering every line of the note exactly once."""
+
+    def __call__(self, ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]: ...
+
+
+class AnchorResolver(Protocol):
+    """Stage 2: global anchors of the note, then relative expressions per segment."""
+
+    def __call__(self, ctx: NoteContext, env: StageEnv,
+                 segments: tuple[Segment, ...]) -> StageOutput[Timeline]: ...
+
+
+class Extractor(Protocol):
+    """Stages 3/4: table-alignable entities of one segment.
+
+    ``known`` are entities already extracted from this note (by the patient-specific step,
+    or earlier segments); an extractor must not return them again. The patient-specific
+    extractor aligns to L_P (``ctx.patient_items``) with TopV(l) from ``env.item_profile``;
+    the ontology-guided one narrows group -> subgroup -> item over L \\ L_P.
+    """
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
+                 known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]: ...
+
+
+class ScopeFilter(Protocol):
+    """Stage 5: past / active / plan for each entity of one segment (one decision each,
+    same order as ``entities``)."""
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
+                 entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]: ...
+
+
+class Verifier(Protocol):
+    """Stage 6: verify one active entity against the tables.
+
+    ``cache`` is the validation cache, oldest first, at most m entries; the verifier
+    consults it first and returns ``Verdict(from_cache=True)`` when an entry settles the
+    entity. ``env.toolset`` holds the patient-bound tools. Failures go into
+    ``Verdict.failure``; a verifier raises only on bugs.
+    """
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
+                 cache: tuple[CacheEntry, ...]) -> Verdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """One method's stage bundle. ``None`` means the stage is switched off:
+    no segmenter -> the whole note is one segment; no scope filter -> every entity is
+    active; a missing extractor is skipped."""
+
+    method: str
+    backend: str
+    anchors: AnchorResolver
+    verifier: Verifier
+    segmenter: Segmenter | None = None
+    patient_extractor: Extractor | None = None
+    ontology_extractor: Extractor | None = None
+    scope_filter: ScopeFilter | None = None
+    #: upper bound on concurrent calls this backend tolerates (LLM rate limits)
+    concurrency: int = 1
+    #: model/backbone name for the manifest ("offline-rules", "gemini-2.5-flash", ...)
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        if self.patient_extractor is None and self.ontology_extractor is None:
+            raise ConfigError(f"{self.method}/{self.backend}: at least one extractor is required")
+
+
+#: ``factory(method, params) -> Stages``; raises ConfigError for a method it lacks.
+BackendFactory = Callable[[str, "RunParams"], Stages]
+
+_REGISTRY: dict[str, BackendFactory] = {}
+_LOCK = threading.Lock()
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    """Make ``factory`` answer :func:`get_stages` for ``backend == name`` (last wins)."""
+    with _LOCK:
+        _REGISTRY[name] = factory
+
+
+def registered_backends() -> tuple[str, ...]:
+    return tuple(sorted(_REGISTRY))
+
+
+def get_stages(method: str, backend: str, params: RunParams) -> Stages:
+    """The stage bundle for ``method`` on ``backend``, built from ``params``."""
+    if method not in METHODS:
+        raise ConfigError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+    with _LOCK:
+        factory = _REGISTRY.get(backend)
+    if factory is None:
+        module = BACKENDS.get(backend)
+        if module is None:
+            known = sorted(set(BACKENDS) | set(_REGISTRY))
+            raise ConfigError(f"unknown backend {backend!r}; expected one of {', '.join(known)}")
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name and module.startswith(exc.name):
+                raise ConfigError(f"backend {backend!r} is not available in this build "
+                                  f"({module} is missing)") from None
+            raise
+        with _LOCK:
+            factory = _REGISTRY.get(backend)
+        if factory is None:
+            raise ConfigError(f"{module} did not register backend {backend!r}")
+    return factory(method, params)
+
+
+def whole_note_segment(ctx: NoteContext) -> Segment:
+    """The single segment used when segmentation is switched off."""
+    return Segment(0, 0, max(len(ctx.lines) - 1, 0), "note", "other", ctx.default_window())
+
+
+def add_usage(*usages: Usage) -> Usage:
+    """Sum of usages (records are frozen, so this builds a new one)."""
+    return Usage(
+        calls=sum(u.calls for u in usages),
+        input_tokens=sum(u.input_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        thinking_tokens=sum(u.thinking_tokens for u in usages),
+        cost_usd=sum(u.cost_usd for u in usages),
+    )
