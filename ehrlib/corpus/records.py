@@ -113,6 +113,10 @@ class GoldEntity:
     reasoning: Literal["commonsense", "medical", "none"] = "none"
     medical_knowledge_source: str | None = None
     check_path: tuple[str, ...] = ()
+    #: optional, machine-checkable form of what the note asserts, keyed by logical column
+    #: or claim kind (e.g. {"valuenum": 2.3}, {"criterion": "fever", "holds": true},
+    #: {"trend": "down"}); lets a checker or matcher re-derive the label from the tables.
+    claim: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +249,8 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
         elif (name in _CHOICES and cls not in _FREE_TEXT and value is not None
               and value not in _CHOICES[name]):
             raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
+        elif name == "claim" and value is not None and not isinstance(value, Mapping):
+            raise RecordError(f"{cls.__name__}: field 'claim' must be an object, got {type(value).__name__}")
         elif name == "line" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise RecordError(f"{cls.__name__}: field 'line' must be a non-negative integer, got {value!r}")
         kwargs[name] = value

@@ -1,0 +1,189 @@
+"""Reading and writing corpus records as JSONL, one object a line.
+
+Every written line starts with ``schema_version`` so a reader can refuse records from a
+future contract. Writes are atomic (temp file in the same folder, then ``os.replace``):
+an interrupted run never leaves a half-written ``gold.jsonl`` that a later run would
+trust. Readers validate each line through :func:`ehrlib.corpus.records.from_dict` and
+report ``file:line: field ...`` so a researcher can fix a hand-edited record.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
+
+from ehrlib.corpus.records import (
+    SCHEMA_VERSION,
+    GoldEntity,
+    Note,
+    Prediction,
+    RecordError,
+    from_dict,
+    to_dict,
+)
+
+__all__ = [
+    "Corpus",
+    "dumps_record",
+    "write_jsonl",
+    "write_json",
+    "iter_jsonl",
+    "read_records",
+    "read_notes",
+    "read_gold",
+    "read_predictions",
+    "read_manifest",
+    "load_corpus",
+    "NOTES_FILE",
+    "GOLD_FILE",
+    "MANIFEST_FILE",
+]
+
+NOTES_FILE = "notes.jsonl"
+GOLD_FILE = "gold.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+R = TypeVar("R")
+
+
+def dumps_record(record: Any, **extra: Any) -> str:
+    """One JSON line: ``schema_version`` first, then ``extra`` (e.g. run_id), then fields.
+
+    Key order is fixed by the dataclass, so equal records give byte-identical lines.
+    """
+    body = to_dict(record) if not isinstance(record, Mapping) else dict(record)
+    head: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+    head.update(extra)
+    head.update({k: v for k, v in body.items() if k not in head})
+    return json.dumps(head, ensure_ascii=False, allow_nan=False)
+
+
+def _atomic_write_text(path: Path, text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_jsonl(records: Iterable[Any], path: str | os.PathLike[str], **extra: Any) -> Path:
+    """Write records (dataclasses or dicts) to ``path`` atomically; returns the path."""
+    lines = [dumps_record(r, **extra) for r in records]
+    return _atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
+
+
+def write_json(obj: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Pretty JSON (manifests), atomically, keys in insertion order."""
+    return _atomic_write_text(Path(path), json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) for each non-blank line; RecordError on bad JSON."""
+    path = Path(path)
+    if not path.exists():
+        raise RecordError(f"{path}: file not found")
+    with path.open(encoding="utf-8") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise RecordError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(obj, dict):
+                raise RecordError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
+
+
+def read_records(cls: type[R], path: str | os.PathLike[str], *, strip: tuple[str, ...] = ()) -> list[R]:
+    """Validated records of ``cls``; ``strip`` names envelope keys to drop (e.g. run_id)."""
+    out: list[R] = []
+    for lineno, obj in iter_jsonl(path):
+        version = obj.get("schema_version", SCHEMA_VERSION)
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise RecordError(
+                f"{path}:{lineno}: field 'schema_version': {version!r} is newer than this "
+                f"ehrlib understands ({SCHEMA_VERSION})")
+        for key in strip:
+            obj.pop(key, None)
+        try:
+            out.append(from_dict(cls, obj))
+        except RecordError as exc:
+            raise RecordError(f"{path}:{lineno}: {exc}") from None
+        except TypeError as exc:  # a value of the wrong shape reached the dataclass
+            raise RecordError(f"{path}:{lineno}: {cls.__name__}: {exc}") from None
+    return out
+
+
+def read_notes(path: str | os.PathLike[str]) -> list[Note]:
+    return read_records(Note, path)
+
+
+def read_gold(path: str | os.PathLike[str]) -> list[GoldEntity]:
+    return read_records(GoldEntity, path)
+
+
+def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
+    return read_records(Prediction, path)
+
+
+def read_manifest(corpus_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    path = Path(corpus_dir) / MANIFEST_FILE
+    if not path.exists():
+        raise RecordError(f"{path}: file not found")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """A loaded corpus folder (optionally one split of it)."""
+
+    notes: tuple[Note, ...]
+    gold: tuple[GoldEntity, ...]
+    manifest: Mapping[str, Any]
+
+    def gold_for(self, note_id: str) -> list[GoldEntity]:
+        return [g for g in self.gold if g.note_id == note_id]
+
+
+def load_corpus(corpus_dir: str | os.PathLike[str], split: str | None = None) -> Corpus:
+    """Notes + gold (+ manifest) of a corpus folder; ``split`` = validation | test | None (all).
+
+    Gold records must point at notes of the corpus and at existing lines: a label on a
+    line that does not exist is a corrupt corpus, not something to score.
+    """
+    corpus_dir = Path(corpus_dir)
+    manifest = read_manifest(corpus_dir) if (corpus_dir / MANIFEST_FILE).exists() else {}
+    notes = read_notes(corpus_dir / NOTES_FILE)
+    gold = read_gold(corpus_dir / GOLD_FILE)
+    by_id = {n.note_id: n for n in notes}
+    n_lines = {n.note_id: len(n.lines) for n in notes}
+    for i, g in enumerate(gold, start=1):
+        if g.note_id not in by_id:
+            raise RecordError(f"{corpus_dir / GOLD_FILE}:{i}: field 'note_id': unknown note {g.note_id!r}")
+        if g.line >= n_lines[g.note_id]:
+            raise RecordError(f"{corpus_dir / GOLD_FILE}:{i}: field 'line': {g.line} is past the end of "
+                              f"note {g.note_id!r} ({n_lines[g.note_id]} lines)")
+    if split is not None:
+        splits = manifest.get("splits") or {}
+        if split not in splits:
+            raise RecordError(f"{corpus_dir / MANIFEST_FILE}: field 'splits': no split {split!r} "
+                              f"(have {sorted(splits)})")
+        keep = set(splits[split])
+        notes = [n for n in notes if n.note_id in keep]
+        gold = [g for g in gold if g.note_id in keep]
+    return Corpus(tuple(notes), tuple(gold), manifest)
