@@ -1,0 +1,158 @@
+"""The deterministic matcher and the metrics on hand-built notes with known answers."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ehrlib.corpus.records import (
+    GoldEntity, Inconsistency, ItemRef, Judgement, Note, Prediction, RowRef, ToolCallRecord,
+)
+from ehrlib.judge.matcher import concept_families, judge_with_matcher, match_note, normalise
+from ehrlib.judge.metrics import by_gold_group, by_note_type, note_scores, summarize
+
+WBC = ItemRef("labevents", "White Blood Cells", 51301)
+HGB = ItemRef("labevents", "Hemoglobin", 51222)
+HR = ItemRef("chartevents", "Heart Rate", 220045)
+RHYTHM = ItemRef("chartevents", "Heart Rhythm", 220048)
+
+
+def gold(eid: str, line: int, entity: str, label: str = "consistent", items=(), note: str = "n1",
+         **kw) -> GoldEntity:
+    return GoldEntity(note, eid, line, entity, label, items=tuple(items), **kw)
+
+
+def pred(line: int, entity: str, label: str = "consistent", items=(), note: str = "n1",
+         **kw) -> Prediction:
+    return Prediction("r1", note, line, entity, label, items=tuple(items), **kw)
+
+
+def verdicts(js: list[Judgement], mode: str) -> dict[str, str]:
+    return {j.entity_id: j.verdict for j in js if j.mode == mode}
+
+
+def test_normalise_expands_abbreviations_and_drops_stopwords():
+    assert normalise("HR of 110") == "heart rate 110"
+    assert normalise("WBC") == "white blood cells"
+    assert "heart_rate_rhythm" in concept_families(["tachycardic"])
+    assert concept_families(["Heart Rhythm"]) & concept_families(["HR"])
+
+
+def test_same_line_abbreviation_matches_and_label_decides_harsh():
+    g = [gold("e1", 3, "white blood cells", items=[WBC]), gold("e2", 3, "Hgb", "inconsistent", [HGB])]
+    p = [pred(3, "Hgb 9.1", "consistent", [HGB]), pred(3, "WBC 20", "consistent", [WBC])]
+    js = judge_with_matcher(g, p, modes=("harsh",))
+    assert verdicts(js, "harsh") == {"e1": "correct", "e2": "incorrect"}
+    by_id = {j.entity_id: j for j in js}
+    assert by_id["e1"].matched_prediction == 1  # crossed order: assignment, not first fit
+    assert by_id["e2"].matched_prediction == 0
+    assert "label differs" in by_id["e2"].reason
+
+
+def test_far_lines_or_unrelated_text_do_not_match():
+    g = [gold("e1", 3, "WBC", items=[WBC])]
+    assert verdicts(judge_with_matcher(g, [pred(6, "WBC", items=[WBC])]), "harsh") == {"e1": "incorrect"}
+    assert verdicts(judge_with_matcher(g, [pred(3, "potassium")]), "lenient") == {"e1": "incorrect"}
+    assert verdicts(judge_with_matcher(g, []), "harsh") == {"e1": "incorrect"}
+
+
+def test_line_tolerance_of_one():
+    g = [gold("e1", 3, "WBC", items=[WBC])]
+    assert verdicts(judge_with_matcher(g, [pred(4, "WBC", items=[WBC])]), "harsh") == {"e1": "correct"}
+
+
+def test_prediction_is_credited_once():
+    g = [gold("e1", 2, "crackles"), gold("e2", 2, "crackles")]
+    js = judge_with_matcher(g, [pred(2, "crackles")], modes=("harsh",))
+    assert sorted(verdicts(js, "harsh").values()) == ["correct", "incorrect"]
+
+
+def test_lenient_accepts_equivalent_item_with_evidence_harsh_does_not():
+    g = [gold("e1", 5, "tachycardia", "inconsistent", [RHYTHM])]
+    p = [pred(5, "tachycardic", "consistent", [HR], evidence_row_ids=(RowRef("chartevents", 7),))]
+    js = judge_with_matcher(g, p)
+    assert verdicts(js, "harsh") == {"e1": "incorrect"}
+    assert verdicts(js, "lenient") == {"e1": "correct"}
+    # without evidence the different verdict is not defensible
+    p_bare = [pred(5, "tachycardic", "consistent", [HR])]
+    assert verdicts(judge_with_matcher(g, p_bare), "lenient") == {"e1": "incorrect"}
+
+
+def test_lenient_matches_by_concept_family_only():
+    g = [gold("e1", 5, "heart rhythm", items=[RHYTHM])]
+    p = [pred(5, "HR", items=[HR], tool_calls=(ToolCallRecord("Get_Item_Value_History", {}),))]
+    js = judge_with_matcher(g, p)
+    assert verdicts(js, "harsh") == {"e1": "incorrect"}
+    assert verdicts(js, "lenient") == {"e1": "correct"}
+
+
+def test_lenient_accepts_cache_skipped_prediction_with_agreeing_verdict():
+    abd = ItemRef("chartevents", "Abdominal Assessment", 1)
+    g = [gold("e1", 8, "Abd", items=[abd]), gold("e2", 8, "distended")]
+    p = [pred(8, "Abd", items=[abd]), pred(8, "soft, distended abdomen exam", from_cache=True)]
+    js = judge_with_matcher(g, p)
+    assert verdicts(js, "harsh")["e2"] == "correct"  # token-set text match
+    p2 = [pred(8, "Abd", items=[abd]), pred(8, "bowel sounds", from_cache=True)]
+    js2 = judge_with_matcher(g, p2)
+    assert verdicts(js2, "harsh")["e2"] == "incorrect"
+    assert verdicts(js2, "lenient")["e2"] == "correct"
+    assert "cache" in [j for j in js2 if j.mode == "lenient" and j.entity_id == "e2"][0].reason
+    # a disagreeing cached verdict is not accepted
+    p3 = [pred(8, "Abd", items=[abd]), pred(8, "bowel sounds", "inconsistent", from_cache=True)]
+    assert verdicts(judge_with_matcher(g, p3), "lenient")["e2"] == "incorrect"
+
+
+def test_failed_predictions_are_never_credited():
+    g = [gold("e1", 1, "WBC", items=[WBC])]
+    js = judge_with_matcher(g, [pred(1, "WBC", items=[WBC], failure="malformed reply")])
+    assert verdicts(js, "harsh") == {"e1": "incorrect"}
+
+
+def _corpus():
+    notes = [Note("n1", 1, 10, "nursing", "2150-01-01", "a\nb\nc\nd"),
+             Note("n2", 2, 20, "physician", "2150-01-02", "a\nb\nc")]
+    g = [gold("a", 0, "WBC", items=[WBC]),
+         gold("b", 1, "Hgb", "inconsistent", [HGB],
+              inconsistency=Inconsistency("column", ("valuenum",), "value"), reasoning="medical"),
+         gold("c", 2, "heart rate", "inconsistent", [HR], inconsistency=Inconsistency("missing")),
+         gold("d", 0, "WBC", note="n2", items=[WBC])]
+    p = [pred(0, "WBC", items=[WBC]), pred(1, "Hgb", "inconsistent", [HGB]),
+         pred(3, "lactate"), pred(0, "WBC", note="n2", items=[WBC])]
+    return notes, g, p
+
+
+def test_note_scores_and_mean_over_notes():
+    notes, g, p = _corpus()
+    js = judge_with_matcher(g, p, modes=("harsh",))
+    scores = note_scores(js, g, p, notes).set_index("note_id")
+    assert scores.loc["n1", ["n_gold", "n_pred", "n_correct"]].tolist() == [3, 3, 2]
+    assert scores.loc["n1", "recall"] == pytest.approx(2 / 3)
+    assert scores.loc["n1", "precision"] == pytest.approx(2 / 3)
+    assert scores.loc["n2", "f1"] == pytest.approx(1.0)
+    summary = summarize(note_scores(js, g, p, notes)).iloc[0]
+    assert summary["recall"] == pytest.approx((2 / 3 + 1) / 2)  # macro: mean over notes
+    assert summary["micro_recall"] == pytest.approx(3 / 4)
+    types = by_note_type(note_scores(js, g, p, notes)).set_index("note_type")
+    assert types.loc["physician", "f1"] == pytest.approx(1.0)
+    groups = by_gold_group(js, g).set_index("inconsistency")
+    assert groups.loc["value", "recall"] == 1.0 and groups.loc["missing", "recall"] == 0.0
+    assert by_gold_group(js, g, by="reasoning").set_index("reasoning").loc["medical", "n_gold"] == 1
+
+
+def test_unparsed_is_counted_apart_not_wrong():
+    notes, g, p = _corpus()
+    js = [Judgement("n1", "a", "harsh", "m", "correct"), Judgement("n1", "b", "harsh", "m", "unparsed"),
+          Judgement("n1", "c", "harsh", "m", "incorrect")]
+    row = note_scores(js, g[:3], p[:3], notes).iloc[0]
+    assert row["n_unparsed"] == 1
+    assert row["recall"] == pytest.approx(1 / 2)
+
+
+def test_precision_capped_and_empty_predictions():
+    notes, g, _ = _corpus()
+    js = [Judgement("n1", e, "lenient", "m", "correct") for e in "abc"]
+    row = note_scores(js, g[:3], [pred(0, "x")], notes).iloc[0]
+    assert row["precision"] == 1.0
+    row = note_scores(js, g[:3], [], notes).iloc[0]
+    assert row["precision"] == 0.0 and row["f1"] == 0.0
+    assert math.isclose(row["recall"], 1.0)
