@@ -30,6 +30,7 @@ __all__ = [
     "dumps_record",
     "write_jsonl",
     "write_json",
+    "write_text",
     "iter_jsonl",
     "read_records",
     "read_notes",
@@ -86,6 +87,11 @@ def write_jsonl(records: Iterable[Any], path: str | os.PathLike[str], **extra: A
 def write_json(obj: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Pretty JSON (manifests), atomically, keys in insertion order."""
     return _atomic_write_text(Path(path), json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(text: str, path: str | os.PathLike[str]) -> Path:
+    """Any text file (CSV, Markdown, HTML) atomically, so readers never see half a table."""
+    return _atomic_write_text(Path(path), text)
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
