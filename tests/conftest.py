@@ -39,3 +39,24 @@ def mimic4_demo_dir() -> Path:
     if path is None:
         pytest.skip("MIMIC-IV demo not found (set EHRLIB_MIMIC4_DEMO or run `ehrlib download mimic-iv-demo`)")
     return path
+
+
+# --- ehrlib.db: the real demos built once per session --------------------------------
+
+
+@pytest.fixture(scope="session")
+def mimic3_demo_db(mimic3_demo_dir, tmp_path_factory) -> Path:
+    """Path of the MIMIC-III demo built with `ehrlib build-db` (read it via ehrlib.db.connect)."""
+    from ehrlib.db.build import build_db
+
+    return build_db(mimic3_demo_dir, tmp_path_factory.mktemp("mimic3_demo") / "mimic3_demo.duckdb",
+                    progress=False).path
+
+
+@pytest.fixture(scope="session")
+def mimic4_demo_db(mimic4_demo_dir, tmp_path_factory) -> Path:
+    """Path of the MIMIC-IV demo built with `ehrlib build-db` (icu/chartevents is missing)."""
+    from ehrlib.db.build import build_db
+
+    return build_db(mimic4_demo_dir, tmp_path_factory.mktemp("mimic4_demo") / "mimic4_demo.duckdb",
+                    progress=False).path
