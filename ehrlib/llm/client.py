@@ -1,0 +1,249 @@
+"""The client every stage calls: cache, concurrency limit, timeout, retries, usage.
+
+A `Backend` only translates records to one provider's wire format and back and
+raises `LLMCallError` (marked transient or not). Everything around the call lives
+here, once, so all backends behave the same:
+
+    cache hit? -> return it (no network)
+    semaphore (per client, per event loop) -> per-call timeout -> backend
+    transient failure (429, 5xx, 408, timeout, dropped connection) -> exponential
+    backoff with jitter (honouring Retry-After), up to `RetryPolicy.max_attempts`
+    success -> cache write, usage ledger record
+
+google-genai's own retry is left off (its default) so retries are counted here.
+"""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from ehrlib.errors import ConfigError
+from ehrlib.llm.cache import ResponseCache, cache_key
+from ehrlib.llm.errors import LLMCallError
+from ehrlib.llm.phi import EndpointVerdict, check_phi
+from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolSpec
+from ehrlib.llm.usage import UsageLedger
+
+__all__ = ["Backend", "RetryPolicy", "Client", "run_sync"]
+
+T = TypeVar("T")
+
+
+class Backend(Protocol):
+    """One provider's translation layer. `endpoint` is the URL requests go to."""
+
+    name: str
+    endpoint: str
+
+    async def send(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None,
+        config: GenerationConfig,
+        timeout_s: float,
+    ) -> LLMResponse: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with additive jitter: delay_n = min(max, initial * base**n) + U(0, jitter)."""
+
+    max_attempts: int = 5
+    initial_s: float = 1.0
+    max_s: float = 60.0
+    exp_base: float = 2.0
+    jitter_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError("retry max_attempts must be at least 1")
+
+    def delay(self, failed_attempts: int, retry_after: float | None, rng: random.Random) -> float:
+        base = min(self.max_s, self.initial_s * self.exp_base ** (failed_attempts - 1))
+        delay = base + rng.uniform(0, self.jitter_s)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.max_s))
+        return delay
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also inside Jupyter (where a loop is already running)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+class Client:
+    """`LLMClient` implementation wrapping one backend."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        config: GenerationConfig,
+        *,
+        cache: ResponseCache | None = None,
+        cache_salt: str = "",
+        retry: RetryPolicy = RetryPolicy(),
+        timeout_s: float = 300.0,
+        max_concurrency: int = 4,
+        ledger: UsageLedger | None = None,
+        source_kind: str | None = None,
+        safe_hosts: Sequence[str] = (),
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        seed: int | None = None,
+    ) -> None:
+        if timeout_s <= 0:
+            raise ConfigError("timeout_s must be positive")
+        if max_concurrency < 1:
+            raise ConfigError("max_concurrency must be at least 1")
+        self.backend_impl = backend
+        self.backend = backend.name
+        self.config = config
+        self.cache = cache
+        self.cache_salt = cache_salt
+        self.retry = retry
+        self.timeout_s = timeout_s
+        self.max_concurrency = max_concurrency
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.safe_hosts = tuple(safe_hosts)
+        self.phi_verdict: EndpointVerdict | None = None
+        if source_kind is not None:
+            self.phi_verdict = self.check_phi(source_kind)
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+        self._semaphores: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+        self._sem_lock = threading.Lock()
+        self.network_calls = 0
+        self.retries = 0
+
+    def check_phi(self, source_kind: str) -> EndpointVerdict:
+        """Raise PHIError unless data of `source_kind` may go to this client's endpoint."""
+        return check_phi(source_kind, self.backend_impl.endpoint, safe_hosts=self.safe_hosts)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # asyncio primitives bind to one event loop; the sync wrapper may start a new
+        # loop per call (and Jupyter has its own), so keep one semaphore per loop.
+        loop = asyncio.get_running_loop()
+        with self._sem_lock:
+            for old in [lp for lp in self._semaphores if lp.is_closed()]:
+                del self._semaphores[old]
+            sem = self._semaphores.get(loop)
+            if sem is None:
+                sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+            return sem
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        config: GenerationConfig | None = None,
+        stage: str | None = None,
+        note_id: str | None = None,
+    ) -> LLMResponse:
+        """One model call. Raises LLMCallError when it fails for good."""
+        cfg = config or self.config
+        msgs = tuple(messages)
+        if not msgs:
+            raise ConfigError("generate() needs at least one message")
+        key = cache_key(self.backend, msgs, tools, cfg, salt=self.cache_salt) if self.cache else None
+        if self.cache is not None and key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.ledger.record(backend=self.backend, model=cfg.model, usage=hit.usage,
+                                   cached=True, stage=stage, note_id=note_id)
+                return hit
+        response, attempts = await self._call_with_retries(msgs, tools, cfg)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, self.backend, cfg.model, response)
+        self.ledger.record(backend=self.backend, model=cfg.model, usage=response.usage,
+                           cached=False, attempts=attempts, stage=stage, note_id=note_id)
+        return response
+
+    async def _call_with_retries(
+        self, msgs: tuple[Message, ...], tools: Sequence[ToolSpec] | None, cfg: GenerationConfig
+    ) -> tuple[LLMResponse, int]:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self._semaphore():
+                    self.network_calls += 1
+                    return await self._one_call(msgs, tools, cfg), attempt
+            except LLMCallError as exc:
+                if not exc.transient or attempt >= self.retry.max_attempts:
+                    self.ledger.record_failure()
+                    exc.attempts = attempt
+                    if exc.transient:
+                        raise LLMCallError(
+                            f"{self.backend} call failed after {attempt} attempts: {exc}",
+                            status=exc.status, transient=True, attempts=attempt,
+                        ) from exc
+                    raise
+                self.retries += 1
+                await self._sleep(self.retry.delay(attempt, exc.retry_after, self._rng))
+
+    async def _one_call(
+        self, msgs: tuple[Message, ...], tools: Sequence[ToolSpec] | None, cfg: GenerationConfig
+    ) -> LLMResponse:
+        start = time.perf_counter()
+        try:
+            # The backend applies the timeout to its HTTP request; this outer bound
+            # is a backstop for transports that ignore it.
+            response = await asyncio.wait_for(
+                self.backend_impl.send(msgs, tools, cfg, self.timeout_s), self.timeout_s + 5.0
+            )
+        except asyncio.TimeoutError as exc:
+            raise LLMCallError(f"{self.backend} call timed out after {self.timeout_s:g} s",
+                               transient=True) from exc
+        latency = (time.perf_counter() - start) * 1000.0
+        usage = response.usage
+        return LLMResponse(
+            text=response.text,
+            tool_calls=response.tool_calls,
+            usage=type(usage)(usage.input_tokens, usage.output_tokens, usage.thinking_tokens, latency),
+            raw=response.raw,
+            cached=False,
+            finish_reason=response.finish_reason,
+        )
+
+    def generate_sync(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        config: GenerationConfig | None = None,
+        stage: str | None = None,
+        note_id: str | None = None,
+    ) -> LLMResponse:
+        return run_sync(self.generate(messages, tools=tools, config=config, stage=stage, note_id=note_id))
+
+    def manifest(self) -> dict[str, Any]:
+        """What the run manifest records about this client (no secrets)."""
+        return {
+            "backend": self.backend,
+            **self.backend_impl.describe(),
+            "config": self.config.to_dict(),
+            "timeout_s": self.timeout_s,
+            "max_concurrency": self.max_concurrency,
+            "retry": {"max_attempts": self.retry.max_attempts, "initial_s": self.retry.initial_s,
+                      "max_s": self.retry.max_s},
+            "cache": self.cache.stats() if self.cache else None,
+            "cache_salt": self.cache_salt,
+            "network_calls": self.network_calls,
+            "retries": self.retries,
+            "phi": None if self.phi_verdict is None else {
+                "endpoint_host": self.phi_verdict.host, "reason": self.phi_verdict.reason},
+            "usage": self.ledger.totals(),
+        }

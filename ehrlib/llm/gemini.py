@@ -1,0 +1,218 @@
+"""Gemini through the official google-genai client (Developer API or Vertex AI).
+
+Facts checked in google-genai 3.6.1's source (`_api_client.py`, `models.py`):
+- `HttpOptions.timeout` is in milliseconds (divided by 1000 for httpx); unset means
+  no timeout at all, so we always set it.
+- No retries unless `HttpOptions.retry_options` is given: we leave it unset and
+  retry in `ehrlib.llm.client`, where retries are counted.
+- Developer API requests go to `{base_url}/v1/models/{model}:generateContent` (the
+  default api_version in 3.6 is "v1"; `GOOGLE_GENAI_API_VERSION=beta` or
+  `api_version` picks v1beta); Vertex AI requests go to
+  `{base_url}/v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`.
+- HTTP errors raise `google.genai.errors.ClientError` (4xx) / `ServerError` (5xx),
+  both `APIError` with `.code`; transport errors are `httpx2` exceptions
+  (`httpx2.TimeoutException`, `httpx2.ConnectError`, ...) on the default httpx2
+  transport, or aiohttp's when aiohttp is installed.
+- We pass FunctionDeclarations, never Python callables, and also disable automatic
+  function calling explicitly, so ehrlib runs (and traces) the tool loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ehrlib.errors import ConfigError
+from ehrlib.llm.errors import LLMCallError
+from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
+
+__all__ = ["GeminiBackend", "TRANSIENT_STATUS"]
+
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+def _transport_error_types() -> tuple[type[BaseException], ...]:
+    """Transport exceptions of every HTTP stack google-genai may use."""
+    found: list[type[BaseException]] = []
+    for module_name in ("httpx2", "httpx"):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        found += [module.TimeoutException, module.TransportError]
+    try:
+        import aiohttp
+
+        found.append(aiohttp.ClientError)
+    except ImportError:
+        pass
+    return tuple(found)
+
+
+class GeminiBackend:
+    """Translate ehrlib records to google-genai types and back."""
+
+    name = "gemini"
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        vertexai: bool | None = None,
+        project: str | None = None,
+        location: str | None = None,
+        base_url: str | None = None,
+        api_version: str | None = None,
+        credentials: Any = None,
+        timeout_s: float = 300.0,
+    ) -> None:
+        from google import genai
+        from google.genai import types
+
+        self._types = types
+        http_options = types.HttpOptions(
+            timeout=int(timeout_s * 1000), base_url=base_url, api_version=api_version
+        )
+        try:
+            self._client = genai.Client(
+                api_key=api_key, vertexai=vertexai, project=project, location=location,
+                credentials=credentials, http_options=http_options,
+            )
+        except ValueError as exc:  # google-genai reports missing credentials as ValueError
+            raise ConfigError(
+                f"cannot configure Gemini: {exc} (set GEMINI_API_KEY for the Developer API, or "
+                "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION "
+                "and application-default credentials for Vertex AI)"
+            ) from exc
+        api = self._client._api_client  # read-only: where requests really go
+        self.vertexai = bool(getattr(api, "vertexai", False))
+        self.endpoint = str(getattr(api._http_options, "base_url", None) or "unknown")
+        self._transport_errors = _transport_error_types()
+
+    def describe(self) -> dict[str, Any]:
+        return {"endpoint": self.endpoint, "vertexai": self.vertexai}
+
+    # --- requests -----------------------------------------------------------------
+
+    def _contents(self, messages: Sequence[Message]) -> tuple[list[Any], str | None]:
+        t = self._types
+        system_parts = [m.text for m in messages if m.role == "system"]
+        contents = []
+        for m in messages:
+            if m.role == "system":
+                continue
+            if m.role == "user":
+                contents.append(t.Content(role="user", parts=[t.Part(text=m.text)]))
+            elif m.role == "assistant":
+                parts = [t.Part(text=m.text)] if m.text else []
+                for call in m.tool_calls:
+                    parts.append(t.Part(
+                        function_call=t.FunctionCall(id=call.id or None, name=call.name, args=dict(call.args)),
+                        thought_signature=base64.b64decode(call.signature) if call.signature else None,
+                    ))
+                contents.append(t.Content(role="model", parts=parts))
+            else:  # tool results go back as functionResponse parts of a user turn
+                parts = [
+                    t.Part(function_response=t.FunctionResponse(
+                        id=r.call_id or None, name=r.name,
+                        response={"error": r.content} if r.is_error else {"output": r.content},
+                    ))
+                    for r in m.tool_results
+                ]
+                contents.append(t.Content(role="user", parts=parts))
+        return contents, ("\n\n".join(system_parts) if system_parts else None)
+
+    def _config(self, config: GenerationConfig, tools: Sequence[ToolSpec] | None, system: str | None) -> Any:
+        t = self._types
+        kwargs: dict[str, Any] = {
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_output_tokens": config.max_tokens,
+            "seed": config.seed,
+            "system_instruction": system,
+            "automatic_function_calling": t.AutomaticFunctionCallingConfig(disable=True),
+        }
+        if config.thinking_budget is not None:
+            kwargs["thinking_config"] = t.ThinkingConfig(thinking_budget=config.thinking_budget)
+        if config.response_schema is not None:
+            kwargs["response_mime_type"] = "application/json"
+            kwargs["response_json_schema"] = dict(config.response_schema)
+        if tools:
+            kwargs["tools"] = [t.Tool(function_declarations=[
+                t.FunctionDeclaration(name=s.name, description=s.description,
+                                      parameters_json_schema=dict(s.parameters_json_schema))
+                for s in tools
+            ])]
+        return t.GenerateContentConfig(**kwargs)
+
+    async def send(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec] | None,
+        config: GenerationConfig,
+        timeout_s: float,
+    ) -> LLMResponse:
+        from google.genai import errors
+
+        contents, system = self._contents(messages)
+        gen_config = self._config(config, tools, system)
+        gen_config.http_options = self._types.HttpOptions(timeout=int(timeout_s * 1000))
+        try:
+            resp = await self._client.aio.models.generate_content(
+                model=config.model, contents=contents, config=gen_config
+            )
+        except errors.APIError as exc:
+            code = int(exc.code) if exc.code else None
+            raise LLMCallError(
+                f"Gemini HTTP {code} {exc.status or ''}: {exc.message or ''}".strip(),
+                status=code, transient=code in TRANSIENT_STATUS,
+            ) from exc
+        except self._transport_errors as exc:
+            raise LLMCallError(f"Gemini transport error: {type(exc).__name__}: {exc}",
+                               transient=True) from exc
+        except asyncio.TimeoutError as exc:
+            raise LLMCallError("Gemini request timed out", transient=True) from exc
+        return self._parse(resp)
+
+    # --- responses ----------------------------------------------------------------
+
+    def _parse(self, resp: Any) -> LLMResponse:
+        text_parts: list[str] = []
+        calls: list[ToolCall] = []
+        finish = None
+        candidates = resp.candidates or []
+        if candidates:
+            cand = candidates[0]
+            finish = str(cand.finish_reason.value) if cand.finish_reason is not None else None
+            for part in (cand.content.parts if cand.content and cand.content.parts else []):
+                if part.function_call is not None:
+                    fc = part.function_call
+                    sig = base64.b64encode(part.thought_signature).decode() if part.thought_signature else None
+                    calls.append(ToolCall(id=fc.id or "", name=fc.name or "", args=dict(fc.args or {}),
+                                          signature=sig))
+                elif part.text and not part.thought:
+                    text_parts.append(part.text)
+        elif resp.prompt_feedback is not None and resp.prompt_feedback.block_reason is not None:
+            finish = f"BLOCKED:{resp.prompt_feedback.block_reason.value}"
+        um = resp.usage_metadata
+        usage = Usage(
+            input_tokens=(um.prompt_token_count or 0) if um else 0,
+            output_tokens=(um.candidates_token_count or 0) if um else 0,
+            thinking_tokens=(um.thoughts_token_count or 0) if um else 0,
+        )
+        raw = json.loads(resp.model_dump_json(
+            exclude_none=True, exclude={"sdk_http_response", "automatic_function_calling_history"}
+        ))
+        return LLMResponse(text="".join(text_parts), tool_calls=tuple(calls), usage=usage,
+                           raw=raw, finish_reason=finish)
+
+
+def gemini_env_summary() -> dict[str, bool]:
+    """Which Gemini credentials the environment offers (for live-test skips and docs)."""
+    return {
+        "api_key": bool(os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")),
+        "vertexai": os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true"),
+    }

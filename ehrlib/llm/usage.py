@@ -1,0 +1,191 @@
+"""Token usage and cost per call, aggregated per stage, note and run.
+
+Prices come from a data file (`ehrlib/data/prices.yaml` by default). A model with
+no price entry gets cost `None` — reported as unknown, never silently as zero.
+Cached calls are recorded too: `cost_usd` counts only what this run paid, while
+`list_cost_usd` is what the calls would cost uncached (the paper's cost per note).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ehrlib.errors import ConfigError
+from ehrlib.llm.records import Usage
+
+__all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name"]
+
+log = logging.getLogger(__name__)
+
+
+def normalize_model_name(model: str) -> str:
+    """'publishers/google/models/Gemini-2.5-Pro' -> 'gemini-2.5-pro'; 'qwen3:32b' -> 'qwen3-32b'."""
+    return model.strip().rsplit("/", 1)[-1].lower().replace(":", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per 1M tokens; the `_long` rates apply when a call's input exceeds the threshold."""
+
+    input: float
+    output: float
+    long_context_threshold: int | None = None
+    input_long: float | None = None
+    output_long: float | None = None
+
+    def cost(self, usage: Usage) -> float:
+        long = self.long_context_threshold is not None and usage.input_tokens > self.long_context_threshold
+        rate_in = self.input_long if long and self.input_long is not None else self.input
+        rate_out = self.output_long if long and self.output_long is not None else self.output
+        billed_out = usage.output_tokens + usage.thinking_tokens
+        return (usage.input_tokens * rate_in + billed_out * rate_out) / 1_000_000
+
+
+class PriceTable:
+    """Model name -> Price, matched on the longest normalised prefix."""
+
+    def __init__(self, prices: Mapping[str, Price], *, source: str = "") -> None:
+        self.prices = {normalize_model_name(k): v for k, v in prices.items()}
+        self.source = source
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> PriceTable:
+        """Load a price YAML; `None` loads the table shipped with ehrlib."""
+        if path is None:
+            ref = importlib.resources.files("ehrlib").joinpath("data/prices.yaml")
+            text, source = ref.read_text(encoding="utf-8"), "ehrlib/data/prices.yaml"
+        else:
+            try:
+                text, source = Path(path).read_text(encoding="utf-8"), str(path)
+            except OSError as exc:
+                raise ConfigError(f"cannot read price table {path}: {exc}") from exc
+        data = yaml.safe_load(text) or {}
+        if data.get("per_tokens", 1_000_000) != 1_000_000:
+            raise ConfigError(f"{source}: prices must be per 1,000,000 tokens")
+        prices: dict[str, Price] = {}
+        fields = {f.name for f in dataclasses.fields(Price)}
+        for name, entry in (data.get("models") or {}).items():
+            if not isinstance(entry, Mapping) or not {"input", "output"} <= set(entry):
+                raise ConfigError(f"{source}: model {name!r} needs 'input' and 'output' prices")
+            unknown = set(entry) - fields
+            if unknown:
+                raise ConfigError(f"{source}: model {name!r} has unknown keys {sorted(unknown)}")
+            prices[str(name)] = Price(**entry)
+        return cls(prices, source=source)
+
+    def price_for(self, model: str) -> Price | None:
+        name = normalize_model_name(model)
+        best = max((k for k in self.prices if name.startswith(k)), key=len, default=None)
+        return self.prices[best] if best is not None else None
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        price = self.price_for(model)
+        return None if price is None else price.cost(usage)
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One model call as the run's usage log stores it."""
+
+    backend: str
+    model: str
+    stage: str | None
+    note_id: str | None
+    input_tokens: int
+    output_tokens: int
+    thinking_tokens: int
+    latency_ms: float
+    cached: bool
+    attempts: int
+    list_cost_usd: float | None
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What this run paid: nothing for a cache hit."""
+        if self.cached:
+            return 0.0
+        return self.list_cost_usd
+
+
+class UsageLedger:
+    """Thread-safe log of calls with grouped totals (per stage, note, model, or the run)."""
+
+    def __init__(self, prices: PriceTable | None = None) -> None:
+        self.prices = prices or PriceTable.load()
+        self._records: list[CallRecord] = []
+        self._failures = 0
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def record(
+        self,
+        *,
+        backend: str,
+        model: str,
+        usage: Usage,
+        cached: bool,
+        attempts: int = 1,
+        stage: str | None = None,
+        note_id: str | None = None,
+    ) -> CallRecord:
+        cost = self.prices.cost(model, usage)
+        if cost is None and model not in self._warned:
+            self._warned.add(model)
+            log.warning("no price for model %r in %s: its cost is reported as unknown", model, self.prices.source)
+        rec = CallRecord(
+            backend, model, stage, note_id, usage.input_tokens, usage.output_tokens,
+            usage.thinking_tokens, usage.latency_ms, cached, attempts, cost,
+        )
+        with self._lock:
+            self._records.append(rec)
+        return rec
+
+    def record_failure(self) -> None:
+        with self._lock:
+            self._failures += 1
+
+    def records(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def summary(self, by: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """Totals grouped by record fields, e.g. `by=("stage",)` or `("note_id",)`; `()` = the run."""
+        keys = tuple(by)
+        allowed = {f.name for f in dataclasses.fields(CallRecord)}
+        if not set(keys) <= allowed:
+            raise ConfigError(f"cannot group usage by {sorted(set(keys) - allowed)}")
+        groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for rec in self.records():
+            gk = tuple(getattr(rec, k) for k in keys)
+            g = groups.setdefault(gk, {
+                **dict(zip(keys, gk)), "calls": 0, "cached_calls": 0, "input_tokens": 0,
+                "output_tokens": 0, "thinking_tokens": 0, "latency_ms": 0.0,
+                "cost_usd": 0.0, "list_cost_usd": 0.0,
+            })
+            g["calls"] += 1
+            g["cached_calls"] += int(rec.cached)
+            g["input_tokens"] += rec.input_tokens
+            g["output_tokens"] += rec.output_tokens
+            g["thinking_tokens"] += rec.thinking_tokens
+            g["latency_ms"] += rec.latency_ms
+            for name, value in (("cost_usd", rec.cost_usd), ("list_cost_usd", rec.list_cost_usd)):
+                g[name] = None if value is None or g[name] is None else g[name] + value
+        return list(groups.values())
+
+    def totals(self) -> dict[str, Any]:
+        """Run totals plus the failure count, for the run manifest."""
+        rows = self.summary()
+        base = rows[0] if rows else {
+            "calls": 0, "cached_calls": 0, "input_tokens": 0, "output_tokens": 0,
+            "thinking_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0, "list_cost_usd": 0.0,
+        }
+        with self._lock:
+            return {**base, "failed_calls": self._failures, "price_table": self.prices.source}
