@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+from ehrlib.db.build import BuildResult, TableLoad, build_db
+from ehrlib.db.connect import connect
 from ehrlib.db.ddl import LAYOUTS, ColumnDef, TableDef, create_tables, table_defs
 from ehrlib.db.finalize import finalize, order_keys
 from ehrlib.db.manifest import (
@@ -17,6 +19,10 @@ from ehrlib.db.manifest import (
 )
 
 __all__ = [
+    "build_db",
+    "BuildResult",
+    "TableLoad",
+    "connect",
     "LAYOUTS",
     "ColumnDef",
     "TableDef",
