@@ -60,3 +60,57 @@ def mimic4_demo_db(mimic4_demo_dir, tmp_path_factory) -> Path:
 
     return build_db(mimic4_demo_dir, tmp_path_factory.mktemp("mimic4_demo") / "mimic4_demo.duckdb",
                     progress=False).path
+
+
+# --- ehrlib.judge / analysis / viz / report: a tiny hand-built run --------------------
+
+
+@pytest.fixture
+def tiny_run(tmp_path) -> tuple[Path, Path]:
+    """(run_dir, corpus_dir): 2 notes, 5 gold entities, 5 predictions with tool calls.
+
+    Hand-built so judge/analysis/viz tests know every right answer without a pipeline.
+    """
+    from ehrlib.corpus.io import write_json, write_jsonl
+    from ehrlib.corpus.records import (GoldEntity, Inconsistency, ItemRef, Note, Prediction, RowRef,
+                                       ToolCallRecord, to_dict)
+
+    wbc, hr = ItemRef("labevents", "White Blood Cells", 51301), ItemRef("chartevents", "Heart Rate", 220045)
+    notes = [Note("n1", 1, 11, "discharge_summary", "2150-01-05", "WBC 20 on admission\nHR 130s\nafebrile"),
+             Note("n2", 2, 22, "nursing", "2150-02-01", "HR 80\nlasix 40 mg IV")]
+    gold = [GoldEntity("n1", "g1", 0, "WBC", "consistent", (wbc,), check_path=("Lexical_Search",
+                       "Get_Item_Value_History")),
+            GoldEntity("n1", "g2", 1, "HR", "inconsistent", (hr,), inconsistency=Inconsistency(
+                "column", ("valuenum",), "value"), reasoning="commonsense",
+                check_path=("Lexical_Search", "Get_Item_Value_History")),
+            GoldEntity("n1", "g3", 2, "afebrile", "consistent", reasoning="medical",
+                       check_path=("Semantic_Search", "Get_Item_Value_History")),
+            GoldEntity("n2", "g4", 0, "HR", "consistent", (hr,), check_path=("Get_Item_Value_History",)),
+            GoldEntity("n2", "g5", 1, "lasix", "inconsistent", inconsistency=Inconsistency("missing"),
+                       check_path=("Lexical_Search", "Get_Item_Status_History"))]
+
+    def calls(*tools):
+        return tuple(ToolCallRecord(t, {"q": i}, n_rows=i, ms=1.0, step=i) for i, t in enumerate(tools))
+
+    preds = [Prediction("r1", "n1", 0, "WBC 20", "consistent", (wbc,), evidence_row_ids=(RowRef("labevents", 1),),
+                        tool_calls=calls("Lexical_Search", "Get_Item_Value_History")),
+             Prediction("r1", "n1", 1, "HR", "consistent", (hr,), reason="HR 130 charted",
+                        tool_calls=calls("Semantic_Search")),
+             Prediction("r1", "n1", 2, "temperature", "consistent",
+                        tool_calls=calls("Semantic_Search", "Lexical_Search", "Get_Item_Value_History")),
+             Prediction("r1", "n2", 0, "HR", "consistent", (hr,), from_cache=True),
+             Prediction("r1", "n2", 1, "furosemide", "inconsistent", inconsistency_type="missing",
+                        tool_calls=calls("Lexical_Search", "Get_Item_Status_History"))]
+    corpus = tmp_path / "corpus"
+    write_jsonl(notes, corpus / "notes.jsonl")
+    write_jsonl(gold, corpus / "gold.jsonl")
+    run = tmp_path / "runs" / "r1"
+    write_jsonl(preds, run / "predictions.jsonl")
+    tool_lines = [{"note_id": p.note_id, "entity_id": f"e{i}", **to_dict(c)}
+                  for i, p in enumerate(preds) for c in p.tool_calls]
+    write_jsonl(tool_lines, run / "tool_calls.jsonl", run_id="r1")
+    write_json({"run_id": "r1", "method": "inspector", "backend": "offline", "model": None,
+                "params": {"corpus": str(corpus)}, "data_source": {"source_kind": "synthetic"}},
+               run / "manifest.json")
+    write_jsonl([{"note_id": "n1", "status": "ok"}, {"note_id": "n2", "status": "ok"}], run / "progress.jsonl")
+    return run, corpus

@@ -64,23 +64,31 @@ _ABBREVIATIONS: dict[str, str] = {
     "wbc": "white blood cells", "hgb": "hemoglobin", "hb": "hemoglobin", "hct": "hematocrit",
     "plt": "platelet", "plts": "platelet", "cr": "creatinine", "creat": "creatinine",
     "bun": "urea nitrogen", "k": "potassium", "na": "sodium", "cl": "chloride",
-    "hco3": "bicarbonate", "mg": "magnesium", "ca": "calcium", "phos": "phosphate",
+    "hco3": "bicarbonate", "ca": "calcium", "phos": "phosphate",
     "glu": "glucose", "bg": "glucose", "fs": "fingerstick", "inr": "inr", "lfts": "liver",
     "ast": "aspartate aminotransferase", "alt": "alanine aminotransferase",
     "tbili": "bilirubin", "bili": "bilirubin", "trop": "troponin", "abd": "abdomen",
     "ext": "extremities", "le": "lower extremity", "ue": "upper extremity",
     "uop": "urine output", "uo": "urine output", "ns": "normal saline", "lr": "lactated ringers",
     "ivf": "iv fluid", "gtt": "drip", "abx": "antibiotic", "vanc": "vancomycin",
-    "zosyn": "piperacillin tazobactam", "levo": "norepinephrine", "levophed": "norepinephrine",
+    "levo": "norepinephrine", "levophed": "norepinephrine",
     "neo": "phenylephrine", "ngt": "nasogastric tube", "ogt": "orogastric tube",
     "ett": "endotracheal tube", "picc": "picc line", "cvl": "central line", "aline": "arterial line",
     "afib": "atrial fibrillation", "af": "atrial fibrillation", "nsr": "sinus rhythm",
-    "st": "sinus tachycardia", "sb": "sinus bradycardia", "gcs": "glasgow coma scale",
+    "gcs": "glasgow coma scale",
     "aox3": "alert oriented", "a&ox3": "alert oriented", "bm": "bowel movement",
     "bs": "bowel sounds", "ls": "lung sounds", "nc": "nasal cannula", "fio2": "inspired oxygen",
     "peep": "peep", "prbc": "packed red blood cells", "ffp": "fresh frozen plasma",
     "po": "oral", "iv": "intravenous", "sq": "subcutaneous", "sc": "subcutaneous",
     "pr": "rectal", "ucx": "urine culture", "bcx": "blood culture", "cx": "culture",
+    # brand names common in MIMIC notes -> the generic names prescriptions use
+    "lasix": "furosemide", "coumadin": "warfarin", "tylenol": "acetaminophen", "zofran": "ondansetron",
+    "protonix": "pantoprazole", "flagyl": "metronidazole", "levaquin": "levofloxacin",
+    "cipro": "ciprofloxacin", "ativan": "lorazepam", "haldol": "haloperidol", "lopressor": "metoprolol",
+    "toprol": "metoprolol", "solumedrol": "methylprednisolone", "decadron": "dexamethasone",
+    "keppra": "levetiracetam", "dilantin": "phenytoin", "lovenox": "enoxaparin", "plavix": "clopidogrel",
+    "norvasc": "amlodipine", "zosyn": "piperacillin tazobactam", "unasyn": "ampicillin sulbactam",
+    "bactrim": "sulfamethoxazole trimethoprim", "kcl": "potassium chloride", "mag": "magnesium",
 }
 
 _STOPWORDS = frozenset(
@@ -231,7 +239,9 @@ def _pair(gold: GoldEntity, pred: Prediction, mode: Mode, cfg: MatcherConfig) ->
            & concept_families([pred.entity, *(i.label for i in pred.items)]))
     ok = text >= cfg.text_threshold or (item_match and text >= cfg.text_with_item_threshold)
     if mode == "lenient" and not ok:
-        ok = bool(fam) and (text >= cfg.text_with_item_threshold or item_match)
+        # Same place in the note and the same clinical concept ("afebrile" vs "temperature"):
+        # the paper's lenient judge treats these as one statement read at another granularity.
+        ok = bool(fam)
     if not ok:
         return None
     item = 1.0 if key_overlap else label_sim

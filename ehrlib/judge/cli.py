@@ -1,0 +1,42 @@
+"""``ehrlib judge --run RUN_DIR [--judge matcher|<model>] [--mode harsh|lenient|both]``."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("judge", help="judge a run against gold labels and write its metrics",
+                       description="Judge a run's predictions against the corpus gold labels "
+                                   "(deterministic matcher or an LLM judge); writes judgements.jsonl, "
+                                   "metrics.csv/.md and breakdown tables into the run directory.")
+    p.add_argument("--run", required=True, metavar="RUN_DIR", help="runs/<run_id>/ written by `ehrlib run`")
+    p.add_argument("--judge", default="matcher",
+                   help="'matcher' (offline, default) or a model name for the LLM judges")
+    p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both")
+    p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
+    p.add_argument("--backend", default="gemini",
+                   help="LLM backend for a model judge (gemini, openai, vllm, ollama, sglang)")
+    p.add_argument("--base-url", help="OpenAI-compatible server URL for a model judge")
+    p.add_argument("--cache", help="response cache file for a model judge (sqlite)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ehrlib.judge.evaluate import evaluate_run
+    from ehrlib.report.tables import markdown_table
+
+    modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
+    llm: dict[str, Any] = {"backend": args.backend}
+    if args.base_url:
+        llm["base_url"] = args.base_url
+    if args.cache:
+        llm["cache"] = args.cache
+    summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=llm,
+                           progress=not args.no_progress)
+    cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
+    print(markdown_table(summary[cols]), end="")
+    return 0

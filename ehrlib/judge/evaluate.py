@@ -1,0 +1,202 @@
+"""Judge a finished run and write its metrics: ``runs/<run_id>/judgements.jsonl`` + tables.
+
+A run directory (written by ``ehrlib.pipeline.runner``) holds ``manifest.json`` and
+``predictions.jsonl``; the gold labels live in the corpus folder the run read
+(``notes.jsonl`` + ``gold.jsonl``), found through the manifest unless given. Only the
+notes the run finished (its ``progress.jsonl`` ledger) are scored, so a ``--limit 3``
+run is not punished for the notes it never saw.
+
+Several judges can score one run: ``judgements.jsonl`` keeps every judge's verdicts and
+re-judging replaces only that judge's rows; all tables are recomputed from the file.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from ehrlib.corpus.io import (
+    GOLD_FILE, MANIFEST_FILE, NOTES_FILE, load_corpus, read_predictions, read_records, write_json, write_jsonl,
+)
+from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
+from ehrlib.errors import ConfigError, DataError
+from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
+from ehrlib.judge.metrics import by_gold_group, by_note_type, note_scores, summarize
+
+__all__ = [
+    "RunData",
+    "load_run",
+    "judge_run",
+    "metric_tables",
+    "write_metric_tables",
+    "read_judgements",
+    "evaluate_run",
+    "JUDGEMENTS_FILE",
+]
+
+log = logging.getLogger(__name__)
+Mode = Literal["harsh", "lenient"]
+JUDGEMENTS_FILE = "judgements.jsonl"
+JUDGES_FILE = "judges.json"
+_RUN_COLUMNS = ("run_id", "method", "backend", "model")
+
+
+@dataclass(frozen=True, slots=True)
+class RunData:
+    """A run's predictions with the notes and gold labels of the notes it finished."""
+
+    run_dir: Path
+    manifest: Mapping[str, Any]
+    predictions: tuple[Prediction, ...]
+    notes: tuple[Note, ...]
+    gold: tuple[GoldEntity, ...]
+    corpus_dir: Path
+    run_info: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _corpus_dir(manifest: Mapping[str, Any], given: str | os.PathLike[str] | None) -> Path:
+    if given is not None:
+        return Path(given)
+    candidates = [(manifest.get("params") or {}).get("corpus"), (manifest.get("data_source") or {}).get("corpus")]
+    for c in candidates:
+        if c:
+            path = Path(c)
+            return path.parent if path.suffix == ".jsonl" else path
+    raise ConfigError("the run manifest names no corpus; pass --corpus DIR (a folder with notes.jsonl and gold.jsonl)")
+
+
+def _finished_notes(run_dir: Path) -> set[str] | None:
+    """Note ids in the run's ledger, or None for a run without one (then all notes count)."""
+    path = run_dir / "progress.jsonl"
+    if not path.exists():
+        return None
+    done: set[str] = set()
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(raw)
+        except json.JSONDecodeError:
+            break  # a half-written last line: the runner's own recovery ignores it too
+        if entry.get("status", "ok") in ("ok", "failed"):
+            done.add(str(entry["note_id"]))
+    return done
+
+
+def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None) -> RunData:
+    """Load a run directory and the gold labels of the notes it finished."""
+    run_dir = Path(run_dir)
+    manifest_path = run_dir / MANIFEST_FILE
+    if not (run_dir / "predictions.jsonl").exists():
+        raise DataError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    cdir = _corpus_dir(manifest, corpus_dir)
+    if not (cdir / NOTES_FILE).exists() or not (cdir / GOLD_FILE).exists():
+        raise DataError(f"corpus {cdir}: needs {NOTES_FILE} and {GOLD_FILE}")
+    corpus = load_corpus(cdir)
+    predictions = tuple(read_predictions(run_dir / "predictions.jsonl"))
+    finished = _finished_notes(run_dir)
+    if finished is None:
+        log.info("%s has no progress ledger; scoring every corpus note", run_dir)
+        finished = {n.note_id for n in corpus.notes}
+    notes = tuple(n for n in corpus.notes if n.note_id in finished)
+    gold = tuple(g for g in corpus.gold if g.note_id in finished)
+    unknown = {p.note_id for p in predictions} - {n.note_id for n in corpus.notes}
+    if unknown:
+        raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
+    info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
+    info["run_id"] = info["run_id"] or run_dir.name
+    return RunData(run_dir, manifest, predictions, notes, gold, cdir, info)
+
+
+def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
+              client: Any = None, llm: Mapping[str, Any] | None = None, matcher: MatcherConfig = MatcherConfig(),
+              progress: bool = True) -> tuple[list[Judgement], dict[str, Any]]:
+    """Judgements of one judge for a loaded run, plus a description of the judge."""
+    if judge == JUDGE_NAME:
+        return (judge_with_matcher(run.gold, run.predictions, modes, matcher),
+                {"judge": judge, "kind": "matcher", "config": dataclasses.asdict(matcher)})
+    from ehrlib.judge.llm_judge import judge_with_llm
+
+    if client is None:
+        from ehrlib.llm.factory import make_client
+
+        settings = dict(llm or {})
+        backend = str(settings.pop("backend", "gemini"))
+        settings.setdefault("model", judge)
+        # Judge prompts carry note-derived text: the run's data provenance decides where it may go.
+        source = (run.manifest.get("data_source") or {}).get("source_kind", "credentialed")
+        settings.setdefault("source_kind", source)
+        client = make_client(backend, **settings)
+    judgements, prompt_ids = judge_with_llm(client, run.gold, run.predictions, run.notes, modes,
+                                            judge_name=judge, progress=progress)
+    usage = getattr(getattr(client, "ledger", None), "totals", None)
+    return judgements, {"judge": judge, "kind": "llm", "backend": getattr(client, "backend", None),
+                        "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None}
+
+
+def read_judgements(run_dir: str | os.PathLike[str]) -> list[Judgement]:
+    path = Path(run_dir) / JUDGEMENTS_FILE
+    return read_records(Judgement, path, strip=("run_id",)) if path.exists() else []
+
+
+def metric_tables(run: RunData, judgements: Sequence[Judgement]) -> dict[str, pd.DataFrame]:
+    """All metric tables of a run: summary, per note, per note type, per gold group."""
+    scores = note_scores(judgements, run.gold, run.predictions, run.notes)
+    tables = {
+        "metrics": summarize(scores),
+        "note_scores": scores,
+        "metrics_by_note_type": by_note_type(scores),
+        "metrics_by_inconsistency": by_gold_group(judgements, run.gold, "inconsistency", run.notes),
+        "metrics_by_reasoning": by_gold_group(judgements, run.gold, "reasoning", run.notes),
+    }
+    for df in tables.values():
+        for i, col in enumerate(_RUN_COLUMNS):
+            df.insert(i, col, run.run_info.get(col))
+    return tables
+
+
+def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Each table as CSV + Markdown; ``metrics.md`` also gathers the breakdowns."""
+    from ehrlib.report.tables import write_markdown_sections, write_table
+
+    out_dir = Path(out_dir)
+    paths = [write_table(df, out_dir / f"{name}.csv") for name, df in tables.items()]
+    drop = list(_RUN_COLUMNS)
+    sections = {"Mean over notes (and micro totals)": tables["metrics"].drop(columns=drop),
+                "By note type": tables["metrics_by_note_type"].drop(columns=drop),
+                "By gold inconsistency type (recall)": tables["metrics_by_inconsistency"].drop(columns=drop),
+                "By reasoning type (recall)": tables["metrics_by_reasoning"].drop(columns=drop)}
+    run_id = tables["metrics"]["run_id"].iloc[0] if not tables["metrics"].empty else out_dir.name
+    paths.append(write_markdown_sections(sections, out_dir / "metrics.md", title=f"Metrics of run {run_id}"))
+    return paths
+
+
+def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None,
+                 judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
+                 client: Any = None, llm: Mapping[str, Any] | None = None, progress: bool = True) -> pd.DataFrame:
+    """Judge a run, store judgements.jsonl and the metrics tables; returns this judge's summary.
+
+    ``judge`` is ``"matcher"`` (offline, deterministic) or a model name for the LLM
+    judges, called through ``client`` or a client built from ``llm`` settings
+    (``{"backend": "gemini", ...}``, see ``ehrlib.llm.make_client``).
+    """
+    run = load_run(run_dir, corpus_dir)
+    new, info = judge_run(run, judge, modes, client=client, llm=llm, progress=progress)
+    kept = [j for j in read_judgements(run.run_dir) if not (j.judge == judge and j.mode in modes)]
+    judgements = kept + new
+    write_jsonl(judgements, run.run_dir / JUDGEMENTS_FILE, run_id=run.run_info["run_id"])
+    judges_path = run.run_dir / JUDGES_FILE
+    judges = json.loads(judges_path.read_text(encoding="utf-8")) if judges_path.exists() else {}
+    judges[judge] = {**info, "modes": sorted({*judges.get(judge, {}).get("modes", ()), *modes}),
+                     "corpus": str(run.corpus_dir)}
+    write_json(judges, judges_path)
+    tables = metric_tables(run, judgements)
+    write_metric_tables(tables, run.run_dir)
+    summary = tables["metrics"]
+    return summary[summary["judge"] == judge].reset_index(drop=True)

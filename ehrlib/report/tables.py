@@ -1,0 +1,57 @@
+"""Metrics tables as CSV (for machines) and Markdown (for people), written atomically.
+
+Fractions stay fractions in CSV; Markdown shows them as percentages with two decimals,
+the way the paper's tables read (Rec 71.03).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from ehrlib.corpus.io import write_text
+
+__all__ = ["PERCENT_COLUMNS", "markdown_table", "write_table", "write_markdown_sections"]
+
+#: columns holding fractions in 0..1, shown as percentages in Markdown
+PERCENT_COLUMNS = frozenset({"recall", "precision", "f1", "micro_recall", "micro_precision", "micro_f1",
+                             "f1_low", "f1_high", "share", "accuracy"})
+
+
+def _cell(value: object, percent: bool) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    if percent and isinstance(value, (int, float)):
+        return f"{100 * float(value):.2f}"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(df: pd.DataFrame, percent: Iterable[str] = PERCENT_COLUMNS) -> str:
+    """A GitHub-flavoured Markdown table; numeric columns right-aligned."""
+    pct = set(percent)
+    header = "| " + " | ".join(str(c) for c in df.columns) + " |"
+    align = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else "---" for c in df.columns) + "|"
+    rows = ["| " + " | ".join(_cell(v, c in pct) for c, v in zip(df.columns, row)) + " |"
+            for row in df.itertuples(index=False)]
+    return "\n".join([header, align, *rows]) + "\n"
+
+
+def write_table(df: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """CSV next to a Markdown twin (same stem, .md); returns the CSV path."""
+    path = Path(path)
+    write_text(df.to_csv(index=False), path.with_suffix(".csv"))
+    write_text(markdown_table(df), path.with_suffix(".md"))
+    return path.with_suffix(".csv")
+
+
+def write_markdown_sections(sections: Mapping[str, pd.DataFrame], path: str | os.PathLike[str],
+                            title: str = "") -> Path:
+    """Several tables in one Markdown file, each under its own heading."""
+    parts = [f"# {title}\n"] if title else []
+    for heading, df in sections.items():
+        parts.append(f"## {heading}\n\n{markdown_table(df) if not df.empty else '(no rows)'}\n")
+    return write_text("\n".join(parts), path)

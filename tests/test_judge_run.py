@@ -1,0 +1,69 @@
+"""evaluate_run and `ehrlib judge` on a hand-built run directory (tests/conftest.py: tiny_run)."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from ehrlib.cli import main
+from ehrlib.errors import EhrlibError
+from ehrlib.judge import evaluate_run, read_judgements
+
+
+def test_evaluate_run_with_matcher_writes_tables(tiny_run):
+    run, corpus = tiny_run
+    summary = evaluate_run(run, progress=False).set_index("mode")
+    # harsh: n1 1/3 (WBC right, HR label wrong, afebrile unmatched), n2 2/2 (cached HR, lasix=furosemide)
+    assert summary.loc["harsh", "recall"] == pytest.approx((1 / 3 + 1) / 2)
+    assert summary.loc["harsh", "micro_recall"] == pytest.approx(3 / 5)
+    # lenient adds afebrile ~ temperature (same concept family, same label)
+    assert summary.loc["lenient", "recall"] == pytest.approx((2 / 3 + 1) / 2)
+    assert summary.loc["harsh", "run_id"] == "r1" and summary.loc["harsh", "method"] == "inspector"
+    for name in ("metrics", "note_scores", "metrics_by_note_type", "metrics_by_inconsistency",
+                 "metrics_by_reasoning"):
+        assert (run / f"{name}.csv").exists() and (run / f"{name}.md").exists()
+    md = (run / "metrics.md").read_text()
+    assert "By gold inconsistency type" in md and "| harsh |" in md
+    assert len(read_judgements(run)) == 10  # 5 gold x 2 modes
+    by_inc = pd.read_csv(run / "metrics_by_inconsistency.csv")
+    assert set(by_inc["inconsistency"]) == {"consistent", "value", "missing"}
+    assert json.loads((run / "judges.json").read_text())["matcher"]["kind"] == "matcher"
+
+
+def test_rejudging_replaces_only_that_judges_rows(tiny_run):
+    run, _ = tiny_run
+    evaluate_run(run, progress=False)
+    llm_factory = pytest.importorskip("ehrlib.llm.factory")
+    replies = ["Result: Correct"] * 5
+    client = llm_factory.make_client("scripted", replies=replies, max_concurrency=1)
+    summary = evaluate_run(run, judge="fake-pro", modes=("lenient",), client=client, progress=False)
+    assert summary["recall"].tolist() == [1.0] and summary["judge"].tolist() == ["fake-pro"]
+    judges = {(j.judge, j.mode) for j in read_judgements(run)}
+    assert judges == {("matcher", "harsh"), ("matcher", "lenient"), ("fake-pro", "lenient")}
+    evaluate_run(run, modes=("harsh",), progress=False)
+    assert len(read_judgements(run)) == 15
+    assert len(pd.read_csv(run / "metrics.csv")) == 3
+
+
+def test_only_finished_notes_are_scored(tiny_run):
+    run, _ = tiny_run
+    (run / "progress.jsonl").write_text('{"note_id": "n2", "status": "ok"}\n')
+    summary = evaluate_run(run, progress=False)
+    assert summary["n_notes"].tolist() == [1, 1]
+    assert summary["n_gold"].tolist() == [2, 2]
+
+
+def test_cli_judge_prints_table_and_rejects_bad_run(tiny_run, tmp_path, capsys):
+    run, corpus = tiny_run
+    assert main(["judge", "--run", str(run), "--mode", "harsh", "--corpus", str(corpus), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "| matcher | harsh |" in out
+    assert main(["judge", "--run", str(tmp_path / "nope")]) == 2
+    assert "no predictions.jsonl" in capsys.readouterr().err
+
+
+def test_missing_corpus_is_a_clear_error(tiny_run, tmp_path):
+    run, _ = tiny_run
+    with pytest.raises(EhrlibError, match="gold.jsonl"):
+        evaluate_run(run, corpus_dir=tmp_path, progress=False)
