@@ -1,0 +1,145 @@
+"""Tool-usage traces as path-frequency graphs (paper Section 5.5, Figure 5; Appendix K).
+
+A *path* is the ordered list of tools used to verify one entity: for predictions, the
+traced calls in ``tool_calls.jsonl`` (the single source for traces, STYLE.md); for the
+gold annotators, their recorded ``check_path``. A *transition graph* is a networkx
+DiGraph over tools plus ``START``/``END`` nodes whose edge weight counts how often one
+tool directly followed another. The paper reads these graphs qualitatively ("human
+traces are compact, model traces dispersed"); :func:`path_dispersion` puts numbers on
+that reading (distinct paths, top-path share, transition entropy).
+"""
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import networkx as nx
+import pandas as pd
+
+from ehrlib.corpus.records import GoldEntity, Prediction
+
+__all__ = [
+    "START",
+    "END",
+    "TOOL_CATEGORIES",
+    "tool_category",
+    "read_tool_calls",
+    "paths_from_tool_calls",
+    "paths_from_predictions",
+    "paths_from_gold",
+    "transition_graph",
+    "path_frequencies",
+    "path_dispersion",
+]
+
+START, END = "START", "END"
+
+#: Tool -> category (paper Appendix C; DESIGN.md "Tools"), used by ablation and error analysis.
+TOOL_CATEGORIES: dict[str, str] = {
+    "Lexical_Search": "alignment", "Semantic_Search": "alignment",
+    "Get_Item_Value_Distribution": "profiling", "Analyze_Category_Trend": "profiling",
+    "Get_Item_Status_History": "temporal", "Get_Item_Value_History": "temporal",
+    "Analyze_Value_Trend": "temporal", "View_General_Timeline": "temporal",
+}
+
+
+def tool_category(tool: str) -> str:
+    """The category of a tool; tools outside the paper's eight are ``other``."""
+    return TOOL_CATEGORIES.get(tool, "other")
+
+
+def read_tool_calls(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """``tool_calls.jsonl`` of a run as a DataFrame (empty with the contract columns if none)."""
+    path = Path(run_dir) / "tool_calls.jsonl"
+    cols = ["run_id", "note_id", "entity_id", "tool", "args", "n_rows", "ms", "error", "call_id", "step"]
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=cols)
+    return pd.read_json(path, lines=True, dtype={"note_id": str, "entity_id": str})
+
+
+def paths_from_tool_calls(calls: pd.DataFrame) -> pd.DataFrame:
+    """One row per (note_id, entity_id): the ordered tool path (by ``step``, then file order)."""
+    if calls.empty:
+        return pd.DataFrame(columns=["note_id", "entity_id", "path"])
+    df = calls.reset_index(drop=True).assign(_order=lambda d: range(len(d)))
+    if "step" in df.columns:
+        df = df.assign(_step=pd.to_numeric(df["step"], errors="coerce").fillna(-1))
+        df = df.sort_values(["note_id", "entity_id", "_step", "_order"], kind="stable")
+    paths = df.groupby(["note_id", "entity_id"], sort=True)["tool"].agg(tuple).reset_index()
+    return paths.rename(columns={"tool": "path"})
+
+
+def paths_from_predictions(preds: Iterable[Prediction]) -> pd.DataFrame:
+    """Paths from the ``tool_calls`` embedded in predictions; cache hits have empty paths."""
+    rows = [{"note_id": p.note_id, "entity_id": p.entity_id or f"line{p.line}:{p.entity}",
+             "path": tuple(c.tool for c in p.tool_calls), "from_cache": p.from_cache} for p in preds]
+    return pd.DataFrame(rows, columns=["note_id", "entity_id", "path", "from_cache"])
+
+
+def paths_from_gold(gold: Iterable[GoldEntity]) -> pd.DataFrame:
+    """The annotators' tool paths (``check_path``)."""
+    rows = [{"note_id": g.note_id, "entity_id": g.entity_id, "path": tuple(g.check_path)} for g in gold]
+    return pd.DataFrame(rows, columns=["note_id", "entity_id", "path"])
+
+
+def transition_graph(paths: Iterable[Sequence[str]], *, endpoints: bool = True,
+                     min_weight: int = 1) -> nx.DiGraph:
+    """DiGraph of consecutive tools; edge ``weight`` = transition count, node ``count`` = visits.
+
+    Empty paths are skipped (an entity verified from the cache made no calls). With
+    ``endpoints`` each path is framed by START and END, so the graph also shows where
+    verification begins and where it stops; ``min_weight`` prunes rare transitions.
+    """
+    edges: Counter[tuple[str, str]] = Counter()
+    visits: Counter[str] = Counter()
+    n_paths = 0
+    for path in paths:
+        seq = list(path)
+        if not seq:
+            continue
+        n_paths += 1
+        visits.update(seq)
+        if endpoints:
+            seq = [START, *seq, END]
+        edges.update(zip(seq, seq[1:]))
+    g = nx.DiGraph(n_paths=n_paths)
+    for (a, b), w in edges.items():
+        if w >= min_weight:
+            g.add_edge(a, b, weight=w)
+    for node in g.nodes:
+        g.nodes[node]["count"] = visits.get(node, n_paths)
+        g.nodes[node]["category"] = "endpoint" if node in (START, END) else tool_category(node)
+    return g
+
+
+def path_frequencies(paths: Iterable[Sequence[str]], top: int | None = None) -> pd.DataFrame:
+    """Distinct paths with their count and share, most frequent first ("A → B → C")."""
+    counts = Counter(tuple(p) for p in paths if len(p))
+    total = sum(counts.values())
+    rows = [{"path": " → ".join(p), "length": len(p), "n": n, "share": n / total}
+            for p, n in counts.most_common(top)]
+    return pd.DataFrame(rows, columns=["path", "length", "n", "share"])
+
+
+def path_dispersion(paths: Iterable[Sequence[str]]) -> dict[str, float]:
+    """How varied a set of paths is: counts, top-path share, mean length, transition entropy.
+
+    ``entropy_bits`` is the entropy of the transition distribution (graph with
+    endpoints): low when traces repeat a few transitions, high when they spread over
+    many tool combinations, the contrast Figure 5 draws between annotators and models.
+    """
+    plist = [tuple(p) for p in paths if len(p)]
+    if not plist:
+        return {"n_paths": 0, "n_distinct": 0, "top_share": float("nan"), "mean_length": float("nan"),
+                "n_transitions": 0, "entropy_bits": float("nan")}
+    counts = Counter(plist)
+    g = transition_graph(plist)
+    weights = [w for _, _, w in g.edges(data="weight")]
+    total = sum(weights)
+    entropy = -sum(w / total * math.log2(w / total) for w in weights)
+    return {"n_paths": len(plist), "n_distinct": len(counts), "top_share": counts.most_common(1)[0][1] / len(plist),
+            "mean_length": sum(map(len, plist)) / len(plist), "n_transitions": g.number_of_edges(),
+            "entropy_bits": entropy}
