@@ -25,7 +25,7 @@ __all__ = [
 
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
-TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "retrieval", "criterion")
+TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
 _SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
 # keys a params/*.yaml may carry for the notebook or other modules; accepted and ignored here
 _FOREIGN = frozenset({"notebook", "judge", "judge_model", "report", "figures", "out_dir", "figure_prefix",

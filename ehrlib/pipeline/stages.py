@@ -180,21 +180,66 @@ class StageOutput(Generic[T]):
     raw: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
 class StageEnv:
-    """Per-thread, per-note resources a stage may use; built by the runner.
+    """Per-note resources a stage may use; built by the runner, one per note.
 
-    ``con`` is this thread's DuckDB cursor (read-only); ``toolset`` the tools bound to the
-    note's patient (``ehrlib.tools.make_toolset``); ``ontology`` the item ontology of the
-    database (``ehrlib.ontology.Ontology``); ``item_profile`` returns TopV(l), the global
-    top-K values of an item key (empty when unknown).
+    ``con`` is the calling thread's DuckDB cursor (read-only) and ``toolset`` the tools
+    bound to the note's patient on that cursor (``ehrlib.tools.make_toolset``): both are
+    created lazily per thread from the ``connect``/``make_tools`` factories, because a
+    DuckDB connection must not be shared between threads. Passing ``con``/``toolset``
+    directly (tests, single thread) uses them everywhere. ``ontology`` is the item
+    ontology of the database (``ehrlib.ontology.Ontology``); ``item_profile(key)`` returns
+    TopV(l), the global top-K values of an item key (empty when unknown).
     """
 
-    con: Any = None
-    toolset: Any = None
-    ontology: Any = None
-    item_profile: Callable[[str], Sequence[str]] = lambda key: ()
-    params: Any = None
+    def __init__(self, *, con: Any = None, toolset: Any = None,
+                 connect: Callable[[], Any] | None = None,
+                 make_tools: Callable[[Any], Any] | None = None,
+                 ontology: Any = None,
+                 item_profile: Callable[[str], Sequence[str]] | None = None,
+                 params: Any = None) -> None:
+        self._con = con
+        self._toolset = toolset
+        self._connect = connect
+        self._make_tools = make_tools
+        self.ontology = ontology
+        self.item_profile: Callable[[str], Sequence[str]] = item_profile or (lambda key: ())
+        self.params = params
+        self._local = threading.local()
+        self._opened: list[Any] = []
+        self._lock = threading.Lock()
+
+    @property
+    def con(self) -> Any:
+        if self._con is not None or self._connect is None:
+            return self._con
+        cur = getattr(self._local, "con", None)
+        if cur is None:
+            cur = self._connect()
+            self._local.con = cur
+            with self._lock:
+                self._opened.append(cur)
+        return cur
+
+    @property
+    def toolset(self) -> Any:
+        if self._toolset is not None or self._make_tools is None:
+            return self._toolset
+        tools = getattr(self._local, "toolset", None)
+        if tools is None:
+            tools = self._make_tools(self.con)
+            self._local.toolset = tools
+        return tools
+
+    def close(self) -> None:
+        """Close the cursors this env opened (not one passed in)."""
+        with self._lock:
+            opened, self._opened = self._opened, []
+        for cur in opened:
+            try:
+                cur.close()
+            except Exception:  # noqa: BLE001 - closing a cursor of a closed connection
+                pass
 
 
 class Segmenter(Protocol):
@@ -262,6 +307,11 @@ class Stages:
     concurrency: int = 1
     #: model/backbone name for the manifest ("offline-rules", "gemini-2.5-flash", ...)
     model: str = ""
+    #: URL the backend sends note text to; the runner passes it through the PHI guard
+    #: (``ehrlib.llm.check_phi``) before the first call. None = nothing leaves the machine.
+    endpoint: str | None = None
+    #: counters the backend keeps (LLM response-cache hits/misses ...), for the manifest
+    stats: Callable[[], Mapping[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         if self.patient_extractor is None and self.ontology_extractor is None:
