@@ -1,0 +1,154 @@
+"""The offline extractor's vocabulary: concepts, drug names, microbiology words, criteria terms.
+
+Data lives in ``ehrlib/data/offline_lexicon.yaml`` (concepts, drugs, drug classes,
+microbiology) and ``ehrlib/data/clinical_criteria.yaml`` (interpretation terms: the same
+file the Get_Clinical_Criterion tool reads, so extraction and verification agree on what
+"febrile" means). Compiled once per process.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping
+
+import yaml
+
+from ehrlib.errors import ConfigError
+
+__all__ = ["Concept", "Lexicon", "load_lexicon", "InterpretationTerm"]
+
+#: interpretation words beyond clinical_criteria.yaml's names (inflections, ward shorthand)
+_EXTRA_TERMS: dict[str, tuple[str, ...]] = {
+    "fever": ("febrile to", "febrile", "fevers", "spiked", "temp spike", "t spike", "spiking fevers"),
+    "tachycardia": ("tachy", "tachycardic to", "st"),
+    "hypotension": ("hypotensive to", "soft bp", "soft bps", "sbps in the", "low bp", "low bps"),
+    "hypertension": ("hypertensive to", "htn to", "elevated bp", "elevated bps"),
+    "anemia": ("anemic", "hct drop", "hgb drop"),
+    "hypoxia": ("hypoxemia", "desat", "desats", "desaturation", "desatting", "hypoxic to"),
+    "leukocytosis": ("leukocytosis", "elevated wbc", "white count elevated", "wbc elevated"),
+    "oliguria": ("oliguric", "low urine output", "decreased uop", "poor uop", "minimal uop"),
+    "aki": ("aki", "arf", "acute renal failure", "acute kidney injury", "worsening renal function"),
+    "tachypnea": ("tachypneic to",),
+}
+_EXTRA_NEGATIONS: dict[str, tuple[str, ...]] = {
+    "fever": ("afebrile", "afebrile x24h", "no fevers", "no fever", "no temp spikes"),
+    "tachycardia": ("not tachycardic", "no tachycardia"),
+    "hypotension": ("normotensive", "no hypotension", "bp stable", "bps stable", "hemodynamically stable", "hd stable"),
+    "hypoxia": ("no hypoxia", "no desats", "no desaturations", "sats stable"),
+    "aki": ("no aki", "cr stable", "creatinine stable", "renal function stable", "cr at baseline"),
+    "oliguria": ("good uop", "adequate uop", "uop adequate", "making good urine", "good urine output"),
+    "leukocytosis": ("no leukocytosis",),
+    "anemia": ("not anemic",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Concept:
+    cid: str
+    kind: str
+    forms: tuple[str, ...]
+    cased: tuple[str, ...] = ()
+    items: re.Pattern[str] | None = None
+    tables: tuple[str, ...] = ()
+    search: tuple[str, ...] = ()
+    unit: str | None = None
+    tol: float = 0.0
+    lo: float | None = None
+    hi: float | None = None
+    lower_is_worse: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InterpretationTerm:
+    criterion: str
+    text: str
+    negated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    concepts: Mapping[str, Concept]
+    drugs: Mapping[str, str]
+    drug_classes: Mapping[str, tuple[str, ...]]
+    specimens: tuple[tuple[re.Pattern[str], str], ...]
+    organisms: tuple[tuple[re.Pattern[str], str], ...]
+    micro_negative: re.Pattern[str]
+    terms: tuple[InterpretationTerm, ...]
+    #: one alternation per family, longest form first, for scanning a line
+    concept_re: re.Pattern[str] = field(default=re.compile("(?!)"))
+    cased_re: re.Pattern[str] = field(default=re.compile("(?!)"))
+    drug_re: re.Pattern[str] = field(default=re.compile("(?!)"))
+    term_re: re.Pattern[str] = field(default=re.compile("(?!)"))
+    form_to_concept: Mapping[str, str] = field(default_factory=dict)
+    term_index: Mapping[str, InterpretationTerm] = field(default_factory=dict)
+    criteria: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def concept_for(self, form: str) -> Concept | None:
+        cid = self.form_to_concept.get(form) or self.form_to_concept.get(form.lower())
+        return self.concepts.get(cid) if cid else None
+
+
+def _alternation(forms: list[str]) -> str:
+    uniq = sorted(set(forms), key=lambda f: (-len(f), f))
+    parts = []
+    for f in uniq:
+        esc = re.escape(f).replace(r"\ ", r"\s*")
+        parts.append(esc)
+    return r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
+
+
+def _read(name: str) -> Any:
+    try:
+        return yaml.safe_load(resources.files("ehrlib").joinpath(f"data/{name}").read_text(encoding="utf-8"))
+    except (FileNotFoundError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read ehrlib/data/{name}: {exc}") from None
+
+
+@lru_cache(maxsize=1)
+def load_lexicon() -> Lexicon:
+    """Compile the lexicon and the criteria terms (cached)."""
+    data = _read("offline_lexicon.yaml")
+    crit = _read("clinical_criteria.yaml")
+    concepts: dict[str, Concept] = {}
+    form_to: dict[str, str] = {}
+    cased_forms: list[str] = []
+    plain_forms: list[str] = []
+    try:
+        for cid, c in data["concepts"].items():
+            concept = Concept(
+                cid, c["kind"], tuple(str(f).lower() for f in c.get("forms", ())),
+                tuple(str(f) for f in c.get("cased", ())),
+                re.compile(c["items"], re.I) if c.get("items") else None,
+                tuple(c.get("tables", ())), tuple(c.get("search", ())), c.get("unit"),
+                float(c.get("tol", 0.0)), c.get("lo"), c.get("hi"), c.get("lower_is_worse"))
+            concepts[cid] = concept
+            for f in concept.forms:
+                form_to.setdefault(re.sub(r"\s+", " ", f), cid)
+                plain_forms.append(f)
+            for f in concept.cased:
+                form_to.setdefault(f, cid)
+                cased_forms.append(f)
+        drugs = {str(k).lower(): str(v).lower() for k, v in data["drugs"].items()}
+        classes = {str(k).lower(): tuple(str(x).lower() for x in v) for k, v in data["drug_classes"].items()}
+        specimens = tuple((re.compile(k, re.I), v) for k, v in data["micro"]["specimens"].items())
+        organisms = tuple((re.compile(k, re.I), v) for k, v in data["micro"]["organisms"].items())
+        negative = re.compile(data["micro"]["negative"], re.I)
+        terms: list[InterpretationTerm] = []
+        criteria = {c["id"]: c for c in crit["criteria"]}
+        for c in crit["criteria"]:
+            for n in list(c.get("names", ())) + list(_EXTRA_TERMS.get(c["id"], ())):
+                terms.append(InterpretationTerm(c["id"], str(n).lower(), False))
+            for n in list(c.get("negations", ())) + list(_EXTRA_NEGATIONS.get(c["id"], ())):
+                terms.append(InterpretationTerm(c["id"], str(n).lower(), True))
+    except (KeyError, TypeError, AttributeError, re.error) as exc:
+        raise ConfigError(f"offline lexicon is malformed: {exc}") from None
+    term_index: dict[str, InterpretationTerm] = {}
+    for t in terms:
+        term_index.setdefault(re.sub(r"\s+", " ", t.text), t)
+    return Lexicon(
+        concepts, drugs, classes, specimens, organisms, negative, tuple(terms),
+        re.compile(_alternation(plain_forms), re.I), re.compile(_alternation(cased_forms)),
+        re.compile(_alternation(list(drugs) + list(classes)), re.I),
+        re.compile(_alternation([t.text for t in terms]), re.I), form_to, term_index, criteria)

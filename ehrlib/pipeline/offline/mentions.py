@@ -1,0 +1,502 @@
+"""Candidate mentions in one line of a clinical note, with their values parsed.
+
+What real notes write, and what each becomes (``Mention.attributes``):
+
+* ``HR 88 (80-110)``                     value 88, min 80, max 110
+* ``BP 110/60(75) {95/50(62) - 130/80(90)}``  systolic/diastolic/mean + their min-max
+* ``Tm 101.2 Tc 99.1`` / ``T 38.5C``     value + unit (°F/°C by unit or magnitude); Tm is a max
+* ``Cr 1.2 <- 1.8 <- 2.3`` / ``WBC 14.2 -> 11.0`` / ``from 2.3 to 1.8``  a trend series
+* ``peaked at 2.3`` / ``nadir 7.1`` / ``up to 120s``   a max/min statement; ``110s`` a decade
+* ``lactate downtrending`` / ``Cr stable``             a trend direction
+* ``afebrile`` / ``febrile to 101.5`` / ``hypotensive`` an interpretation (negation is a value)
+* ``abd soft NT ND +BS`` / ``1+ pitting edema BLE`` / ``A&Ox3``  a finding with its words
+* ``vanc/zosyn started [**10-23**]`` / ``lasix 40 mg IV x1`` / ``levophed gtt``  medications
+* ``s/p R IJ CVL placement`` / ``extubated``  procedures with side and action
+* ``BCx 2/4 GPC in clusters`` / ``UCx NGTD``  microbiology specimen + organism/negative
+
+Only mentions a table can check are returned: a lab name without a value, trend or
+interpretation ("check lactate") is not a statement.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
+from ehrlib.pipeline.offline.timex import parse_duration_days
+
+__all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before"]
+
+_NUM = r"-?\d+(?:\.\d+)?"
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    line: int
+    start: int
+    end: int
+    text: str
+    kind: str
+    concept: str
+    value: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    group: str | None = None
+
+
+def clean_line(text: str) -> str:
+    """De-identification brackets blanked out with the same length (offsets stay valid)."""
+    return re.sub(r"\[\*\*|\*\*\]", lambda m: " " * len(m.group(0)), text)
+
+
+# --- values ---------------------------------------------------------------------------------
+
+_BP_ONE = r"(?P<{p}s>\d{{2,3}})\s*/\s*(?P<{p}d>\d{{2,3}})(?:\s*\(\s*(?P<{p}m>\d{{2,3}})\s*\))?"
+_BP = re.compile(
+    _BP_ONE.format(p="v")
+    + r"(?:\s*[\{\[(]\s*" + _BP_ONE.format(p="lo") + r"\s*(?:-|–|to)\s*" + _BP_ONE.format(p="hi") + r"\s*[\}\])])?")
+_BP_DECADES = re.compile(r"(?P<s1>\d{2,3})s(?:\s*-\s*(?P<s2>\d{2,3})s)?(?:\s*/\s*(?P<d1>\d{2,3})s?(?:\s*-\s*(?P<d2>\d{2,3})s)?)?")
+
+
+def parse_bp(text: str) -> dict[str, float] | None:
+    """``110/60(75) {95/50(62) - 130/80(90)}`` -> systolic/diastolic/mean and their min/max.
+
+    Appendix B.6: the parenthesised number is the mean; the braces give the period's
+    minimum and maximum; the mean is compared with the mean-BP item and the min/max with
+    the measurement range.
+    """
+    m = _BP.match(text)
+    if m:
+        out: dict[str, float] = {"systolic": float(m.group("vs")), "diastolic": float(m.group("vd"))}
+        if m.group("vm"):
+            out["mean"] = float(m.group("vm"))
+        if m.group("los"):
+            out.update({"systolic_min": float(m.group("los")), "diastolic_min": float(m.group("lod")),
+                        "systolic_max": float(m.group("his")), "diastolic_max": float(m.group("hid"))})
+            if m.group("lom") and m.group("him"):
+                out.update({"mean_min": float(m.group("lom")), "mean_max": float(m.group("him"))})
+        out["_end"] = float(m.end())
+        return out
+    m = _BP_DECADES.match(text)
+    if m:
+        s1 = float(m.group("s1"))
+        s2 = float(m.group("s2")) if m.group("s2") else s1
+        out = {"systolic_min": s1, "systolic_max": s2 + 9}
+        if m.group("d1"):
+            d1 = float(m.group("d1"))
+            d2 = float(m.group("d2")) if m.group("d2") else d1
+            out.update({"diastolic_min": d1, "diastolic_max": d2 + (9 if m.group(0).rstrip().endswith("s") else 0)})
+        out["_end"] = float(m.end())
+        return out
+    return None
+
+
+_UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|ml/h|"
+         r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
+_SEP = r"[\s:=,]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on)\s+)*"
+_SERIES = re.compile(r"(?P<a>" + _NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + _NUM + r")"
+                     r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + _NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + _NUM + r"))?")
+_FROM_TO = re.compile(r"(?:from|down from|up from|improved from|decreased from|increased from)\s+(?P<a>" + _NUM + r")\s*"
+                      r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?P<b>" + _NUM + r")", re.I)
+_VALUE_FROM = re.compile(r"(?P<b>" + _NUM + r")\s*(?:" + _UNIT + r")?\s*\(\s*(?:from|down from|up from|prev(?:ious)?|was)\s*(?P<a>" + _NUM + r")\s*\)", re.I)
+_MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|to\s+as\s+high\s+as|"
+                     r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
+                     r"low(?:est)?\s+(?:of)?|to\s+the|to|in\s+the|into\s+the|in\s+the\s+(?:low|mid|high|upper)|>|<|≥|≤)\s*"
+                     r"(?P<v>" + _NUM + r")(?P<dec>s)?", re.I)
+_SINGLE = re.compile(r"(?P<v>" + _NUM + r")(?P<dec>s)?(?:\s*-\s*(?P<v2>" + _NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT + r")?"
+                     r"(?:\s*\(\s*(?P<lo>" + _NUM + r")\s*-\s*(?P<hi>" + _NUM + r")\s*\))?", re.I)
+_TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), d) for p, d in (
+    (r"\b(?:down-?trending|trending\s+down|trended\s+down|decreas(?:ing|ed)|declin(?:ing|ed)|falling|fell|dropp(?:ing|ed)|"
+     r"drop|down|downward|down-?trended|came\s+down|coming\s+down|lower(?:ing)?|cleared|normalized|normali[sz]ing|"
+     r"resolv(?:ed|ing))\b", "down"),
+    (r"\b(?:up-?trending|trending\s+up|trended\s+up|increas(?:ing|ed)|ris(?:ing|en)|rose|elevat(?:ing)|climb(?:ing|ed)|"
+     r"up|upward|bump(?:ed)?|went\s+up|uptrended|peaked)\b", "up"),
+    (r"\b(?:stable|unchanged|flat|steady|stabilized|at\s+baseline|plateau(?:ed)?)\b", "stable"),
+    (r"\b(?:improv(?:ing|ed|ement)|better)\b", "improving"),
+    (r"\b(?:worsen(?:ing|ed)|wors(?:e|t))\b", "worsening"),
+))
+
+
+def _f(x: str) -> float:
+    return float(x)
+
+
+def _unit_norm(u: str | None) -> str | None:
+    if not u:
+        return None
+    low = u.lower().replace(" ", "").replace("°", "").replace("deg", "").replace("rees", "")
+    if low in ("f", "c"):
+        return low.upper()
+    return u.strip()
+
+
+def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | None:
+    """Parse the value that follows a mention (``text`` starts right after the mention).
+
+    Returns attributes: ``value``/``unit``, ``min``/``max``, ``series`` (oldest first) and
+    ``direction``, or ``None`` when no value follows.
+    """
+    m = re.match(_SEP, text, re.I)
+    pos = m.end() if m else 0
+    rest = text[pos:]
+    out: dict[str, Any] = {}
+    if concept is not None and concept.cid == "blood_pressure":
+        bp = parse_bp(rest)
+        if bp is not None:
+            end = int(bp.pop("_end"))
+            bp["_end"] = pos + end
+            return bp
+    s = _SERIES.match(rest)
+    if s:
+        nums = [_f(x) for x in (s.group("a"), s.group("b"), s.group("c"), s.group("d")) if x is not None]
+        if s.group("arrow") in ("<-", "<--", "←"):
+            nums = nums[::-1]  # "Cr 1.2 <- 1.8 <- 2.3": newest first
+        out.update({"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + s.end()})
+        return out
+    f = _FROM_TO.match(rest)
+    if f:
+        nums = [_f(f.group("a")), _f(f.group("b"))]
+        return {"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + f.end()}
+    vf = _VALUE_FROM.match(rest)
+    if vf:
+        nums = [_f(vf.group("a")), _f(vf.group("b"))]
+        return {"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + vf.end()}
+    mm = _MAXMIN.match(rest)
+    if mm:
+        word = mm.group("w").lower()
+        v = _f(mm.group("v"))
+        hi = v + 9 if mm.group("dec") else v
+        if re.match(r"(nadir|as low|down to|min|low|<|≤)", word):
+            out.update({"min": v, "min_hi": hi, "value": v})
+        elif re.match(r"(in the|into the|to the)", word) and mm.group("dec"):
+            out.update({"min": v, "max": hi, "value": v})
+        else:
+            out.update({"max": hi, "max_lo": v, "value": v})
+        out["_end"] = pos + mm.end()
+        return out
+    sm = _SINGLE.match(rest)
+    if sm:
+        v = _f(sm.group("v"))
+        if sm.group("dec"):
+            v2 = _f(sm.group("v2")) + 9 if sm.group("v2") else v + 9
+            out.update({"min": v, "max": v2, "value": v})
+        elif sm.group("v2") and sm.group("u") is None and not sm.group("lo"):
+            # "HR 80-110": a range over the period
+            v2 = _f(sm.group("v2"))
+            out.update({"min": min(v, v2), "max": max(v, v2), "value": v})
+        else:
+            out["value"] = v
+        if sm.group("u"):
+            out["unit"] = _unit_norm(sm.group("u"))
+        if sm.group("lo"):
+            out.update({"min": _f(sm.group("lo")), "max": _f(sm.group("hi"))})
+        out["_end"] = pos + sm.end()
+        return out
+    return None
+
+
+def _direction(nums: list[float]) -> str:
+    if len(nums) < 2 or nums[-1] == nums[0]:
+        return "stable"
+    return "up" if nums[-1] > nums[0] else "down"
+
+
+def trend_word(text: str) -> tuple[str, str] | None:
+    """(direction, word) of the first trend word in ``text``."""
+    best: tuple[int, str, str] | None = None
+    for pattern, direction in _TREND_WORDS:
+        m = pattern.search(text)
+        if m and (best is None or m.start() < best[0]):
+            best = (m.start(), direction, m.group(0))
+    return (best[1], best[2]) if best else None
+
+
+_NEG_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|\bdenies\b|\bdenied\b|\bwithout\b|\bw/o\b|\bnegative\s+for\b|\bneg\s+for\b|"
+                         r"\bfree\s+of\b|\bresolved\b|\babsent\b|\bnone\b|\bnever\b|\bno\s+evidence\s+of\b|(?<![\w+])-(?=\s*\w))"
+                         r"[\w\s,/]{0,25}$", re.I)
+
+
+def negated_before(prefix: str) -> bool:
+    """ConText-style negation: a trigger within the same clause before the term."""
+    clause = re.split(r"[.;:]|\bbut\b|\bhowever\b", prefix)[-1]
+    return bool(_NEG_BEFORE.search(clause))
+
+
+# --- line scanning ---------------------------------------------------------------------------------
+
+_CLAUSE_END = re.compile(r"[.;]\s|[.;]$|\s{3,}|\|")
+_DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|mg/hr|units/hr|u/hr|l)\b", re.I)
+_ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
+_FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b", re.I)
+_MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|load(?:ed)?|"
+                         r"continued|continue|on|restart(?:ed)?|resumed|stopp?(?:ed)?|discontinued|d/c'?d|dc'?d|d/c|held|hold|"
+                         r"weaned(?:\s+off)?|titrated\s+(?:up|down|off)|off|increased|decreased|switched|changed|completed|"
+                         r"repleted|transfused|diuresed)\b", re.I)
+_PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
+                          r"discontinued|exchanged|changed|re-?sited|intubated|extubated|started|initiated|underwent|"
+                          r"obtained|performed|done)\b", re.I)
+_SIDE = re.compile(r"\b(?P<s>R|L|right|left|rt|lt|bilat(?:eral)?)\b\.?\s*(?P<site>IJ|subclavian|SC|femoral|fem|radial|brachial|arm|"
+                   r"antecubital|AC|chest|forearm)?", re.I)
+_FINDING_STOP = re.compile(r"[.;]|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|Ext|Skin|Lungs?|Heart)\b\s*:", re.I)
+
+
+def _clause(text: str, start: int) -> str:
+    m = _CLAUSE_END.search(text, start)
+    return text[start:m.start() if m else len(text)]
+
+
+def _overlaps(spans: list[tuple[int, int]], s: int, e: int) -> bool:
+    return any(a < e and s < b for a, b in spans)
+
+
+def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[str] = (),
+                  section: str = "other") -> list[Mention]:
+    """All checkable mentions of one line, left to right, without overlaps."""
+    raw = clean_line(text)
+    out: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+    group_n = 0
+
+    def emit(m: Mention) -> None:
+        out.append(m)
+        taken.append((m.start, m.end))
+
+    # 1. interpretation terms ("afebrile", "hypotensive to 80s")
+    for m in lex.term_re.finditer(raw):
+        term = lex.term_index.get(re.sub(r"\s+", " ", m.group(0).lower()))
+        if term is None:
+            continue
+        if m.group(0).lower() == "st" and not re.search(r"\bST\b", m.group(0)):
+            continue
+        if m.group(0) in ("ST",) and not re.search(r"(sinus|rhythm|\bST\b\s*(?:\d|to|in))", raw[m.start():m.start() + 12]):
+            continue
+        negated = term.negated or negated_before(raw[:m.start()])
+        attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
+        tail = raw[m.end():m.end() + 40]
+        val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail, re.I) or term.text.endswith(" to") else None
+        if val and not re.match(r"\s*x\s*\d", tail):
+            end = m.end() + int(val.pop("_end"))
+            attrs.update({k: v for k, v in val.items() if k in ("value", "min", "max", "max_lo", "unit")})
+        else:
+            end = m.end()
+        dur = parse_duration_days(raw[m.end():m.end() + 20]) if re.match(r"\s*(?:x|for)\s*\d", raw[m.end():m.end() + 8], re.I) else None
+        if dur:
+            attrs["duration_days"] = dur
+        emit(Mention(line, m.start(), end, raw[m.start():end].strip(), "interpretation", term.criterion,
+                     raw[m.start():end].strip(), attrs))
+
+    # 2. concept mentions: measurements, outputs, findings, procedures
+    hits = [(m, False) for m in lex.concept_re.finditer(raw)] + [(m, True) for m in lex.cased_re.finditer(raw)]
+    hits.sort(key=lambda h: (h[0].start(), -(h[0].end() - h[0].start())))
+    for m, _cased in hits:
+        if _overlaps(taken, m.start(), m.end()):
+            continue
+        concept = lex.concept_for(re.sub(r"\s+", " ", m.group(0).lower())) or lex.concept_for(m.group(0))
+        if concept is None:
+            continue
+        before = raw[:m.start()].rstrip()
+        if concept.kind in ("measurement", "output"):
+            if (before.endswith(tuple("0123456789")) and concept.cid in ("magnesium", "potassium", "calcium")
+                    and not re.match(r"\s*[:=]?\s*\d", raw[m.end():])):
+                continue  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
+            if concept.cid == "dialysis" or (concept.cid == "temperature" and m.group(0).lower() == "t"
+                                              and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I)):
+                continue
+            val = parse_value(raw[m.end():], concept)
+            if val is not None and not _plausible(val, concept):
+                val = None
+            if val is not None:
+                end = m.end() + int(val.pop("_end"))
+                tail = _clause(raw, end)
+                tw = trend_word(tail[:30])
+                if tw and "direction" not in val:
+                    val["direction"] = tw[0]
+                    val["trend_word"] = tw[1]
+                if concept.cid == "temperature":
+                    _temperature_attrs(m.group(0), val)
+                kind = concept.kind if concept.kind == "output" else (
+                    "trend" if "series" in val or "direction" in val else
+                    "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
+                if concept.cid == "urine_output" and re.match(r"\s*(?:cc|ml)\s*/\s*h", raw[end - 8:end + 6], re.I):
+                    val["per_hour"] = True
+                if re.match(r"\s*(?:cc|ml)?\s*/\s*(?:hr|h)\b", raw[end:end + 8], re.I):
+                    val["per_hour"] = True
+                    end += len(re.match(r"\s*(?:cc|ml)?\s*/\s*(?:hr|h)\b", raw[end:end + 8], re.I).group(0))
+                emit(Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
+                             raw[m.end():end].strip(" :="), val))
+                repl = re.match(r"[\s,]*(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:], re.I)
+                if repl and concept.cid in _REPLETION:
+                    emit(Mention(line, end + repl.start(1), end + repl.end(1), repl.group(1), "medication", "drug",
+                                 repl.group(1), {"drugs": [_REPLETION[concept.cid]], "action": "repleted",
+                                                 "negated": False, "for": concept.cid}))
+                continue
+            tail = _clause(raw, m.end())[:40]
+            tw = trend_word(tail)
+            if tw and tail.find(tw[1]) <= 20:
+                end = m.end() + tail.find(tw[1]) + len(tw[1])
+                emit(Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1],
+                             {"direction": tw[0], "trend_word": tw[1]}))
+                continue
+            btw = trend_word(before[-25:]) if before else None
+            if btw and re.search(r"(?:ing|ed)\s*$", before):
+                emit(Mention(line, m.start() - len(before[-25:]) + before[-25:].find(btw[1]), m.end(),
+                             m.group(0).strip(), "trend", concept.cid, btw[1],
+                             {"direction": btw[0], "trend_word": btw[1]}))
+            continue
+        if concept.kind == "finding":
+            stop = _FINDING_STOP.search(raw, m.end())
+            words = raw[m.end():stop.start() if stop else len(raw)].strip(" :,-")
+            negated = negated_before(raw[:m.start()])
+            if concept.cid in ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "skin", "pupils", "stool"):
+                words = m.group(0).strip() + ((" " + words) if words and concept.cid not in ("heart_rhythm",) else "")
+            if not words:
+                continue
+            group_n += 1
+            grade = re.search(r"\b(trace|[1-4]\s*\+|\+\s*[1-4])", raw[max(0, m.start() - 12):m.end() + 30])
+            attrs = {"words": words[:80], "negated": negated}
+            if grade:
+                attrs["grade"] = grade.group(1).replace(" ", "")
+            end = stop.start() if stop else len(raw)
+            emit(Mention(line, m.start(), max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
+                         concept.cid, words[:80], attrs, f"L{line}G{group_n}"))
+            continue
+        if concept.kind == "procedure":
+            if concept.cid == "dialysis" and re.match(r"\s*#?\s*\d", raw[m.end():]):
+                continue  # "HD 3" is a hospital day
+            if concept.cid == "imaging_ct" and m.group(0).lower() == "ct" and not re.match(r"\s*(?:head|chest|abd|a/p|scan|torso|c-spine|pe)", raw[m.end():], re.I):
+                continue
+            window = raw[max(0, m.start() - 30):m.end() + 40]
+            act = _PROC_ACTION.search(window)
+            side = _SIDE.search(raw[max(0, m.start() - 12):m.end() + 5])
+            attrs = {"negated": negated_before(raw[:m.start()])}
+            if act:
+                attrs["action"] = act.group("a").lower()
+            if side:
+                attrs["side"] = side.group("s").lower()[0]
+            prev = out[-1] if out else None
+            if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
+                out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
+                                  prev.value, {**prev.attributes, **attrs})  # "R IJ CVL" is one line
+                taken.append((m.start(), m.end()))
+                continue
+            emit(Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
+                         act.group(0) if act else None, attrs))
+            continue
+        if concept.kind == "medication":  # blood products
+            amount = re.search(r"(\d+)\s*(?:u|units?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
+            attrs = {"drugs": [concept.cid], "negated": negated_before(raw[:m.start()])}
+            if amount:
+                attrs["units"] = float(amount.group(1))
+            emit(Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None, attrs))
+
+    # 3. medications: lexicon names + the patient's own drug names
+    out.extend(_medications(raw, line, lex, patient_drugs, taken))
+    # 4. microbiology
+    out.extend(_microbiology(raw, line, lex, taken))
+    return sorted(out, key=lambda x: x.start)
+
+
+_REPLETION = {"potassium": "potassium chloride", "magnesium": "magnesium sulfate", "calcium": "calcium gluconate",
+              "phosphate": "sodium phosphate"}
+
+
+def _plausible(val: Mapping[str, Any], concept: Concept) -> bool:
+    v = val.get("value", val.get("systolic"))
+    if v is None:
+        return "systolic_min" in val
+    lo = concept.lo if concept.lo is not None else float("-inf")
+    hi = concept.hi if concept.hi is not None else float("inf")
+    if concept.cid == "temperature":
+        return 30 <= v <= 45 or 90 <= v <= 110
+    return lo <= float(v) <= hi
+
+
+def _temperature_attrs(form: str, val: dict[str, Any]) -> None:
+    v = val.get("value")
+    if "unit" not in val or val["unit"] not in ("F", "C"):
+        val["unit"] = "C" if v is not None and v < 50 else "F"
+    if form.lower().replace(" ", "").replace("-", "") in ("tmax", "tm", "maxtemp"):
+        val.setdefault("max", v)
+        val.setdefault("max_lo", v)
+
+
+def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str],
+                 taken: list[tuple[int, int]]) -> list[Mention]:
+    out: list[Mention] = []
+    spans: list[tuple[int, int, list[str]]] = []
+    for m in lex.drug_re.finditer(raw):
+        word = re.sub(r"\s+", " ", m.group(0).lower())
+        if word in ("neo", "lr", "ns", "hd") and not re.search(r"(gtt|drip|bolus|\d|iv|ml|l\b|cc|@|at)", raw[m.end():m.end() + 12], re.I):
+            continue
+        names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
+        spans.append((m.start(), m.end(), names))
+    known = {s for s, _, _ in spans}
+    words = {d.split()[0].lower().strip(",.") for d in patient_drugs if d and len(d.split()[0]) >= 5}
+    if words:
+        for m in re.finditer(r"(?<![A-Za-z])([A-Za-z][A-Za-z\-]{4,})(?![A-Za-z])", raw):
+            w = m.group(1).lower()
+            if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
+                spans.append((m.start(), m.end(), [w]))
+    spans.sort()
+    # "vanc/zosyn started 10-23": slash-joined drugs share the clause's attributes
+    for s, e, names in spans:
+        if _overlaps(taken, s, e):
+            continue
+        clause_end = _CLAUSE_END.search(raw, e)
+        clause = raw[e:clause_end.start() if clause_end else len(raw)]
+        nxt = next((a for a, _, _ in spans if a > s), None)
+        own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
+                                                                                       raw[e:nxt]) else len(clause)]
+        attrs: dict[str, Any] = {"drugs": names}
+        dose = _DOSE.search(own[:40])
+        if dose:
+            attrs.update({"dose": float(dose.group("dose")), "dose_unit": dose.group("unit").lower()})
+        route = _ROUTE.search(raw[s:e] + own[:50])
+        if route:
+            r = route.group(1).upper()
+            attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV", "INFUSION": "IV"}.get(r, r)
+            if r in ("GTT", "DRIP", "INFUSION"):
+                attrs["infusion"] = True
+        freq = _FREQ.search(own[:50])
+        if freq:
+            attrs["freq"] = freq.group(1).lower()
+        act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(raw[max(0, s - 25):s])
+        if act:
+            attrs["action"] = act.group("a").lower()
+        dur = parse_duration_days(own[:60])
+        if dur:
+            attrs["duration_days"] = dur
+        attrs["negated"] = negated_before(raw[:s])
+        kind = "infusion" if attrs.get("infusion") else "medication"
+        value = raw[e:e + len(own)].strip()[:60] or None
+        out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, attrs))
+    return out
+
+
+def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    out: list[Mention] = []
+    for pattern, table_word in lex.specimens:
+        for m in pattern.finditer(raw):
+            if _overlaps(taken, m.start(), m.end()):
+                continue
+            clause = _clause(raw, m.end())[:80]
+            attrs: dict[str, Any] = {"specimen": table_word}
+            for opat, oword in lex.organisms:
+                om = opat.search(clause)
+                if om:
+                    attrs["organism"] = oword
+                    attrs["organism_text"] = om.group(0)
+                    break
+            if "organism" not in attrs and lex.micro_negative.search(clause[:40]):
+                attrs["negative"] = True
+            sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause, re.I)
+            if sens:
+                attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
+                attrs["antibiotics"] = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()][:4]
+            if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
+                attrs["pending"] = True
+            end = m.end() + len(clause.rstrip())
+            out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
+                               clause.strip()[:80] or None, attrs))
+            taken.append((m.start(), end))
+    return out

@@ -1,0 +1,173 @@
+"""Rule-based note segmentation: section headers, problem headers and hospital-day markers.
+
+Paper §4.1 splits a note into topic-coherent segments so that later stages reason
+locally. Offline, the segments are the note's own structure: section headers of the
+three note types (``ehrlib/data/offline_sections.yaml``), problem headers of an
+assessment/plan or hospital course ("# Hypotension:", "1. AKI -"), and day markers
+("HD 3:", "POD 2 -", "[**10-23**]:"). A day-marker segment's default window is that day;
+otherwise the protocol's default applies (Appendix B.4): the note date for physician and
+nursing notes, the hospitalization for discharge summaries, widened by one day each side.
+
+medspaCy's sectionizer was evaluated and not used: medspacy 1.3 pulls spacy<3.8 /
+thinc 8.2 / blis 0.7, whose compiled extensions are built against numpy 1.x; in a
+scratch venv with our numpy 2.4 ``import medspacy`` fails with "numpy.dtype size
+changed, may indicate binary incompatibility", and keeping it would force numpy 1.26
+on the whole stack. Its default section rules also cover only discharge-summary headers.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Mapping, Sequence
+
+import yaml
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.timex import TimeContext, day_window, fmt, parse_datetime, resolve_line
+from ehrlib.pipeline.records import Segment
+
+__all__ = ["SectionRule", "section_rules", "section_scope", "match_header", "segment_lines", "default_window",
+           "note_time_context"]
+
+_BODY_SYSTEM_KINDS = ("exam", "nursing_system")
+_INHERITING_PARENTS = ("exam", "hospital_course", "assessment_plan", "nursing_system", "events",
+                       "discharge_condition", "vitals")
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRule:
+    kind: str
+    scope: str
+    pattern: re.Pattern[str]
+
+
+@lru_cache(maxsize=1)
+def section_rules() -> tuple[SectionRule, ...]:
+    """The header rules from ``ehrlib/data/offline_sections.yaml`` (validated once)."""
+    text = resources.files("ehrlib").joinpath("data/offline_sections.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    rules: list[SectionRule] = []
+    try:
+        for entry in data["sections"]:
+            for header in entry["headers"]:
+                rules.append(SectionRule(entry["kind"], entry["scope"],
+                                         re.compile(r"(?:" + header + r")", re.I)))
+    except (KeyError, TypeError, re.error) as exc:
+        raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
+    return tuple(rules)
+
+
+@lru_cache(maxsize=None)
+def section_scope(kind: str) -> str:
+    """active | past | plan | claims for a section kind (unknown kinds are active)."""
+    return next((r.scope for r in section_rules() if r.kind == kind), "active")
+
+
+_HEADER = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Za-z0-9][A-Za-z0-9 /&,\-\(\)'.]{0,60}?)\s*(?::|\s-\s|$)(?P<rest>.*)$")
+_PROBLEM = re.compile(r"^\s*(?:#\s*|\d{1,2}[.)]\s+)(?P<title>[A-Za-z][^:]{1,70}?)\s*(?::|\s-\s|$)")
+_DAY_MARKER = re.compile(
+    r"^\s*(?:(?:HD|hospital\s+day|POD|post-?op(?:erative)?\s+day|ICU\s+day|day)\s*#?\s*\d{1,2}"
+    r"|\[\*\*(?:\d{4}-)?\d{1,2}-\d{1,2}\*\*\]|\d{1,2}/\d{1,2}(?:/\d{2,4})?)"
+    r"(?:\s*\([^)]*\))?\s*(?::|-|–)", re.I)
+
+
+def _classify(title: str, note_type: str) -> SectionRule | None:
+    t = re.sub(r"\s+", " ", title.strip().lower())
+    for rule in section_rules():
+        if rule.pattern.fullmatch(t):
+            if rule.kind in _BODY_SYSTEM_KINDS and note_type == "nursing":
+                return SectionRule("nursing_system", "active", rule.pattern)
+            return rule
+    return None
+
+
+def match_header(line: str, note_type: str) -> tuple[str, str] | None:
+    """``(kind, title)`` when ``line`` opens a section, else None.
+
+    A header is a known title followed by a colon (content may follow on the line), or a
+    known title alone on its line (``HOSPITAL COURSE``). One- and two-letter headers
+    ("A:", "P:") are headers only when no number follows, so "P: 88" stays a pulse.
+    """
+    m = _HEADER.match(line)
+    if not m:
+        return None
+    title, rest = m.group("title").strip(), m.group("rest")
+    has_colon = ":" in line[m.start("title"):m.end("title") + 3] or bool(re.match(r"\s*:", line[m.end("title"):]))
+    rule = _classify(title, note_type)
+    if rule is None:
+        return None
+    if not has_colon and rest.strip():
+        return None
+    if len(title) <= 2 and re.match(r"\s*[\d\-+.]", rest):
+        return None
+    return rule.kind, title
+
+
+def default_window(note_type: str, admission: TimeSpan, note_day: str | None, widen_days: float = 1.0) -> TimeSpan:
+    """The protocol's window for statements with no time of their own (Appendix B.4)."""
+    if note_type == "discharge_summary" or not note_day:
+        start, end = parse_datetime(admission.start), parse_datetime(admission.end)
+        return TimeSpan(fmt(start.replace(hour=0, minute=0, second=0)) if start else None,
+                        fmt(end.replace(hour=23, minute=59, second=59)) if end else None) \
+            if (start or end) else TimeSpan(None, None)
+    day = parse_datetime(note_day)
+    if day is None:
+        return TimeSpan(None, None)
+    return day_window(day, widen_days, widen_days)
+
+
+def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, note_day: str | None,
+                  tctx: TimeContext | None = None, widen_days: float = 1.0) -> tuple[Segment, ...]:
+    """Contiguous segments covering every line once, in order.
+
+    Body-system headers (Abd:, CV:, Neuro:) inside an exam, hospital course or assessment
+    keep the parent's kind, so "CV: on levophed" in a hospital course stays active course.
+    """
+    base_window = default_window(note_type, admission, note_day, widen_days)
+    starts: list[tuple[int, str, str, TimeSpan]] = []  # (line, title, kind, window)
+    parent = "other"
+    for i, line in enumerate(lines):
+        header = match_header(line, note_type)
+        if header is not None:
+            kind, title = header
+            if kind in _BODY_SYSTEM_KINDS and parent in _INHERITING_PARENTS and parent not in _BODY_SYSTEM_KINDS:
+                kind = parent
+            else:
+                parent = kind
+            starts.append((i, title, kind, base_window))
+            continue
+        day = _DAY_MARKER.match(line)
+        if day is not None and tctx is not None:
+            refs = resolve_line(line[:day.end()], i, tctx)
+            window = refs[0].window if refs else base_window
+            starts.append((i, day.group(0).strip(" :-–"), parent if parent != "other" else "hospital_course", window))
+            continue
+        problem = _PROBLEM.match(line)
+        if problem is not None and parent in ("hospital_course", "assessment_plan"):
+            starts.append((i, problem.group("title").strip(), parent, base_window))
+    if not starts or starts[0][0] != 0:
+        starts.insert(0, (0, "preamble", "admission_info" if note_type == "discharge_summary" else "other",
+                          base_window))
+    segments: list[Segment] = []
+    for idx, (start, title, kind, window) in enumerate(starts):
+        end = starts[idx + 1][0] - 1 if idx + 1 < len(starts) else max(len(lines) - 1, 0)
+        segments.append(Segment(idx, start, end, title, kind, window))
+    return tuple(segments)
+
+
+def note_time_context(note_type: str, admittime: str | None, dischtime: str | None, note_day: str | None,
+                      extra: Mapping[str, str | None] | None = None, widen_days: float = 1.0) -> TimeContext:
+    """A :class:`TimeContext` from the admission row and the note date."""
+    anchors: dict[str, datetime] = {}
+    for name, value in (("admission", admittime), ("discharge", dischtime), *(extra or {}).items()):
+        t = parse_datetime(value)
+        if t is not None:
+            anchors[name] = t
+    ref = parse_datetime(note_day) if note_type != "discharge_summary" else None
+    ref = ref or anchors.get("discharge") or anchors.get("admission") or parse_datetime(note_day) or datetime(2100, 1, 1)
+    return TimeContext(ref, anchors, widen_days)
+

@@ -1,0 +1,331 @@
+"""Temporal anchors and relative-time resolution for clinical notes, without an LLM.
+
+Paper §4.1 and Appendix B.4: a statement's time is (1) an explicit date/time in its line,
+(2) a relative expression resolved against a global anchor (admission, discharge, surgery,
+the note date), or (3) the segment's default window. Narrative anchors ("on admission",
+"at discharge", "POD 3") are widened one day either side, as the annotation protocol and
+the retrieval tools do; an explicit calendar date covers that whole day.
+
+MIMIC de-identification writes dates as ``[**2164-10-23**]`` or, without the year,
+``[**10-23**]``; a partial date takes the year that puts it closest to the reference date
+(the admission), which handles stays that cross New Year.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Iterable, Mapping
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.records import Anchor, TimeRef
+
+__all__ = [
+    "TimeContext",
+    "parse_datetime",
+    "fmt",
+    "day_window",
+    "widen",
+    "find_anchors",
+    "resolve_line",
+    "parse_duration_days",
+    "strip_deid",
+]
+
+_DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeContext:
+    """What relative expressions resolve against.
+
+    ``anchors`` maps names (admission, discharge, surgery, icu_admission, note) to times.
+    ``reference`` is the note's own time: the chart date of a physician/nursing note, the
+    discharge for a discharge summary.
+    """
+
+    reference: datetime
+    anchors: Mapping[str, datetime]
+    #: widening (days) of narrative anchors, per Appendix B.4 / C.3
+    widen_days: float = 1.0
+
+    def get(self, name: str) -> datetime | None:
+        return self.anchors.get(name)
+
+
+def parse_datetime(text: str | None) -> datetime | None:
+    """Parse an ISO date or timestamp (``2164-10-23``, ``2164-10-23 14:00:00``, ``...T...``)."""
+    if not text:
+        return None
+    text = str(text).strip().replace("T", " ")
+    for form in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"):
+        try:
+            return datetime.strptime(text[:19] if form.endswith("%S") else text, form)
+        except ValueError:
+            continue
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def fmt(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def day_window(day: date | datetime, before: float = 0.0, after: float = 0.0) -> TimeSpan:
+    """The calendar day (00:00 to 23:59:59), optionally widened by whole days."""
+    start = datetime(day.year, day.month, day.day) - timedelta(days=before)
+    end = datetime(day.year, day.month, day.day, 23, 59, 59) + timedelta(days=after)
+    return TimeSpan(fmt(start), fmt(end))
+
+
+def widen(span: TimeSpan, days: float) -> TimeSpan:
+    start, end = parse_datetime(span.start), parse_datetime(span.end)
+    return TimeSpan(fmt(start - timedelta(days=days)) if start else None,
+                    fmt(end + timedelta(days=days)) if end else None)
+
+
+def strip_deid(text: str) -> str:
+    """``[**2164-10-23**]`` -> ``2164-10-23``; ``[**Hospital1 18**]`` -> ``Hospital1``."""
+    def repl(m: re.Match[str]) -> str:
+        inner = m.group(1).strip()
+        if re.fullmatch(r"[\d\-/ :]+", inner):
+            return inner
+        return re.sub(r"\s+\d+$", "", inner)
+    return re.sub(r"\[\*\*(.*?)\*\*\]", repl, text)
+
+
+# --- explicit dates ------------------------------------------------------------------------
+
+_TIME = r"(?:\s*(?:at\s+|@\s*)?(?P<hh>[01]?\d|2[0-3]):?(?P<mi>[0-5]\d)(?:\s*(?P<ampm>[ap]\.?m\.?))?(?!\d))?"
+_FULL_DATE = re.compile(
+    r"(?<![\d/])(?:\[\*\*)?(?P<y>2\d{3})-(?P<m>1[0-2]|0?[1-9])-(?P<d>3[01]|[12]\d|0?[1-9])(?!\d)(?:\*\*\])?" + _TIME)
+_US_DATE = re.compile(
+    r"(?<![\d/.\-])(?:\[\*\*)?(?P<m>1[0-2]|0?[1-9])[/-](?P<d>3[01]|[12]\d|0?[1-9])(?!\d)(?:[/-](?P<y>(?:2\d)?\d\d))?"
+    r"(?:\*\*\])?(?![\d/.]|\s*(?:mg|mcg|g|ml|units?|%|cc|mmol|meq)\b)" + _TIME, re.I)
+
+
+def _closest_year(month: int, day: int, ref: datetime) -> date | None:
+    best: date | None = None
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            cand = date(year, month, day)
+        except ValueError:
+            continue
+        if best is None or abs((cand - ref.date()).days) < abs((best - ref.date()).days):
+            best = cand
+    return best
+
+
+def _with_time(day: date, m: re.Match[str]) -> tuple[TimeSpan, bool]:
+    if m.group("hh") is None:
+        return day_window(day), False
+    hour, minute = int(m.group("hh")), int(m.group("mi"))
+    ampm = (m.group("ampm") or "").lower()
+    if ampm.startswith("p") and hour < 12:
+        hour += 12
+    if ampm.startswith("a") and hour == 12:
+        hour = 0
+    moment = datetime(day.year, day.month, day.day, hour, minute)
+    # a charted time is exact to the hour at best in notes: +/- 1 h
+    return TimeSpan(fmt(moment - timedelta(hours=1)), fmt(moment + timedelta(hours=1))), True
+
+
+def _explicit_dates(text: str, ctx: TimeContext) -> list[tuple[int, int, date, TimeSpan]]:
+    found: list[tuple[int, int, date, TimeSpan]] = []
+    taken: list[tuple[int, int]] = []
+    for m in _FULL_DATE.finditer(text):
+        try:
+            day = date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+        except ValueError:
+            continue
+        span, _ = _with_time(day, m)
+        found.append((m.start(), m.end(), day, span))
+        taken.append((m.start(), m.end()))
+    for m in _US_DATE.finditer(text):
+        if any(s <= m.start() < e for s, e in taken):
+            continue
+        # "2/4" bottles, "1/2" tab, BP "120/80": reject when it looks like a ratio of values
+        raw = m.group(0)
+        if "/" in raw and m.group("y") is None and not raw.startswith("[**"):
+            before = text[max(0, m.start() - 12):m.start()].lower()
+            if not re.search(r"(on|since|from|to|until|thru|through|of|dated?|by|,|\()\s*$", before) \
+                    and not re.match(r"^\s*[:\-]", text[m.end():m.end() + 2]) and m.start() > 0:
+                continue
+        year = m.group("y")
+        if year:
+            y = int(year)
+            y = y + 2100 if y < 100 and ctx.reference.year >= 2100 else (y + 2000 if y < 100 else y)
+            try:
+                day = date(y, int(m.group("m")), int(m.group("d")))
+            except ValueError:
+                continue
+        else:
+            maybe = _closest_year(int(m.group("m")), int(m.group("d")), ctx.reference)
+            if maybe is None:
+                continue
+            day = maybe
+        span, _ = _with_time(day, m)
+        found.append((m.start(), m.end(), day, span))
+    return sorted(found)
+
+
+# --- relative expressions --------------------------------------------------------------------
+
+_NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+              "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fourteen": 14}
+_N = r"(?P<n>\d{1,2}|" + "|".join(_NUM_WORDS) + r")"
+
+
+def _num(tok: str) -> int:
+    return int(tok) if tok.isdigit() else _NUM_WORDS[tok.lower()]
+
+
+_HD = re.compile(r"\b(?:HD|hospital\s+day|hosp\.?\s*day|day)\s*#?\s*" + _N + r"\b(?!\s*(?:of|x)\s)", re.I)
+_POD = re.compile(r"\b(?:POD|post[-\s]?op(?:erative)?\s+day)\s*#?\s*" + _N + r"\b", re.I)
+_ICU_DAY = re.compile(r"\b(?:ICU\s+day|MICU\s+day|ICU\s*D)\s*#?\s*" + _N + r"\b", re.I)
+_DAYS_AFTER = re.compile(
+    _N + r"\s+days?\s+(?P<rel>after|post|following|prior to|before)\s+(?P<what>admission|surgery|the procedure|"
+    r"discharge|transfer|intubation|extubation)", re.I)
+
+_NARRATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), name) for p, name in (
+        (r"\b(?:on|at|upon|during|since)\s+(?:admission|presentation|arrival)\b|\badmission\s+(?:labs?|exam|vitals?|weight)\b"
+         r"|\bon\s+admit\b|\bpresented\s+(?:with|to)\b|\bin\s+the\s+(?:ED|ER|emergency\s+(?:department|room))\b"
+         r"|\bED\s+(?:course|vitals|labs)\b|\binitial(?:ly)?\b", "admission"),
+        (r"\b(?:on|at|upon|prior\s+to|before|day\s+of)\s+discharge\b|\bdischarge\s+(?:labs?|exam|vitals?|weight)\b"
+         r"|\bat\s+the\s+time\s+of\s+discharge\b", "discharge"),
+        (r"\b(?:post-?op(?:eratively)?|after\s+(?:the\s+)?surgery|in\s+the\s+OR|intra-?op(?:eratively)?)\b", "surgery"),
+        (r"\b(?:on|upon)\s+(?:arrival\s+to|transfer\s+to|admission\s+to)\s+the\s+(?:M|S|CV|T|CC)?ICU\b"
+         r"|\bin\s+the\s+(?:M|S|CV|T|CC)?ICU\b", "icu_admission"),
+    ))
+
+_NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
+    # (pattern, start offset days, end offset days) relative to the note's reference day
+    (re.compile(p, re.I), a, b) for p, a, b in (
+        (r"\b(?:overnight|last\s+night|o/n|this\s+past\s+night)\b", -1.0, 0.0),
+        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|today|this\s+shift|currently|now|at\s+present)\b", 0.0, 0.0),
+        (r"\byesterday\b|\blast\s+evening\b|\bprior\s+day\b", -1.0, -1.0),
+        (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b", -1.0, 0.0),
+        (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
+        (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0, 0.0),
+    ))
+_FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b", re.I)
+_PRIOR = re.compile(r"\b(?:the\s+)?(?:previous|preceding|prior)\s+(?:day|evening|night)\b|\bthe\s+day\s+before\b", re.I)
+
+_DURATION = re.compile(
+    r"\b(?:x|for|times|over|total\s+of|course\s+of)\s*" + r"(?P<n>\d{1,3}(?:\.\d)?|" + "|".join(_NUM_WORDS) + r")"
+    r"\s*-?\s*(?P<u>d(?:ays?)?|wks?|weeks?|h(?:rs?|ours?)?)\b", re.I)
+_DOSES_DURATION = re.compile(r"\b(?P<n>\d{1,2})\s*-?\s*days?\s+(?:course|of\s+(?:treatment|therapy|abx|antibiotics))\b", re.I)
+
+
+def parse_duration_days(text: str) -> float | None:
+    """``x3 days`` / ``for 7d`` / ``2 wks`` / ``x48h`` / ``5 day course`` -> days (float)."""
+    m = _DURATION.search(text)
+    if m:
+        n = float(m.group("n")) if m.group("n")[0].isdigit() else float(_NUM_WORDS[m.group("n").lower()])
+        unit = m.group("u").lower()
+        if unit.startswith("w"):
+            return n * 7
+        if unit.startswith("h"):
+            return n / 24
+        return n
+    m = _DOSES_DURATION.search(text)
+    return float(m.group("n")) if m else None
+
+
+def find_anchors(lines: Iterable[str], ctx: TimeContext) -> list[Anchor]:
+    """Global anchors: the table anchors plus note statements such as "underwent X on [**10-23**]"."""
+    anchors = [Anchor(name, fmt(t), None, "table") for name, t in ctx.anchors.items()]
+    have = {a.name for a in anchors}
+    surgery_cue = re.compile(r"\b(?:underwent|s/p|status post|taken to the OR|OR for|went to (?:the )?OR|"
+                             r"surgery|operation|ectomy|otomy|plasty|CABG|repair)\b", re.I)
+    for i, raw in enumerate(lines):
+        if "surgery" in have:
+            break
+        if surgery_cue.search(raw):
+            dates = _explicit_dates(raw, ctx)
+            if dates:
+                anchors.append(Anchor("surgery", fmt(datetime.combine(dates[0][2], datetime.min.time())), i, "note"))
+                have.add("surgery")
+    return anchors
+
+
+def _anchor_times(anchors: Iterable[Anchor]) -> dict[str, datetime]:
+    out: dict[str, datetime] = {}
+    for a in anchors:
+        t = parse_datetime(a.time)
+        if t is not None and a.name not in out:
+            out[a.name] = t
+    return out
+
+
+def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Anchor] = (),
+                 previous: TimeSpan | None = None) -> list[TimeRef]:
+    """Every temporal expression of one line, resolved to an absolute window, in text order.
+
+    ``previous`` is the last window resolved earlier in the segment ("the following day"
+    counts from it). Durations are not windows; see :func:`parse_duration_days`.
+    """
+    times = dict(ctx.anchors)
+    times.update({k: v for k, v in _anchor_times(anchors).items() if k not in times})
+    w = ctx.widen_days
+    refs: list[TimeRef] = []
+    for start, end, _day, span in _explicit_dates(text, ctx):
+        refs.append(TimeRef(line, text[start:end].strip(), span, None, (start, end)))
+
+    def add(m: re.Match[str], span: TimeSpan, anchor: str | None) -> None:
+        if any(r.span and r.span[0] <= m.start() < r.span[1] for r in refs):
+            return
+        refs.append(TimeRef(line, m.group(0).strip(), span, anchor, (m.start(), m.end())))
+
+    admit = times.get("admission")
+    for m in _HD.finditer(text):
+        bare = re.match(r"day\b", m.group(0), re.I)
+        if admit is None or (bare and not re.search(r"\bon\s+$", text[:m.start()], re.I)):
+            continue  # a bare "day 3" is a hospital day only as "on day 3"
+        add(m, day_window(admit + (_num(m.group("n")) - 1) * _DAY, w, w), "admission")
+    surgery = times.get("surgery")
+    for m in _POD.finditer(text):
+        if surgery is not None:
+            add(m, day_window(surgery + _num(m.group("n")) * _DAY, w, w), "surgery")
+    icu = times.get("icu_admission") or admit
+    for m in _ICU_DAY.finditer(text):
+        if icu is not None:
+            add(m, day_window(icu + (_num(m.group("n")) - 1) * _DAY, w, w), "icu_admission")
+    for m in _DAYS_AFTER.finditer(text):
+        what = m.group("what").lower()
+        name = {"the procedure": "surgery", "transfer": "icu_admission"}.get(what, what)
+        base = times.get(name)
+        if base is None:
+            continue
+        sign = -1 if m.group("rel").lower() in ("prior to", "before") else 1
+        add(m, day_window(base + sign * _num(m.group("n")) * _DAY, w, w), name)
+    for pattern, name in _NARRATIVE:
+        base = times.get(name)
+        if base is None:
+            continue
+        for m in pattern.finditer(text):
+            # "on admission" reaches back one day (ED before the admit time), per B.4
+            add(m, day_window(base, w, w), name)
+    for m in _FOLLOWING.finditer(text):
+        base_span = previous or (refs[-1].window if refs else None)
+        start = parse_datetime(base_span.start) if base_span else None
+        if start is not None:
+            end = parse_datetime(base_span.end) or start
+            add(m, TimeSpan(fmt(start + _DAY), fmt(end + _DAY)), "previous")
+    for m in _PRIOR.finditer(text):
+        base_span = previous or (refs[-1].window if refs else None)
+        start = parse_datetime(base_span.start) if base_span else None
+        if start is not None:
+            end = parse_datetime(base_span.end) or start
+            add(m, TimeSpan(fmt(start - _DAY), fmt(end - _DAY)), "previous")
+    ref_day = ctx.reference
+    for pattern, a, b in _NOTE_RELATIVE:
+        for m in pattern.finditer(text):
+            # relative to the note's day, widened half a day to cover the charting shift
+            start = datetime(ref_day.year, ref_day.month, ref_day.day) + timedelta(days=a) - timedelta(hours=12)
+            end = datetime(ref_day.year, ref_day.month, ref_day.day, 23, 59, 59) + timedelta(days=b)
+            add(m, TimeSpan(fmt(start), fmt(end)), "note")
+    return sorted(refs, key=lambda r: r.span or (0, 0))
