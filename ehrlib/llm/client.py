@@ -157,7 +157,7 @@ class Client:
         msgs = tuple(messages)
         if not msgs:
             raise ConfigError("generate() needs at least one message")
-        key = cache_key(self.backend, msgs, tools, cfg, salt=self.cache_salt) if self.cache else None
+        key = cache_key(self.backend, msgs, tools, cfg, salt=self.cache_salt) if self.cache is not None else None
         if self.cache is not None and key is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -239,7 +239,7 @@ class Client:
             "max_concurrency": self.max_concurrency,
             "retry": {"max_attempts": self.retry.max_attempts, "initial_s": self.retry.initial_s,
                       "max_s": self.retry.max_s},
-            "cache": self.cache.stats() if self.cache else None,
+            "cache": self.cache.stats() if self.cache is not None else None,
             "cache_salt": self.cache_salt,
             "network_calls": self.network_calls,
             "retries": self.retries,

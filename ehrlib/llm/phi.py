@@ -15,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -36,14 +37,16 @@ OVERRIDE_ENV = "EHRLIB_I_ACCEPT_SENDING_CREDENTIALED_DATA_TO_PUBLIC_APIS"
 SAFE_HOSTS_ENV = "EHRLIB_PHI_SAFE_HOSTS"
 OPEN_SOURCE_KINDS = frozenset({"open-demo", "synthetic"})
 
-# Suffixes of hosts whose terms let credentialed data through (no retention for
-# training, BAA available): Vertex AI, and Azure OpenAI / Azure AI Foundry.
-_SAFE_SUFFIXES = {
-    "aiplatform.googleapis.com": "Vertex AI",
-    "openai.azure.com": "Azure OpenAI",
-    "cognitiveservices.azure.com": "Azure OpenAI",
-    "services.ai.azure.com": "Azure AI Foundry",
-}
+# Hosts whose terms let credentialed data through (no retention for training, BAA
+# available): Vertex AI (global, regional "{location}-aiplatform", multi-regional
+# "aiplatform.{location}.rep"), and Azure OpenAI / Azure AI Foundry resources.
+_SAFE_HOSTS = (
+    (re.compile(r"(?:[a-z0-9-]+-)?aiplatform\.googleapis\.com"), "Vertex AI"),
+    (re.compile(r"aiplatform\.[a-z0-9-]+\.rep\.googleapis\.com"), "Vertex AI"),
+    (re.compile(r"[a-z0-9-]+\.openai\.azure\.com"), "Azure OpenAI"),
+    (re.compile(r"[a-z0-9-]+\.cognitiveservices\.azure\.com"), "Azure OpenAI"),
+    (re.compile(r"[a-z0-9-]+\.services\.ai\.azure\.com"), "Azure AI Foundry"),
+)
 _DEVELOPER_API_HOST = "generativelanguage.googleapis.com"
 
 
@@ -78,8 +81,8 @@ def classify_endpoint(url: str, *, safe_hosts: Iterable[str] = ()) -> EndpointVe
         ip = None
     if ip is not None and (ip.is_loopback or ip.is_private or ip.is_link_local):
         return EndpointVerdict(url, host, True, "a loopback or private network address")
-    for suffix, service in _SAFE_SUFFIXES.items():
-        if _host_matches(host, suffix):
+    for pattern, service in _SAFE_HOSTS:
+        if pattern.fullmatch(host):
             return EndpointVerdict(url, host, True, service)
     if _host_matches(host, _DEVELOPER_API_HOST):
         return EndpointVerdict(url, host, False, "the Gemini Developer API (use Vertex AI for credentialed data)")
