@@ -114,3 +114,32 @@ def tiny_run(tmp_path) -> tuple[Path, Path]:
                run / "manifest.json")
     write_jsonl([{"note_id": "n1", "status": "ok"}, {"note_id": "n2", "status": "ok"}], run / "progress.jsonl")
     return run, corpus
+
+
+# --- synthetic hospital (ehrlib.synth) -------------------------------------------------
+# Default-size hospitals (40 patients, seed 0), built once per session; tests open them
+# read-only. Names are relied on by the tools, notes and pipeline tests.
+
+
+def _synth(tmp_path_factory, layout: str) -> Path:
+    from ehrlib.synth import generate_hospital
+
+    return generate_hospital(tmp_path_factory.mktemp(f"synth_{layout}") / f"synth_{layout}.duckdb", layout=layout)
+
+
+@pytest.fixture(scope="session")
+def synth_db(tmp_path_factory) -> Path:
+    """The default synthetic hospital in the MIMIC-III layout."""
+    return _synth(tmp_path_factory, "mimic3")
+
+
+@pytest.fixture(scope="session")
+def synth_db_mimic4(tmp_path_factory) -> Path:
+    """The same hospital (seed 0) in the MIMIC-IV layout (hosp/icu schemas, emar)."""
+    return _synth(tmp_path_factory, "mimic4")
+
+
+@pytest.fixture(scope="session")
+def synth_db_perturbed(tmp_path_factory) -> Path:
+    """The same hospital (seed 0) in the perturbed schema of the paper's Table 15."""
+    return _synth(tmp_path_factory, "perturbed")

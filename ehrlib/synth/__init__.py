@@ -1,0 +1,123 @@
+"""The embedded synthetic hospital: seeded MIMIC-shaped tables with known storylines.
+
+:func:`generate_hospital` writes one DuckDB file in the MIMIC-III (default), MIMIC-IV
+or perturbed layout, with the same typed tables and build manifest as ``ehrlib
+build-db`` (``source_kind = synthetic``), plus ``ehrlib_synth_storylines``: each
+admission's storyline and key event times (surgery, intubation, first antibiotic, ...)
+so that notes can say "POD 2" relative to the real surgery time. Everything else a note
+writer needs it reads from the tables themselves, through :mod:`ehrlib.schema`.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import duckdb
+
+from ehrlib import schema
+from ehrlib.db import LAYOUTS, finalize, read_manifest, write_manifest
+from ehrlib.errors import ConfigError
+from ehrlib.synth.render import STORYLINES_TABLE, write_tables
+from ehrlib.synth.scale import add_scale_rows
+from ehrlib.synth.storylines import STORYLINES
+from ehrlib.synth.tables import build_tables
+
+__all__ = [
+    "GENERATOR_VERSION",
+    "STORYLINES",
+    "STORYLINES_TABLE",
+    "generate_hospital",
+    "content_checksums",
+    "read_storylines",
+]
+
+#: Bump when the same seed would produce different rows.
+GENERATOR_VERSION = "synth-tables-1"
+
+log = logging.getLogger(__name__)
+
+
+def generate_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int = 0, scale: int | None = None,
+                      layout: str = "mimic3") -> Path:
+    """Build the synthetic hospital into a new DuckDB file (replacing ``out_path``).
+
+    Args:
+        out_path: the DuckDB file to write; built under a temporary name, then renamed.
+        patients: number of patients (about a quarter have two admissions).
+        seed: the same seed gives identical table contents.
+        scale: add CHARTEVENTS rows until the table has about this many (bulk ICU
+            stays generated in SQL, for benchmarks); None for the storyline patients only.
+        layout: ``mimic3`` | ``mimic4`` | ``perturbed``.
+
+    Returns:
+        The path written.
+    """
+    if layout not in LAYOUTS:
+        raise ConfigError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+    if patients < 1:
+        raise ConfigError(f"--patients must be at least 1, not {patients}")
+    if scale is not None and scale < 0:
+        raise ConfigError(f"--scale must be a positive number of CHARTEVENTS rows, not {scale}")
+    out = Path(out_path)
+    if out.is_dir():
+        raise ConfigError(f"{out} is a directory; give a .duckdb file path")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
+    _remove(tmp)
+    started = time.perf_counter()
+    try:
+        frames = build_tables(patients, seed)
+        con = duckdb.connect(str(tmp))
+        try:
+            write_tables(con, frames, layout)
+            added = 0
+            if scale:
+                added = add_scale_rows(con, layout, target_rows=scale, seed=seed)
+            write_manifest(
+                con, source=f"ehrlib.synth seed={seed} patients={patients}", source_kind="synthetic",
+                flavor="synthetic", layout=layout, version=GENERATOR_VERSION,
+                extra={"seed": str(seed), "patients": str(patients), "scale": str(scale or 0),
+                       "scale_rows_added": str(added)},
+            )
+            finalize(con, layout)
+        finally:
+            con.close()
+        os.replace(tmp, out)
+    except BaseException:
+        _remove(tmp)
+        raise
+    log.debug("synthetic hospital (%s, seed %d, %d patients) written to %s in %.1f s", layout, seed, patients,
+             out, time.perf_counter() - started)
+    return out
+
+
+def _remove(path: Path) -> None:
+    for p in (path, path.with_name(path.name + ".wal")):
+        if p.exists():
+            p.unlink()
+
+
+def content_checksums(path: str | os.PathLike) -> dict[str, str]:
+    """{physical table: content checksum} of a built hospital: the manifest's
+    order-independent checksums plus the storyline table's. Equal for equal seeds."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        out = {t["table_name"]: t["content_checksum"] for t in read_manifest(con)["tables"]
+               if t["status"] == "loaded"}
+        n, h = con.execute(
+            f"SELECT count(*), coalesce(sum(hash(t)), 0) FROM {schema.quote_ident(STORYLINES_TABLE)} AS t"  # noqa: S608
+        ).fetchone()
+        out[STORYLINES_TABLE] = f"{n}:{int(h) % (1 << 64):016x}"
+        return out
+    finally:
+        con.close()
+
+
+def read_storylines(con) -> "list[tuple[int, int, str, str, object]]":
+    """Every (subject_id, hadm_id, storyline, event, event_time) row, in time order."""
+    return con.execute(
+        f"SELECT subject_id, hadm_id, storyline, event, event_time FROM {schema.quote_ident(STORYLINES_TABLE)} "  # noqa: S608
+        "ORDER BY subject_id, hadm_id, event_time, event"
+    ).fetchall()

@@ -1,0 +1,48 @@
+"""``ehrlib synth``: the synthetic hospital's command group.
+
+``ehrlib synth tables OUT.duckdb`` writes the tables (this module); ``ehrlib synth
+notes`` writes notes and gold labels on top of a database (registered below by the
+note writer's module).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+
+
+def _tables(args: argparse.Namespace) -> int:
+    from ehrlib.synth import generate_hospital
+
+    started = time.perf_counter()
+    path = generate_hospital(args.out, patients=args.patients, seed=args.seed, scale=args.scale,
+                             layout=args.layout)
+    print(f"wrote {path} ({args.layout}, seed {args.seed}, {args.patients} patients) "
+          f"in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def register(subparsers) -> None:
+    synth = subparsers.add_parser("synth", help="build the embedded synthetic hospital (tables, notes)")
+    sub = synth.add_subparsers(dest="synth_command", metavar="SYNTH_COMMAND")
+    synth.set_defaults(func=lambda _args: synth.print_help() or 2)
+
+    tables = sub.add_parser("tables", help="write a seeded synthetic MIMIC-shaped DuckDB",
+                            description="Write a seeded synthetic hospital (MIMIC-III layout by default).")
+    tables.add_argument("out", metavar="OUT.duckdb", help="DuckDB file to write (replaced if present)")
+    tables.add_argument("--patients", type=int, default=40, help="number of patients (default 40)")
+    tables.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    tables.add_argument("--scale", type=int, default=None, metavar="CHARTEVENTS_ROWS",
+                        help="add bulk ICU stays until CHARTEVENTS has about this many rows")
+    tables.add_argument("--layout", choices=("mimic3", "mimic4", "perturbed"), default="mimic3",
+                        help="physical layout (default mimic3)")
+    tables.set_defaults(func=_tables)
+
+    # --- `ehrlib synth notes` (note writer, gold labels, corpus) --------------------
+    # The note writer registers its subcommand here, on the same `sub`:
+    #   from ehrlib.synth.notes_cli import add_notes_parser; add_notes_parser(sub)
+    # ----------------------------------------------------------------------------------
