@@ -1,0 +1,267 @@
+"""Figures of the paper, regenerated from run tables: DataFrame in, matplotlib Figure out.
+
+Every function builds a ``matplotlib.figure.Figure`` directly (no pyplot state, so a
+notebook shows each figure once and a batch job leaks nothing) with seaborn's
+``whitegrid`` look. Metric values are fractions in 0..1 and drawn as percentages, like
+the paper's tables. Save with :func:`ehrlib.viz.savefig`.
+
+Expected inputs (the column names are those ``ehrlib.judge`` / ``ehrlib.analysis`` and
+``ehrlib.corpus.stats`` write):
+
+==============================  ===============================================
+function                        columns
+==============================  ===============================================
+plot_main_results               method, mode, recall, precision, f1 [, f1_low, f1_high]
+plot_metric_heatmap             method, mode, <column>, <metric>
+plot_category_counts            <category>, n [, <hue>]
+plot_share_heatmap              <rows>, <columns>, n
+plot_error_distribution         <group>, error_type, share
+plot_ablation                   variant, f1 [, mode, f1_low, f1_high]
+plot_table                      any (drawn as a table, e.g. Table 1)
+==============================  ===============================================
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from ehrlib.analysis.traces import END, START, TOOL_CATEGORIES
+
+__all__ = [
+    "METRICS",
+    "plot_main_results",
+    "plot_metric_heatmap",
+    "plot_category_counts",
+    "plot_share_heatmap",
+    "plot_error_distribution",
+    "plot_ablation",
+    "plot_table",
+    "plot_trace_graphs",
+]
+
+METRICS = ("recall", "precision", "f1")
+_METRIC_LABEL = {"recall": "Recall", "precision": "Precision", "f1": "F1"}
+_PALETTE = "colorblind"
+# a fixed tool order so annotator and model graphs put every tool in the same place
+_TOOL_ORDER = tuple(TOOL_CATEGORIES)
+
+
+def _figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6,
+            **kw: object) -> tuple[Figure, np.ndarray]:
+    sns.set_theme(style="whitegrid", context="paper", palette=_PALETTE)
+    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, **kw)).ravel()
+    return fig, axes
+
+
+def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> None:
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{fn}: missing column(s) {missing}; got {list(df.columns)}")
+
+
+def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None,
+                      title: str = "Main results") -> Figure:
+    """Recall / precision / F1 per method, one panel per judge mode (Table 2 as bars).
+
+    With ``f1_low``/``f1_high`` columns (``ehrlib.analysis.bootstrap_ci``) F1 bars get
+    error bars.
+    """
+    _require(summary, ["method", "mode", *METRICS], "plot_main_results")
+    modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+    methods = list(methods or dict.fromkeys(summary["method"]))
+    fig, axes = _figure(len(modes), sharey=True)
+    colors = sns.color_palette(_PALETTE, len(methods))
+    width = 0.8 / max(len(methods), 1)
+    x = np.arange(len(METRICS))
+    for ax, mode in zip(axes, modes):
+        part = summary[summary["mode"] == mode].set_index("method")
+        for i, method in enumerate(methods):
+            if method not in part.index:
+                continue
+            row = part.loc[method]
+            vals = [100 * float(row[m]) for m in METRICS]
+            err = None
+            if {"f1_low", "f1_high"} <= set(part.columns) and pd.notna(row.get("f1_low")):
+                lo, hi = 100 * float(row["f1_low"]), 100 * float(row["f1_high"])
+                err = np.array([[0, 0, vals[2] - lo], [0, 0, hi - vals[2]]])
+            bars = ax.bar(x + (i - (len(methods) - 1) / 2) * width, vals, width, yerr=err, capsize=3,
+                          color=colors[i], label=method)
+            ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
+        ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
+        ax.set_title(mode.capitalize())
+        ax.set_ylim(0, 105)
+    axes[0].set_ylabel("score (%)")
+    axes[0].legend(loc="upper left", fontsize=7, frameon=True)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
+                        rows: Sequence[str] = ("method", "mode"), order: Sequence[str] | None = None,
+                        title: str | None = None) -> Figure:
+    """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
+    value (note type, gold inconsistency type, ...)."""
+    row_keys = [r for r in rows if r in df.columns]
+    _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
+    table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
+    if order is not None:
+        table = table.reindex(columns=[c for c in order if c in table.columns])
+    table.index = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in table.index]
+    fig, (ax,) = _figure(width=1.2 * max(table.shape[1], 3) + 2, height=0.5 * max(table.shape[0], 2) + 1.5)
+    # the paper shades around 40 (orange below, blue above)
+    sns.heatmap(table, ax=ax, annot=True, fmt=".1f", cmap="RdBu", center=40, vmin=0, vmax=100,
+                cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
+    ax.set_xlabel(column.replace("_", " "))
+    ax.set_ylabel("")
+    ax.set_title(title or f"{_METRIC_LABEL.get(metric, metric)} by {column.replace('_', ' ')}")
+    return fig
+
+
+def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = None, value: str = "n",
+                         percent: bool = True, order: Sequence[str] | None = None, title: str = "") -> Figure:
+    """Bars of counts (or within-hue shares) per category: the paper's Figures 6-8.
+
+    ``percent`` labels each bar with its share of the total (of its hue group).
+    """
+    _require(df, [category, value] + ([hue] if hue else []), "plot_category_counts")
+    data = df.copy()
+    keys = [hue] if hue else []
+    data["_share"] = 100 * data[value] / (data.groupby(keys)[value].transform("sum") if keys else data[value].sum())
+    cats = list(order or dict.fromkeys(data[category]))
+    fig, (ax,) = _figure(width=max(4.0, 0.9 * len(cats) * (1 + 0.4 * bool(hue))))
+    sns.barplot(data=data, x=category, y="_share" if percent else value, hue=hue, order=cats, ax=ax,
+                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0])
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.1f%%" if percent else "%d", fontsize=7, padding=2)
+    ax.set_ylabel("share (%)" if percent else "count")
+    ax.set_xlabel(category.replace("_", " "))
+    ax.set_title(title)
+    return fig
+
+
+def plot_share_heatmap(df: pd.DataFrame, rows: str, columns: str, *, value: str = "n",
+                       column_order: Sequence[str] | None = None, title: str = "") -> Figure:
+    """Row-normalised shares (%) as a heatmap, e.g. inconsistency type by note type (Figure 9)."""
+    _require(df, [rows, columns, value], "plot_share_heatmap")
+    table = df.pivot_table(index=rows, columns=columns, values=value, aggfunc="sum", fill_value=0)
+    if column_order is not None:
+        table = table.reindex(columns=[c for c in column_order if c in table.columns])
+    shares = 100 * table.div(table.sum(axis=1).replace(0, np.nan), axis=0)
+    fig, (ax,) = _figure(width=1.1 * max(shares.shape[1], 3) + 2, height=0.55 * max(shares.shape[0], 2) + 1.4)
+    sns.heatmap(shares, ax=ax, annot=True, fmt=".1f", cmap="Blues", vmin=0, vmax=100,
+                cbar_kws={"label": "share of row (%)"})
+    ax.set_xlabel(columns.replace("_", " "))
+    ax.set_ylabel(rows.replace("_", " "))
+    ax.set_title(title)
+    return fig
+
+
+def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
+                            title: str = "Error types (rule-assigned, heuristic)") -> Figure:
+    """Share of each error type per group (Figure 4); input from ``error_distribution``."""
+    _require(dist, [group, "error_type", "share"], "plot_error_distribution")
+    data = dist.assign(share_pct=100 * dist["share"])
+    types = list(dict.fromkeys(data["error_type"]))
+    fig, (ax,) = _figure(width=max(5.0, 1.1 * len(types)))
+    sns.barplot(data=data, x="error_type", y="share_pct", hue=group, order=types, ax=ax, palette=_PALETTE)
+    ax.set_xticks(range(len(types)), [t.replace("_", "\n") for t in types])
+    ax.set_xlabel("")
+    ax.set_ylabel("share of errors (%)")
+    ax.set_title(title)
+    return fig
+
+
+def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None = None,
+                  title: str = "Ablations") -> Figure:
+    """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
+    dashed line at the ``baseline`` variant's value."""
+    _require(df, ["variant", metric], "plot_ablation")
+    hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
+    variants = list(dict.fromkeys(df["variant"]))
+    fig, (ax,) = _figure(width=6.0, height=0.45 * len(variants) * (1 + bool(hue)) + 1.2)
+    data = df.assign(_v=100 * df[metric])
+    sns.barplot(data=data, y="variant", x="_v", hue=hue, order=variants, ax=ax, orient="h",
+                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
+                errorbar=None)
+    lo, hi = f"{metric}_low", f"{metric}_high"
+    if not hue and {lo, hi} <= set(df.columns):
+        mid = data.set_index("variant").loc[variants]
+        ax.errorbar(mid["_v"], np.arange(len(variants)),
+                    xerr=[mid["_v"] - 100 * mid[lo], 100 * mid[hi] - mid["_v"]], fmt="none", ecolor="black",
+                    capsize=3)
+    if baseline is not None and baseline in variants:
+        ax.axvline(float(data.loc[data["variant"] == baseline, "_v"].iloc[0]), ls="--", color="grey", lw=1)
+    for container in ax.containers:
+        if hasattr(container, "patches"):
+            ax.bar_label(container, fmt="%.1f", fontsize=7, padding=2)
+    ax.set_xlabel(f"{_METRIC_LABEL.get(metric, metric)} (%)")
+    ax.set_ylabel("")
+    ax.set_xlim(0, 105)
+    ax.set_title(title)
+    return fig
+
+
+def plot_table(df: pd.DataFrame, *, title: str = "", float_format: str = "{:.2f}") -> Figure:
+    """A DataFrame drawn as a table figure (Table 1 style corpus statistics)."""
+    cells = [[float_format.format(v) if isinstance(v, (float, np.floating)) else str(v) for v in row]
+             for row in df.itertuples(index=False)]
+    fig, (ax,) = _figure(width=max(4.0, 1.3 * len(df.columns)), height=0.35 * (len(df) + 2) + 0.4)
+    ax.axis("off")
+    table = ax.table(cellText=cells, colLabels=[str(c).replace("_", " ") for c in df.columns], loc="center",
+                     cellLoc="center")
+    table.auto_set_font_size(False)
+    table.set_fontsize(8)
+    table.scale(1, 1.3)
+    for (r, _), cell in table.get_celld().items():
+        if r == 0:
+            cell.set_text_props(weight="bold")
+    ax.set_title(title)
+    return fig
+
+
+def _trace_layout(nodes: Sequence[str]) -> dict[str, tuple[float, float]]:
+    tools = [t for t in _TOOL_ORDER if t in nodes] + sorted(n for n in nodes if n not in _TOOL_ORDER
+                                                             and n not in (START, END))
+    pos = {n: (float(np.cos(a)), float(np.sin(a)) * 0.8)
+           for n, a in zip(tools, np.linspace(np.pi * 0.8, -np.pi * 0.8, max(len(tools), 1)))}
+    pos[START], pos[END] = (-1.8, 0.0), (1.8, 0.0)
+    return pos
+
+
+def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool usage traces",
+                      min_share: float = 0.0) -> Figure:
+    """Side-by-side path-frequency graphs (Figure 5 / 31): edge width ∝ transition count.
+
+    All panels share one layout (tools on an arc in category order, START left, END
+    right) so annotators and models can be compared at a glance. ``min_share`` hides
+    transitions rarer than that share of a graph's total weight.
+    """
+    all_nodes = sorted({n for g in graphs.values() for n in g.nodes})
+    pos = _trace_layout(all_nodes)
+    fig, axes = _figure(len(graphs), width=5.5, height=4.5)
+    cat_colors = dict(zip(["alignment", "profiling", "temporal", "other", "endpoint"],
+                          sns.color_palette(_PALETTE, 5)))
+    for ax, (name, g) in zip(axes, graphs.items()):
+        total = sum(w for _, _, w in g.edges(data="weight")) or 1
+        edges = [(a, b) for a, b, w in g.edges(data="weight") if w / total >= min_share]
+        widths = [0.5 + 8 * g[a][b]["weight"] / total for a, b in edges]
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=[200 + 30 * min(g.nodes[n].get("count", 1), 40)
+                                                          for n in g.nodes],
+                               node_color=[cat_colors.get(g.nodes[n].get("category", "other"), "grey")
+                                           for n in g.nodes])
+        nx.draw_networkx_edges(g, pos, ax=ax, edgelist=edges, width=widths, alpha=0.6, arrows=True,
+                               arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=400)
+        below = {n: (x, y - 0.14) for n, (x, y) in pos.items()}
+        nx.draw_networkx_labels(g, below, ax=ax, labels={n: n.replace("_", " ") for n in g.nodes}, font_size=6)
+        ax.set_title(f"{name} ({g.graph.get('n_paths', 0)} paths, {g.number_of_edges()} transitions)")
+        ax.axis("off")
+        ax.set_xlim(-2.2, 2.2)
+        ax.set_ylim(-1.1, 1.1)
+    fig.suptitle(title)
+    return fig

@@ -1,0 +1,121 @@
+"""Plot functions return Figures with the right number of bars/cells/nodes; savefig; viewer."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from ehrlib.analysis import transition_graph  # noqa: E402
+from ehrlib.judge import evaluate_run  # noqa: E402
+from ehrlib.viz import (  # noqa: E402
+    findings_html, plot_ablation, plot_category_counts, plot_error_distribution, plot_main_results,
+    plot_metric_heatmap, plot_share_heatmap, plot_table, plot_trace_graphs, savefig, write_findings_viewer,
+)
+
+
+def _bars(ax) -> list[Rectangle]:
+    from matplotlib.container import BarContainer
+
+    return [p for c in ax.containers if isinstance(c, BarContainer) for p in c.patches]
+
+
+def _summary() -> pd.DataFrame:
+    rows = []
+    for method, base in (("inspector", 0.7), ("checkehr", 0.4)):
+        for mode, shift in (("harsh", -0.1), ("lenient", 0.0)):
+            rows.append({"method": method, "mode": mode, "recall": base + shift, "precision": base,
+                         "f1": base + shift / 2, "f1_low": base - 0.1, "f1_high": base + 0.05})
+    return pd.DataFrame(rows)
+
+
+def test_main_results_bars_per_mode_and_method():
+    fig = plot_main_results(_summary())
+    assert isinstance(fig, Figure)
+    axes = fig.axes
+    assert len(axes) == 2 and axes[0].get_title() == "Lenient"
+    assert [len(_bars(ax)) for ax in axes] == [6, 6]  # 2 methods x 3 metrics
+    heights = sorted(round(b.get_height(), 1) for b in _bars(axes[0]))
+    assert heights[-1] == 70.0
+    with pytest.raises(ValueError, match="missing column"):
+        plot_main_results(_summary().drop(columns="f1"))
+
+
+def test_metric_heatmap_has_one_cell_per_row_and_column():
+    df = pd.DataFrame([{"method": m, "mode": "harsh", "note_type": t, "f1": 0.5}
+                       for m in ("a", "b") for t in ("nursing", "physician", "discharge_summary")])
+    fig = plot_metric_heatmap(df, "note_type", order=["discharge_summary", "physician", "nursing"])
+    ax = fig.axes[0]
+    assert len(ax.texts) == 6
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["discharge_summary", "physician", "nursing"]
+
+
+def test_corpus_figures():
+    types = pd.DataFrame({"type": ["time", "value", "other"], "n": [5, 3, 2]})
+    fig = plot_category_counts(types, "type")
+    assert len(_bars(fig.axes[0])) == 3
+    assert fig.axes[0].texts or fig.axes[0].containers[0].datavalues[0] == pytest.approx(50.0)
+    kinds = pd.DataFrame({"note_type": ["nursing", "nursing", "physician", "physician"],
+                          "kind": ["column", "missing"] * 2, "n": [3, 4, 6, 4]})
+    fig = plot_category_counts(kinds, "note_type", hue="kind")
+    assert len(_bars(fig.axes[0])) == 4
+    heat = plot_share_heatmap(kinds, "note_type", "kind")
+    assert len(heat.axes[0].texts) == 4
+    table = plot_table(pd.DataFrame({"note type": ["all"], "notes": [3], "tokens/note": [12.5]}))
+    assert isinstance(table, Figure)
+
+
+def test_trace_graph_figure_has_one_node_per_tool():
+    human = transition_graph([("Lexical_Search", "Get_Item_Value_History")] * 3)
+    model = transition_graph([("Semantic_Search", "Lexical_Search", "Get_Item_Value_History"),
+                              ("Get_Item_Value_Distribution",)])
+    fig = plot_trace_graphs({"Annotators": human, "Model": model})
+    assert len(fig.axes) == 2
+    from matplotlib.collections import PathCollection
+
+    sizes = [len(c.get_offsets()) for ax in fig.axes for c in ax.collections if isinstance(c, PathCollection)]
+    assert sizes == [4, 6]  # START, END + 2 tools; START, END + 4 tools
+
+
+def test_error_and_ablation_figures():
+    dist = pd.DataFrame({"method": ["a", "a", "b", "b"], "error_type": ["premature_conclusion", "tool_usage"] * 2,
+                         "share": [0.6, 0.4, 0.5, 0.5]})
+    assert len(_bars(plot_error_distribution(dist).axes[0])) == 4
+    abl = pd.DataFrame({"variant": ["full", "no segmentation", "no scope filter"], "f1": [0.7, 0.6, 0.65],
+                        "f1_low": [0.6, 0.5, 0.55], "f1_high": [0.8, 0.7, 0.75]})
+    fig = plot_ablation(abl, baseline="full")
+    assert len(_bars(fig.axes[0])) == 3
+
+
+def test_savefig_prefix_and_formats(tmp_path):
+    fig = plot_table(pd.DataFrame({"a": [1]}))
+    paths = savefig(fig, "table1", prefix=2, out_dir=tmp_path)
+    assert [p.name for p in paths] == ["02_table1.png", "02_table1.svg"]
+    assert all(p.stat().st_size > 0 for p in paths)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    with pytest.raises(ValueError):
+        savefig(fig, "bad name/..", out_dir=tmp_path)
+
+
+def test_findings_viewer(tiny_run):
+    run, _ = tiny_run
+    evaluate_run(run, progress=False)
+    paths = write_findings_viewer(run, mode="harsh")
+    assert sorted(p.name for p in paths) == ["index.html", "n1.html", "n2.html"]
+    page = (run / "viewer" / "n1.html").read_text()
+    assert 'class="v-correct"' in page and 'class="v-incorrect"' in page  # WBC right, HR wrong label
+    assert "missed" in page and "afebrile" in page  # afebrile unmatched under harsh
+    assert "Semantic_Search" in page and "HR 130 charted" in page
+
+
+def test_findings_html_escapes_note_text():
+    from ehrlib.corpus.records import Note, Prediction
+
+    note = Note("x", 1, 1, "nursing", "2150-01-01", "<script>alert(1)</script> HR 80")
+    page = findings_html(note, [(0, Prediction("r", "x", 0, "HR", "consistent", reason="a<b"))], [], [])
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
+    assert '<mark class="v-unmatched" title="a&lt;b"><a href="#p0">HR</a></mark>' in page
