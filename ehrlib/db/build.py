@@ -11,7 +11,6 @@ so an error or an interrupt never leaves a (half-)built file at the target path.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import logging
 import os
 import re
@@ -135,14 +134,6 @@ def _read_header(path: Path) -> list[str]:
     return [h.strip().strip('"') for h in line.rstrip("\r\n").split(",")]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 _READ_CSV = (
     "read_csv(?, header = true, auto_detect = false, delim = ',', quote = '\"', escape = '\"', "
     "nullstr = '', allow_quoted_nulls = false, columns = ?)"
@@ -253,7 +244,7 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
             n = con.execute(f"SELECT count(*) FROM {d.ref}").fetchone()[0]  # noqa: S608
             rel = path.relative_to(src).as_posix()
             counts[logical] = n
-            infos[logical] = TableInfo(logical, "loaded", rel, _sha256(path))
+            infos[logical] = TableInfo(logical, "loaded", rel, contracts.sha256_file(path))
             loads.append(TableLoad(logical, d.name, "loaded", n, time.perf_counter() - t, rel, path.stat().st_size))
         source_kind = contracts.classify_source(src, flavor, counts)
         version = _detect_version(src, flavor)

@@ -9,6 +9,7 @@ the safe default when unsure.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from types import MappingProxyType
@@ -25,6 +26,7 @@ __all__ = [
     "classify_source",
     "check_not_null_ids",
     "check_unique_row_ids",
+    "sha256_file",
 ]
 
 #: Rows per logical table in PhysioNet's open demos (header excluded).
@@ -51,6 +53,15 @@ DEMO_SUMS_FINGERPRINT: Mapping[str, tuple[str, str]] = MappingProxyType({
     "mimic3": ("PATIENTS.csv", "f65803a46bcb88127574bfd0b70d78d4123783d05bb411e70d4c9629edd7b703"),
     "mimic4": ("hosp/patients.csv.gz", "59dcc6cd8450ddf03ad32cc7d76e41caa4c9633541715987f590c74835cf6fae"),
 })
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
 
 _SUMS_LINE = re.compile(r"^([0-9a-fA-F]{64})\s+\*?(.+?)\s*$")
 

@@ -8,7 +8,6 @@ Files already present with the right checksum are skipped.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -18,7 +17,7 @@ from typing import Mapping
 import httpx
 from tqdm import tqdm
 
-from ehrlib.db.contracts import DEMO_SUMS_FINGERPRINT, read_sums
+from ehrlib.db.contracts import DEMO_SUMS_FINGERPRINT, read_sums, sha256_file
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = ["DATASETS", "DownloadResult", "download"]
@@ -38,14 +37,6 @@ class DownloadResult:
     files: int
     downloaded: int
     skipped: int
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _safe_relpath(name: str) -> PurePosixPath:
@@ -123,12 +114,12 @@ def download(dataset: str, dest: str | os.PathLike, *, base_url: str | None = No
             rel = _safe_relpath(name)
             target = dest.joinpath(*rel.parts)
             target.parent.mkdir(parents=True, exist_ok=True)
-            if target.exists() and _sha256(target) == digest:
+            if target.exists() and sha256_file(target) == digest:
                 skipped += 1
                 continue
             _fetch(client, base + rel.as_posix(), target, progress=progress)
             part = target.with_name(target.name + ".part")
-            got = _sha256(part)
+            got = sha256_file(part)
             if got != digest:
                 part.unlink()
                 raise DataError(f"{name}: sha256 {got[:12]}… does not match {SUMS_FILE} ({digest[:12]}…); "

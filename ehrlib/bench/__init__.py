@@ -1,0 +1,46 @@
+"""Benchmarks behind `ehrlib bench` / `make bench`.
+
+Every module in this package (except ``cli`` and ``_private`` ones) is one benchmark:
+it exposes ``run(out_dir: pathlib.Path) -> pathlib.Path``, writes its result file (a CSV
+under ``figures/``, e.g. ``bench_build.csv``) and returns its path. A benchmark that
+cannot run here (its data is absent) raises :class:`BenchSkipped` with the reason.
+Add a benchmark by adding a module; `ehrlib bench --only NAME` runs just that one.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import pkgutil
+from pathlib import Path
+from typing import Iterable, Sequence
+
+__all__ = ["BenchSkipped", "available", "write_csv", "repo_root"]
+
+
+class BenchSkipped(Exception):
+    """The benchmark cannot run in this environment (e.g. the demo data is absent)."""
+
+
+def available() -> list[str]:
+    """Names of the benchmark modules in this package, sorted."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "cli" and not m.name.startswith("_"))
+
+
+def repo_root() -> Path:
+    """The checkout this package lives in (benchmarks find ../shared/data from it)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence]) -> Path:
+    """Write a CSV atomically (temp file + rename): a crashed run never leaves half a table."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows(rows)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,40 @@
+"""`ehrlib bench`: discovery, skipping, and the build benchmark's CSV (on a tiny folder)."""
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from ehrlib.bench import available
+from ehrlib.bench import build as bench_build
+from ehrlib.bench.cli import run_benchmarks
+from ehrlib.errors import ConfigError
+from test_db_build import write_table
+
+
+def test_discovers_build_and_rejects_unknown(tmp_path):
+    assert "build" in available() and "cli" not in available()
+    with pytest.raises(ConfigError, match="unknown benchmark"):
+        run_benchmarks(["nope"], tmp_path)
+
+
+def test_build_benchmark_writes_rows_per_second(tmp_path, monkeypatch):
+    src = tmp_path / "m3"
+    write_table(src, "mimic3", "patients", [{"SUBJECT_ID": i} for i in range(1, 51)])
+    write_table(src, "mimic3", "labevents", [{"SUBJECT_ID": i % 50 + 1} for i in range(500)], gz=True)
+    monkeypatch.setattr(bench_build, "demo_folder", lambda: src)
+    out = run_benchmarks(["build"], tmp_path / "figures")["build"]
+    assert out == tmp_path / "figures" / "bench_build.csv"
+    rows = list(csv.DictReader(out.open()))
+    by_table = {r["table"]: r for r in rows}
+    assert set(by_table) == {"PATIENTS", "LABEVENTS", "TOTAL"}  # missing tables are not rows
+    assert int(by_table["TOTAL"]["rows"]) == 550 == int(by_table["PATIENTS"]["rows"]) + int(by_table["LABEVENTS"]["rows"])
+    for r in rows:
+        assert float(r["rows_per_s"]) == pytest.approx(int(r["rows"]) / float(r["seconds"]), rel=0.02)
+
+
+def test_build_benchmark_skips_without_data(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_build, "demo_folder", lambda: None)
+    result = run_benchmarks(["build"], tmp_path)["build"]
+    assert isinstance(result, str) and "absent" in result
+    assert not (tmp_path / "bench_build.csv").exists()
