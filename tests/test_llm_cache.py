@@ -51,6 +51,7 @@ def test_second_run_makes_zero_requests_and_identical_output(tmp_path: Path) -> 
     totals = client2.ledger.totals()
     assert totals["cached_calls"] == 2 and totals["cost_usd"] == 0.0 and totals["list_cost_usd"] > 0
     assert client2.manifest()["cache"]["hits"] == 2
+    assert all(r.latency_ms == 0.0 and r.cached for r in client2.ledger.records())
 
 
 def test_changed_settings_or_salt_miss(tmp_path: Path) -> None:

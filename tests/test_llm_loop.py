@@ -317,3 +317,9 @@ def test_async_tool_is_awaited() -> None:
     client = scripted(ToolCall("a", "async_lookup", {"item": "HR"}), "ok")
     result = run_sync(run_tool_loop(client, [user("q")], {"async_lookup": async_lookup}))
     assert result.ok and client.backend_impl.requests[1][0][-1].tool_results[0].content == "found HR"
+
+
+def test_loop_refuses_response_schema_with_tools() -> None:
+    cfg = GenerationConfig(model="scripted", response_schema={"type": "object"})
+    with pytest.raises(ConfigError, match="final_schema"):
+        run_tool_loop_sync(scripted("x"), [user("q")], TOOLS, config=cfg)

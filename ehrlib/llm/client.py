@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import random
 import threading
 import time
@@ -161,7 +162,10 @@ class Client:
         if self.cache is not None and key is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                self.ledger.record(backend=self.backend, model=cfg.model, usage=hit.usage,
+                # The reply keeps its original usage (identical output); the ledger
+                # records the hit's real latency, which is ~0.
+                self.ledger.record(backend=self.backend, model=cfg.model,
+                                   usage=dataclasses.replace(hit.usage, latency_ms=0.0),
                                    cached=True, stage=stage, note_id=note_id)
                 return hit
         response, attempts = await self._call_with_retries(msgs, tools, cfg)
@@ -212,7 +216,7 @@ class Client:
         return LLMResponse(
             text=response.text,
             tool_calls=response.tool_calls,
-            usage=type(usage)(usage.input_tokens, usage.output_tokens, usage.thinking_tokens, latency),
+            usage=dataclasses.replace(usage, latency_ms=latency),
             raw=response.raw,
             cached=False,
             finish_reason=response.finish_reason,

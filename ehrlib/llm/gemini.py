@@ -52,6 +52,11 @@ def _transport_error_types() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+def _enum_text(value: Any) -> str | None:
+    """google-genai enums, or the raw string when the API sent a value the SDK does not know."""
+    return None if value is None else str(getattr(value, "value", value))
+
+
 class GeminiBackend:
     """Translate ehrlib records to google-genai types and back."""
 
@@ -186,7 +191,7 @@ class GeminiBackend:
         candidates = resp.candidates or []
         if candidates:
             cand = candidates[0]
-            finish = str(cand.finish_reason.value) if cand.finish_reason is not None else None
+            finish = _enum_text(cand.finish_reason)
             for part in (cand.content.parts if cand.content and cand.content.parts else []):
                 if part.function_call is not None:
                     fc = part.function_call
@@ -196,7 +201,7 @@ class GeminiBackend:
                 elif part.text and not part.thought:
                     text_parts.append(part.text)
         elif resp.prompt_feedback is not None and resp.prompt_feedback.block_reason is not None:
-            finish = f"BLOCKED:{resp.prompt_feedback.block_reason.value}"
+            finish = f"BLOCKED:{_enum_text(resp.prompt_feedback.block_reason)}"
         um = resp.usage_metadata
         usage = Usage(
             input_tokens=(um.prompt_token_count or 0) if um else 0,

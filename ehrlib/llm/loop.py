@@ -187,6 +187,10 @@ async def run_tool_loop(
     """
     if max_steps < 1:
         raise ConfigError("max_steps must be at least 1")
+    if config is not None and config.response_schema is not None:
+        # Gemini 2.5 rejects a response schema together with function declarations;
+        # the final answer's shape is checked from the text instead.
+        raise ConfigError("run_tool_loop: pass the answer schema as final_schema, not config.response_schema")
     spec_list = list(specs) if specs is not None else [
         tool_spec_from_function(fn, name=name) for name, fn in tools.items()]
     spec_map = {s.name: s for s in spec_list}
