@@ -219,3 +219,32 @@ def test_connect_errors(tmp_path):
     duckdb.connect(str(plain)).execute("CREATE TABLE t (a INT)").close()
     with pytest.raises(DataError, match="not an ehrlib database"):
         connect(plain)
+
+
+def test_credentialed_dialect_quoted_upper_case_header(tmp_path):
+    """Credentialed MIMIC-III v1.4 files quote the upper-case header and every text field."""
+    src = tmp_path / "cred"
+    src.mkdir()
+    header = '"ROW_ID","SUBJECT_ID","HADM_ID","SEQ_NUM","ICD9_CODE"\n'
+    body = '1,3,10,1,"4019"\n2,3,10,2,"V4581"\n'
+    (src / "DIAGNOSES_ICD.csv.gz").write_bytes(gzip.compress((header + body).encode(), mtime=0))
+    r = build_db(src, tmp_path / "c.duckdb", progress=False)
+    assert r.source_kind == "credentialed" and len(r.missing) == 16
+    with connect(r.path) as con:
+        assert con.execute("SELECT ICD9_CODE FROM DIAGNOSES_ICD ORDER BY ROW_ID").fetchall() == [("4019",), ("V4581",)]
+
+
+def test_summary_counts_and_time_span(mimic3_dir, tmp_path):
+    from ehrlib.db import summarize
+
+    write_table(mimic3_dir, "mimic3", "admissions", [
+        {"SUBJECT_ID": 1, "HADM_ID": 10, "ADMITTIME": "2101-01-01 00:00:00", "DISCHTIME": "2101-01-09 00:00:00"},
+        {"SUBJECT_ID": 2, "HADM_ID": 20, "ADMITTIME": "2100-05-01 00:00:00", "DISCHTIME": "2100-05-03 00:00:00"},
+        {"SUBJECT_ID": 2, "HADM_ID": 21, "ADMITTIME": "2100-06-01 00:00:00", "DISCHTIME": "2100-06-03 00:00:00"},
+    ])
+    r = build_db(mimic3_dir, tmp_path / "s.duckdb", perturb=True, progress=False)
+    with connect(r.path) as con:
+        s = summarize(con)
+    assert (s.layout, s.patients, s.admissions) == ("perturbed", 2, 3)
+    assert (str(s.first_time), str(s.last_time)) == ("2100-05-01 00:00:00", "2101-01-09 00:00:00")
+    assert s.rows == r.rows and "time span 2100-05-01 .. 2101-01-09" in s.lines()[0]

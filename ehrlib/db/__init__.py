@@ -10,6 +10,7 @@ from ehrlib.db.build import BuildResult, TableLoad, build_db
 from ehrlib.db.connect import connect
 from ehrlib.db.ddl import LAYOUTS, ColumnDef, TableDef, create_tables, table_defs
 from ehrlib.db.finalize import finalize, order_keys
+from ehrlib.db.summary import DbSummary, summarize
 from ehrlib.db.manifest import (
     MANIFEST_TABLES_TABLE,
     SOURCE_KINDS,
@@ -23,6 +24,8 @@ __all__ = [
     "BuildResult",
     "TableLoad",
     "connect",
+    "summarize",
+    "DbSummary",
     "LAYOUTS",
     "ColumnDef",
     "TableDef",

@@ -28,10 +28,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _build_db(args: argparse.Namespace) -> int:
     from ehrlib.db.build import build_db
 
+    from ehrlib.db.connect import connect
+    from ehrlib.db.summary import summarize
+
     r = build_db(args.src, args.out, flavor=args.flavor, perturb=args.perturb, progress=not args.no_progress)
-    loaded = [t for t in r.tables if t.status == "loaded"]
-    print(f"built {r.path}: {r.flavor} {r.version} ({r.source_kind}), layout {r.layout}, "
-          f"{len(loaded)} tables, {r.rows:,} rows in {r.seconds:.1f} s")
+    print(f"built {r.path} in {r.seconds:.1f} s")
+    with connect(r.path) as con:
+        print("\n".join(summarize(con).lines()))
     if r.missing:
         print(f"missing (reported in the manifest): {', '.join(r.missing)}")
     return 0
