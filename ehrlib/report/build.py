@@ -1,0 +1,156 @@
+"""``ehrlib report``: every table and figure of one run, regenerated from its files.
+
+Reads ``runs/<run_id>/`` (predictions, tool calls, judgements; judges with the matcher
+first if the chosen judge has not run) and writes into the run directory:
+
+- ``metrics*.csv/.md`` (see ``ehrlib.judge``), ``metrics_ci.csv/.md`` (bootstrap over notes),
+- ``errors.csv`` + ``error_types.csv/.md`` (heuristic taxonomy, ``ehrlib.analysis.taxonomy``),
+- ``trace_paths_model.csv/.md``, ``trace_paths_gold.csv/.md``, ``trace_dispersion.csv/.md``,
+- ``figures/*.png|svg`` (also copied to the project ``figures/`` folder, prefixed with
+  the run id), ``viewer/`` (per-note HTML findings), and ``report.md`` linking it all.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ehrlib.analysis import (
+    bootstrap_ci, classify_errors, error_distribution, path_dispersion, path_frequencies, paths_from_gold,
+    paths_from_tool_calls, read_tool_calls, transition_graph,
+)
+from ehrlib.corpus.io import write_text
+from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
+from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
+from ehrlib.report.tables import markdown_table, write_table
+
+__all__ = ["ReportResult", "method_label", "build_report"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportResult:
+    run_dir: Path
+    tables: tuple[Path, ...] = ()
+    figures: tuple[Path, ...] = ()
+    viewer: tuple[Path, ...] = ()
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def write_bytes(data: bytes, path: Path) -> Path:
+    """Binary twin of ``write_text``: temp file in the target folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def method_label(info: dict | pd.Series) -> str:
+    """``inspector (gemini-2.5-flash)``: the method with its model when there is one."""
+    method = str(info.get("method") or "run")
+    model = info.get("model")
+    return f"{method} ({model})" if model and not pd.isna(model) else method
+
+
+def _figures(run, tables, ci, dist, tool_paths, gold_paths, figure_dirs, formats) -> list[Path]:
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")  # batch: never open a window
+    from ehrlib.viz import (
+        plot_error_distribution, plot_main_results, plot_metric_heatmap, plot_trace_graphs, savefig,
+    )
+
+    label = method_label(dict(run.run_info))
+    summary = tables["metrics"].assign(method=label)
+    if not ci.empty:
+        summary = summary.merge(ci[["judge", "mode", "f1_low", "f1_high"]], on=["judge", "mode"], how="left")
+    figs = {"main_results": plot_main_results(summary, title=f"Run {run.run_info['run_id']}")}
+    if not tables["metrics_by_note_type"].empty:
+        figs["f1_by_note_type"] = plot_metric_heatmap(tables["metrics_by_note_type"].assign(method=label),
+                                                      "note_type", "f1")
+    if not tables["metrics_by_inconsistency"].empty:
+        figs["recall_by_inconsistency"] = plot_metric_heatmap(
+            tables["metrics_by_inconsistency"].assign(method=label), "inconsistency", "recall",
+            order=INCONSISTENCY_GROUPS)
+    if not dist.empty:
+        figs["error_types"] = plot_error_distribution(dist.assign(method=label + " / " + dist["mode"]))
+    if len(tool_paths) or len(gold_paths):
+        figs["tool_traces"] = plot_trace_graphs({"Annotators": transition_graph(gold_paths),
+                                                 label: transition_graph(tool_paths)})
+    paths: list[Path] = []
+    (first_dir, first_tag), *copies = figure_dirs
+    for name, fig in figs.items():
+        saved = savefig(fig, name, prefix=first_tag, out_dir=first_dir, formats=formats)
+        paths += saved
+        for out_dir, tag in copies:  # copy the files: rendering again costs ~1 s per file
+            for src in saved:
+                stem = f"{tag}_{src.name}" if tag else src.name
+                paths.append(write_bytes(src.read_bytes(), Path(out_dir) / stem))
+    return paths
+
+
+def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None, *,
+                 judge: str = "matcher", figures_dir: str | os.PathLike[str] | None = "figures",
+                 n_bootstrap: int = 1000, seed: int = 0, viewer: bool = True,
+                 formats: Sequence[str] = ("png", "svg"), progress: bool = True) -> ReportResult:
+    """Write all tables, figures and the findings viewer of one run (see module docs)."""
+    run = load_run(run_dir, corpus_dir)
+    judgements = read_judgements(run.run_dir)
+    if not any(j.judge == judge for j in judgements):
+        if judge != "matcher":
+            from ehrlib.errors import ConfigError
+
+            raise ConfigError(f"run {run.run_dir.name} has no judgements by {judge!r}; "
+                              f"run `ehrlib judge --run {run.run_dir} --judge {judge}` first")
+        evaluate_run(run.run_dir, corpus_dir, judge="matcher", progress=progress)
+        judgements = read_judgements(run.run_dir)
+    tables = metric_tables(run, judgements)
+    written = write_metric_tables(tables, run.run_dir)
+    mine = [j for j in judgements if j.judge == judge]
+    scores = tables["note_scores"]
+    ci = bootstrap_ci(scores[scores["judge"] == judge], "f1", n_boot=n_bootstrap, seed=seed)
+    written.append(write_table(ci, run.run_dir / "metrics_ci.csv"))
+    errors = classify_errors(mine, run.gold, run.predictions)
+    written.append(write_table(errors, run.run_dir / "errors.csv"))
+    dist = error_distribution(errors)
+    written.append(write_table(dist, run.run_dir / "error_types.csv"))
+    tool_paths = list(paths_from_tool_calls(read_tool_calls(run.run_dir))["path"])
+    gold_paths = [p for p in paths_from_gold(run.gold)["path"] if p]
+    written.append(write_table(path_frequencies(tool_paths, top=30), run.run_dir / "trace_paths_model.csv"))
+    written.append(write_table(path_frequencies(gold_paths, top=30), run.run_dir / "trace_paths_gold.csv"))
+    dispersion = pd.DataFrame([{"source": "annotators", **path_dispersion(gold_paths)},
+                               {"source": method_label(dict(run.run_info)), **path_dispersion(tool_paths)}])
+    written.append(write_table(dispersion, run.run_dir / "trace_dispersion.csv"))
+    run_id = str(run.run_info["run_id"])
+    figure_dirs: list[tuple[Path, str | None]] = [(run.run_dir / "figures", None)]
+    if figures_dir is not None:
+        figure_dirs.append((Path(figures_dir), run_id))
+    figures = _figures(run, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
+    pages: list[Path] = []
+    if viewer:
+        from ehrlib.viz.viewer import write_findings_viewer
+
+        pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir, judge=judge, mode="lenient")
+    summary = tables["metrics"][tables["metrics"]["judge"] == judge]
+    cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
+    index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; judge: {judge}; "
+             f"corpus: `{run.corpus_dir}`; {len(run.notes)} notes, {len(run.gold)} gold entities, "
+             f"{len(run.predictions)} predictions.\n", "## Summary (mean over notes)\n", markdown_table(summary[cols]),
+             "\n## F1 with bootstrap 95% interval over notes\n", markdown_table(ci),
+             "\n## Error types (rule-assigned heuristic, see ehrlib.analysis.taxonomy)\n",
+             markdown_table(dist[dist["n"] > 0]) if not dist.empty else "(no errors)\n",
+             "\n## Tool-path dispersion: annotators vs model\n", markdown_table(dispersion),
+             "\n## Files\n", *[f"- [{p.relative_to(run.run_dir)}]({p.relative_to(run.run_dir)})\n"
+                              for p in [*written, *figures, *pages] if p.is_relative_to(run.run_dir)]]
+    report = write_text("".join(index), run.run_dir / "report.md")
+    return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))

@@ -1,0 +1,38 @@
+"""``ehrlib report --run RUN_DIR``: metrics tables, figures and the findings viewer of a run."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("report", help="write a run's tables (CSV + Markdown), figures and HTML viewer",
+                       description="Regenerate every table and figure of one run: metrics (mean over "
+                                   "notes, breakdowns, bootstrap CIs), heuristic error types, tool-trace "
+                                   "graphs, and a per-note HTML findings viewer. Judges with the matcher "
+                                   "first when the run has no judgements.")
+    p.add_argument("--run", required=True, metavar="RUN_DIR")
+    p.add_argument("--judge", default="matcher", help="whose judgements to report (default: matcher)")
+    p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
+    p.add_argument("--figures", default="figures", metavar="DIR",
+                   help="project figures folder to copy figures into, prefixed with the run id "
+                        "(default: figures; '' to skip)")
+    p.add_argument("--n-bootstrap", type=int, default=1000)
+    p.add_argument("--formats", default="png,svg", help="figure formats, comma-separated (default: png,svg)")
+    p.add_argument("--no-viewer", action="store_true", help="skip the HTML findings viewer")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ehrlib.report.build import build_report
+
+    result = build_report(args.run, args.corpus, judge=args.judge, figures_dir=args.figures or None,
+                          n_bootstrap=args.n_bootstrap, viewer=not args.no_viewer,
+                          formats=tuple(f.strip() for f in args.formats.split(",") if f.strip()),
+                          progress=not args.no_progress)
+    print(f"{result.run_dir / 'report.md'}: {len(result.tables)} tables, {len(result.figures)} figure files, "
+          f"{len(result.viewer)} viewer pages")
+    return 0

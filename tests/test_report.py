@@ -1,0 +1,52 @@
+"""`ehrlib report` on the hand-built run: every table, figure and viewer page is written."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+
+from ehrlib.cli import main  # noqa: E402
+from ehrlib.report import build_report, markdown_table  # noqa: E402
+
+
+def test_markdown_table_formats_percentages():
+    md = markdown_table(pd.DataFrame({"mode": ["harsh"], "f1": [0.71034], "n_gold": [5]}))
+    assert md.splitlines() == ["| mode | f1 | n_gold |", "|---|---:|---:|", "| harsh | 71.03 | 5 |"]
+
+
+def test_build_report_judges_first_and_writes_everything(tiny_run, tmp_path):
+    run, _ = tiny_run
+    figs = tmp_path / "figures"
+    result = build_report(run, figures_dir=figs, n_bootstrap=200, formats=("png",), progress=False)
+    for name in ("metrics", "metrics_ci", "errors", "error_types", "trace_paths_model", "trace_paths_gold",
+                 "trace_dispersion", "metrics_by_note_type"):
+        assert (run / f"{name}.csv").exists() and (run / f"{name}.md").exists(), name
+    assert (run / "judgements.jsonl").exists()
+    names = {p.name for p in figs.iterdir()}
+    assert {"r1_main_results.png", "r1_tool_traces.png", "r1_error_types.png", "r1_f1_by_note_type.png",
+            "r1_recall_by_inconsistency.png"} <= names
+    assert (run / "figures" / "main_results.png").exists()
+    assert (run / "viewer" / "index.html").exists()
+    report = (run / "report.md").read_text()
+    assert "Report of run r1" in report and "premature_conclusion" in report
+    assert "[viewer/n1.html](viewer/n1.html)" in report
+    errors = pd.read_csv(run / "errors.csv")
+    # harsh: HR (label wrong, only Semantic_Search) and afebrile (unmatched) are the errors
+    harsh = errors[errors["mode"] == "harsh"].set_index("entity_id")["error_type"].to_dict()
+    assert harsh == {"g2": "premature_conclusion", "g3": "not_extracted"}
+    disp = pd.read_csv(run / "trace_dispersion.csv").set_index("source")
+    assert disp.loc["annotators", "n_paths"] == 5 and disp.loc["inspector", "n_paths"] == 4
+    assert result.summary["mode"].tolist() == ["harsh", "lenient"]
+
+
+def test_cli_report(tiny_run, tmp_path, capsys):
+    run, _ = tiny_run
+    code = main(["report", "--run", str(run), "--figures", "", "--n-bootstrap", "50", "--no-viewer",
+                 "--formats", "png", "--no-progress"])
+    assert code == 0
+    assert "report.md" in capsys.readouterr().out
+    assert not (run / "viewer").exists()
+    assert main(["report", "--run", str(run), "--judge", "gpt-x", "--figures", ""]) == 2
+    assert "no judgements by 'gpt-x'" in capsys.readouterr().err
