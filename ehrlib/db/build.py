@@ -175,7 +175,7 @@ def _load(con, d: TableDef, path: Path) -> None:
 
 
 def _temp_path(out: Path) -> Path:
-    return out.with_name(f".{out.name}.{os.getpid()}.building")
+    return out.with_name(f".{out.name}.tmp{os.getpid()}")  # matches .gitignore *.duckdb.tmp*
 
 
 def _remove(path: Path) -> None:
