@@ -42,10 +42,11 @@ WITH s AS (
   FROM range(?) t(i)
 ), c AS (
   SELECT *, 6 * hours + CAST(ceil(hours / 4.0) AS INTEGER) AS n_rows,
-         sum(6 * hours + CAST(ceil(hours / 4.0) AS INTEGER)) OVER (ORDER BY i) AS cum_rows
+         sum(6 * hours + CAST(ceil(hours / 4.0) AS INTEGER)) OVER (ORDER BY i) AS cum_rows,
+         sum(7 * hours) OVER (ORDER BY i) - 7 * hours AS slots_before
   FROM s
 )
-SELECT i, seed, hours, n_rows, cum_rows - n_rows AS rows_before,
+SELECT i, seed, hours, n_rows, cum_rows - n_rows AS rows_before, slots_before,
        {_SUBJECT_BASE} + i AS subject_id, {_HADM_BASE} + i AS hadm_id, {_ICU_BASE} + i AS icustay_id,
        admittime, admittime + INTERVAL 3 HOUR AS intime,
        admittime + INTERVAL 3 HOUR + to_hours(hours) AS outtime,
@@ -88,7 +89,7 @@ WITH hrs AS (
       ELSE round((b_temp + 1.8 * sev + 0.2 * {noise}) * 9 / 5 + 32, 1) END AS valuenum
   FROM x
 )
-SELECT CAST({row_base} + rows_before + h * 7 + k AS BIGINT) AS row_id, subject_id, hadm_id, icustay_id, itemid,
+SELECT CAST({row_base} + slots_before + h * 7 + k AS BIGINT) AS row_id, subject_id, hadm_id, icustay_id, itemid,
        intime + to_hours(h) AS charttime,
        intime + to_hours(h) + to_minutes(CAST(hash(seed, hadm_id, h) % 40 AS INTEGER)) AS storetime,
        CASE WHEN k = 6 THEN printf('%.1f', valuenum) ELSE CAST(CAST(valuenum AS INTEGER) AS VARCHAR) END AS value,

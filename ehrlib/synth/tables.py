@@ -90,7 +90,7 @@ class _Admission:
     """Builds every row of one admission. Methods run in dependency order."""
 
     def __init__(self, stay: _Stay, rng: np.random.Generator, rows: dict[str, list[dict]],
-                 frames: list[pd.DataFrame], events: dict[str, float]):
+                 frames: list[dict], events: dict[str, float]):
         self.s, self.rng, self.rows, self.frames, self.events = stay, rng, rows, frames, events
         st = stay.story
         self.peak = stay.icu_in + rng.uniform(*st.peak_h)
@@ -126,16 +126,15 @@ class _Admission:
         else:
             value = list(text)
             valuenum = np.asarray(values, dtype=float) if values is not None else np.full(hours.size, np.nan)
-        self.frames.append(pd.DataFrame({
+        mv = self.s.source == "metavision"
+        self.frames.append({  # one chunk of chart rows; scalars are broadcast in _chart_frame
             "subject_id": self.s.subject_id, "hadm_id": self.s.hadm_id, "icustay_id": self.s.icustay_id,
             "itemid": itemid, "charttime": times,
             "storetime": times + (self.rng.integers(2, 40, hours.size) * _MIN),
-            "value": value, "valuenum": valuenum, "valueuom": item.unit(self.s.source),
-            "warning": 0 if self.s.source == "metavision" else None,
-            "error": 0 if self.s.source == "metavision" else None,
-            "resultstatus": None if self.s.source == "metavision" else "Manual",
-            "stopped": None if self.s.source == "metavision" else "NotStopd",
-        }))
+            "value": np.asarray(value, dtype=object), "valuenum": valuenum, "valueuom": item.unit(self.s.source),
+            "warning": 0 if mv else None, "error": 0 if mv else None,
+            "resultstatus": None if mv else "Manual", "stopped": None if mv else "NotStopd",
+        })
 
     def _vocab(self, concept: str, state: str, key: str | None = None) -> str:
         mv, cv = CATEGORICAL_VALUES[key or concept][state]
@@ -794,6 +793,9 @@ def _frame(name: str, records: list[dict]) -> pd.DataFrame:
     in (subject, admission, time) order, so they are stable for a seed."""
     cols = list(schema.LOGICAL[name].columns) + list(EXTRA_COLUMNS.get(name, ()))
     df = pd.DataFrame.from_records(records, columns=cols) if records else pd.DataFrame(columns=cols)
+    for c in cols:  # typed even when empty, so SQL time arithmetic binds
+        if c.endswith(("time", "date")) or c in ("dob", "dod"):
+            df[c] = pd.to_datetime(df[c])
     return _number(name, df)
 
 
@@ -804,6 +806,27 @@ def _number(name: str, df: pd.DataFrame) -> pd.DataFrame:
         keys = ["subject_id", "emar_seq"]
     df = df.sort_values(keys, kind="stable").reset_index(drop=True) if len(df) else df
     df["row_id"] = np.arange(1, len(df) + 1)
+    return df
+
+
+def _chart_frame(chunks: list[dict]) -> pd.DataFrame:
+    """Concatenate chart chunks column by column (one DataFrame, not one per chunk)."""
+    cols = list(schema.LOGICAL["chartevents"].columns)
+    sizes = [len(c["charttime"]) for c in chunks]
+    data = {}
+    for col in cols:
+        if col == "row_id":
+            continue
+        parts = [c[col] if isinstance(c[col], np.ndarray) else np.full(n, c[col], dtype=object)
+                 for c, n in zip(chunks, sizes)]
+        arr = np.concatenate(parts) if parts else np.array([], dtype=object)
+        if col in ("subject_id", "hadm_id", "icustay_id", "itemid"):
+            arr = arr.astype("int64")
+        elif col in ("warning", "error"):
+            arr = pd.array(arr, dtype="Int64")
+        data[col] = arr
+    df = pd.DataFrame(data)
+    df.insert(0, "row_id", 0)
     return df
 
 
@@ -821,7 +844,7 @@ def build_tables(patients: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
     hadm_ids = master.choice(np.arange(100_000, 200_000), size=total, replace=False)
     icu_ids = master.choice(np.arange(200_000, 300_000), size=total, replace=False)
     rows: dict[str, list[dict]] = {t: [] for t in _LOGICAL_TABLES + ("patients", "admissions", "icustays")}
-    frames: list[pd.DataFrame] = []
+    frames: list[dict] = []
     story_rows: list[dict] = []
     k = 0
     for p in range(patients):
@@ -892,9 +915,7 @@ def build_tables(patients: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
                                  "anchor_year": first_admit.year})
     out = {name: _frame(name, rows[name]) for name in ("patients", "admissions", "icustays") + _LOGICAL_TABLES
            if name != "chartevents"}
-    chart = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    chart = chart.reindex(columns=list(schema.LOGICAL["chartevents"].columns))
-    out["chartevents"] = _number("chartevents", chart)
+    out["chartevents"] = _number("chartevents", _chart_frame(frames))
     for name in ("d_items", "d_labitems", "d_icd_diagnoses", "d_icd_procedures"):
         out[name] = load_dictionary(name)
     out["ehrlib_synth_storylines"] = pd.DataFrame.from_records(story_rows, columns=list(STORYLINE_COLUMNS))
