@@ -156,50 +156,24 @@ class _Raw:
 
 
 def dictionary_items(con: Any, flavor: str | None = None) -> list[_Raw]:
-    """Every item of the database: d_items (by linksto), d_labitems, ICD dictionaries,
-    drug names from prescriptions, organism/antibiotic names from microbiology."""
+    """Every item of the database under the tools' item keys (``ehrlib.tools`` catalog:
+    d_items by linksto, d_labitems, ICD dictionaries, drug names, microbiology names)."""
+    from ehrlib.tools.lexical import lexical_index
+
     smap = schema.schema_map(flavor or schema.detect_flavor(con))
-    out: list[_Raw] = []
-
-    def rows(table: str, cols: Sequence[str]) -> list[tuple]:
-        if not smap.has(table):
-            return []
-        t = smap.table(table)
-        sel = ", ".join(t.expr(c) for c in cols)
-        return con.execute(f"SELECT DISTINCT {sel} FROM {t.ref}").fetchall()  # noqa: S608 - schema identifiers
-
-    for itemid, label, category, linksto in rows("d_items", ("itemid", "label", "category", "linksto")):
-        if label is None:
-            continue
-        table = (linksto or "chartevents").lower()
-        if table == "inputevents":  # MIMIC-IV names the MetaVision table without suffix
-            table = "inputevents_mv"
-        if table == "procedureevents":
-            table = "procedureevents_mv"
-        if table == "microbiologyevents":
-            out.append(_Raw(f"microbiologyevents:{label}", table, str(label), category, "micro"))
-            continue
-        out.append(_Raw(f"{table}:{itemid}", table, str(label), category, table))
-    for itemid, label, category, fluid in rows("d_labitems", ("itemid", "label", "category", "fluid")):
-        if label is not None:
-            out.append(_Raw(f"labevents:{itemid}", "labevents", str(label), category, fluid))
-    for dict_table, event_table in (("d_icd_diagnoses", "diagnoses_icd"), ("d_icd_procedures", "procedures_icd")):
-        for code, title in rows(dict_table, ("icd9_code", "long_title")):
-            if code is not None:
-                out.append(_Raw(f"{event_table}:{code}", event_table, str(title or code), None, str(code)))
-    for (drug,) in rows("prescriptions", ("drug",)):
-        if drug:
-            out.append(_Raw(f"prescriptions:{drug}", "prescriptions", str(drug), None))
-    seen_micro = {r.label.lower() for r in out if r.table == "microbiologyevents"}
-    for col, kind in (("spec_type_desc", "specimen"), ("org_name", "organism"), ("ab_name", "antibiotic")):
-        for (name,) in rows("microbiologyevents", (col,)):
-            if name and str(name).lower() not in seen_micro:
-                seen_micro.add(str(name).lower())
-                out.append(_Raw(f"microbiologyevents:{name}", "microbiologyevents", str(name), kind, "micro"))
-    uniq: dict[str, _Raw] = {}
-    for r in out:
-        uniq.setdefault(r.key, r)
-    return sorted(uniq.values(), key=lambda r: r.key)
+    out = []
+    for it in lexical_index(con, smap).catalog.items:
+        if it.table == "labevents":
+            category = it.category.split(" / ")[0] if it.category else None
+            out.append(_Raw(it.key, it.table, it.label, category, it.fluid))
+        elif it.table == "microbiologyevents":
+            kind = {"spec_type_desc": "specimen", "org_name": "organism", "ab_name": "antibiotic"}.get(it.column)
+            out.append(_Raw(it.key, it.table, it.label, kind, "micro"))
+        elif it.table in ("diagnoses_icd", "procedures_icd"):
+            out.append(_Raw(it.key, it.table, it.label, it.category, str(it.value)))
+        else:
+            out.append(_Raw(it.key, it.table, it.label, it.category, it.table))
+    return sorted(out, key=lambda r: r.key)
 
 
 # --- rule-based assignment --------------------------------------------------------------------
@@ -489,18 +463,10 @@ _LOCK = threading.Lock()
 
 
 def _db_key(con: Any) -> str:
-    try:
-        row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-        path = row[0] if row and row[0] else ":memory:"
-    except Exception:  # noqa: BLE001
-        path = ":memory:"
-    if path == ":memory:":
-        return f"memory:{id(con)}"
-    try:
-        stat = Path(path).stat()
-        return f"{Path(path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    except OSError:
-        return str(path)
+    from ehrlib.tools.lexical import database_identity
+
+    path, stamp = database_identity(con)
+    return f"{path}|{stamp}" if path else f"memory:{id(con)}"
 
 
 def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:

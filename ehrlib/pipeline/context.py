@@ -15,12 +15,10 @@ from typing import Any
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan
 from ehrlib.errors import DataError
-from ehrlib.pipeline.stages import NoteContext, item_key, split_item_key
+from ehrlib.pipeline.stages import NoteContext
 
 __all__ = ["note_context", "patient_items", "ItemProfiler", "iso"]
 
-# value column preference per table for TopV(l): what a note would quote about the item
-_PROFILE_ROLES = ("value", "valuenum", "amount", "dose", "organism", "interpretation", "location", "route")
 
 
 def iso(value: Any) -> str | None:
@@ -38,38 +36,21 @@ def _one(con: Any, sql: str, params: list[Any]) -> tuple | None:
     return con.execute(sql, params).fetchone()
 
 
-def patient_items(con: Any, smap: schema.SchemaMap, hadm_id: int) -> tuple[ItemRef, ...]:
-    """L_P: every item with at least one row in this admission, labelled from its dictionary."""
-    out: list[ItemRef] = []
-    for name in schema.EVENT_TABLES:
-        logical = schema.LOGICAL[name]
-        item_col, adm_col = logical.role("item"), logical.role("admission")
-        if not smap.has(name) or item_col is None or adm_col is None:
-            continue
-        table = smap.table(name)
-        if not (table.has(item_col) and table.has(adm_col)):
-            continue
-        dict_name = logical.dictionary
-        if dict_name and smap.has(dict_name):
-            dtable = smap.table(dict_name)
-            dlogical = schema.LOGICAL[dict_name]
-            key = logical.dictionary_key or item_col
-            label_col = dlogical.role("label")
-            if dtable.has(key) and label_col and dtable.has(label_col):
-                sql = (f"SELECT DISTINCT e.{table.col(item_col)}, d.{dtable.col(label_col)} "  # noqa: S608
-                       f"FROM {table.ref} e LEFT JOIN {dtable.ref} d ON d.{dtable.col(key)} = e.{table.col(item_col)} "
-                       f"WHERE e.{table.col(adm_col)} = ? AND e.{table.col(item_col)} IS NOT NULL")
-                rows = con.execute(sql, [hadm_id]).fetchall()
-                # an item id may have several dictionary rows (MIMIC-IV ICD versions): keep the first label
-                seen: dict[Any, str] = {}
-                for item, label in sorted(rows, key=lambda r: (str(r[0]), str(r[1]))):
-                    seen.setdefault(item, label if label is not None else str(item))
-                out.extend(ItemRef(name, label, item) for item, label in seen.items())
-                continue
-        sql = (f"SELECT DISTINCT {table.col(item_col)} FROM {table.ref} "  # noqa: S608 - identifiers from schema
-               f"WHERE {table.col(adm_col)} = ? AND {table.col(item_col)} IS NOT NULL")
-        for (item,) in sorted(con.execute(sql, [hadm_id]).fetchall(), key=lambda r: str(r[0])):
-            out.append(ItemRef(name, str(item), item))
+def patient_items(con: Any, smap: schema.SchemaMap, subject_id: int) -> tuple[tuple[str, ItemRef], ...]:
+    """L_P as (item key, ItemRef): every item this patient has at least one record of,
+    under the tools' item keys and catalog labels (the paper's patient-specific item set)."""
+    from ehrlib.tools.items import patient_item_keys
+    from ehrlib.tools.lexical import lexical_index
+
+    catalog = lexical_index(con, smap).catalog
+    out = []
+    for key in sorted(patient_item_keys(con, smap, subject_id)):
+        item = catalog.get(key)
+        table, _, raw = key.partition(":")
+        if item is not None:
+            out.append((key, ItemRef(table, item.label, item.value)))
+        else:
+            out.append((key, ItemRef(table, raw.split(":", 1)[-1], raw)))
     return tuple(out)
 
 
@@ -102,21 +83,19 @@ def note_context(con: Any, note: Note, *, flavor: str | None = None, source_kind
         rows = con.execute(f"SELECT {icu_t.col('intime')}, {icu_t.col('outtime')} FROM {icu_t.ref} "  # noqa: S608
                            f"WHERE {icu_t.col('hadm_id')} = ? ORDER BY 1", [note.hadm_id]).fetchall()
         icu = tuple(TimeSpan(iso(a), iso(b)) for a, b in rows)
-    items = patient_items(con, smap, note.hadm_id) if with_items else ()
+    pairs = patient_items(con, smap, note.subject_id) if with_items else ()
     return NoteContext(
         note=note, subject_id=note.subject_id, hadm_id=note.hadm_id, admittime=iso(admittime),
         dischtime=iso(dischtime), sex=sex, chartdate=note.chartdate, flavor=flavor, source_kind=source_kind,
-        patient_items=items, patient_item_keys=tuple(item_key(i.table, i.itemid) for i in items),
+        patient_items=tuple(i for _, i in pairs), patient_item_keys=tuple(k for k, _ in pairs),
         db_path=db_path, age=age, icu_windows=icu,
     )
 
 
 class ItemProfiler:
-    """TopV(l): the K most frequent values of an item over the whole database (memoised).
-
-    Prefers the tools' precomputed distribution when a toolset provides
-    ``item_value_distribution(key, k)``; otherwise one grouped query per item.
-    """
+    """TopV(l): the K most frequent values of an item over the whole database, from the
+    tools' precomputed profile (``ehrlib.tools.profile``, the data behind
+    Get_Item_Value_Distribution), memoised per key."""
 
     def __init__(self, con_factory: Any, flavor: str, k: int = 10) -> None:
         self._connect = con_factory
@@ -125,6 +104,7 @@ class ItemProfiler:
         self._memo: dict[str, tuple[str, ...]] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._db: tuple[tuple[str, str], bool] | None = None
 
     def _con(self) -> Any:
         con = getattr(self._local, "con", None)
@@ -133,30 +113,18 @@ class ItemProfiler:
         return con
 
     def __call__(self, key: str) -> tuple[str, ...]:
+        from ehrlib.tools.lexical import database_identity
+        from ehrlib.tools.profile import _has_profile_table, profile_for
+
         with self._lock:
             if key in self._memo:
                 return self._memo[key]
-        values = self._compute(key)
+        con = self._con()
+        if self._db is None:  # once per profiler: both are catalog queries
+            self._db = (database_identity(con), _has_profile_table(con))
+        identity, present = self._db
+        rows = profile_for(con, self._smap, key, identity, table_present=present)
+        values = tuple(str(r["value"]) for r in rows[: self._k])
         with self._lock:
             self._memo[key] = values
         return values
-
-    def _compute(self, key: str) -> tuple[str, ...]:
-        try:
-            name, item = split_item_key(key)
-        except ValueError:
-            return ()
-        if name not in schema.LOGICAL or not self._smap.has(name):
-            return ()
-        logical = schema.LOGICAL[name]
-        table = self._smap.table(name)
-        item_col = logical.role("item")
-        col = next((logical.role(r) for r in _PROFILE_ROLES
-                    if logical.role(r) and table.has(logical.role(r))), None)
-        if item_col is None or col is None or not table.has(item_col):
-            return ()
-        sql = (f"SELECT CAST({table.col(col)} AS VARCHAR) AS v, count(*) AS n FROM {table.ref} "  # noqa: S608
-               f"WHERE CAST({table.col(item_col)} AS VARCHAR) = ? AND {table.col(col)} IS NOT NULL "
-               f"GROUP BY v ORDER BY n DESC, v LIMIT ?")
-        rows = self._con().execute(sql, [item, self._k]).fetchall()
-        return tuple(str(v) for v, _ in rows)

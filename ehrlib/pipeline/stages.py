@@ -49,6 +49,7 @@ __all__ = [
     "register_backend",
     "registered_backends",
     "get_stages",
+    "apply_switches",
     "item_key",
     "split_item_key",
     "whole_note_segment",
@@ -154,16 +155,12 @@ class Timeline:
         return tuple(r for r in self.time_refs if r.line == line)
 
     def window_for_line(self, line: int, segment: Segment | None = None) -> TimeSpan | None:
-        """The nearest resolved time at or above ``line`` within ``segment`` (a relative
-        expression governs the lines that follow it in its segment), else the segment's
-        default window."""
-        lo = segment.start_line if segment is not None else 0
-        best: TimeRef | None = None
-        for ref in self.time_refs:
-            if lo <= ref.line <= line and (best is None or ref.line >= best.line):
-                best = ref
-        if best is not None:
-            return best.window
+        """The window of a statement on ``line`` without its own time: a resolved
+        expression on that line, else the segment's default window. An expression does not
+        carry over to later lines (a day-structured course is segmented by day instead)."""
+        refs = self.refs_on_line(line)
+        if refs:
+            return refs[0].window
         return segment.default_window if segment is not None else None
 
 
@@ -357,7 +354,33 @@ def get_stages(method: str, backend: str, params: RunParams) -> Stages:
             factory = _REGISTRY.get(backend)
         if factory is None:
             raise ConfigError(f"{module} did not register backend {backend!r}")
-    return factory(method, params)
+    stages = factory(method, params)
+    return apply_switches(stages, params, lambda: factory("checkehr", params))
+
+
+def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Stages] | None = None) -> Stages:
+    """The ablation switches every backend shares (paper Tables 3-5, 11): segmentation
+    and scope filtering on/off, and which extraction steps run. Backends build the full
+    bundle; verifier-side switches (tools, evidence guard, cache size) are theirs or the
+    runner's."""
+    import dataclasses
+
+    changes: dict[str, Any] = {}
+    if not params.segmentation:
+        changes["segmenter"] = None
+    if not params.scope_filter:
+        changes["scope_filter"] = None
+    if stages.method == "inspector":
+        if params.extraction == "patient_only":
+            changes["ontology_extractor"] = None
+        elif params.extraction == "ontology_only":
+            changes["patient_extractor"] = None
+        elif params.extraction == "checkehr":
+            if checkehr is None:
+                raise ConfigError("extraction 'checkehr' needs the backend's checkehr bundle")
+            changes["patient_extractor"] = checkehr().patient_extractor
+            changes["ontology_extractor"] = None
+    return dataclasses.replace(stages, **changes) if changes else stages
 
 
 def whole_note_segment(ctx: NoteContext) -> Segment:

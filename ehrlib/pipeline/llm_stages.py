@@ -1,0 +1,667 @@
+"""LLM-backed implementations of the six EHR-Inspector stages (prompt file + parser each).
+
+Every stage renders one of ``ehrlib/prompts/*.txt``, asks the model for JSON through
+:mod:`ehrlib.llm` (response cache, retries, usage ledger, one JSON repair), parses the reply
+into pipeline records, and reports usage and the prompt ids it used. A reply that stays
+malformed after its repair is a recorded failure of that unit of work, never an exception
+that stops the note. Verification runs the bounded tool loop (:func:`ehrlib.llm.run_tool_loop`)
+over the patient's toolset, consults the validation cache first, and applies the
+evidence-sufficiency guard.
+
+Backends ``gemini``, ``openai`` and ``scripted`` register here; :func:`build_llm_stages`
+builds the same bundle around any :class:`ehrlib.llm.Client` (tests pass a fake backend).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.errors import ConfigError
+from ehrlib.pipeline.cache import render_cache
+from ehrlib.pipeline.inspector import SegmentationError, validate_segments
+from ehrlib.pipeline.llm_prompts import get_prompt
+from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
+from ehrlib.pipeline.stages import (
+    NoteContext,
+    StageEnv,
+    Stages,
+    StageOutput,
+    Timeline,
+    add_usage,
+    register_backend,
+    split_item_key,
+    whole_note_segment,
+)
+
+__all__ = [
+    "LLMCaller",
+    "LLMSegmenter",
+    "LLMAnchorResolver",
+    "LLMPatientExtractor",
+    "LLMOntologyExtractor",
+    "LLMScopeFilter",
+    "LLMVerifier",
+    "build_llm_stages",
+    "make_llm_client",
+    "json_asker",
+    "numbered",
+    "SECTIONS",
+    "ENTITY_KINDS",
+    "RETRIEVAL_TOOLS",
+]
+
+SECTIONS: tuple[str, ...] = (
+    "chief_complaint", "hpi", "past_history", "admission_medications", "hospital_course", "results",
+    "discharge_medications", "discharge_diagnosis", "instructions", "followup", "events", "vitals", "exam",
+    "labs", "assessment_plan", "nursing_system", "other",
+)
+ENTITY_KINDS: tuple[str, ...] = ("measurement", "range", "finding", "interpretation", "trend", "medication",
+                                 "infusion", "output", "procedure", "microbiology", "diagnosis", "event")
+#: record-retrieval tools: the evidence-sufficiency guard wants one of these before "inconsistent"
+RETRIEVAL_TOOLS: frozenset[str] = frozenset({"Get_Item_Status_History", "Get_Item_Value_History",
+                                             "Analyze_Value_Trend", "View_General_Timeline"})
+#: cap on items listed in one extraction prompt (context length, cost)
+MAX_PROMPT_ITEMS = 400
+_TIME_CUE = re.compile(r"\d|\b(?:day|days|pod|hd|overnight|yesterday|today|tomorrow|morning|evening|night|"
+                       r"admission|admitted|discharge|week|hours?|prior|after|before|since|following|next|"
+                       r"previous|later|earlier|am|pm)\b", re.IGNORECASE)
+_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+
+
+def numbered(lines: Sequence[str], start: int = 0) -> str:
+    """Lines prefixed with their note line number (the unit every record refers to)."""
+    return "\n".join(f"{start + i}: {line}" for i, line in enumerate(lines))
+
+
+def _obj(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": dict(properties), "required": list(required)}
+
+
+_STR_OR_NULL = {"type": ["string", "null"]}
+SEGMENTS_SCHEMA = _obj({"segments": {"type": "array", "items": _obj(
+    {"start_line": {"type": "integer"}, "end_line": {"type": "integer"}, "title": {"type": "string"},
+     "section": {"type": "string"}}, ["start_line", "end_line"])}}, ["segments"])
+ANCHORS_SCHEMA = _obj({"anchors": {"type": "array", "items": _obj(
+    {"name": {"type": "string"}, "time": {"type": "string"}, "line": {"type": ["integer", "null"]},
+     "source": {"type": "string"}}, ["name", "time"])}}, ["anchors"])
+TIMEREFS_SCHEMA = _obj({"time_refs": {"type": "array", "items": _obj(
+    {"line": {"type": "integer"}, "text": {"type": "string"}, "start": _STR_OR_NULL, "end": _STR_OR_NULL,
+     "anchor": _STR_OR_NULL}, ["line", "text"])}}, ["time_refs"])
+ENTITIES_SCHEMA = _obj({"entities": {"type": "array", "items": _obj(
+    {"line": {"type": "integer"}, "text": {"type": "string"}, "value": {"type": ["string", "number", "null"]},
+     "kind": {"type": "string"}, "item_keys": {"type": "array", "items": {"type": "string"}},
+     "group": _STR_OR_NULL, "time_text": _STR_OR_NULL}, ["line", "text"])}}, ["entities"])
+SELECT_SCHEMA = _obj({"selected": {"type": "array", "items": {"type": "string"}}}, ["selected"])
+SCOPE_SCHEMA = _obj({"decisions": {"type": "array", "items": _obj(
+    {"entity_id": {"type": "string"}, "answers": {"type": "object"}, "status": {"type": "string"},
+     "reason": {"type": "string"}, "cues": {"type": "array", "items": {"type": "string"}}},
+    ["entity_id"])}}, ["decisions"])
+VERDICT_SCHEMA = _obj({
+    "label": {"type": "string", "enum": ["consistent", "inconsistent"]},
+    "inconsistency_type": {"type": ["string", "null"], "enum": ["contradiction", "missing", None]},
+    "reason": {"type": "string"},
+    "evidence_row_ids": {"type": "array", "items": _obj({"table": {"type": "string"},
+                                                         "row_id": {"type": ["integer", "string"]}},
+                                                        ["table", "row_id"])},
+    "from_cache": {"type": ["integer", "null"]},
+}, ["label"])
+
+# scope questions that put an entity out of the current stay (paper Figure 24's list)
+_PAST_QUESTIONS = ("ed", "past_history", "previous_admission")
+_UNCHECKABLE_QUESTIONS = ("opinion", "discontinued_unclear", "diagnosis_outside_diagnosis_section", "total",
+                          "refusal", "imaging_interpretation")
+
+
+def _usage(llm_usage: Any, calls: int, cost: float | None) -> Usage:
+    return Usage(calls=calls, input_tokens=int(llm_usage.input_tokens), output_tokens=int(llm_usage.output_tokens),
+                 thinking_tokens=int(llm_usage.thinking_tokens), cost_usd=float(cost or 0.0))
+
+
+class LLMCaller:
+    """One client plus the conventions every stage shares (usage, cost, repair, failures)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    @property
+    def model(self) -> str:
+        return str(self.client.config.model)
+
+    def cost(self, llm_usage: Any) -> float:
+        ledger = getattr(self.client, "ledger", None)
+        prices = getattr(ledger, "prices", None)
+        value = prices.cost(self.model, llm_usage) if prices is not None else None
+        return float(value or 0.0)
+
+    def ask(self, prompt: str, schema: Mapping[str, Any], *, stage: str, note_id: str | None,
+            validate: Callable[[Any], str | None] | None = None,
+            system_text: str | None = None) -> tuple[Any, Usage, tuple[str, ...], str | None]:
+        """(value | None, usage, raw replies, failure). JSON problems get the LLM layer's one
+        repair; a content problem found by ``validate`` gets one repair here."""
+        from ehrlib.llm import Message, run_sync
+        from ehrlib.llm.replies import generate_json
+        from ehrlib.llm.records import Usage as LLMUsage
+
+        history = ([Message("system", system_text)] if system_text else []) + [Message("user", prompt)]
+        total, calls, raws = LLMUsage(), 0, []
+        for attempt in (1, 2):
+            res = run_sync(generate_json(self.client, history, schema=schema, stage=stage, note_id=note_id))
+            total, calls = total + res.usage, calls + res.attempts
+            raws.append(res.text)
+            usage = _usage(total, calls, self.cost(total))
+            if not res.ok:
+                return None, usage, tuple(raws), f"{res.failure_kind}: {res.error}"
+            problem = validate(res.value) if validate else None
+            if problem is None:
+                return res.value, usage, tuple(raws), None
+            if attempt == 2:
+                return None, usage, tuple(raws), f"rejected after repair: {problem}"
+            history += [Message("assistant", res.text),
+                        Message("user", f"Your answer cannot be used: {problem}. Correct it and reply with "
+                                        "the full JSON again.")]
+        raise AssertionError("unreachable")
+
+
+def _out(value: Any, usages: Sequence[Usage], prompt_ids: Sequence[str], failures: Sequence[str | None],
+         raws: Sequence[str]) -> StageOutput[Any]:
+    return StageOutput(value, add_usage(*usages), tuple(dict.fromkeys(prompt_ids)),
+                       tuple(f for f in failures if f), tuple(raws))
+
+
+# --- 1. segmentation ------------------------------------------------------------------------
+
+class LLMSegmenter:
+    def __init__(self, llm: LLMCaller) -> None:
+        self.llm = llm
+
+    def __call__(self, ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]:
+        prompt = get_prompt("segmentation")
+        lines = ctx.lines
+        text = prompt.render(last_line=str(len(lines) - 1), sections=", ".join(SECTIONS),
+                             note_type=ctx.note_type, note=numbered(lines))
+
+        def check(value: Any) -> str | None:
+            try:
+                validate_segments(self._parse(value), len(lines))
+            except SegmentationError as exc:
+                return str(exc)
+            return None
+
+        value, usage, raws, failure = self.llm.ask(text, SEGMENTS_SCHEMA, stage="segmentation", note_id=ctx.note_id,
+                                                   validate=check)
+        segments = validate_segments(self._parse(value), len(lines)) if value is not None \
+            else (whole_note_segment(ctx),)
+        return _out(segments, [usage], [prompt.prompt_id], [failure], raws)
+
+    @staticmethod
+    def _parse(value: Any) -> tuple[Segment, ...]:
+        out = []
+        for i, s in enumerate(value["segments"]):
+            section = str(s.get("section") or "other").strip().lower()
+            out.append(Segment(i, int(s["start_line"]), int(s["end_line"]), str(s.get("title") or section),
+                               section if section in SECTIONS else "other"))
+        return tuple(out)
+
+
+# --- 2. temporal anchors --------------------------------------------------------------------
+
+def _clean_time(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    m = _DATE.search(text)
+    if not m:
+        return None
+    day = f"{int(m.group(1)):04d}-{int(m.group(2)):02d}-{int(m.group(3)):02d}"
+    rest = text[m.end():].strip().lstrip("T").strip()
+    hm = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", rest)
+    return f"{day} {int(hm.group(1)):02d}:{hm.group(2)}:{hm.group(3) or '00'}" if hm else day
+
+
+class LLMAnchorResolver:
+    def __init__(self, llm: LLMCaller) -> None:
+        self.llm = llm
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
+        p_global, p_rel = get_prompt("anchors_global"), get_prompt("anchors_relative")
+        lines = ctx.lines
+        note_date = (ctx.note.charttime or ctx.chartdate or "")
+        text = p_global.render(admittime=ctx.admittime or "unknown", dischtime=ctx.dischtime or "unknown",
+                               note_date=note_date or "unknown", note=numbered(lines))
+        value, usage, raws, failure = self.llm.ask(text, ANCHORS_SCHEMA, stage="anchors", note_id=ctx.note_id)
+        anchors: dict[str, Anchor] = {}
+        # the record's own times first: they are facts, the note's are claims
+        for name, t in (("admission", ctx.admittime), ("discharge", ctx.dischtime), ("note date", note_date)):
+            if t:
+                anchors[name] = Anchor(name, t, None, "table" if name != "note date" else "context")
+        for a in (value or {}).get("anchors", ()):
+            t = _clean_time(a.get("time"))
+            name = str(a.get("name") or "").strip().lower()
+            if t and name and name not in anchors:
+                line = a.get("line")
+                line = line if isinstance(line, int) and 0 <= line < len(lines) else None
+                anchors[name] = Anchor(name, t, line, "note")
+        usages, pids, failures, all_raw = [usage], [p_global.prompt_id], [failure], list(raws)
+        refs: list[TimeRef] = []
+        listing = "\n".join(f"{a.name}: {a.time}" for a in anchors.values())
+        for seg in segments:
+            seg_lines = lines[seg.start_line:seg.end_line + 1]
+            if not any(_TIME_CUE.search(line) for line in seg_lines):
+                continue  # nothing that could be a time expression: no call
+            window = seg.default_window or ctx.default_window()
+            text = p_rel.render(anchors=listing, default_window=f"{window.start} .. {window.end}",
+                                segment=numbered(seg_lines, seg.start_line))
+            v, u, r, f = self.llm.ask(text, TIMEREFS_SCHEMA, stage="anchors", note_id=ctx.note_id)
+            usages.append(u)
+            pids.append(p_rel.prompt_id)
+            failures.append(f)
+            all_raw.extend(r)
+            for t in (v or {}).get("time_refs", ()):
+                line, start, end = t.get("line"), _clean_time(t.get("start")), _clean_time(t.get("end"))
+                if not isinstance(line, int) or not seg.start_line <= line <= seg.end_line or not (start or end):
+                    continue
+                refs.append(TimeRef(line, str(t.get("text") or ""), TimeSpan(start or end, end or start),
+                                    (str(t["anchor"]).lower() if t.get("anchor") else None)))
+        refs.sort(key=lambda r: r.line)
+        return _out(Timeline(tuple(anchors.values()), tuple(refs)), usages, pids, failures, all_raw)
+
+
+# --- 3/4. extraction ------------------------------------------------------------------------
+
+def _entities_from(value: Any, ctx: NoteContext, segment: Segment, allowed: Mapping[str, ItemRef],
+                   known: Sequence[Entity], source: str, prefix: str) -> tuple[tuple[Entity, ...], list[str]]:
+    """Parse extracted entities; drop ones outside the segment, with unknown items, or known."""
+    seen = {(e.line, e.text.strip().lower()) for e in known}
+    out, notes = [], []
+    for k, raw in enumerate((value or {}).get("entities", ())):
+        line, text = raw.get("line"), str(raw.get("text") or "").strip()
+        if not isinstance(line, int) or not segment.start_line <= line <= segment.end_line or not text:
+            notes.append(f"entity {text!r} at line {line} is outside segment {segment.index}; dropped")
+            continue
+        if (line, text.lower()) in seen:
+            continue
+        keys = [str(x) for x in raw.get("item_keys") or ()]
+        good = [x for x in keys if x in allowed]
+        if keys and not good:
+            notes.append(f"entity {text!r}: item keys {keys[:3]} are not candidates; dropped")
+            continue
+        kind = str(raw.get("kind") or "event").lower()
+        value_text = raw.get("value")
+        seen.add((line, text.lower()))
+        out.append(Entity(
+            entity_id=f"{prefix}{segment.index}.{k}", line=line, text=text,
+            kind=kind if kind in ENTITY_KINDS else "event", segment=segment.index,
+            value=None if value_text in (None, "") else str(value_text),
+            items=tuple(allowed[x] for x in good), item_keys=tuple(good),
+            time_text=raw.get("time_text") or None, source=source, group=raw.get("group") or None,
+        ))
+    return tuple(out), notes
+
+
+class LLMPatientExtractor:
+    """Stage 3: entities aligned to L_P, shown with TopV(l) (paper §4.2, Figure 20)."""
+
+    def __init__(self, llm: LLMCaller, top_k: int = 10) -> None:
+        self.llm = llm
+        self.top_k = top_k
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
+                 known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        prompt = get_prompt("extract_patient")
+        allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items))
+        if not allowed:
+            return StageOutput(())
+        rows = []
+        for key, item in list(allowed.items())[:MAX_PROMPT_ITEMS]:
+            top = list(env.item_profile(key))[: self.top_k]
+            rows.append(f"{key} | {item.table} | {item.label} | {json.dumps(top, ensure_ascii=False)}")
+        text = prompt.render(items="\n".join(rows), kinds=", ".join(ENTITY_KINDS),
+                             segment=numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line))
+        value, usage, raws, failure = self.llm.ask(text, ENTITIES_SCHEMA, stage="patient_extraction",
+                                                   note_id=ctx.note_id)
+        entities, notes = _entities_from(value, ctx, segment, allowed, known, "patient", "p")
+        notes = notes + ([f"{len(allowed) - MAX_PROMPT_ITEMS} patient items left out of the prompt"]
+                         if len(allowed) > MAX_PROMPT_ITEMS else [])
+        return _out(entities, [usage], [prompt.prompt_id], [failure, *notes], raws)
+
+
+class LLMOntologyExtractor:
+    """Stage 4: group -> subgroup -> item narrowing over L \\ L_P (paper §4.2, Figures 22-23)."""
+
+    def __init__(self, llm: LLMCaller) -> None:
+        self.llm = llm
+
+    def _select(self, choices: Sequence[str], seg_text: str, note_id: str) -> tuple[list[str], Usage, tuple[str, ...],
+                                                                                     str | None]:
+        prompt = get_prompt("ontology_select_groups")
+        listing = "\n".join(f"- {c}" for c in choices)
+        value, usage, raws, failure = self.llm.ask(prompt.render(choices=listing, segment=seg_text), SELECT_SCHEMA,
+                                                   stage="ontology_extraction", note_id=note_id)
+        lookup = {c.lower(): c for c in choices}
+        picked = [lookup[str(s).strip().lower()] for s in (value or {}).get("selected", ())
+                  if str(s).strip().lower() in lookup]
+        return list(dict.fromkeys(picked)), usage, raws, failure
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
+                 known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        onto = env.ontology
+        if onto is None:
+            return StageOutput((), failures=("no ontology loaded; ontology-guided extraction skipped",))
+        seg_text = numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line)
+        p_sel, p_ext = get_prompt("ontology_select_groups"), get_prompt("extract_ontology")
+        groups, u1, r1, f1 = self._select(onto.group_names, seg_text, ctx.note_id)
+        usages, raws, failures, pids = [u1], list(r1), [f1], [p_sel.prompt_id]
+        if not groups:
+            return _out((), usages, pids, failures, raws)
+        # group names contain "/" themselves, so the pair is written with an arrow
+        sub_choices = {f"{g} -> {s}": (g, s) for g in groups for s in onto.subgroups(g)}
+        subs, u2, r2, f2 = self._select(list(sub_choices), seg_text, ctx.note_id)
+        usages.append(u2)
+        raws.extend(r2)
+        failures.append(f2)
+        pids.append(p_sel.prompt_id)
+        patient_keys = set(ctx.patient_item_keys)
+        cands = []
+        for choice in subs:
+            g, s = sub_choices[choice]
+            cands.extend(i for i in onto.items_in(g, s) if i.key not in patient_keys)
+        if not cands:
+            return _out((), usages, pids, failures, raws)
+        if len(cands) > MAX_PROMPT_ITEMS:
+            failures.append(f"{len(cands) - MAX_PROMPT_ITEMS} candidate items left out of the prompt")
+            cands = cands[:MAX_PROMPT_ITEMS]
+        allowed = {i.key: ItemRef(i.table, i.label, _itemid(i.key)) for i in cands}
+        listing = "\n".join(f"{i.key} | {i.table} | {i.label}" for i in cands)
+        known_text = "\n".join(f"line {e.line}: {e.text} = {e.value or ''} -> {', '.join(e.item_keys)}"
+                               for e in known) or "(none)"
+        text = p_ext.render(items=listing, known=known_text, kinds=", ".join(ENTITY_KINDS), segment=seg_text)
+        value, u3, r3, f3 = self.llm.ask(text, ENTITIES_SCHEMA, stage="ontology_extraction", note_id=ctx.note_id)
+        entities, notes = _entities_from(value, ctx, segment, allowed, known, "ontology", "o")
+        return _out(entities, [*usages, u3], [*pids, p_ext.prompt_id], [*failures, f3, *notes], [*raws, *r3])
+
+
+def _itemid(key: str) -> int | str:
+    try:
+        _, item = split_item_key(key)
+    except ValueError:
+        return key
+    return int(item) if item.isdigit() else item
+
+
+# --- 5. scope filter ------------------------------------------------------------------------
+
+def scope_status(answers: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """Status from the question answers: past (ED, history, earlier stay), plan, or active;
+    statements the tables cannot hold (opinions, totals, refusals, ...) are set aside as past."""
+    yes = [q for q, a in answers.items() if a is True or str(a).strip().lower() in ("yes", "true")]
+    if any(q in yes for q in _PAST_QUESTIONS):
+        return "past", yes
+    if "plan" in yes:
+        return "plan", yes
+    if any(q in yes for q in _UNCHECKABLE_QUESTIONS):
+        return "past", yes
+    return "active", yes
+
+
+class LLMScopeFilter:
+    def __init__(self, llm: LLMCaller) -> None:
+        self.llm = llm
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
+                 entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]:
+        if not entities:
+            return StageOutput(())
+        prompt = get_prompt("scope_filter")
+        listing = "\n".join(f"{e.entity_id} | {e.line} | {e.text} | {e.value or ''}" for e in entities)
+        anchors = "\n".join(f"{a.name}: {a.time}" for a in timeline.anchors) or "(none)"
+        text = prompt.render(anchors=anchors, section=segment.section, entities=listing,
+                             segment=numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line))
+        value, usage, raws, failure = self.llm.ask(text, SCOPE_SCHEMA, stage="scope", note_id=ctx.note_id)
+        ids = {e.entity_id for e in entities}
+        out = []
+        for d in (value or {}).get("decisions", ()):
+            eid = str(d.get("entity_id"))
+            if eid not in ids:
+                continue
+            answers = d.get("answers") if isinstance(d.get("answers"), Mapping) else None
+            if answers:
+                status, yes = scope_status(answers)
+                reason = str(d.get("reason") or "") or (f"yes to: {', '.join(yes)}" if yes else "current stay")
+            else:
+                status = str(d.get("status") or "active").lower()
+                status = status if status in ("past", "active", "plan") else "active"
+                reason = str(d.get("reason") or "")
+            out.append(ScopeDecision(eid, status, reason, tuple(str(c) for c in d.get("cues") or ())))
+        return _out(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
+
+
+# --- 6. verification ------------------------------------------------------------------------
+
+def _tool_functions(toolset: Any) -> tuple[dict[str, Callable[..., Any]], list[Any] | None]:
+    if toolset is None:
+        return {}, None
+    if isinstance(toolset, Mapping):
+        return dict(toolset), None
+    tools = dict(getattr(toolset, "tools", {}))
+    specs = toolset.specs() if callable(getattr(toolset, "specs", None)) else None
+    return tools, specs
+
+
+def _widen(window: TimeSpan | None) -> tuple[str | None, str | None]:
+    import datetime as dt
+
+    if window is None:
+        return None, None
+
+    def shift(t: str | None, days: int) -> str | None:
+        if not t:
+            return None
+        try:
+            return (dt.date.fromisoformat(t[:10]) + dt.timedelta(days=days)).isoformat()
+        except ValueError:
+            return None
+    return shift(window.start, -1), shift(window.end, 1)
+
+
+def retrieval_covers(calls: Sequence[ToolCallRecord], window: TimeSpan | None) -> bool:
+    """Whether a successful record-retrieval call looked at ``window`` (±1 day): a call
+    without explicit dates (whole stay, or a narrative anchor) counts, one whose dates all
+    fall outside does not."""
+    lo, hi = _widen(window)
+    for c in calls:
+        if c.tool not in RETRIEVAL_TOOLS or c.error:
+            continue
+        days = [f"{int(y):04d}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(json.dumps(dict(c.args)))]
+        if not days or (lo is None and hi is None):
+            return True
+        if any((lo is None or day >= lo) and (hi is None or day <= hi) for day in days):
+            return True
+        if len(days) >= 2 and (lo is None or max(days) >= lo) and (hi is None or min(days) <= hi):
+            return True  # a start-end range that encloses the window
+    return False
+
+
+class LLMVerifier:
+    """Stage 6: cache first, then the bounded tool loop, then the evidence guard."""
+
+    def __init__(self, llm: LLMCaller, *, max_steps: int = 12, evidence_guard: bool = True) -> None:
+        self.llm = llm
+        self.max_steps = max_steps
+        self.evidence_guard = evidence_guard
+
+    def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
+                 cache: tuple[CacheEntry, ...]) -> Verdict:
+        from ehrlib.llm import Message, run_sync, run_tool_loop
+
+        p_sys, p_ent, p_push = get_prompt("verify_system"), get_prompt("verify_entity"), get_prompt("verify_push")
+        tools, specs = _tool_functions(env.toolset)
+        seen_rows: set[tuple[str, str]] = set()
+        wrapped = {name: _capture_rows(fn, seen_rows) for name, fn in tools.items()}
+        lines = ctx.lines
+        window = entity.window
+        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in zip(entity.items, entity.item_keys)) \
+            or "not aligned yet (use the alignment tools)"
+        value = entity.value or ""
+        if entity.attributes:
+            value = f"{value} {json.dumps(dict(entity.attributes), ensure_ascii=False)}".strip()
+        text = p_ent.render(
+            line=str(entity.line), line_text=lines[entity.line] if 0 <= entity.line < len(lines) else "",
+            entity=entity.text, value=value or "(none)", kind=entity.kind, items=items,
+            window=f"{window.start} .. {window.end}" if window else "unknown",
+            admittime=ctx.admittime or "unknown", dischtime=ctx.dischtime or "unknown",
+            note_date=ctx.note.charttime or ctx.chartdate or "unknown", note_type=ctx.note_type,
+            cache=render_cache(cache))
+        messages = [Message("system", p_sys.render()), Message("user", text)]
+        prompt_id = p_ent.prompt_id
+        loop = run_sync(run_tool_loop(self.llm.client, messages, wrapped, specs=specs, max_steps=self.max_steps,
+                                      final_schema=VERDICT_SCHEMA, stage="verification", note_id=ctx.note_id))
+        trace = [_record(r) for r in loop.trace]
+        usage, calls = loop.usage, loop.model_calls
+        result = loop
+        if loop.ok and self.evidence_guard and self._needs_push(loop.value, trace, cache, window):
+            push = p_push.render(items=items, window=f"{window.start} .. {window.end}" if window else "the stay")
+            history = [*loop.messages, Message("assistant", loop.text), Message("user", push)]
+            result = run_sync(run_tool_loop(self.llm.client, history, wrapped, specs=specs,
+                                            max_steps=self.max_steps, final_schema=VERDICT_SCHEMA,
+                                            stage="verification", note_id=ctx.note_id))
+            offset = max((r.step or 0 for r in trace), default=0)
+            trace += [dataclasses.replace(_record(r), step=(r.step or 0) + offset,
+                                          call_id=f"guard-{r.call_id}") for r in result.trace]
+            usage, calls = usage + result.usage, calls + result.model_calls
+            prompt_id = p_push.prompt_id if result.ok else prompt_id
+        total = _usage(usage, calls, self.llm.cost(usage))
+        if not result.ok:
+            return Verdict(entity.entity_id, "consistent", reason="verification failed",
+                           tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
+                           failure=f"{result.failure.kind}: {result.failure.message}")
+        return self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
+
+    def _needs_push(self, value: Mapping[str, Any], trace: Sequence[ToolCallRecord],
+                    cache: Sequence[CacheEntry], window: TimeSpan | None) -> bool:
+        if value.get("label") != "inconsistent":
+            return False
+        calls = list(trace)
+        idx = value.get("from_cache")
+        if isinstance(idx, int) and 0 <= idx < len(cache):
+            calls += list(cache[idx].verdict.tool_calls)
+        return not retrieval_covers(calls, window)
+
+    @staticmethod
+    def _verdict(entity: Entity, value: Mapping[str, Any], trace: Sequence[ToolCallRecord],
+                 cache: Sequence[CacheEntry], seen: set[tuple[str, str]], usage: Usage, prompt_id: str) -> Verdict:
+        label = value["label"]
+        kind = value.get("inconsistency_type") if label == "inconsistent" else None
+        if label == "inconsistent" and kind is None:
+            kind = "contradiction" if value.get("evidence_row_ids") else "missing"
+        idx = value.get("from_cache")
+        from_cache = isinstance(idx, int) and 0 <= idx < len(cache) and not trace
+        cited = [RowRef(str(r["table"]), r["row_id"]) for r in value.get("evidence_row_ids") or ()]
+        allowed = set(seen)
+        if from_cache:
+            allowed |= {(r.table, str(r.row_id)) for r in cache[idx].verdict.evidence_row_ids}
+        kept = tuple(r for r in cited if (r.table, str(r.row_id)) in allowed)
+        reason = str(value.get("reason") or "")
+        if len(kept) < len(cited):
+            reason += f" [{len(cited) - len(kept)} cited row(s) never returned by a tool were dropped]"
+        if from_cache and not kept and not cited:
+            kept = tuple(cache[idx].verdict.evidence_row_ids)
+        return Verdict(entity.entity_id, label, kind, reason, kept, tuple(trace), from_cache, usage, prompt_id)
+
+
+def _record(r: Any) -> ToolCallRecord:
+    return ToolCallRecord(tool=r.tool, args=dict(r.args), n_rows=int(r.n_rows or 0), ms=round(float(r.ms), 3),
+                          error=r.error, call_id=str(r.call_id), step=r.step)
+
+
+def _capture_rows(fn: Callable[..., Any], seen: set[tuple[str, str]]) -> Callable[..., Any]:
+    """Wrap a tool so the rows it returns are remembered: a verdict may cite only those."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        rows = result.get("rows") if isinstance(result, Mapping) else getattr(result, "rows", None)
+        for row in rows or ():
+            if isinstance(row, Mapping) and "table" in row and "row_id" in row:
+                seen.add((str(row["table"]), str(row["row_id"])))
+        return result
+
+    return call
+
+
+# --- the bundle and the registry --------------------------------------------------------------
+
+def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
+    """The stage bundle for ``method`` around one LLM client."""
+    llm = LLMCaller(client)
+    endpoint = getattr(getattr(client, "backend_impl", None), "endpoint", None)
+    cache = getattr(client, "cache", None)
+
+    def stats() -> dict[str, Any]:
+        ledger = getattr(client, "ledger", None)
+        out: dict[str, Any] = {"network_calls": getattr(client, "network_calls", None),
+                               "retries": getattr(client, "retries", None)}
+        if ledger is not None:
+            recs = ledger.records()
+            out["response_cache"] = {"hits": sum(1 for r in recs if r.cached),
+                                     "misses": sum(1 for r in recs if not r.cached)}
+        if cache is not None:
+            out["response_cache_entries"] = len(cache)
+        return out
+
+    common = dict(method=method, backend=backend, concurrency=int(getattr(client, "max_concurrency", 1)),
+                  model=llm.model, endpoint=endpoint, stats=stats)
+    if method == "inspector":
+        return Stages(anchors=LLMAnchorResolver(llm),
+                      verifier=LLMVerifier(llm, max_steps=params.max_steps, evidence_guard=params.evidence_guard),
+                      segmenter=LLMSegmenter(llm), patient_extractor=LLMPatientExtractor(llm, params.top_k),
+                      ontology_extractor=LLMOntologyExtractor(llm), scope_filter=LLMScopeFilter(llm), **common)
+    if method == "checkehr":
+        from ehrlib.pipeline.checkehr import build_checkehr_stages
+
+        return build_checkehr_stages(llm, params, **common)
+    raise ConfigError(f"method {method!r} has no LLM implementation (surface is an offline baseline; "
+                      "use --backend offline)")
+
+
+def make_llm_client(backend: str, params: Any) -> Any:
+    """An ehrlib.llm Client from the run params (``backend_options.llm`` holds client
+    settings; the response cache defaults to ``<runs_dir>/llm_cache.sqlite``)."""
+    from ehrlib.llm import make_client
+
+    settings = dict(params.backend_options.get("llm") or {})
+    if backend == "scripted":
+        settings.setdefault("replies", list(params.backend_options.get("replies") or ()))
+    else:
+        settings.setdefault("cache", str(Path(params.runs_dir) / "llm_cache.sqlite"))
+        settings.setdefault("temperature", params.temperature)
+        settings.setdefault("seed", params.seed)
+    if params.model:
+        settings["model"] = params.model
+    return make_client(backend, **settings)
+
+
+def json_asker(client: Any, *, stage: str = "ontology") -> Callable[[str, str], Mapping[str, Any]]:
+    """``ask(prompt_id, text) -> JSON`` for :func:`ehrlib.ontology.build_ontology_llm`."""
+    llm = LLMCaller(client)
+    schema = _obj({"assignments": {"type": "object"}}, ["assignments"])
+
+    def ask(prompt_id: str, text: str) -> Mapping[str, Any]:
+        value, _, _, _ = llm.ask(text, schema, stage=stage, note_id=None)
+        return value or {}
+
+    return ask
+
+
+def _factory(backend: str) -> Callable[[str, Any], Stages]:
+    def make(method: str, params: Any) -> Stages:
+        return build_llm_stages(method, params, make_llm_client(backend, params), backend=backend)
+    return make
+
+
+for _name in ("gemini", "openai", "scripted"):
+    register_backend(_name, _factory(_name))
