@@ -1,0 +1,765 @@
+"""Offline stage 6: rule-based verification through the same tools the LLM uses.
+
+Every table read goes through the patient's toolset (``Get_Item_Status_History``,
+``Analyze_Value_Trend``, ``Get_Clinical_Criterion``, ``View_General_Timeline``,
+``Lexical_Search``), so a verdict carries a tool trace comparable with an LLM's.
+
+Rules (paper §4.4, Appendix B.4-B.8):
+
+* **Windows.** The tools are asked for the entity's window by date ("A to B", which they
+  widen one day each way); rows are then kept only inside the entity's own window
+  (explicit date = that day; narrative anchor = ±1 day; default = note date ±1 day or
+  the hospitalization).
+* **Numeric tolerance by unit**: the concept's ``tol`` in ``offline_lexicon.yaml``
+  (labs: half the reported precision, e.g. 0.05 for Cr; vitals 2-3 units; temperature
+  0.3 °F). °F/°C are converted by the item's label/unit.
+* **Ranges and min/max**: every number the note states (value, min, max, the BP mean,
+  the braces' extremes) must be met by some row in the window; a decade ("120s") is met
+  by any value in it.
+* **Interpretations** (``febrile``, ``hypotensive``, ``AKI``) use Get_Clinical_Criterion:
+  the state holds if a row of a criterion item in the window meets the test (delta
+  criteria: a rise of ``rise`` within ``within_hours`` or ``ratio`` x the lowest earlier
+  value; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h). A negated state
+  ("afebrile") is inconsistent when the state holds.
+* **Trends** use Analyze_Value_Trend's direction (or first-vs-last); "improving" /
+  "worsening" are mapped through the concept's ``lower_is_worse``; an arrow series must
+  appear in time order.
+* **Medications/infusions**: interval overlap of orders with the window; dose, route and
+  duration compared when stated; "started"/"stopped" compare the start/end dates.
+* **Microbiology**: specimen, organism (regex on ``org_name``), susceptibility.
+* **Diagnoses**: a billed ICD code of the admission among Lexical_Search's best matches.
+* **Missing vs contradiction**: *missing* when the item has no record in the window at
+  all; *contradiction* when records exist but disagree (including records only on
+  other days: a time error).
+* **Validation cache** (m = 5): an entity restating a cached claim on the same item and
+  window (or the same observation group) reuses the cached verdict without tool calls.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Iterable, Mapping, Sequence
+
+from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.pipeline.cache import related_entries
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.timex import parse_datetime
+from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
+from ehrlib.pipeline.stages import NoteContext, StageEnv
+
+__all__ = ["verify_entity", "verify_surface", "in_window", "tool_spec", "value_matches", "criterion_holds",
+           "trend_direction", "intervals_overlap"]
+
+_MAX_EVIDENCE = 8
+
+
+# --- helpers (pure) ----------------------------------------------------------------------------------
+
+def tool_spec(window: TimeSpan | None) -> str:
+    """The tools' date-range spec covering a window (they widen it a day each way)."""
+    if window is None or not (window.start and window.end):
+        return ""
+    return f"{window.start[:10]} to {window.end[:10]}"
+
+
+def _t(v: Any) -> datetime | None:
+    return parse_datetime(str(v)) if v else None
+
+
+def in_window(row: Mapping[str, Any], window: TimeSpan | None) -> bool:
+    """Whether a tool row falls in (point) or overlaps (interval) the window."""
+    if window is None:
+        return True
+    ws, we = _t(window.start), _t(window.end)
+    start = _t(row.get("time"))
+    if start is None:
+        return True  # time-less rows (billing codes) belong to the admission
+    end = _t(row.get("end")) or start
+    if ws is not None and end < ws:
+        return False
+    if we is not None and start > we:
+        return False
+    return True
+
+
+def intervals_overlap(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def value_matches(stated: float, observed: float, tol: float) -> bool:
+    return abs(stated - observed) <= tol + 1e-9 or (abs(stated) >= 50 and abs(stated - observed) <= 0.01 * abs(stated))
+
+
+def _is_celsius(row: Mapping[str, Any]) -> bool:
+    text = f"{row.get('label', '')} {row.get('unit', '')}".lower()
+    return bool(re.search(r"\bc\b|celsius|°c|\?c|deg c", text)) or (
+        row.get("valuenum") is not None and float(row["valuenum"]) < 50)
+
+
+def _convert_temp(value: float, unit: str | None, row: Mapping[str, Any]) -> tuple[float, float]:
+    """(note value in the row's unit, tolerance scale)."""
+    row_c = _is_celsius(row)
+    note_c = (unit or "").upper() == "C" or value < 50
+    if note_c and not row_c:
+        return value * 9 / 5 + 32, 1.0
+    if not note_c and row_c:
+        return (value - 32) * 5 / 9, 5 / 9
+    return value, 1.0 if not row_c else 5 / 9
+
+
+def trend_direction(values: Sequence[float]) -> str:
+    """first-vs-last direction with a 5 % dead band (as the trend tool's stability rule)."""
+    if len(values) < 2:
+        return "insufficient data"
+    first, last = values[0], values[-1]
+    if abs(last - first) <= 0.05 * max(abs(first), abs(last), 1e-9):
+        return "stable"
+    return "rising" if last > first else "falling"
+
+
+def criterion_holds(op: str, value: float, threshold: float) -> bool:
+    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
+            ">=": value >= threshold}.get(op, False)
+
+
+# --- the tool session of one entity ---------------------------------------------------------------------
+
+@dataclass
+class _Session:
+    tools: Any
+    start: int = 0
+    used: list[Mapping[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.start = len(self.tools.tracer.records) if self.tools is not None else 0
+
+    def call(self, name: str, **args: Any) -> Any:
+        if self.tools is None or name not in self.tools.names:
+            return None
+        res = self.tools.call(name, args)
+        return None if res.error else res
+
+    def rows(self, key: str, window: TimeSpan | None) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+        """(rows in the window, rows of the admission) of one item key.
+
+        The admission's rows are fetched only when the window has none (to tell a time
+        error from a missing record); otherwise the second list is the first.
+        """
+        spec = tool_spec(window)
+        res = self.call("Get_Item_Status_History", item=key, time=spec)
+        got = list(res.rows) if res is not None else []
+        inside = [r for r in got if in_window(r, window)]
+        if inside or not spec:
+            return inside, got if not spec else inside
+        res = self.call("Get_Item_Status_History", item=key, time="")
+        return inside, list(res.rows) if res is not None else []
+
+    def records(self) -> tuple[ToolCallRecord, ...]:
+        if self.tools is None:
+            return ()
+        return tuple(self.tools.tracer.records[self.start:])
+
+
+def _evidence(rows: Iterable[Mapping[str, Any]]) -> tuple[RowRef, ...]:
+    out: list[RowRef] = []
+    seen: set[tuple[str, Any]] = set()
+    for r in rows:
+        if "row_id" not in r or r.get("row_id") is None:
+            continue
+        key = (str(r.get("table")), r["row_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(RowRef(str(r.get("table")), r["row_id"]))
+        if len(out) >= _MAX_EVIDENCE:
+            break
+    return tuple(out)
+
+
+def _verdict(e: Entity, s: _Session, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
+             missing: bool = False) -> Verdict:
+    if ok:
+        return Verdict(e.entity_id, "consistent", None, reason, _evidence(rows), s.records())
+    return Verdict(e.entity_id, "inconsistent", "missing" if missing else "contradiction", reason,
+                   _evidence(rows), s.records())
+
+
+def _keys(e: Entity) -> list[str]:
+    return [k for k in e.item_keys if k]
+
+
+def _all_rows(s: _Session, e: Entity) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    inside: list[Mapping[str, Any]] = []
+    every: list[Mapping[str, Any]] = []
+    for k in _keys(e)[:6]:
+        a, b = s.rows(k, e.window)
+        inside += a
+        every += b
+    return inside, every
+
+
+# --- per-kind rules ---------------------------------------------------------------------------------------
+
+_NUMERIC_KEYS = ("value", "min", "max", "systolic", "diastolic", "mean", "systolic_min", "systolic_max",
+                 "diastolic_min", "diastolic_max", "mean_min", "mean_max")
+
+
+def _bp_part(label: str) -> str | None:
+    low = label.lower()
+    if "systolic" in low:
+        return "systolic"
+    if "diastolic" in low:
+        return "diastolic"
+    if "mean" in low:
+        return "mean"
+    return None
+
+
+def _stated_numbers(e: Entity) -> list[tuple[str, float, float | None]]:
+    """(component, value, decade upper bound) of every number the entity claims."""
+    a = e.attributes
+    out: list[tuple[str, float, float | None]] = []
+    if "systolic" in a or "systolic_min" in a:
+        for part in ("systolic", "diastolic", "mean"):
+            if part in a:
+                out.append((part, float(a[part]), None))
+            lo, hi = a.get(f"{part}_min"), a.get(f"{part}_max")
+            if lo is not None and hi is not None and hi - lo == 9 and "systolic" not in a:
+                out.append((part, float(lo), float(hi)))  # "SBP 80s"
+            else:
+                if lo is not None:
+                    out.append((part, float(lo), None))
+                if hi is not None:
+                    out.append((part, float(hi), None))
+        return out
+    if "min" in a and "max" in a and float(a["max"]) - float(a["min"]) == 9 and a.get("value") == a.get("min"):
+        return [("value", float(a["min"]), float(a["max"]))]
+    if "max_lo" in a and "max" in a and float(a["max"]) > float(a["max_lo"]):
+        return [("value", float(a["max_lo"]), float(a["max"]))]
+    for k in ("value", "min", "max"):
+        if k in a and a[k] is not None:
+            out.append(("value", float(a[k]), None))
+    seen: set[tuple[str, float, float | None]] = set()
+    return [x for x in out if not (x in seen or seen.add(x))]
+
+
+def _verify_numbers(e: Entity, s: _Session) -> Verdict:
+    lex = load_lexicon()
+    concept = lex.concepts.get(str(e.attributes.get("concept")))
+    tol = concept.tol if concept else 0.05
+    inside, every = _all_rows(s, e)
+    numeric = [r for r in inside if r.get("valuenum") is not None]
+    if not numeric:
+        if not [r for r in every if r.get("valuenum") is not None]:
+            return _verdict(e, s, False, f"no {e.text} record for this admission", (), missing=True)
+        return _verdict(e, s, False, f"no {e.text} record in the window {tool_spec(e.window)}", every[:3],
+                        missing=True)
+    matched: list[Mapping[str, Any]] = []
+    failed: list[str] = []
+    for part, value, upper in _stated_numbers(e):
+        cands = numeric
+        if part != "value":
+            cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
+        hit = None
+        for r in cands:
+            obs = float(r["valuenum"])
+            v, scale = (value, 1.0)
+            if concept is not None and concept.cid == "temperature":
+                v, scale = _convert_temp(value, e.attributes.get("unit"), r)
+            if upper is not None:
+                u = upper if scale == 1.0 else _convert_temp(upper, e.attributes.get("unit"), r)[0]
+                if v - tol * scale <= obs <= u + tol * scale:
+                    hit = r
+                    break
+            elif value_matches(v, obs, tol * scale):
+                hit = r
+                break
+        if hit is None:
+            failed.append(f"{part} {value:g}" + (f"-{upper:g}" if upper else ""))
+        else:
+            matched.append(hit)
+    if failed:
+        near = sorted({float(r["valuenum"]) for r in numeric})[:12]
+        return _verdict(e, s, False, f"{e.text}: stated {', '.join(failed)} not found in the window; recorded "
+                        f"{', '.join(f'{x:g}' for x in near)}", numeric[:5])
+    series = e.attributes.get("series")
+    if series:
+        return _verify_series(e, s, numeric, [float(x) for x in series], tol, matched)
+    return _verdict(e, s, True, f"{e.text} {e.value or ''} matches the table", matched)
+
+
+def _verify_series(e: Entity, s: _Session, numeric: list[Mapping[str, Any]], series: list[float], tol: float,
+                   matched: list[Mapping[str, Any]]) -> Verdict:
+    """An arrow series: each value recorded in the window, in the stated order."""
+    times: list[datetime] = []
+    hits: list[Mapping[str, Any]] = []
+    ordered = sorted(numeric, key=lambda r: str(r.get("time")))
+    last: datetime | None = None
+    for value in series:
+        cands = [r for r in ordered if value_matches(value, float(r["valuenum"]), tol)]
+        if not cands:
+            return _verdict(e, s, False, f"{e.text}: {value:g} of the stated series not recorded in the window",
+                            ordered[:5])
+        later = [r for r in cands if last is None or (_t(r.get("time")) or datetime.min) >= last]
+        if not later:
+            return _verdict(e, s, False, f"{e.text}: series {' -> '.join(f'{x:g}' for x in series)} is not in "
+                            "time order in the table", cands[:3])
+        hits.append(later[0])
+        last = _t(later[0].get("time"))
+        if last is not None:
+            times.append(last)
+    return _verdict(e, s, True, f"{e.text} series {' -> '.join(f'{x:g}' for x in series)} recorded in order", hits)
+
+
+def _claimed_direction(e: Entity) -> str | None:
+    d = e.attributes.get("direction")
+    if d in ("up", "down", "stable"):
+        return {"up": "rising", "down": "falling", "stable": "stable"}[d]
+    concept = load_lexicon().concepts.get(str(e.attributes.get("concept")))
+    lower_is_worse = concept.lower_is_worse if concept else None
+    if d in ("improving", "worsening") and lower_is_worse is not None:
+        worse = "falling" if lower_is_worse else "rising"
+        better = "rising" if lower_is_worse else "falling"
+        return worse if d == "worsening" else better
+    return None
+
+
+def _verify_trend(e: Entity, s: _Session) -> Verdict:
+    if e.attributes.get("series") or any(k in e.attributes for k in ("value",)):
+        num = _verify_numbers(e, s)
+        if num.label == "inconsistent" or e.attributes.get("series"):
+            return num
+    claim = _claimed_direction(e)
+    keys = _keys(e)
+    if not keys:
+        return _verdict(e, s, False, f"no item for {e.text}", (), missing=True)
+    if claim is None:
+        return _verdict(e, s, True, f"trend word {e.attributes.get('trend_word')!r} is not directional", ())
+    window = e.window
+    best_rows: list[Mapping[str, Any]] = []
+    directions: set[str] = set()
+    for key in keys[:4]:
+        res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(window))
+        if res is None:
+            continue
+        rows = [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
+        if len(rows) < 2:
+            # a trend over one day's window needs the days before it: widen to 3 days back
+            ws = _t(window.start) if window else None
+            if ws is not None and window is not None:
+                wider = TimeSpan((ws - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"), window.end)
+                res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(wider))
+                rows = [r for r in (res.rows if res else ()) if in_window(r, wider) and r.get("valuenum") is not None]
+        if len(rows) < 2:
+            continue
+        best_rows = rows
+        vals = [float(r["valuenum"]) for r in sorted(rows, key=lambda r: str(r.get("time")))]
+        directions.add(trend_direction(vals))
+        stats = (res.summary or {}).get("trend") or {}
+        if stats.get("direction") in ("rising", "falling", "stable") and len(rows) == stats.get("n"):
+            directions.add(stats["direction"])
+    if not best_rows:
+        return _verdict(e, s, False, f"{e.text}: fewer than two values in the window, no trend to compare",
+                        (), missing=True)
+    if claim in directions:
+        return _verdict(e, s, True, f"{e.text} {claim} in the table as stated", best_rows[:1] + best_rows[-1:])
+    return _verdict(e, s, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))}",
+                    best_rows[:1] + best_rows[-1:])
+
+
+def _criterion_rows(s: _Session, e: Entity, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
+    res = s.call("Get_Clinical_Criterion", state=state)
+    if res is None:
+        return None, []
+    return res.summary, [dict(r) for r in res.rows]
+
+
+def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
+    a = e.attributes
+    crit_id = str(a.get("criterion"))
+    negated = bool(a.get("negated"))
+    summary, tests = _criterion_rows(s, e, crit_id if crit_id != "None" else e.text)
+    if summary is None or not tests:
+        return _verdict(e, s, True, f"no clinical criterion for {e.text!r}; not judged", ())
+    kind = summary.get("kind", "threshold")
+    window = e.window
+    if kind == "delta":
+        adm = TimeSpan(ctx.admittime, window.end if window else ctx.dischtime)
+        holds, rows, any_rows = _delta_holds(s, tests, summary, adm, window)
+    elif kind == "rate":
+        holds, rows, any_rows = _rate_holds(s, tests, window)
+    else:
+        holds, rows, any_rows = _threshold_holds(s, tests, window, ctx.sex)
+    if not any_rows:
+        return _verdict(e, s, False, f"no records of the items {crit_id} is judged on in the window", (), missing=True)
+    src = summary.get("source", "")
+    if holds == (not negated):
+        # a stated value ("febrile to 101.5") must also be recorded
+        if any(k in a for k in ("value", "max", "min")) and crit_id in ("fever", "tachycardia", "hypotension",
+                                                                        "hypoxia", "tachypnea", "bradycardia"):
+            vals = [float(r["valuenum"]) for r in any_rows if r.get("valuenum") is not None]
+            target = float(a.get("value", a.get("max", 0)))
+            upper = float(a["max"]) if "max" in a and a.get("min") is not None else None
+            ok = any((upper is not None and target - 1 <= v <= upper + 1) or value_matches(target, v, 1.0)
+                     or (crit_id == "fever" and _temp_match(target, r)) for v, r in zip(vals, any_rows))
+            if not ok:
+                return _verdict(e, s, False, f"{crit_id} holds but the stated value {target:g} is not recorded",
+                                any_rows[:4])
+        what = "holds" if holds else "does not hold"
+        return _verdict(e, s, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
+    what = "holds" if holds else "does not hold"
+    return _verdict(e, s, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
+                    f"({src})", rows or any_rows[:4])
+
+
+def _temp_match(target: float, row: Mapping[str, Any]) -> bool:
+    v, scale = _convert_temp(target, None, row)
+    return row.get("valuenum") is not None and abs(v - float(row["valuenum"])) <= 0.3 * scale
+
+
+def _test_rows(s: _Session, test: Mapping[str, Any], window: TimeSpan | None) -> list[Mapping[str, Any]]:
+    out: list[Mapping[str, Any]] = []
+    for item in (test.get("items") or [])[:6]:
+        if not item.get("has_records", True):
+            continue
+        inside, _ = s.rows(str(item["key"]), window)
+        out += [r for r in inside if r.get("valuenum") is not None]
+    return out
+
+
+def _threshold_holds(s: _Session, tests: list[dict[str, Any]], window: TimeSpan | None,
+                     sex: str | None) -> tuple[bool, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    meeting: list[Mapping[str, Any]] = []
+    every: list[Mapping[str, Any]] = []
+    for test in tests:
+        if test.get("applies_to_patient") is False:
+            continue
+        rows = _test_rows(s, test, window)
+        every += rows
+        meeting += [r for r in rows if criterion_holds(str(test["operator"]), float(r["valuenum"]),
+                                                       float(test["threshold"]))]
+    return bool(meeting), meeting, every
+
+
+def _delta_holds(s: _Session, tests: list[dict[str, Any]], summary: Mapping[str, Any], span: TimeSpan,
+                 window: TimeSpan | None) -> tuple[bool, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    rise = float(summary.get("rise") or 0.3)
+    hours = float(summary.get("within_hours") or 48)
+    ratio = float(summary.get("ratio") or 1.5)
+    rows = sorted(_test_rows(s, tests[0], span), key=lambda r: str(r.get("time")))
+    for i, r in enumerate(rows):
+        ti, vi = _t(r.get("time")), float(r["valuenum"])
+        if window is not None and not in_window(r, TimeSpan(None, window.end)):
+            continue
+        for p in rows[:i]:
+            tp, vp = _t(p.get("time")), float(p["valuenum"])
+            if ti and tp and (ti - tp) <= timedelta(hours=hours) and vi - vp >= rise - 1e-9:
+                return True, [p, r], rows
+        earlier = [float(p["valuenum"]) for p in rows[:i]]
+        if earlier and vi >= ratio * min(earlier) - 1e-9:
+            return True, [r], rows
+    return False, [], rows
+
+
+def _rate_holds(s: _Session, tests: list[dict[str, Any]], window: TimeSpan | None
+                ) -> tuple[bool, list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    rows = _test_rows(s, tests[0], window)
+    by_day: dict[str, float] = {}
+    for r in rows:
+        by_day[str(r.get("time"))[:10]] = by_day.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
+    low = [d for d, total in by_day.items() if total < 0.5 * 70 * 24]
+    return bool(low), [r for r in rows if str(r.get("time"))[:10] in low][:4], rows
+
+
+def _drug_rows(s: _Session, e: Entity) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    return _all_rows(s, e)
+
+
+def _row_interval(r: Mapping[str, Any]) -> tuple[datetime, datetime] | None:
+    a = _t(r.get("time"))
+    if a is None:
+        return None
+    b = _t(r.get("end")) or a
+    if b < a:
+        b = a
+    if r.get("table") == "prescriptions" and b.hour == 0 and b.minute == 0:
+        b = b + timedelta(hours=23, minutes=59)  # dates: the whole end day
+    return a, b
+
+
+_ROUTE_WORDS = {"IV": ("iv", "intraven", "drip", "ivpb"), "PO": ("po", "oral", "ng", "tube"),
+                "SC": ("sc", "subcut", "sq"), "IM": ("im", "intramusc"), "PR": ("pr", "rectal"),
+                "SL": ("sl", "subling"), "INH": ("inh", "neb")}
+
+
+def _verify_medication(e: Entity, s: _Session) -> Verdict:
+    a = e.attributes
+    inside, every = _drug_rows(s, e)
+    names = ", ".join(a.get("drugs", ())[:3])
+    if not every:
+        return _verdict(e, s, False, f"no order or administration of {names} in this admission", (), missing=True)
+    if not inside:
+        return _verdict(e, s, False, f"{names} given in this admission but not in the window {tool_spec(e.window)}",
+                        every[:4])
+    action = str(a.get("action") or "")
+    ws, we = (_t(e.window.start), _t(e.window.end)) if e.window else (None, None)
+    if e.time_text and action in ("started", "start", "initiated", "initiate", "begun", "began", "restarted"):
+        starts = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[0] <= we]
+        if not starts:
+            return _verdict(e, s, False, f"{names}: no order started in {tool_spec(e.window)}", inside[:4])
+        inside = starts
+    if e.time_text and action.startswith(("stop", "discontinued", "d/c", "dc", "weaned", "held", "off")):
+        ends = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[1] <= we]
+        if not ends:
+            return _verdict(e, s, False, f"{names}: no order ended in {tool_spec(e.window)}", inside[:4])
+        inside = ends
+    dose = a.get("dose")
+    if dose is not None:
+        with_dose = [r for r in inside if _dose_matches(float(dose), str(a.get("dose_unit") or ""), r)]
+        if not with_dose and any(_row_dose(r) is not None for r in inside):
+            doses = sorted({f"{_row_dose(r):g}" for r in inside if _row_dose(r) is not None})
+            return _verdict(e, s, False, f"{names}: dose {dose:g} {a.get('dose_unit', '')} not recorded "
+                            f"(recorded {', '.join(doses[:6])})", inside[:4])
+        inside = with_dose or inside
+    route = a.get("route")
+    if route and route in _ROUTE_WORDS:
+        routed = [r for r in inside if _route_of(r)]
+        if routed and not [r for r in routed if any(w in _route_of(r) for w in _ROUTE_WORDS[route])]:
+            return _verdict(e, s, False, f"{names}: route {route} not recorded (recorded "
+                            f"{', '.join(sorted({_route_of(r) for r in routed}))})", routed[:4])
+    duration = a.get("duration_days")
+    if duration:
+        course = [r for k in _keys(e)[:6] for r in s.rows(k, None)[0]]
+        ivs = [iv for r in course if (iv := _row_interval(r))]
+        if ivs:
+            span = (max(b for _, b in ivs) - min(x for x, _ in ivs)).total_seconds() / 86400
+            if abs(span - float(duration)) > max(1.5, 0.3 * float(duration)):
+                return _verdict(e, s, False, f"{names}: stated {float(duration):g} days, recorded course "
+                                f"{span:.1f} days", course[:4])
+    return _verdict(e, s, True, f"{names} recorded in the window", inside)
+
+
+def _row_dose(r: Mapping[str, Any]) -> float | None:
+    v = r.get("valuenum")
+    if v is None:
+        try:
+            return float(str(r.get("value") or "").split("-")[0])
+        except ValueError:
+            return None
+    return float(v)
+
+
+def _dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
+    obs = _row_dose(r)
+    if obs is None:
+        return False
+    runit = str(r.get("unit") or "").lower()
+    if unit in ("g", "gm", "grams", "gram") and runit.startswith("mg"):
+        dose *= 1000
+    if unit == "mg" and runit in ("g", "gm"):
+        dose /= 1000
+    text = str(r.get("value") or "")
+    if "-" in text:  # "40-80" ranges in orders
+        try:
+            lo, hi = (float(x) for x in text.split("-")[:2])
+            return lo - 1e-9 <= dose <= hi + 1e-9
+        except ValueError:
+            pass
+    return abs(obs - dose) <= max(0.01 * dose, 1e-6)
+
+
+def _route_of(r: Mapping[str, Any]) -> str:
+    extra = r.get("extra") or {}
+    return str(extra.get("route") or "").lower()
+
+
+def _verify_event(e: Entity, s: _Session) -> Verdict:
+    """Procedures, outputs without a value, findings: a record in the window."""
+    inside, every = _all_rows(s, e)
+    if not every:
+        return _verdict(e, s, False, f"no record of {e.text} in this admission", (), missing=True)
+    if not inside:
+        return _verdict(e, s, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}",
+                        every[:4])
+    side = e.attributes.get("side")
+    if side in ("r", "l") and e.kind == "procedure":
+        located = [r for r in inside if (r.get("extra") or {}).get("location")]
+        want = "right" if side == "r" else "left"
+        if located and not [r for r in located if want in str(r["extra"]["location"]).lower()
+                            or str(r["extra"]["location"]).lower().startswith(want[0] + " ")]:
+            return _verdict(e, s, False, f"{e.text}: side {want} not recorded (recorded "
+                            f"{', '.join(sorted({str(r['extra']['location']) for r in located}))})", located[:4])
+    if e.kind == "finding":
+        return _verify_finding(e, s, inside)
+    return _verdict(e, s, True, f"{e.text} recorded in the window", inside)
+
+
+_FINDING_OPPOSITES: tuple[tuple[str, str], ...] = (
+    (r"\bsoft\b", r"\b(firm|rigid|hard)\b"), (r"\b(nd|non-?distended|not distended)\b", r"(?<!non-)(?<!non)\bdistended\b"),
+    (r"(?<!non-)(?<!non)\bdistended\b", r"\bnon-?distended\b|\bnot distended\b"),
+    (r"\b(nt|non-?tender|not tender)\b", r"(?<!non-)(?<!non)\btender\b"),
+    (r"a\s*&?\s*\+?o\s*x\s*3|oriented x ?3|alert and oriented", r"\bdisoriented\b|oriented x ?[012]\b|x ?[12]\b"),
+    (r"\bclear\b|\bctab\b", r"\b(crackles|rales|rhonchi|wheez\w*)\b"),
+)
+
+
+def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> Verdict:
+    note = f"{e.text} {e.value or ''}".lower()
+    values = " | ".join(str(r.get("value") or "").lower() for r in inside)
+    for said, opposite in _FINDING_OPPOSITES:
+        if re.search(said, note) and not re.search(said, values) and re.search(opposite, values):
+            return _verdict(e, s, False, f"{e.text}: note says {re.search(said, note).group(0)!r}, table records "
+                            f"{re.search(opposite, values).group(0)!r}", inside[:4])
+    grade = e.attributes.get("grade")
+    if grade:
+        g = re.sub(r"\D", "", str(grade))
+        graded = [str(r.get("value") or "") for r in inside if re.search(r"[1-4]\s*\+|\+\s*[1-4]|trace", str(r.get("value") or ""), re.I)]
+        if graded and g and not any(g in v for v in graded):
+            return _verdict(e, s, False, f"{e.text}: grade {grade} not recorded ({', '.join(sorted(set(graded))[:4])})",
+                            inside[:4])
+    return _verdict(e, s, True, f"{e.text} charted in the window", inside)
+
+
+def _verify_micro(e: Entity, s: _Session) -> Verdict:
+    a = e.attributes
+    res = s.call("View_General_Timeline", time=tool_spec(e.window) or "during admission", table="microbiologyevents")
+    rows = [r for r in (res.rows if res else ()) if in_window(r, e.window)]
+    spec = re.compile(str(a.get("specimen") or "."), re.I)
+    rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
+    if not rows:
+        every = s.call("View_General_Timeline", time="during admission", table="microbiologyevents")
+        any_spec = [r for r in (every.rows if every else ()) if spec.search(str(r.get("item") or r.get("label") or ""))]
+        if any_spec:
+            return _verdict(e, s, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
+                            any_spec[:4])
+        return _verdict(e, s, False, f"no {a.get('specimen')} culture in this admission", (), missing=True)
+    orgs = [r for r in rows if (r.get("extra") or {}).get("organism")]
+    if a.get("organism"):
+        opat = re.compile(str(a["organism"]), re.I)
+        hit = [r for r in orgs if opat.search(str(r["extra"]["organism"]))]
+        if not hit:
+            grown = sorted({str(r["extra"]["organism"]) for r in orgs})
+            return _verdict(e, s, False, f"{e.text}: {a.get('organism_text')} not grown"
+                            + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
+                            missing=not orgs)
+        if a.get("antibiotics"):
+            want = str(a.get("susceptibility") or "S")
+            for ab in a["antibiotics"]:
+                ab_rows = [r for r in hit if ab[:6] in str((r.get("extra") or {}).get("antibiotic") or "").lower()]
+                if ab_rows and not any(str(r["extra"].get("interpretation") or "").upper().startswith(want)
+                                       for r in ab_rows):
+                    return _verdict(e, s, False, f"{e.text}: {ab} not {'resistant' if want == 'R' else 'sensitive'}",
+                                    ab_rows[:4])
+        return _verdict(e, s, True, f"{e.text} grew {a.get('organism_text')}", hit)
+    if a.get("negative") and orgs:
+        return _verdict(e, s, False, f"{e.text} stated negative, grew {', '.join(sorted({str(r['extra']['organism']) for r in orgs})[:3])}",
+                        orgs[:4])
+    return _verdict(e, s, True, f"{e.text} collected in the window", rows)
+
+
+_DX_ABBREV = {"chf": "congestive heart failure", "aki": "acute kidney failure", "arf": "acute kidney failure",
+              "uti": "urinary tract infection", "pna": "pneumonia", "afib": "atrial fibrillation",
+              "dm": "diabetes mellitus", "htn": "hypertension", "cad": "coronary atherosclerosis",
+              "copd": "chronic obstructive pulmonary disease", "gib": "gastrointestinal hemorrhage",
+              "ugib": "gastrointestinal hemorrhage", "esrd": "end stage renal disease", "ckd": "chronic kidney disease",
+              "dvt": "deep vein thrombosis", "pe": "pulmonary embolism", "mi": "myocardial infarction",
+              "nstemi": "subendocardial infarction", "stemi": "acute myocardial infarction",
+              "ards": "acute respiratory distress", "sbo": "intestinal obstruction", "etoh": "alcohol",
+              "hcv": "hepatitis c", "osa": "obstructive sleep apnea", "cva": "cerebral infarction"}
+
+
+def _verify_diagnosis(e: Entity, s: _Session) -> Verdict:
+    text = e.text.lower()
+    for k, v in _DX_ABBREV.items():
+        text = re.sub(rf"\b{k}\b", v, text)
+    res = s.call("Lexical_Search", query=text[:100], k=25)
+    rows = [r for r in (res.rows if res else ()) if r.get("table") in ("diagnoses_icd", "procedures_icd")]
+    if not rows:
+        return _verdict(e, s, True, "no ICD title resembles this diagnosis; not judged", ())
+    best = max(float(r.get("score") or 0) for r in rows)
+    billed = [r for r in rows if r.get("has_records") and float(r.get("score") or 0) >= max(0.55, best - 0.25)]
+    if billed:
+        ev = [{"table": r["table"], "row_id": r["key"].split(":", 1)[1]} for r in billed]
+        return Verdict(e.entity_id, "consistent", None, f"billed: {billed[0]['label']}",
+                       tuple(RowRef(x["table"], x["row_id"]) for x in ev[:4]), s.records())
+    if best < 0.55:
+        return _verdict(e, s, True, "no close ICD title; not judged", ())
+    return _verdict(e, s, False, f"no billed code resembles {e.text!r} (closest title: {rows[0]['label']})", (),
+                    missing=True)
+
+
+# --- the stage -----------------------------------------------------------------------------------------------
+
+def _same_claim(e: Entity, c: Entity) -> bool:
+    keys = ("value", "min", "max", "systolic", "criterion", "negated", "direction", "dose", "organism", "words")
+    return e.kind == c.kind and all(e.attributes.get(k) == c.attributes.get(k) for k in keys)
+
+
+def _from_cache(e: Entity, cache: Sequence[CacheEntry]) -> Verdict | None:
+    for entry in related_entries(e, cache):
+        c = entry.entity
+        same_group = e.group is not None and e.group == c.group
+        same_item = bool(set(e.item_keys) & set(c.item_keys)) and e.window == c.window
+        same_state = (e.kind == "interpretation" and e.window == c.window
+                      and e.attributes.get("criterion") == c.attributes.get("criterion"))
+        if (same_group or same_item or same_state) and _same_claim(e, c):
+            v = entry.verdict
+            return Verdict(e.entity_id, v.label, v.inconsistency_type, f"from the validation cache: {v.reason}",
+                           v.evidence_row_ids, (), True)
+    return None
+
+
+def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
+    """Stage 6 of the offline inspector: every rule family above."""
+    cached = _from_cache(entity, cache)
+    if cached is not None:
+        return cached
+    s = _Session(env.toolset)
+    kind = entity.kind
+    if kind == "interpretation":
+        return _verify_interpretation(entity, s, ctx)
+    if kind == "trend":
+        return _verify_trend(entity, s)
+    if kind in ("measurement", "range") or (kind == "output" and any(k in entity.attributes for k in _NUMERIC_KEYS)):
+        if kind == "output" and entity.attributes.get("per_hour"):
+            return _verify_event(entity, s)
+        return _verify_numbers(entity, s)
+    if kind in ("medication", "infusion"):
+        return _verify_medication(entity, s)
+    if kind == "microbiology":
+        return _verify_micro(entity, s)
+    if kind == "diagnosis":
+        return _verify_diagnosis(entity, s)
+    return _verify_event(entity, s)
+
+
+def verify_surface(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
+    """The surface-level baseline: explicit values and times only.
+
+    Numbers are compared with numeric tolerance in the default (or explicit) window;
+    everything else — interpretations, trend words, orders, events — is checked for the
+    existence of an aligned record in the window, with no criterion, trend, dose, route,
+    duration, organism or interval reasoning. Entities the extractor could not align are
+    reported missing (no item, no record).
+    """
+    s = _Session(env.toolset)
+    a = entity.attributes
+    if entity.kind in ("measurement", "range", "trend", "output") and any(k in a for k in _NUMERIC_KEYS):
+        return _verify_numbers(entity, s)
+    if entity.kind == "diagnosis":
+        return _verify_diagnosis(entity, s)
+    if entity.kind == "interpretation" or not entity.item_keys:
+        # surface matching aligns the words themselves: "afebrile" -> Lexical_Search
+        res = s.call("Lexical_Search", query=entity.text, k=5, patient_only=True)
+        keys = [r["key"] for r in (res.rows if res else ()) if float(r.get("score") or 0) >= 0.5][:2]
+        if not keys:
+            return _verdict(e=entity, s=s, ok=False, reason=f"no patient item matches {entity.text!r}", missing=True)
+        inside: list[Mapping[str, Any]] = []
+        for k in keys:
+            inside += s.rows(k, entity.window)[0]
+        return _verdict(entity, s, bool(inside), f"{entity.text}: {'a' if inside else 'no'} record in the window",
+                        inside, missing=not inside)
+    inside, _ = _all_rows(s, entity)
+    return _verdict(entity, s, bool(inside), f"{entity.text}: {'a' if inside else 'no'} record in the window",
+                    inside, missing=not inside)
