@@ -126,7 +126,7 @@ def tiny_rows() -> dict[str, list[dict[str, Any]]]:
         lab(A, HA, 50912, when, cr, "mg/dL", "abnormal" if cr > 1.1 else None)
     for when, wbc in [(T(10, 16), 15.2), (T(11, 6), 13.0), (T(12, 6), 11.1), (T(13, 6), 9.0)]:
         lab(A, HA, 51301, when, wbc, "K/uL", "abnormal" if wbc > 11 else None)
-    lab(A, None, 51222, T(9, 10), 10.1, "g/dL", "abnormal")          # outpatient lab the day before admission
+    lab(A, None, 51222, T(9, 18), 10.1, "g/dL", "abnormal")          # outpatient lab the day before admission
     lab(A, HA, 51222, T(11, 6), 9.4, "g/dL", "abnormal")
     lab(A, HA, 50813, T(10, 16), 3.1, "mmol/L", "abnormal")
     for when, cr in [(T(10, 16), 4.0), (T(11, 6), 4.4)]:

@@ -65,12 +65,26 @@ _drug_lock = threading.Lock()
 
 
 @functools.cache
-def _drug_finder() -> Any:
-    # Loading the brand -> generic dictionary takes ~2 s; do it once, on first need.
-    with _drug_lock:
-        from drug_named_entity_recognition import find_drugs
+def _brand_to_generic() -> dict[str, tuple[str, ...]]:
+    """drug-named-entity-recognition's variant -> canonical names (107 k variants).
 
-        return find_drugs
+    We read its packaged dictionary directly instead of importing the package: the import
+    also builds an n-gram index we do not use and reads an OMOP cache in the home folder.
+    Loading takes ~2 s, so it happens once, on first need.
+    """
+    import bz2
+    import importlib.util
+    import pickle
+    from pathlib import Path
+
+    with _drug_lock:
+        spec = importlib.util.find_spec("drug_named_entity_recognition")
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("drug-named-entity-recognition is not installed (pip install -e .)")
+        path = Path(next(iter(spec.submodule_search_locations))) / "drug_ner_dictionary.pkl.bz2"
+        with bz2.open(path, "rb") as f:
+            data = pickle.load(f)  # noqa: S301 - the package's own shipped data file
+        return {str(k).lower(): tuple(str(c) for c in v) for k, v in data["drug_variant_to_canonical"].items()}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -80,11 +94,9 @@ def _generic_for(token: str) -> str | None:
         return curated
     if len(token) < 4 or not token.isalpha():
         return None
-    found = _drug_finder()([token], is_ignore_case=True)
-    for drug, *_ in found:
-        name = str(drug.get("name", "")).lower()
-        if name and name != token.lower():
-            return name
+    for name in _brand_to_generic().get(token.lower(), ()):
+        if name.lower() != token.lower():
+            return name.replace(" and ", " ")
     return None
 
 

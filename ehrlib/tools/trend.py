@@ -2,8 +2,9 @@
 
 Direction rule: fit least squares value ~ time (days). The fitted change over the
 series' span (slope × span) decides: if it is smaller than 5 % of the mean absolute
-value (or than half the series' standard deviation, so noise around a flat line is not a
-"trend"), the series is *stable*; otherwise *rising* or *falling* by the slope's sign.
+value, or smaller than the residual standard deviation around the fitted line (so noise
+around a flat line is not a "trend"), the series is *stable*; otherwise *rising* or
+*falling* by the slope's sign.
 Fewer than two values, or all values at one time, give *insufficient data*. The
 relative threshold follows how notes talk ("creatinine trending down" means a visible
 change, not a 1 % drift); the noise guard keeps a fluctuating vital sign "stable".
@@ -55,7 +56,11 @@ def trend_stats(points: Sequence[tuple[Any, float]]) -> dict[str, Any]:
     out["rate_of_change_per_day"] = round((values[-1] - values[0]) / span, 4)
     out["max_step_change"] = round(max(abs(b - a) for a, b in zip(values, values[1:])), 4)
     fitted = slope * span
-    tolerance = max(STABLE_FRACTION * abs(mean), 0.5 * sd if n > 2 else 0.0)
+    residual_sd = 0.0
+    if n > 2:
+        residuals = [v - (mean + slope * (d - md)) for d, v in zip(days, values)]
+        residual_sd = math.sqrt(sum(r * r for r in residuals) / (n - 2))
+    tolerance = max(STABLE_FRACTION * abs(mean), residual_sd)
     out["fitted_change"] = round(fitted, 4)
     out["direction"] = "stable" if abs(fitted) < tolerance or fitted == 0 else ("rising" if fitted > 0 else "falling")
     return out
