@@ -50,3 +50,33 @@ def test_cli_report(tiny_run, tmp_path, capsys):
     assert not (run / "viewer").exists()
     assert main(["report", "--run", str(run), "--judge", "gpt-x", "--figures", ""]) == 2
     assert "no judgements by 'gpt-x'" in capsys.readouterr().err
+
+
+def test_views_on_a_judged_run(tiny_run):
+    from ehrlib.judge import evaluate_run
+    from ehrlib.report import ablation_table, compare_runs, note_findings, schema_mapping, schema_overview
+
+    run, _ = tiny_run
+    evaluate_run(run, progress=False)
+    findings = note_findings(run, mode="harsh")
+    assert findings["entity"].tolist() == ["WBC 20", "HR", "temperature"]
+    assert findings["verdict"].tolist() == ["correct", "incorrect", "no gold counterpart"]
+    both = compare_runs({"a": run, "b": run})
+    assert both["variant"].tolist() == ["a", "a", "b", "b"]
+    table = ablation_table({"full": run, "same": run}, baseline="full", n_boot=50).set_index(["variant", "mode"])
+    assert table.loc[("same", "harsh"), "diff_f1"] == 0.0
+    assert "chartevents" in set(schema_overview()["table"])
+    mapping = schema_mapping(tables=["chartevents"]).set_index("column")
+    assert mapping.loc["charttime", "perturbed"].endswith(".OBSERVED_AT")
+
+
+def test_prepare_inputs_checks_given_paths(tmp_path):
+    import pytest
+
+    from ehrlib.errors import ConfigError
+    from ehrlib.report import prepare_inputs, project_path
+
+    with pytest.raises(ConfigError, match="file not found"):
+        prepare_inputs(tmp_path, db=str(tmp_path / "none.duckdb"))
+    assert project_path(tmp_path) == tmp_path
+    assert (project_path("figures").parent / "pyproject.toml").exists()

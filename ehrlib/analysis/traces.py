@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import networkx as nx
@@ -33,6 +33,7 @@ __all__ = [
     "transition_graph",
     "path_frequencies",
     "path_dispersion",
+    "compare_dispersion",
 ]
 
 START, END = "START", "END"
@@ -143,3 +144,8 @@ def path_dispersion(paths: Iterable[Sequence[str]]) -> dict[str, float]:
     return {"n_paths": len(plist), "n_distinct": len(counts), "top_share": counts.most_common(1)[0][1] / len(plist),
             "mean_length": sum(map(len, plist)) / len(plist), "n_transitions": g.number_of_edges(),
             "entropy_bits": entropy}
+
+
+def compare_dispersion(paths_by_source: Mapping[str, Iterable[Sequence[str]]]) -> pd.DataFrame:
+    """:func:`path_dispersion` for several sources (annotators, each model), one row each."""
+    return pd.DataFrame([{"source": name, **path_dispersion(paths)} for name, paths in paths_by_source.items()])

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from ehrlib.analysis import (
-    bootstrap_ci, classify_errors, error_distribution, path_dispersion, path_frequencies, paths_from_gold,
+    bootstrap_ci, classify_errors, compare_dispersion, error_distribution, path_frequencies, paths_from_gold,
     paths_from_tool_calls, read_tool_calls, transition_graph,
 )
 from ehrlib.corpus.io import write_text
@@ -128,8 +128,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     gold_paths = [p for p in paths_from_gold(run.gold)["path"] if p]
     written.append(write_table(path_frequencies(tool_paths, top=30), run.run_dir / "trace_paths_model.csv"))
     written.append(write_table(path_frequencies(gold_paths, top=30), run.run_dir / "trace_paths_gold.csv"))
-    dispersion = pd.DataFrame([{"source": "annotators", **path_dispersion(gold_paths)},
-                               {"source": method_label(dict(run.run_info)), **path_dispersion(tool_paths)}])
+    dispersion = compare_dispersion({"annotators": gold_paths, method_label(dict(run.run_info)): tool_paths})
     written.append(write_table(dispersion, run.run_dir / "trace_dispersion.csv"))
     run_id = str(run.run_info["run_id"])
     figure_dirs: list[tuple[Path, str | None]] = [(run.run_dir / "figures", None)]
