@@ -74,7 +74,7 @@ _ABBREVIATIONS: dict[str, str] = {
     "levo": "norepinephrine", "levophed": "norepinephrine",
     "neo": "phenylephrine", "ngt": "nasogastric tube", "ogt": "orogastric tube",
     "ett": "endotracheal tube", "picc": "picc line", "cvl": "central line", "aline": "arterial line",
-    "afib": "atrial fibrillation", "af": "atrial fibrillation", "nsr": "sinus rhythm",
+    "afib": "atrial fibrillation", "af": "atrial fibrillation", "nsr": "sinus rhythm", "sr": "sinus rhythm",
     "gcs": "glasgow coma scale",
     "aox3": "alert oriented", "a&ox3": "alert oriented", "bm": "bowel movement",
     "bs": "bowel sounds", "ls": "lung sounds", "nc": "nasal cannula", "fio2": "inspired oxygen",
