@@ -1,0 +1,49 @@
+"""``ehrlib run``: one experiment from a params file, with command-line overrides."""
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run EHR-Inspector (or a baseline) over a corpus",
+                       description="Run a pipeline over a corpus folder (notes.jsonl) against a database. "
+                                   "Command-line values override the params file. Resumable: rerun the same "
+                                   "--run-id to finish an interrupted run.")
+    p.add_argument("--params", help="params/*.yaml with run parameters")
+    p.add_argument("--corpus", help="folder with notes.jsonl (gold.jsonl optional)")
+    p.add_argument("--db", help="DuckDB database built by ehrlib")
+    p.add_argument("--method", choices=("inspector", "checkehr", "surface"))
+    p.add_argument("--backend", help="offline | gemini | openai | scripted")
+    p.add_argument("--model", help="LLM model name (LLM backends)")
+    p.add_argument("--run-id", help="run id (default: <method>-<backend>-<UTC time>)")
+    p.add_argument("--runs-dir", help="where run folders go (default runs/)")
+    p.add_argument("--limit", type=int, help="only the first N notes")
+    p.add_argument("--concurrency", type=int, help="worker threads (default: the backend's limit)")
+    p.add_argument("--segmentation", choices=("on", "off"))
+    p.add_argument("--scope-filter", choices=("on", "off"))
+    p.add_argument("--extraction", choices=("inspector", "patient_only", "ontology_only", "checkehr"))
+    p.add_argument("--tools", help="tool categories, comma-separated (alignment,profiling,temporal,criterion)")
+    p.add_argument("--validation-cache", type=int, help="validation cache size m, 0..5")
+    p.add_argument("--evidence-guard", choices=("on", "off"))
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ehrlib.pipeline.params import load_params
+    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
+
+    params = load_params(
+        args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
+        run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, concurrency=args.concurrency,
+        segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
+        tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
+        progress=False if args.no_progress else None,
+    )
+    run_dir = run_experiment(params)
+    totals = summarize_ledger(read_ledger(run_dir))["totals"]
+    print(f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions, "
+          f"{totals['failures']} failures, {totals['validation_cache']['hits']} cache hits")
+    return 0 if totals.get("notes_error", 0) == 0 else 1
