@@ -75,6 +75,7 @@ class GeminiBackend:
         timeout_s: float = 300.0,
     ) -> None:
         from google import genai
+        from google.auth.exceptions import DefaultCredentialsError
         from google.genai import types
 
         self._types = types
@@ -86,7 +87,7 @@ class GeminiBackend:
                 api_key=api_key, vertexai=vertexai, project=project, location=location,
                 credentials=credentials, http_options=http_options,
             )
-        except ValueError as exc:  # google-genai reports missing credentials as ValueError
+        except (ValueError, DefaultCredentialsError) as exc:  # missing key / no ADC for Vertex
             raise ConfigError(
                 f"cannot configure Gemini: {exc} (set GEMINI_API_KEY for the Developer API, or "
                 "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION "
