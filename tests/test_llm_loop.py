@@ -260,6 +260,11 @@ def test_price_table_and_ledger_grouping() -> None:
     assert per_note["n2"]["cost_usd"] == pytest.approx(one_call)
     assert per_note["n2"]["list_cost_usd"] == pytest.approx(2 * one_call)
     assert ledger.totals()["calls"] == 4 and ledger.totals()["cached_calls"] == 1
+    per = ledger.cost_per_note()
+    assert per["notes"] == 2 and per["mean_cost_usd"] == pytest.approx(1.5 * one_call)
+    assert per["mean_list_cost_usd"] == pytest.approx(2 * one_call)
+    last = ledger.records()[-1].to_dict()
+    assert last["cached"] and last["cost_usd"] == 0.0 and last["list_cost_usd"] == pytest.approx(one_call)
     with pytest.raises(ConfigError):
         ledger.summary(by=("colour",))
 

@@ -114,6 +114,10 @@ class CallRecord:
             return 0.0
         return self.list_cost_usd
 
+    def to_dict(self) -> dict[str, Any]:
+        """One line of the run's usage JSONL."""
+        return {**dataclasses.asdict(self), "cost_usd": self.cost_usd}
+
 
 class UsageLedger:
     """Thread-safe log of calls with grouped totals (per stage, note, model, or the run)."""
@@ -179,6 +183,18 @@ class UsageLedger:
             for name, value in (("cost_usd", rec.cost_usd), ("list_cost_usd", rec.list_cost_usd)):
                 g[name] = None if value is None or g[name] is None else g[name] + value
         return list(groups.values())
+
+    def cost_per_note(self) -> dict[str, Any]:
+        """Mean cost per note over the notes seen (the paper's Table 16 figure)."""
+        rows = [r for r in self.summary(by=("note_id",)) if r["note_id"] is not None]
+
+        def mean(key: str) -> float | None:
+            values = [r[key] for r in rows]
+            return None if not values or None in values else sum(values) / len(values)
+
+        return {"notes": len(rows), "mean_cost_usd": mean("cost_usd"),
+                "mean_list_cost_usd": mean("list_cost_usd"),
+                "mean_input_tokens": mean("input_tokens"), "mean_output_tokens": mean("output_tokens")}
 
     def totals(self) -> dict[str, Any]:
         """Run totals plus the failure count, for the run manifest."""
