@@ -1,0 +1,128 @@
+"""CheckEHR baseline: eight stages on the perturbed schema, guarded SQL, same records."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+import pytest
+
+from ehrlib.corpus.records import Note
+from ehrlib.db.connect import connect
+from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
+from ehrlib.pipeline.checkehr import run_guarded_sql
+from ehrlib.pipeline.context import note_context
+from ehrlib.pipeline.inspector import inspect_note
+from ehrlib.pipeline.llm_stages import build_llm_stages
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.stages import StageEnv
+
+SUBJECT, HADM = 10040, 104852
+NOTE = "Events:\nOn 1/3 HR 120.\nWBC 99 on 1/3."
+
+
+class CheckEHRDouble:
+    """Answers the CheckEHR prompts by reading them (the schema text above all)."""
+
+    name = "checkehr-double"
+    endpoint = "http://127.0.0.1:9/v1"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+    async def send(self, messages: Sequence[Message], tools: Any, config: GenerationConfig,
+                   timeout_s: float) -> LLMResponse:
+        text = messages[-1].text if messages[-1].role == "user" else messages[0].text
+        text = messages[0].text if len(messages) > 1 and messages[-1].text.startswith("Your previous") else text
+        self.prompts.append(text)
+
+        def reply(obj: Any) -> LLMResponse:
+            return LLMResponse(text=json.dumps(obj))
+
+        if text.startswith("You split a clinical note"):
+            return reply({"segments": [{"start_line": 0, "end_line": 2, "title": "Events", "section": "events"}]})
+        if text.startswith("Extract every clinical entity"):
+            return reply({"entities": [{"line": 1, "text": "HR", "type": "vital", "value": "120", "time_text": "1/3"},
+                                       {"line": 2, "text": "WBC", "type": "lab", "value": "99", "time_text": "1/3"}]})
+        if text.startswith("Below is the schema"):
+            vit = re.search(r"^- (\w+): bedside charting", text, re.MULTILINE).group(1)
+            lab = re.search(r"^- (\w+): laboratory results", text, re.MULTILINE).group(1)
+            return reply({"tables": [{"index": 0, "tables": [vit]}, {"index": 1, "tables": [lab]}]})
+        if text.startswith("For each entity below decide"):
+            return reply({"filters": [{"index": 0, "mode": "day", "time": "2155-01-03"},
+                                      {"index": 1, "mode": "day", "time": "2155-01-03"}]})
+        if text.startswith("Write the database row"):
+            item = "ITEM_ID" if "ITEM_ID" in text else "ITEMID"
+            if "Entity: HR" in text:
+                return reply({"rows": [{item: 220045, "VALUE_NUM": 120}]})
+            return reply({"rows": [{"LAB_ITEM_ID": 51301, "VALUE_NUM": 99}]})
+        if text.startswith("Check this pseudo-table") or text.startswith("Rewrite the values"):
+            rows = json.loads(text.split("Pseudo-table:\n")[1].split("\n\nReply")[0])
+            return reply({"rows": rows})
+        if text.startswith("Write one DuckDB SELECT"):
+            rows = json.loads(text.split("):\n", 1)[1].split("\n\nTime filter")[0])
+            if "VITALS_TIMESERIES" in text and "ITEM_ID" in rows[0]:
+                return reply({"sql": f"SELECT ID, VALUE_NUM FROM VITALS_TIMESERIES WHERE HADM_ID = {HADM} "
+                                     "AND ITEM_ID = 220045 AND VALUE_NUM = 120 "
+                                     "AND OBSERVED_AT BETWEEN '2155-01-02' AND '2155-01-04'"})
+            return reply({"sql": f"SELECT ID FROM LAB_RESULTS WHERE HADM_ID = {HADM} AND LAB_ITEM_ID = 51301 "
+                                 "AND VALUE_NUM = 99"})
+        raise AssertionError(text[:200])
+
+
+def test_checkehr_on_perturbed_schema(synth_db_perturbed):
+    con = connect(synth_db_perturbed)
+    backend = CheckEHRDouble()
+    params = RunParams(method="checkehr", backend="scripted")
+    stages = build_llm_stages("checkehr", params, Client(backend, GenerationConfig(model="double")))
+    ctx = note_context(con.cursor(), Note("c1", SUBJECT, HADM, "physician", "2155-01-03", NOTE),
+                       source_kind="synthetic")
+    assert ctx.flavor == "perturbed"
+    env = StageEnv(connect=con.cursor)
+    try:
+        res = inspect_note(ctx, stages, env, run_id="c")
+    finally:
+        env.close()
+        con.close()
+    preds = {p.entity: p for p in res.predictions}
+    hr, wbc = preds["HR"], preds["WBC"]
+    assert hr.label == "consistent" and hr.evidence_row_ids and hr.evidence_row_ids[0].table == "chartevents"
+    assert [c.tool for c in hr.tool_calls] == ["SQL"] and "VITALS_TIMESERIES" in hr.tool_calls[0].args["sql"]
+    assert wbc.label == "inconsistent" and wbc.evidence_row_ids == ()
+    assert hr.time_window.start == "2155-01-02" and hr.time_window.end == "2155-01-04"  # the ±1 day filter
+    assert all(p.prompt_id and p.prompt_id.startswith("checkehr_sql@") for p in res.predictions)
+    # the model only ever saw physical names of the perturbed layout
+    schema_prompts = [p for p in backend.prompts if p.startswith("Below is the schema")]
+    assert schema_prompts and "VITALS_TIMESERIES" in schema_prompts[0] and "CHARTEVENTS" not in schema_prompts[0]
+    # eight stages: segmentation + NER/tables/time (per segment) + 4 per entity
+    assert hr.usage.calls == 4 and len(backend.prompts) == 1 + 3 + 2 * 4
+
+
+@pytest.mark.parametrize("sql,error", [
+    ("DROP TABLE LABEVENTS", "single SELECT"),
+    ("SELECT 1 WHERE 104852 > 0; DROP TABLE LABEVENTS", "one statement"),
+    ("SELECT * FROM LABEVENTS", "filter by the patient"),
+    ("WITH x AS (SELECT 104852) SELECT * FROM x, (SELECT 1) y WHERE 1 = 1 AND 'a' = 'a' AND "
+     "exists(SELECT 1) AND 1 IN (SELECT 1) UNION SELECT 1, 2 FROM (SELECT 1) INSERT", "only read"),
+])
+def test_guarded_sql_refuses(synth_db, sql, error):
+    con = connect(synth_db)
+    try:
+        assert error in run_guarded_sql(con, sql, timeout_s=2, row_cap=5, must_mention=("104852",))[2]
+    finally:
+        con.close()
+
+
+def test_guarded_sql_timeout_and_cap(synth_db):
+    con = connect(synth_db)
+    try:
+        slow = "SELECT sum(a.range * b.range) FROM range(1000000000) a, range(1000000000) b WHERE 104852 > 0"
+        assert run_guarded_sql(con, slow, timeout_s=0.3, row_cap=5, must_mention=("104852",))[2] == "timed out"
+        cols, rows, err = run_guarded_sql(con, "SELECT * FROM CHARTEVENTS WHERE HADM_ID = 104852", timeout_s=5,
+                                          row_cap=7, must_mention=("104852",))
+        assert err is None and len(rows) == 7 and "ROW_ID" in cols
+    finally:
+        con.close()
