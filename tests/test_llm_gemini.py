@@ -78,7 +78,7 @@ def test_function_call_then_text_runs_tool_loop_through_real_client(server: Fake
 
     assert server.request_count == 2
     first, second = server.requests
-    assert first.path == "/v1/models/gemini-2.5-flash:generateContent"
+    assert first.path == "/v1beta/models/gemini-2.5-flash:generateContent"
     assert first.headers["x-goog-api-key"] == "test-key"
     body = first.body
     assert body["systemInstruction"]["parts"][0]["text"] == "You verify notes."
@@ -171,6 +171,12 @@ def test_response_schema_is_sent_as_json_mode(server: FakeGeminiServer) -> None:
     gen = server.requests[0].body["generationConfig"]
     assert gen["responseMimeType"] == "application/json"
     assert gen.get("responseJsonSchema", gen.get("response_json_schema")) == schema
+
+
+def test_api_version_setting_is_honoured(server: FakeGeminiServer) -> None:
+    server.add(gemini_text("v1 reply"))
+    assert fast_client(server, api_version="v1").generate_sync([user("hi")]).text == "v1 reply"
+    assert server.requests[0].path == "/v1/models/gemini-2.5-flash:generateContent"
 
 
 def test_vertex_ai_path_and_bearer_token(server: FakeGeminiServer) -> None:

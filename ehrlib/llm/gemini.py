@@ -5,9 +5,9 @@ Facts checked in google-genai 3.6.1's source (`_api_client.py`, `models.py`):
   no timeout at all, so we always set it.
 - No retries unless `HttpOptions.retry_options` is given: we leave it unset and
   retry in `ehrlib.llm.client`, where retries are counted.
-- Developer API requests go to `{base_url}/v1/models/{model}:generateContent` (the
-  default api_version in 3.6 is "v1"; `GOOGLE_GENAI_API_VERSION=beta` or
-  `api_version` picks v1beta); Vertex AI requests go to
+- Developer API requests go to `{base_url}/{version}/models/{model}:generateContent`;
+  3.6 defaults `version` to "v1", ehrlib pins "v1beta" (see below) unless
+  `api_version` or GOOGLE_GENAI_API_VERSION says otherwise; Vertex AI requests go to
   `{base_url}/v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent`.
 - HTTP errors raise `google.genai.errors.ClientError` (4xx) / `ServerError` (5xx),
   both `APIError` with `.code`; transport errors are `httpx2` exceptions
@@ -31,6 +31,7 @@ from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall,
 
 __all__ = ["GeminiBackend", "TRANSIENT_STATUS"]
 
+DEVELOPER_API_VERSION = "v1beta"
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
@@ -79,20 +80,26 @@ class GeminiBackend:
         from google.genai import types
 
         self._types = types
-        http_options = types.HttpOptions(
-            timeout=int(timeout_s * 1000), base_url=base_url, api_version=api_version
-        )
-        try:
-            self._client = genai.Client(
-                api_key=api_key, vertexai=vertexai, project=project, location=location,
-                credentials=credentials, http_options=http_options,
-            )
-        except (ValueError, DefaultCredentialsError) as exc:  # missing key / no ADC for Vertex
-            raise ConfigError(
-                f"cannot configure Gemini: {exc} (set GEMINI_API_KEY for the Developer API, or "
-                "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION "
-                "and application-default credentials for Vertex AI)"
-            ) from exc
+
+        def build(version: str | None) -> Any:
+            options = types.HttpOptions(timeout=int(timeout_s * 1000), base_url=base_url, api_version=version)
+            try:
+                return genai.Client(api_key=api_key, vertexai=vertexai, project=project, location=location,
+                                    credentials=credentials, http_options=options)
+            except (ValueError, DefaultCredentialsError) as exc:  # missing key / no ADC for Vertex
+                raise ConfigError(
+                    f"cannot configure Gemini: {exc} (set GEMINI_API_KEY for the Developer API, or "
+                    "GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION "
+                    "and application-default credentials for Vertex AI)"
+                ) from exc
+
+        self._client = build(api_version)
+        if (api_version is None and not self._client._api_client.vertexai
+                and not os.environ.get("GOOGLE_GENAI_API_VERSION")):
+            # google-genai 3.6 defaults the Developer API to "v1"; Google's API-version
+            # page documents function calling, systemInstruction and JSON-schema output
+            # for "v1beta", so ehrlib pins v1beta unless told otherwise.
+            self._client = build(DEVELOPER_API_VERSION)
         api = self._client._api_client  # read-only: where requests really go
         self.vertexai = bool(getattr(api, "vertexai", False))
         self.endpoint = str(getattr(api._http_options, "base_url", None) or "unknown")
