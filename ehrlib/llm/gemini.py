@@ -93,13 +93,16 @@ class GeminiBackend:
                     "and application-default credentials for Vertex AI)"
                 ) from exc
 
-        self._client = build(api_version)
-        if (api_version is None and not self._client._api_client.vertexai
-                and not os.environ.get("GOOGLE_GENAI_API_VERSION")):
-            # google-genai 3.6 defaults the Developer API to "v1"; Google's API-version
-            # page documents function calling, systemInstruction and JSON-schema output
-            # for "v1beta", so ehrlib pins v1beta unless told otherwise.
-            self._client = build(DEVELOPER_API_VERSION)
+        # google-genai 3.6 defaults the Developer API to "v1"; Google's API-version page
+        # documents function calling, systemInstruction and JSON-schema output for
+        # "v1beta", so ehrlib pins v1beta unless told otherwise. Guess the mode the way
+        # the SDK decides it (argument, then env), and rebuild if the guess was wrong.
+        pin = api_version is None and not os.environ.get("GOOGLE_GENAI_API_VERSION")
+        env_flag = os.environ.get("GOOGLE_GENAI_USE_ENTERPRISE", os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", ""))
+        guess_vertex = vertexai if vertexai is not None else env_flag.lower() in ("1", "true")
+        self._client = build(DEVELOPER_API_VERSION if pin and not guess_vertex else api_version)
+        if pin and bool(self._client._api_client.vertexai) != guess_vertex:
+            self._client = build(None if self._client._api_client.vertexai else DEVELOPER_API_VERSION)
         api = self._client._api_client  # read-only: where requests really go
         self.vertexai = bool(getattr(api, "vertexai", False))
         self.endpoint = str(getattr(api._http_options, "base_url", None) or "unknown")
