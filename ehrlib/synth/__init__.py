@@ -12,7 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Mapping
 
 import duckdb
 
@@ -29,6 +32,8 @@ __all__ = [
     "STORYLINES",
     "STORYLINES_TABLE",
     "generate_hospital",
+    "build_hospital",
+    "HospitalBuild",
     "content_checksums",
     "read_storylines",
 ]
@@ -37,6 +42,21 @@ __all__ = [
 GENERATOR_VERSION = "synth-tables-1"
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class HospitalBuild:
+    """What one build wrote and how long each phase took (seconds: ``generate`` = the
+    storyline patients in Python, ``write``, ``scale`` = bulk SQL rows, ``finalize`` =
+    manifest + ordering + checksums, ``total``)."""
+
+    path: Path
+    layout: str
+    seed: int
+    patients: int
+    chartevents_rows: int
+    scale_rows_added: int
+    seconds: Mapping[str, float]
 
 
 def generate_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int = 0, scale: int | None = None,
@@ -54,6 +74,12 @@ def generate_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: 
     Returns:
         The path written.
     """
+    return build_hospital(out_path, patients=patients, seed=seed, scale=scale, layout=layout).path
+
+
+def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int = 0, scale: int | None = None,
+                   layout: str = "mimic3") -> HospitalBuild:
+    """:func:`generate_hospital`, returning row counts and phase timings (benchmarks)."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
     if patients < 1:
@@ -66,15 +92,22 @@ def generate_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
     _remove(tmp)
-    started = time.perf_counter()
+    clock = [time.perf_counter()]
+    seconds: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        clock.append(time.perf_counter())
+        seconds[name] = clock[-1] - clock[-2]
+
     try:
         frames = build_tables(patients, seed)
+        lap("generate")
         con = duckdb.connect(str(tmp))
         try:
             write_tables(con, frames, layout)
-            added = 0
-            if scale:
-                added = add_scale_rows(con, layout, target_rows=scale, seed=seed)
+            lap("write")
+            added = add_scale_rows(con, layout, target_rows=scale, seed=seed) if scale else 0
+            lap("scale")
             write_manifest(
                 con, source=f"ehrlib.synth seed={seed} patients={patients}", source_kind="synthetic",
                 flavor="synthetic", layout=layout, version=GENERATOR_VERSION,
@@ -82,15 +115,19 @@ def generate_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: 
                        "scale_rows_added": str(added)},
             )
             finalize(con, layout)
+            lap("finalize")
+            chart = schema.schema_map(layout).table("chartevents")
+            n_chart = con.execute(f"SELECT count(*) FROM {chart.ref}").fetchone()[0]  # noqa: S608
         finally:
             con.close()
         os.replace(tmp, out)
     except BaseException:
         _remove(tmp)
         raise
+    seconds["total"] = time.perf_counter() - clock[0]
     log.debug("synthetic hospital (%s, seed %d, %d patients) written to %s in %.1f s", layout, seed, patients,
-             out, time.perf_counter() - started)
-    return out
+              out, seconds["total"])
+    return HospitalBuild(out, layout, seed, patients, int(n_chart), int(added), MappingProxyType(seconds))
 
 
 def _remove(path: Path) -> None:

@@ -10,7 +10,7 @@ such as "started on levophed for MAP in the 50s" are true of the tables.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
@@ -74,11 +74,12 @@ class Storyline:
     p_intubation: float = 0.0
     surgery: str | None = None
     drains: tuple[str, ...] = ()
-    #: state -> weight for the abdominal and lung assessments while ill
+    #: abdominal assessment by phase, sickest first (``CATEGORICAL_VALUES["abdomen"]`` states)
     abdomen: tuple[str, ...] = ("soft",)
+    #: lung sounds while ill (one per lobe, drawn per patient); "clear" once recovered
     lungs: tuple[str, ...] = ("clear",)
+    #: hours from admission (or from the end of surgery) to ICU arrival
     icu_offset_h: tuple[float, float] = (1.0, 6.0)
-    extra_lines: tuple[str, ...] = field(default=())
 
 
 _ABX_PANEL_GN = ("AMPICILLIN", "CEFAZOLIN", "CEFTRIAXONE", "CEFEPIME", "CIPROFLOXACIN", "GENTAMICIN",

@@ -177,8 +177,10 @@ class _Admission:
                 "originalrateuom": item.cv_rate_unit if rate else None, "orderid": orderid,
             })
 
-    def _drip(self, key: str, hours: np.ndarray, rates: np.ndarray, per_kg_min: bool, to_amount: float) -> None:
-        """Chart a titrated drip as rate segments (one MetaVision row per rate)."""
+    def _drip(self, key: str, hours: np.ndarray, rates: np.ndarray, per_minute: float) -> None:
+        """Chart a titrated drip as rate segments (one MetaVision row per rate).
+        ``per_minute`` converts rate x minutes into the amount unit (e.g. weight / 1000
+        for mcg/kg/min charted in mg, 1 / 60 for units/hour)."""
         if hours.size == 0:
             return
         orderid = int(self.rng.integers(1_000_000, 9_999_999))
@@ -188,7 +190,7 @@ class _Admission:
                 start, end = float(hours[seg_start]), float(hours[i - 1]) + 1.0
                 rate = float(rates[seg_start])
                 minutes = (end - start) * 60
-                amount = rate * minutes * (self.s.weight if per_kg_min else 1 / 60) * to_amount
+                amount = rate * minutes * per_minute
                 last = i == hours.size
                 self._input(key, start, end, amount, rate, "FinishedRunning" if last else "Changed", orderid)
                 seg_start = i
@@ -247,13 +249,12 @@ class _Admission:
                 idx = np.flatnonzero(self.on_pressor)
                 rates = np.round(np.clip(0.03 + 0.012 * deficit[idx], 0.02, 0.4) / 0.01) * 0.01
                 rates = _hold(rates, 3)
-                self._drip("norepinephrine", hours[idx], rates, per_kg_min=True, to_amount=1 / 1000)
+                self._drip("norepinephrine", hours[idx], rates, per_minute=s.weight / 1000)
                 self._event("pressor_start", hours[idx[0]])
                 self._event("pressor_stop", hours[idx[-1]] + 1)
                 if mean_raw.min() < 55:
                     vidx = idx[: max(3, idx.size // 2)]
-                    self._drip("vasopressin", hours[vidx], np.full(vidx.size, 0.04), per_kg_min=False,
-                               to_amount=60 / 60)
+                    self._drip("vasopressin", hours[vidx], np.full(vidx.size, 0.04), per_minute=1.0)
         elif "fluids" in st.traits:
             self._input("lr" if rng.random() < 0.5 else "ns", hours[0] + 0.3, hours[0] + 1.3, 1000, 1000)
 
@@ -317,7 +318,7 @@ class _Admission:
             vq4 = intub & (hours % 4 == 1)
             fio2 = np.clip(np.rint(40 + 30 * sev + rng.normal(0, 5, n)) / 5 * 5, 30, 100)
             chart("fio2", vq4, fio2 if self.s.source == "metavision" else fio2 / 100)
-            chart("peep", vq4, np.where(sev > 0.5, 8, 5) + 0 * sev)
+            chart("peep", vq4, np.where(sev > 0.5, 8.0, 5.0))
             chart("tidal_volume", vq4, np.rint(rng.normal(470, 40, n)))
             mode = np.where(hours < self.intubated[1] - 8, "ac", "ps")
             self._chart("vent_mode", hours[vq4], None, [self._vocab("vent_mode", m) for m in mode[vq4]])
@@ -329,9 +330,9 @@ class _Admission:
             return
         rng = self.rng
         rates = _hold(np.rint(rng.uniform(20, 50, hours.size) / 5) * 5, 6)
-        self._drip("propofol", hours, rates, per_kg_min=True, to_amount=1 / 1000)
+        self._drip("propofol", hours, rates, per_minute=self.s.weight / 1000)
         frates = _hold(np.rint(rng.uniform(25, 100, hours.size) / 25) * 25, 8)
-        self._drip("fentanyl", hours, frates, per_kg_min=False, to_amount=1 / 1000)
+        self._drip("fentanyl", hours, frates, per_minute=1 / 60 / 1000)
 
     def assessments(self) -> None:
         """Nursing assessments every 4 hours, derived from the vitals they describe."""
@@ -348,8 +349,7 @@ class _Admission:
                "stimulation": ("2", "3", "5"), "sedated": ("2", "1", "5")}
         for i, part in enumerate(("gcs_eye", "gcs_verbal", "gcs_motor")):
             states = [gcs[x][i] for x in loc]
-            nums = [float(x) for x in states] if s.source == "metavision" else [float(x) for x in states]
-            self._chart(part, h, nums, [self._vocab(part, x) for x in states])
+            self._chart(part, h, [float(x) for x in states], [self._vocab(part, x) for x in states])
         # rhythm every 2 hours from the heart rate (and atrial fibrillation while decompensated)
         q2 = v[(v.h % 2 == 0)]
         afib = "afib" in st.traits and rng.random() < 0.7
@@ -431,7 +431,7 @@ class _Admission:
             morning = not admission and abs(((pd.Timestamp(_ts(s.t0, t)).hour + 20) % 24) - 8) <= 2
             panels = {"cbc": admission or (morning and rng.random() < 0.95) or self.surgical
                       or "transfusion" in st.traits,
-                      "chem": admission or morning and rng.random() < 0.95 or not morning,
+                      "chem": admission or (morning and rng.random() < 0.95) or not morning,
                       "lft": admission or (morning and rng.random() < 0.45),
                       "coag": admission or (morning and rng.random() < (0.9 if "transfusion" in st.traits else 0.3)),
                       "lactate": ("lactate" in st.labs and sev > 0.15) or (admission and rng.random() < 0.3),
@@ -501,7 +501,7 @@ class _Admission:
             return
         rate = np.full(hours.size, round(0.1 * s.weight))
         rate[hours > start + 8] = max(1, round(0.05 * s.weight))
-        self._drip("insulin", hours, rate, per_kg_min=False, to_amount=60 / 60)
+        self._drip("insulin", hours, rate, per_minute=1 / 60)
         self._event("insulin_drip_start", float(hours[0]))
         self._event("insulin_drip_stop", float(hours[-1]) + 1)
         self._input("ns", hours[0], hours[0] + 1, 1000, 1000)
