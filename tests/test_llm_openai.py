@@ -160,7 +160,8 @@ def test_local_alias_presets_port(server: FakeOpenAIServer) -> None:
 
 
 @pytest.mark.live
-@pytest.mark.skipif(not os.environ.get("EHRLIB_OPENAI_BASE_URL"), reason="EHRLIB_OPENAI_BASE_URL not set")
+@pytest.mark.skipif(not (os.environ.get("EHRLIB_OPENAI_BASE_URL") and os.environ.get("EHRLIB_OPENAI_MODEL")),
+                    reason="EHRLIB_OPENAI_BASE_URL / EHRLIB_OPENAI_MODEL not set")
 def test_live_openai_compatible_tool_loop() -> None:
     client = make_client("openai", timeout_s=300, source_kind="synthetic")
     result = run_tool_loop_sync(
