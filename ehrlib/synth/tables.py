@@ -217,11 +217,14 @@ class _Admission:
 
     def vitals(self) -> None:
         s, rng, st = self.s, self.rng, self.s.story
-        hours = np.arange(math.ceil(s.icu_in), math.floor(s.icu_out) + 1, dtype=float)
+        # hourly on the clock hour (hours are counted from the admission minute)
+        t0h = pd.Timestamp(s.t0).hour + pd.Timestamp(s.t0).minute / 60
+        hours = np.arange(math.ceil(s.icu_in + t0h), math.floor(s.icu_out + t0h) + 1, dtype=float) - t0h
+        clock = np.rint(hours + t0h).astype(int) % 24
         n = hours.size
         sev = self.severity(hours)
         d = st.vitals
-        circ = np.sin((hours % 24) / 24 * 2 * np.pi)
+        circ = np.sin(clock / 24 * 2 * np.pi)
         base = {"hr": rng.uniform(64, 88), "sbp": rng.uniform(112, 138), "dbp": rng.uniform(62, 80),
                 "rr": rng.uniform(13, 18), "spo2": rng.uniform(95, 99), "temp_c": rng.uniform(36.6, 37.1)}
         hr = base["hr"] + d.get("hr", 0) * sev + 3 * circ + rng.normal(0, 3, n)
@@ -268,7 +271,7 @@ class _Admission:
         mbp = np.rint((sbp + 2 * dbp) / 3)
         spo2, rr = np.clip(np.rint(spo2), 70, 100), np.clip(np.rint(rr), 6, 45)
         temp = np.round(temp, 1)
-        self.vit = pd.DataFrame({"h": hours, "hr": hr, "sbp": sbp, "dbp": dbp, "map": mbp, "rr": rr,
+        self.vit = pd.DataFrame({"h": hours, "clock": clock, "hr": hr, "sbp": sbp, "dbp": dbp, "map": mbp, "rr": rr,
                                  "spo2": spo2, "temp_c": temp, "sev": sev, "intub": intub,
                                  "pressor": self.on_pressor})
 
@@ -287,7 +290,7 @@ class _Admission:
         arterial = np.zeros(n, dtype=bool)
         if self.aline:
             arterial = (hours >= self.aline[0]) & (hours < self.aline[1])
-        nbp = keep & (~arterial | (hours % 4 == 0))
+        nbp = keep & (~arterial | (clock % 4 == 0))
 
         def chart(concept, mask, vals):
             m = mask & (rng.random(n) > 0.03)
@@ -304,7 +307,7 @@ class _Admission:
         chart("abp_dia", keep & arterial, dbp - 2)
         chart("abp_mean", keep & arterial, np.rint((sbp + art_d + 2 * (dbp - 2)) / 3))
         # temperature every 4 hours, in F, C or both (the same reading)
-        q4 = keep & (hours % 4 == 0)
+        q4 = keep & (clock % 4 == 0)
         unit = rng.random(n)
         chart("temp_f", q4 & (unit < 0.8), np.round(temp * 9 / 5 + 32, 1))
         chart("temp_c", q4 & (unit > 0.6), temp)
@@ -312,10 +315,10 @@ class _Admission:
             self._chart("weight", [hours[0]], [round(s.weight, 1)])
         if self.intubated or self.on_pressor.any() or "cardiac" in st.traits:
             cvp = 8 + (6 if "edema" in st.traits else 0) * sev + rng.normal(0, 2, n)
-            chart("cvp", keep & (hours % 2 == 0) & (hours >= (self.aline[0] if self.aline else hours[0])),
+            chart("cvp", keep & (clock % 2 == 0) & (hours >= (self.aline[0] if self.aline else hours[0])),
                   np.rint(cvp))
         if self.intubated:
-            vq4 = intub & (hours % 4 == 1)
+            vq4 = intub & (clock % 4 == 1)
             fio2 = np.clip(np.rint(40 + 30 * sev + rng.normal(0, 5, n)) / 5 * 5, 30, 100)
             chart("fio2", vq4, fio2 if self.s.source == "metavision" else fio2 / 100)
             chart("peep", vq4, np.where(sev > 0.5, 8.0, 5.0))
@@ -323,7 +326,7 @@ class _Admission:
             mode = np.where(hours < self.intubated[1] - 8, "ac", "ps")
             self._chart("vent_mode", hours[vq4], None, [self._vocab("vent_mode", m) for m in mode[vq4]])
             self._sedation(hours[intub])
-        self.hours = hours
+        self.hours, self.clock = hours, clock
 
     def _sedation(self, hours: np.ndarray) -> None:
         if hours.size == 0:
@@ -337,7 +340,7 @@ class _Admission:
     def assessments(self) -> None:
         """Nursing assessments every 4 hours, derived from the vitals they describe."""
         s, rng, st, v = self.s, self.rng, self.s.story, self.vit
-        q = v[(v.h % 4 == 0) & (rng.random(len(v)) > 0.08)]
+        q = v[(v.clock % 4 == 0) & (rng.random(len(v)) > 0.08)]
         if q.empty:
             return
         h, sev, intub = q.h.to_numpy(), q.sev.to_numpy(), q.intub.to_numpy()
@@ -351,7 +354,7 @@ class _Admission:
             states = [gcs[x][i] for x in loc]
             self._chart(part, h, [float(x) for x in states], [self._vocab(part, x) for x in states])
         # rhythm every 2 hours from the heart rate (and atrial fibrillation while decompensated)
-        q2 = v[(v.h % 2 == 0)]
+        q2 = v[(v.clock % 2 == 0)]
         afib = "afib" in st.traits and rng.random() < 0.7
         rhythm = np.where(q2.hr > 100, "tachy", np.where(q2.hr < 60, "brady", "sinus"))
         if afib:
@@ -639,11 +642,11 @@ class _Admission:
         foley_until = min(s.icu_out, hours[-1] - rng.uniform(6, 18)) if hours.size > 24 else s.icu_out
         keep = rng.random(hours.size) > 0.05
         fol = keep & (hours < foley_until)
-        self._output("foley", hours[fol] + 0.0, urine[fol])
-        void = keep & (hours >= foley_until) & (hours % 4 == 0)
+        self._output("foley", hours[fol], urine[fol])
+        void = keep & (hours >= foley_until) & (self.clock % 4 == 0)
         self._output("void", hours[void], urine[void] * 4)
         for drain in st.drains:
-            mask = (hours % (1 if drain == "chest_tube" else 4) == 0) & (hours < s.icu_out - 2)
+            mask = (self.clock % (1 if drain == "chest_tube" else 4) == 0) & (hours < s.icu_out - 2)
             start_ml = {"chest_tube": 120, "jp_drain": 80, "ng_tube": 150}[drain]
             vol = np.rint(np.clip(start_ml * (0.2 + sev) + rng.normal(0, 10, hours.size), 0, None) / 5) * 5
             self._output(drain, hours[mask], vol[mask])
