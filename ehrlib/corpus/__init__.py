@@ -18,7 +18,22 @@ from ehrlib.corpus.records import (
     to_dict,
 )
 
+from ehrlib.corpus.io import (  # noqa: E402 - after the records it builds on
+    Corpus,
+    load_corpus,
+    read_gold,
+    read_manifest,
+    read_notes,
+    read_predictions,
+    write_json,
+    write_jsonl,
+)
+
 __all__ = [
     "SCHEMA_VERSION", "GoldEntity", "Inconsistency", "ItemRef", "Judgement", "Note", "Prediction",
     "RecordError", "RowRef", "TimeSpan", "ToolCallRecord", "Usage", "from_dict", "to_dict",
+    # JSONL I/O (ehrlib.corpus.io); statistics live in ehrlib.corpus.stats, adapters in
+    # ehrlib.corpus.adapters (imported on demand: they pull in pandas)
+    "Corpus", "load_corpus", "read_gold", "read_manifest", "read_notes", "read_predictions", "write_json",
+    "write_jsonl",
 ]

@@ -43,6 +43,6 @@ def register(subparsers) -> None:
     tables.set_defaults(func=_tables)
 
     # --- `ehrlib synth notes` (note writer, gold labels, corpus) --------------------
-    # The note writer registers its subcommand here, on the same `sub`:
-    #   from ehrlib.synth.notes_cli import add_notes_parser; add_notes_parser(sub)
-    # ----------------------------------------------------------------------------------
+    from ehrlib.synth.notes_cli import add_notes_parser
+
+    add_notes_parser(sub)

@@ -269,6 +269,11 @@ def lab_value(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequenc
     return None
 
 
+#: plausible values for labs a note mentions although they were never drawn
+_TYPICAL = {"lipase": 45, "trop": 0.05, "bnp": 850, "ammonia": 38, "tsh": 2.1, "ck": 210, "ferritin": 340,
+            "ddimer": 560, "mg": 1.9, "alt": 32}
+
+
 def _missing_lab(ctx: Ctx) -> Stmt | None:
     f, rng = ctx.facts, ctx.rng
     cands = list(MISSING_LAB_CONCEPTS)
@@ -279,7 +284,7 @@ def _missing_lab(ctx: Ctx) -> Stmt | None:
                                        f.subject_id, ctx.admission_window()) for it in items):
             continue
         it = items[0]
-        val = _fmt(rng.choice((0.8, 1.2, 35.0, 120.0, 2.1)) * (10 if concept.decimals == 0 else 1), concept.decimals)
+        val = _fmt(_TYPICAL[concept.key] * rng.choice((0.8, 1.0, 1.3, 2.0)), concept.decimals)
         surf = rng.choice(concept.surfaces)
         d = f.admittime.date() if ctx.note_type == "discharge_summary" else ctx.note_date
         explicit = ctx.note_type == "discharge_summary"
@@ -608,9 +613,16 @@ def categorical(ctx: Ctx, mode: str, concept_key: str) -> Stmt | None:
 
 # --- medications -----------------------------------------------------------------------------
 
-_MISSING_DRUGS = ("Linezolid", "Meropenem", "Fluconazole", "Acyclovir", "Haloperidol", "Digoxin", "Diltiazem",
-                  "Amiodarone", "Warfarin", "Azithromycin", "Cefepime", "Levofloxacin", "Clopidogrel",
-                  "Allopurinol", "Prednisone", "Lorazepam", "Daptomycin", "Micafungin", "Rifaximin", "Octreotide")
+#: drugs a note may claim although never ordered, with a usual adult dose, unit and route
+_MISSING_DRUGS = {
+    "Linezolid": (600, "mg", "IV"), "Meropenem": (1, "g", "IV"), "Fluconazole": (400, "mg", "PO"),
+    "Acyclovir": (700, "mg", "IV"), "Haloperidol": (2, "mg", "IV"), "Digoxin": (0.125, "mg", "PO"),
+    "Diltiazem": (30, "mg", "PO"), "Amiodarone": (200, "mg", "PO"), "Warfarin": (5, "mg", "PO"),
+    "Azithromycin": (500, "mg", "IV"), "Cefepime": (2, "g", "IV"), "Levofloxacin": (750, "mg", "PO"),
+    "Clopidogrel": (75, "mg", "PO"), "Allopurinol": (100, "mg", "PO"), "Prednisone": (40, "mg", "PO"),
+    "Lorazepam": (1, "mg", "IV"), "Daptomycin": (500, "mg", "IV"), "Micafungin": (100, "mg", "IV"),
+    "Rifaximin": (550, "mg", "PO"), "Octreotide": (100, "mcg", "SC"),
+}
 _ROUTES = ("IV", "PO", "SC", "IM", "PR", "NG")
 _FREQ = ("", " daily", " q12h", " q8h", " BID", " TID", " q6h", " qHS")
 
@@ -696,8 +708,8 @@ def _missing_drug(ctx: Ctx) -> Stmt | None:
     drug = rng.choice(names)
     d = rng.choice([f.admittime.date() + dt.timedelta(days=i) for i in range(f.n_days)]) \
         if ctx.note_type == "discharge_summary" else ctx.note_date
-    dose, unit, route = rng.choice(((600.0, "mg", "IV"), (1.0, "g", "IV"), (200.0, "mg", "PO"), (5.0, "mg", "PO"),
-                                    (500.0, "mg", "IV"), (2.0, "mg", "IV")))
+    dose, unit, route = _MISSING_DRUGS[drug]
+    dose = float(dose)
     entity = f"{drug.lower() if rng.random() < 0.5 else drug} {dose:g} {unit} {route}"
     when = _anchor(ctx, d)
     text = rng.choice((f"started on {entity} {when}", f"{entity} was started {when}", f"received {entity} ({when})"))
