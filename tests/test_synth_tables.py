@@ -326,3 +326,34 @@ def test_bad_arguments_are_clear_errors_and_write_nothing(tmp_path, kwargs):
     with pytest.raises(ConfigError):
         generate_hospital(out, **kwargs)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_realistic_gaps_missing_vitals_and_labs_not_drawn_daily(synth_db):
+    con = duckdb.connect(str(synth_db), read_only=True)
+    m = schema.MIMIC3
+    ce, icu, lab = m.table("chartevents"), m.table("icustays"), m.table("labevents")
+    charted, hours = _q(con, f"""
+        SELECT (SELECT count(*) FROM {ce.ref} WHERE {ce.col('itemid')} = 220045),
+               (SELECT sum(date_diff('hour', {icu.col('intime')}, {icu.col('outtime')}))
+                FROM {icu.ref} WHERE DBSOURCE = 'metavision')""")[0]
+    assert 0.85 < charted / hours < 0.99  # hourly heart rate, with gaps
+    # LFTs (ALT) are not drawn every day; the basic panel (creatinine) nearly always is
+    days = {}
+    for itemid in (50861, 50912):
+        days[itemid] = _q(con, f"SELECT count(DISTINCT ({lab.col('hadm_id')}, CAST({lab.col('charttime')} AS DATE))) "
+                               f"FROM {lab.ref} WHERE {lab.col('itemid')} = ?", (itemid,))[0][0]
+    assert days[50861] < 0.7 * days[50912]
+    con.close()
+
+
+@pytest.mark.parametrize("layout", ["mimic3", "mimic4", "perturbed"])
+def test_linksto_names_the_layouts_own_tables(layout, request):
+    path = request.getfixturevalue(LAYOUT_FIXTURES[layout])
+    con = duckdb.connect(str(path), read_only=True)
+    m = schema.schema_map(layout)
+    d = m.table("d_items")
+    links = {r[0] for r in _q(con, f"SELECT DISTINCT {d.col('linksto')} FROM {d.ref}")}
+    own = {t.name.lower() for t in m.tables.values()}
+    assert links <= own, links - own
+    assert m.table("chartevents").name.lower() in links
+    con.close()

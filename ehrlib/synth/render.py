@@ -75,7 +75,12 @@ def linksto_values(layout: str) -> dict[str, str]:
     """d_items.linksto per logical table: the table's physical name in that layout, lower
     case as MIMIC prints it (``inputevents_mv`` in MIMIC-III, ``inputevents`` in MIMIC-IV)."""
     smap = schema.schema_map(layout)
-    return {logical: t.name.lower() for logical, t in smap.tables.items()}
+    out = {logical: t.name.lower() for logical, t in smap.tables.items()}
+    for logical in schema.LOGICAL:  # MIMIC-IV has one inputevents for CareVue and MetaVision
+        sibling = next((t for t in smap.tables if t.split("_")[0] == logical.split("_")[0]), None)
+        if logical not in out and sibling:
+            out[logical] = out[sibling]
+    return out
 
 
 def _stage(logical: str, df: pd.DataFrame, layout: str) -> pd.DataFrame:

@@ -163,8 +163,11 @@ class _Admission:
             return
         if item.cv is None:
             return
-        # CareVue charts a running drip once an hour (amount given that hour), a bolus once
-        hours = np.arange(math.ceil(start), max(math.ceil(start) + 1, math.floor(end) + 1)) if rate else [start]
+        # CareVue charts a running drip once an hour on the clock hour (amount given that
+        # hour), a bolus once
+        t0h = pd.Timestamp(s.t0).hour + pd.Timestamp(s.t0).minute / 60
+        first = math.ceil(start + t0h)
+        hours = (np.arange(first, max(first + 1, math.floor(end + t0h) + 1)) - t0h) if rate else [start]
         per = amount / len(hours)
         for h in hours:
             self.rows["inputevents_cv"].append({
