@@ -333,3 +333,33 @@ def test_cached_verdict_rows_must_come_from_tools(db):
     hr = next(p for p in res.predictions if p.entity == "HR")
     assert hr.evidence_row_ids == () and "never returned by a tool" in hr.reason
     assert RowRef("chartevents", 999999999) not in hr.evidence_row_ids
+
+
+def test_group_siblings_answered_in_the_same_call(db):
+    base = RuleBackend()
+    seen_sibling_lists = []
+
+    def verify(messages):
+        task = messages[1].text
+        sib = re.search(r"^(\S+) \| line \d+ \| distended \|", task, re.MULTILINE)
+        if "- entity: soft" in task and any(m.role == "tool" for m in messages) and sib is not None:
+            seen_sibling_lists.append(sib.group(1))
+            return _reply({"label": "inconsistent", "inconsistency_type": "missing", "reason": "no abdominal rows",
+                           "siblings": [{"entity_id": sib.group(1), "label": "inconsistent",
+                                         "inconsistency_type": "missing", "reason": "same rows: none"}]})
+        return base.verify(messages)
+
+    backend = RuleBackend({"verify": verify})
+    res = _run(db, backend)
+    preds = {p.entity: p for p in res.predictions}
+    assert seen_sibling_lists == [preds["distended"].entity_id]
+    dist = preds["distended"]
+    assert dist.from_cache and dist.usage.calls == 0 and (dist.label, dist.inconsistency_type) == \
+        ("inconsistent", "missing")
+    assert res.cache_hits == 1
+    # without a cache there is no reuse: distended gets its own loop
+    backend0 = RuleBackend({"verify": verify})
+    res0 = _run(db, backend0, RunParams(backend="scripted", validation_cache=0))
+    assert len(seen_sibling_lists) == 1  # no sibling list offered without a cache
+    assert not any(p.from_cache for p in res0.predictions)
+    assert backend0.calls.count("verify") > backend.calls.count("verify")

@@ -192,15 +192,36 @@ def _prediction(run_id: str, note_id: str, e: Entity, d: ScopeDecision, v: Verdi
 
 def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence[Entity],
                  cache_size: int) -> list[tuple[Verdict, StageRecord]]:
-    """Verify one lane's entities in order, each seeing the lane's cache as it stands."""
+    """Verify one lane's entities in order, each seeing the lane's cache as it stands.
+
+    With a cache (m > 0) and a verifier that ``accepts_group``, the first entity of an
+    observation group ("Abd: soft, distended") is verified together with its siblings:
+    the verifier answers them from the same evidence in the same call, and each sibling
+    is then a cache hit that costs no call of its own.
+    """
     cache = ValidationCache(cache_size)
+    grouped = bool(cache_size) and bool(getattr(stages.verifier, "accepts_group", False))
+    answered: dict[str, Verdict] = {}
     out = []
-    for e in lane:
+    for i, e in enumerate(lane):
         t0 = time.perf_counter()
-        try:
-            v = stages.verifier(ctx, env, e, cache.snapshot())
-        except EhrlibError as exc:  # an expected failure of this entity; the note goes on
-            v = Verdict(e.entity_id, "consistent", reason="verification failed", failure=f"{type(exc).__name__}: {exc}")
+        if e.entity_id in answered:
+            v = dataclasses.replace(answered.pop(e.entity_id), entity_id=e.entity_id, from_cache=True,
+                                    usage=Usage(), tool_calls=())
+        else:
+            siblings = tuple(x for x in lane[i + 1:] if grouped and e.group is not None and x.group == e.group
+                             and x.entity_id not in answered)
+            try:
+                v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings) if siblings
+                     else stages.verifier(ctx, env, e, cache.snapshot()))
+            except EhrlibError as exc:  # an expected failure of this entity; the note goes on
+                v = Verdict(e.entity_id, "consistent", reason="verification failed",
+                            failure=f"{type(exc).__name__}: {exc}")
+            wanted = {x.entity_id for x in siblings}
+            for sib in v.siblings:
+                if sib.entity_id in wanted and sib.failure is None:
+                    answered[sib.entity_id] = sib
+            v = dataclasses.replace(v, siblings=())
         if v.entity_id != e.entity_id:
             v = dataclasses.replace(v, entity_id=e.entity_id)
         cache.add(e, v)

@@ -108,6 +108,7 @@ VERDICT_SCHEMA = _obj({
                                                          "row_id": {"type": ["integer", "string"]}},
                                                         ["table", "row_id"])},
     "from_cache": {"type": ["integer", "null"]},
+    "siblings": {"type": "array", "items": {"type": "object"}},
 }, ["label"])
 
 # scope questions that put an entity out of the current stay (paper Figure 24's list)
@@ -486,7 +487,13 @@ def retrieval_covers(calls: Sequence[ToolCallRecord], window: TimeSpan | None) -
 
 
 class LLMVerifier:
-    """Stage 6: cache first, then the bounded tool loop, then the evidence guard."""
+    """Stage 6: cache first, then the bounded tool loop, then the evidence guard.
+
+    With ``group`` (siblings from the same observation) the model judges them from the
+    same rows in the same final answer; their verdicts come back in ``Verdict.siblings``.
+    """
+
+    accepts_group = True
 
     def __init__(self, llm: LLMCaller, *, max_steps: int = 12, evidence_guard: bool = True) -> None:
         self.llm = llm
@@ -494,7 +501,7 @@ class LLMVerifier:
         self.evidence_guard = evidence_guard
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
-                 cache: tuple[CacheEntry, ...]) -> Verdict:
+                 cache: tuple[CacheEntry, ...], group: tuple[Entity, ...] = ()) -> Verdict:
         from ehrlib.llm import Message, run_sync, run_tool_loop
 
         p_sys, p_ent, p_push = get_prompt("verify_system"), get_prompt("verify_entity"), get_prompt("verify_push")
@@ -514,7 +521,9 @@ class LLMVerifier:
             window=f"{window.start} .. {window.end}" if window else "unknown",
             admittime=ctx.admittime or "unknown", dischtime=ctx.dischtime or "unknown",
             note_date=ctx.note.charttime or ctx.chartdate or "unknown", note_type=ctx.note_type,
-            cache=render_cache(cache))
+            cache=render_cache(cache),
+            siblings="\n".join(f"{g.entity_id} | line {g.line} | {g.text} | {g.value or ''}" for g in group)
+            or "(none)")
         messages = [Message("system", p_sys.render()), Message("user", text)]
         prompt_id = p_ent.prompt_id
         loop = run_sync(run_tool_loop(self.llm.client, messages, wrapped, specs=specs, max_steps=self.max_steps,
@@ -538,7 +547,18 @@ class LLMVerifier:
             return Verdict(entity.entity_id, "consistent", reason="verification failed",
                            tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
                            failure=f"{result.failure.kind}: {result.failure.message}")
-        return self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
+        verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
+        siblings = []
+        by_id = {g.entity_id: g for g in group}
+        for raw in result.value.get("siblings") or ():
+            sib = by_id.pop(str(raw.get("entity_id")), None) if isinstance(raw, Mapping) else None
+            if sib is None or raw.get("label") not in ("consistent", "inconsistent"):
+                continue
+            v = self._verdict(sib, {**raw, "from_cache": None}, trace, cache, seen_rows, Usage(), prompt_id)
+            if v.label == "inconsistent" and self.evidence_guard and not retrieval_covers(trace, sib.window):
+                continue  # not enough evidence for this sibling: it gets its own loop
+            siblings.append(dataclasses.replace(v, tool_calls=(), from_cache=True))
+        return dataclasses.replace(verdict, siblings=tuple(siblings))
 
     def _needs_push(self, value: Mapping[str, Any], trace: Sequence[ToolCallRecord],
                     cache: Sequence[CacheEntry], window: TimeSpan | None) -> bool:

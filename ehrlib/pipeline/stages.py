@@ -280,6 +280,11 @@ class Verifier(Protocol):
     consults it first and returns ``Verdict(from_cache=True)`` when an entry settles the
     entity. ``env.toolset`` holds the patient-bound tools. Failures go into
     ``Verdict.failure``; a verifier raises only on bugs.
+
+    Optional: a verifier whose ``accepts_group`` attribute is true is also called with
+    ``group=`` (the not-yet-verified entities of the same observation group) and may
+    return their verdicts in ``Verdict.siblings``; the orchestrator then records them as
+    cache hits without calling the verifier again.
     """
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
