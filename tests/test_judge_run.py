@@ -67,3 +67,10 @@ def test_missing_corpus_is_a_clear_error(tiny_run, tmp_path):
     run, _ = tiny_run
     with pytest.raises(EhrlibError, match="gold.jsonl"):
         evaluate_run(run, corpus_dir=tmp_path, progress=False)
+
+
+def test_crashed_notes_are_scored_not_dropped(tiny_run):
+    run, _ = tiny_run
+    (run / "progress.jsonl").write_text('{"note_id": "n1", "status": "error"}\n{"note_id": "n2", "status": "ok"}\n')
+    summary = evaluate_run(run, progress=False)
+    assert summary["n_notes"].tolist() == [2, 2]

@@ -119,3 +119,23 @@ def test_findings_html_escapes_note_text():
     page = findings_html(note, [(0, Prediction("r", "x", 0, "HR", "consistent", reason="a<b"))], [], [])
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert '<mark class="v-unmatched" title="a&lt;b"><a href="#p0">HR</a></mark>' in page
+
+
+def test_corpus_stats_shaped_frames_plot_as_they_are():
+    """ehrlib.corpus.stats returns frames indexed by type / note type (wide for Figures 8-9)."""
+    from ehrlib.viz import plot_stacked_shares
+
+    fig6 = pd.DataFrame({"count": [5, 3, 0], "share": [0.625, 0.375, 0.0]},
+                        index=pd.Index(["time", "value", "trend"], name="type"))
+    assert len(_bars(plot_category_counts(fig6, "type", value="count").axes[0])) == 3
+    fig8 = pd.DataFrame({"column": [3, 6, 9], "missing": [4, 4, 8]},
+                        index=pd.Index(["nursing", "physician", "total"], name="note_type"))
+    ax = plot_stacked_shares(fig8, ["column", "missing"]).axes[0]
+    bars = _bars(ax)
+    assert len(bars) == 6 and bars[0].get_width() == pytest.approx(100 * 3 / 7)
+    fig9 = pd.DataFrame([[2, 1], [0, 0]], index=pd.Index(["nursing", "physician"], name="note_type"),
+                        columns=pd.Index(["time", "value"], name="type"))
+    heat = plot_share_heatmap(fig9).axes[0]
+    assert [t.get_text() for t in heat.texts] == ["66.7", "33.3"]  # the empty row stays blank
+    table = plot_table(fig8)
+    assert "note type" in [c.get_text().get_text() for c in table.axes[0].tables[0].get_celld().values()]

@@ -73,7 +73,7 @@ def _corpus_dir(manifest: Mapping[str, Any], given: str | os.PathLike[str] | Non
 
 
 def _finished_notes(run_dir: Path) -> set[str] | None:
-    """Note ids in the run's ledger, or None for a run without one (then all notes count)."""
+    """Note ids the run attempted (its ledger), or None for a run without one (all notes count)."""
     path = run_dir / "progress.jsonl"
     if not path.exists():
         return None
@@ -83,8 +83,12 @@ def _finished_notes(run_dir: Path) -> set[str] | None:
             entry = json.loads(raw)
         except json.JSONDecodeError:
             break  # a half-written last line: the runner's own recovery ignores it too
-        if entry.get("status", "ok") in ("ok", "failed"):
-            done.add(str(entry["note_id"]))
+        # Every attempted note counts, crashed ones ("error") included: a note the method
+        # could not process scores zero rather than vanishing from the mean.
+        done.add(str(entry["note_id"]))
+        if entry.get("status", "ok") not in ("ok", "failed"):
+            log.warning("%s: note %s ended with status %r; scored with the predictions it has",
+                        run_dir.name, entry["note_id"], entry.get("status"))
     return done
 
 

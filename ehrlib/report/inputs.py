@@ -123,7 +123,7 @@ def run_variants(base: Mapping[str, Any], variants: Mapping[str, Mapping[str, An
         run_dir = run_experiment(params)
         evaluate_run(run_dir, judge=judge, llm=llm, progress=bool(params.progress))
         if report:
-            build_report(run_dir, judge=judge, progress=False,
+            build_report(run_dir, judge=judge, progress=False, formats=("png",),
                          figures_dir=project_path(figures_dir) if figures_dir is not None else None)
         out[name] = run_dir
     return out

@@ -88,15 +88,18 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
 
 
 def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str | os.PathLike[str]], *,
-                 table: str = "metrics", judge: str = "matcher") -> pd.DataFrame:
-    """One table (``metrics``, ``metrics_by_note_type``, ``metrics_ci``, ...) of several judged
-    runs, stacked, with a ``variant`` column: the mapping's keys, or each run's id."""
+                 table: str = "metrics", judge: str = "matcher", mode: str | None = None) -> pd.DataFrame:
+    """One table (``metrics``, ``metrics_by_note_type``, ``metrics_ci``, ``error_types``, ...)
+    of several judged runs, stacked, with a ``variant`` column: the mapping's keys, or each
+    run's id; ``mode`` keeps one judge mode (harsh | lenient)."""
     items = run_dirs.items() if isinstance(run_dirs, Mapping) else ((Path(r).name, r) for r in run_dirs)
     frames = []
     for name, run_dir in items:
         df = pd.read_csv(Path(run_dir) / f"{table}.csv")
         if "judge" in df.columns:
             df = df[df["judge"] == judge]
+        if mode is not None and "mode" in df.columns:
+            df = df[df["mode"] == mode]
         frames.append(df.assign(variant=name)[["variant", *df.columns]])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

@@ -17,6 +17,7 @@ plot_category_counts            <category>, n [, <hue>]
 plot_share_heatmap              <rows>, <columns>, n
 plot_error_distribution         <group>, error_type, share
 plot_ablation                   variant, f1 [, mode, f1_low, f1_high]
+plot_stacked_shares             one row per bar, one count column per part
 plot_table                      any (drawn as a table, e.g. Table 1)
 ==============================  ===============================================
 """
@@ -40,6 +41,7 @@ __all__ = [
     "plot_share_heatmap",
     "plot_error_distribution",
     "plot_ablation",
+    "plot_stacked_shares",
     "plot_table",
     "plot_trace_graphs",
 ]
@@ -59,10 +61,15 @@ def _figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 
     return fig, axes
 
 
-def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> None:
+def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
+    """``df`` with ``cols`` as columns (index levels of that name are moved into columns,
+    so ``ehrlib.corpus.stats`` frames indexed by type or note type plot as they are)."""
+    if any(c not in df.columns for c in cols) and any(n in cols for n in df.index.names if n):
+        df = df.reset_index()
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise ValueError(f"{fn}: missing column(s) {missing}; got {list(df.columns)}")
+    return df
 
 
 def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None,
@@ -72,7 +79,7 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
     With ``f1_low``/``f1_high`` columns (``ehrlib.analysis.bootstrap_ci``) F1 bars get
     error bars.
     """
-    _require(summary, ["method", "mode", *METRICS], "plot_main_results")
+    summary = _require(summary, ["method", "mode", *METRICS], "plot_main_results")
     modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
     methods = list(methods or dict.fromkeys(summary["method"]))
     fig, axes = _figure(len(modes), sharey=True)
@@ -108,7 +115,7 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
     value (note type, gold inconsistency type, ...)."""
     row_keys = [r for r in rows if r in df.columns]
-    _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
+    df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
     if order is not None:
         table = table.reindex(columns=[c for c in order if c in table.columns])
@@ -125,18 +132,21 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
 
 def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = None, value: str = "n",
                          percent: bool = True, order: Sequence[str] | None = None, title: str = "") -> Figure:
-    """Bars of counts (or within-hue shares) per category: the paper's Figures 6-8.
+    """Bars of counts or shares per category: the paper's Figures 6-8.
 
-    ``percent`` labels each bar with its share of the total (of its hue group).
+    With ``percent`` bars show shares: of the total, or with a ``hue`` of each category
+    (Figure 8: column inconsistency vs missing evidence within each note type).
     """
-    _require(df, [category, value] + ([hue] if hue else []), "plot_category_counts")
-    data = df.copy()
-    keys = [hue] if hue else []
+    data = _require(df, [category, value] + ([hue] if hue else []), "plot_category_counts").copy()
+    keys = [category] if hue else []
     data["_share"] = 100 * data[value] / (data.groupby(keys)[value].transform("sum") if keys else data[value].sum())
     cats = list(order or dict.fromkeys(data[category]))
     fig, (ax,) = _figure(width=max(4.0, 0.9 * len(cats) * (1 + 0.4 * bool(hue))))
     sns.barplot(data=data, x=category, y="_share" if percent else value, hue=hue, order=cats, ax=ax,
-                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0])
+                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
+                errorbar=None)
+    if len(cats) > 6:
+        ax.tick_params(axis="x", labelrotation=45)
     for container in ax.containers:
         ax.bar_label(container, fmt="%.1f%%" if percent else "%d", fontsize=7, padding=2)
     ax.set_ylabel("share (%)" if percent else "count")
@@ -145,11 +155,19 @@ def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = N
     return fig
 
 
-def plot_share_heatmap(df: pd.DataFrame, rows: str, columns: str, *, value: str = "n",
-                       column_order: Sequence[str] | None = None, title: str = "") -> Figure:
-    """Row-normalised shares (%) as a heatmap, e.g. inconsistency type by note type (Figure 9)."""
-    _require(df, [rows, columns, value], "plot_share_heatmap")
-    table = df.pivot_table(index=rows, columns=columns, values=value, aggfunc="sum", fill_value=0)
+def plot_share_heatmap(df: pd.DataFrame, rows: str | None = None, columns: str | None = None, *,
+                       value: str = "n", column_order: Sequence[str] | None = None, title: str = "") -> Figure:
+    """Row-normalised shares (%) as a heatmap, e.g. inconsistency type by note type (Figure 9).
+
+    ``df`` is long (``rows``, ``columns``, ``value`` columns) or, with ``rows``/``columns``
+    left out, already a count matrix (``ehrlib.corpus.stats.type_by_note_type``).
+    """
+    if rows is None or columns is None:
+        table = df.astype(float)
+        rows, columns = df.index.name or "", df.columns.name or ""
+    else:
+        df = _require(df, [rows, columns, value], "plot_share_heatmap")
+        table = df.pivot_table(index=rows, columns=columns, values=value, aggfunc="sum", fill_value=0)
     if column_order is not None:
         table = table.reindex(columns=[c for c in column_order if c in table.columns])
     shares = 100 * table.div(table.sum(axis=1).replace(0, np.nan), axis=0)
@@ -165,11 +183,12 @@ def plot_share_heatmap(df: pd.DataFrame, rows: str, columns: str, *, value: str 
 def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
                             title: str = "Error types (rule-assigned, heuristic)") -> Figure:
     """Share of each error type per group (Figure 4); input from ``error_distribution``."""
-    _require(dist, [group, "error_type", "share"], "plot_error_distribution")
+    dist = _require(dist, [group, "error_type", "share"], "plot_error_distribution")
     data = dist.assign(share_pct=100 * dist["share"])
     types = list(dict.fromkeys(data["error_type"]))
     fig, (ax,) = _figure(width=max(5.0, 1.1 * len(types)))
-    sns.barplot(data=data, x="error_type", y="share_pct", hue=group, order=types, ax=ax, palette=_PALETTE)
+    sns.barplot(data=data, x="error_type", y="share_pct", hue=group, order=types, ax=ax, palette=_PALETTE,
+                errorbar=None)
     ax.set_xticks(range(len(types)), [t.replace("_", "\n") for t in types])
     ax.set_xlabel("")
     ax.set_ylabel("share of errors (%)")
@@ -181,7 +200,7 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
                   title: str = "Ablations") -> Figure:
     """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
     dashed line at the ``baseline`` variant's value."""
-    _require(df, ["variant", metric], "plot_ablation")
+    df = _require(df, ["variant", metric], "plot_ablation")
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))
     fig, (ax,) = _figure(width=6.0, height=0.45 * len(variants) * (1 + bool(hue)) + 1.2)
@@ -207,8 +226,36 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
     return fig
 
 
+def plot_stacked_shares(df: pd.DataFrame, parts: Sequence[str], *, title: str = "") -> Figure:
+    """One horizontal 100% bar per row of ``df`` split into ``parts`` (count columns), e.g.
+    column inconsistency vs missing evidence per note type (Figure 8,
+    ``ehrlib.corpus.stats.column_vs_missing``)."""
+    missing = [p for p in parts if p not in df.columns]
+    if missing:
+        raise ValueError(f"plot_stacked_shares: missing column(s) {missing}; got {list(df.columns)}")
+    counts = df[list(parts)].astype(float)
+    shares = 100 * counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0).fillna(0)
+    fig, (ax,) = _figure(width=6.0, height=0.5 * len(shares) + 1.4)
+    left = np.zeros(len(shares))
+    labels = [str(i) for i in shares.index]
+    for part, color in zip(parts, sns.color_palette(_PALETTE, len(parts))):
+        bars = ax.barh(labels, shares[part].to_numpy(), left=left, color=color, label=part)
+        ax.bar_label(bars, labels=[f"{v:.1f}%" if v >= 5 else "" for v in shares[part]], label_type="center",
+                     fontsize=7)
+        left += shares[part].to_numpy()
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("share (%)")
+    ax.invert_yaxis()
+    ax.legend(loc="lower right", fontsize=7)
+    ax.set_title(title)
+    return fig
+
+
 def plot_table(df: pd.DataFrame, *, title: str = "", float_format: str = "{:.2f}") -> Figure:
-    """A DataFrame drawn as a table figure (Table 1 style corpus statistics)."""
+    """A DataFrame drawn as a table figure (Table 1 style corpus statistics); a named
+    index is drawn as the first column."""
+    if df.index.name is not None:
+        df = df.reset_index()
     cells = [[float_format.format(v) if isinstance(v, (float, np.floating)) else str(v) for v in row]
              for row in df.itertuples(index=False)]
     fig, (ax,) = _figure(width=max(4.0, 1.3 * len(df.columns)), height=0.35 * (len(df) + 2) + 0.4)
