@@ -8,6 +8,8 @@ would otherwise run the wrong experiment. Keys a params file uses for other modu
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -26,10 +28,12 @@ __all__ = [
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
+log = logging.getLogger(__name__)
 _SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
-# keys a params/*.yaml may carry for the notebook or other modules; accepted and ignored here
+# notebook keys that look like run parameters (plural sweeps): accepted and ignored here
 _FOREIGN = frozenset({"notebook", "judge", "judge_model", "report", "figures", "out_dir", "figure_prefix",
-                      "experiment", "description", "n_bootstrap"})
+                      "experiment", "description", "n_bootstrap", "methods", "backends", "models", "run_ids",
+                      "layouts", "dbs"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,9 +151,22 @@ def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
     """Validate a mapping (a YAML document, notebook parameters) into :class:`RunParams`."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"params must be a mapping, got {type(data).__name__}")
+    data = dict(data)
+    if "note_id" in data:  # notebooks select one note; the runner takes a list
+        one = data.pop("note_id")
+        if one is not None and not data.get("note_ids"):
+            data["note_ids"] = [one]
     unknown = sorted(k for k in data if k not in _FIELDS and k not in _FOREIGN)
+    # A params file may carry its notebook's own keys (work_dir, layout, ...): those are
+    # ignored. A key that looks like a misspelt run parameter is an error, because a typo
+    # in an ablation switch would silently run the wrong experiment.
+    typos = {k: difflib.get_close_matches(k, list(_FIELDS), n=1, cutoff=0.8) for k in unknown}
+    typos = {k: v[0] for k, v in typos.items() if v}
+    if typos:
+        raise ConfigError("unknown run parameter(s): " + ", ".join(f"{k!r} (did you mean {v!r}?)"
+                                                                   for k, v in typos.items()))
     if unknown:
-        raise ConfigError(f"unknown run parameter(s) {unknown}; known: {', '.join(sorted(_FIELDS))}")
+        log.debug("ignoring parameters that are not run parameters: %s", ", ".join(unknown))
     kwargs = {k: _coerce(k, v) for k, v in data.items() if k in _FIELDS}
     kwargs = {k: v for k, v in kwargs.items() if v is not None or _FIELDS[k].default is None}
     return RunParams(**kwargs)
