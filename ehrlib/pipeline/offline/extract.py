@@ -17,7 +17,7 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
@@ -86,10 +86,20 @@ def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None
 _DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
 
 
-def drug_items(generic_names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    """Order/infusion items whose label contains one of the generic names (word start)."""
-    pats = [re.compile(r"(?<![a-z])" + re.escape(g.split()[0][:12]), re.I) for g in generic_names if g]
-    return [(it, k) for it, k in pairs if it.table in _DRUG_TABLES and any(p.search(it.label or "") for p in pats)]
+def _name_pattern(name: str) -> Callable[[str], bool]:
+    words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3]
+    if not words:
+        exact = name.strip().lower()
+        return lambda label: label.strip().lower() == exact  # "LR", "NS"
+    pats = [re.compile(r"(?<![a-z])" + re.escape(w[:12]), re.I) for w in words]
+    return lambda label: all(p.search(label) for p in pats)
+
+
+def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    """Order/infusion items whose label names one of ``names`` (generic, brand or ward
+    abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word."""
+    tests = [_name_pattern(n) for n in names if n]
+    return [(it, k) for it, k in pairs if it.table in _DRUG_TABLES and any(t(it.label or "") for t in tests)]
 
 
 def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
@@ -102,7 +112,7 @@ def _align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[t
         concept = lex.concepts.get(m.concept)
         if concept is not None and concept.items is not None:  # blood products
             return concept_items(concept.tables, concept.items, pairs)
-        return drug_items(names, pairs)
+        return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
     if m.kind == "microbiology":
         spec = re.compile(str(m.attributes.get("specimen", "")), re.I)
         return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]
@@ -116,32 +126,48 @@ def _align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[t
 
 # --- entities -----------------------------------------------------------------------------------
 
-def _clause_window(m: Mention, refs: Sequence[TimeRef], line_text: str, default: TimeSpan | None) -> tuple[TimeSpan | None, str | None]:
-    """The time expression governing a mention: same clause, nearest (before preferred)."""
-    best: tuple[int, TimeRef] | None = None
-    for r in refs:
-        if r.span is None:
-            continue
-        a, b = sorted((r.span[0], m.start)) if r.span[0] < m.start else (m.end, r.span[0])
-        between = line_text[min(a, b):max(a, b)]
-        if re.search(r"[.;]\s", between) or len(between) > 80:
-            continue
-        dist = abs(r.span[0] - m.start) + (0 if r.span[0] <= m.start else 5)
-        if best is None or dist < best[0]:
-            best = (dist, r)
-    if best is None:
-        return default, None
-    return best[1].window, best[1].text
+def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Sequence[Mention]) -> TimeRef | None:
+    """The time expression a mention's statement carries.
+
+    A time right after the statement ("K 3.1 on [**10-23**]") governs it unless another
+    statement, set off by a comma, stands between; a time before it ("On [**10-23**] he
+    was intubated") governs what follows unless it is the post-modifier of an earlier
+    statement ("WBC 21.3 on [**2-8**], blood cultures negative": the date is the WBC's).
+    Sentence ends (. ;) always break the link.
+    """
+    def same_sentence(a: int, b: int) -> bool:
+        return not re.search(r"[.;](?:\s|$)", text[a:b])
+
+    spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
+    for r in spans:
+        if m.start <= r.span[0] < m.end:  # type: ignore[index]
+            return r  # inside the statement: "AFib currently in AF with RVR"
+    for r in spans:
+        a = r.span[0]  # type: ignore[index]
+        if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
+            between = [o for o in others if o is not m and m.end <= o.start < a]
+            if any("," in text[m.end:o.start] for o in between):
+                continue
+            return r
+    for r in reversed(spans):
+        a, b = r.span  # type: ignore[misc]
+        if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
+            claimed = any(o is not m and o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
+                          and "," not in text[o.end:a] for o in others)
+            if not claimed:
+                return r
+    return None
 
 
 def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: TimeSpan | None,
             time_text: str | None, source: str) -> Entity:
     attrs: dict[str, Any] = dict(m.attributes)
+    value = m.value.replace("`", "").strip() if m.value else m.value
     attrs["concept"] = m.concept
     attrs["section"] = seg.section
     return Entity(
-        entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text, kind=m.kind, segment=seg.index,
-        value=m.value, attributes=attrs, items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
+        entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text.replace("`", "").strip(), kind=m.kind,
+        segment=seg.index, value=value or None, attributes=attrs, items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
         time_text=time_text, window=window, source=source, span=(m.start, m.end), group=m.group)  # type: ignore[arg-type]
 
 
@@ -164,12 +190,37 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
     return out
 
 
+def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Mention]) -> list[Mention]:
+    """Surgical procedures listed under "Major Surgical or Invasive Procedure" that no
+    bedside concept covers ("Total abdominal colectomy"): checked as ICD procedure codes."""
+    out: list[Mention] = []
+    for i in range(seg.start_line, seg.end_line + 1):
+        text = lines[i]
+        head = 0
+        if i == seg.start_line and ":" in text:
+            head = text.index(":") + 1
+        for chunk in re.finditer(r"[^,;]+", text[head:]):
+            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", chunk.group(0)):
+                a = head + chunk.start() + part.start()
+                b = a + len(part.group(0))
+                words = part.group(0).strip()
+                if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
+                                                                       for m in found):
+                    continue
+                off = text.find(words, a)
+                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words, {}))
+    return out
+
+
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str]) -> list[Mention]:
     if seg.section == "discharge_diagnosis":
         return diagnosis_mentions(ctx.lines, seg)
     out: list[Mention] = []
     for i in range(seg.start_line, seg.end_line + 1):
         out.extend(find_mentions(ctx.lines[i], i, lex, drug_names, seg.section))
+    if seg.section == "procedures":
+        out = [m for m in out if m.kind in ("procedure", "medication", "infusion")]
+        out.extend(procedure_mentions(ctx.lines, seg, out))
     return out
 
 
@@ -180,7 +231,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     drug_names = [it.label for it, _ in pairs if it.table in _DRUG_TABLES]
     seen = {(e.line, e.span) for e in known}
     out: list[Entity] = []
-    for m in _mentions(ctx, seg, lex, drug_names):
+    mentions = _mentions(ctx, seg, lex, drug_names)
+    by_line: dict[int, list[Mention]] = {}
+    for m in mentions:
+        by_line.setdefault(m.line, []).append(m)
+    for m in mentions:
         if (m.line, (m.start, m.end)) in seen:
             continue
         items = _align(m, lex, pairs)
@@ -193,8 +248,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 continue  # the patient-specific step has it
             if needs_items:
                 items = _ontology_items(env, m, lex)
-        line_text = ctx.lines[m.line]
-        window, ttext = _clause_window(m, timeline.refs_on_line(m.line), line_text, seg.default_window)
+        ref = _governing_ref(m, timeline.refs_on_line(m.line), ctx.lines[m.line], by_line[m.line])
+        window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
         out.append(_entity(m, seg, items, window, ttext, step))
     return StageOutput(tuple(out))
 

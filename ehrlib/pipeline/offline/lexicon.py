@@ -37,7 +37,7 @@ _EXTRA_NEGATIONS: dict[str, tuple[str, ...]] = {
     "tachycardia": ("not tachycardic", "no tachycardia"),
     "hypotension": ("normotensive", "no hypotension", "bp stable", "bps stable", "hemodynamically stable", "hd stable"),
     "hypoxia": ("no hypoxia", "no desats", "no desaturations", "sats stable"),
-    "aki": ("no aki", "cr stable", "creatinine stable", "renal function stable", "cr at baseline"),
+    "aki": ("no aki", "renal function stable", "cr at baseline", "creatinine at baseline"),
     "oliguria": ("good uop", "adequate uop", "uop adequate", "making good urine", "good urine output"),
     "leukocytosis": ("no leukocytosis",),
     "anemia": ("not anemic",),
@@ -81,13 +81,22 @@ class Lexicon:
     cased_re: re.Pattern[str] = field(default=re.compile("(?!)"))
     drug_re: re.Pattern[str] = field(default=re.compile("(?!)"))
     term_re: re.Pattern[str] = field(default=re.compile("(?!)"))
-    form_to_concept: Mapping[str, str] = field(default_factory=dict)
+    form_to_concept: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: generic name -> every name notes use for it (brands, abbreviations), for matching
+    #: order labels such as "Levophed-k" or "Piperacillin/Tazobactam (Zosyn)"
+    drug_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     term_index: Mapping[str, InterpretationTerm] = field(default_factory=dict)
     criteria: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
+    def concepts_for(self, form: str) -> tuple[Concept, ...]:
+        """Every concept a surface form may name ("BS": glucose with a value, else bowel sounds)."""
+        key = re.sub(r"\s+", " ", form.strip())
+        cids = self.form_to_concept.get(key) or self.form_to_concept.get(key.lower()) or ()
+        return tuple(self.concepts[c] for c in cids if c in self.concepts)
+
     def concept_for(self, form: str) -> Concept | None:
-        cid = self.form_to_concept.get(form) or self.form_to_concept.get(form.lower())
-        return self.concepts.get(cid) if cid else None
+        found = self.concepts_for(form)
+        return found[0] if found else None
 
 
 def _alternation(forms: list[str]) -> str:
@@ -112,7 +121,7 @@ def load_lexicon() -> Lexicon:
     data = _read("offline_lexicon.yaml")
     crit = _read("clinical_criteria.yaml")
     concepts: dict[str, Concept] = {}
-    form_to: dict[str, str] = {}
+    form_to: dict[str, list[str]] = {}
     cased_forms: list[str] = []
     plain_forms: list[str] = []
     try:
@@ -125,10 +134,10 @@ def load_lexicon() -> Lexicon:
                 float(c.get("tol", 0.0)), c.get("lo"), c.get("hi"), c.get("lower_is_worse"))
             concepts[cid] = concept
             for f in concept.forms:
-                form_to.setdefault(re.sub(r"\s+", " ", f), cid)
+                form_to.setdefault(re.sub(r"\s+", " ", f), []).append(cid)
                 plain_forms.append(f)
             for f in concept.cased:
-                form_to.setdefault(f, cid)
+                form_to.setdefault(f, []).append(cid)
                 cased_forms.append(f)
         drugs = {str(k).lower(): str(v).lower() for k, v in data["drugs"].items()}
         classes = {str(k).lower(): tuple(str(x).lower() for x in v) for k, v in data["drug_classes"].items()}
@@ -147,8 +156,15 @@ def load_lexicon() -> Lexicon:
     term_index: dict[str, InterpretationTerm] = {}
     for t in terms:
         term_index.setdefault(re.sub(r"\s+", " ", t.text), t)
+    aliases: dict[str, list[str]] = {}
+    for name, generic in drugs.items():
+        aliases.setdefault(generic, [generic])
+        if (len(name) >= 4 or name in ("ns", "lr")) and name not in aliases[generic]:
+            aliases[generic].append(name)
     return Lexicon(
         concepts, drugs, classes, specimens, organisms, negative, tuple(terms),
         re.compile(_alternation(plain_forms), re.I), re.compile(_alternation(cased_forms)),
         re.compile(_alternation(list(drugs) + list(classes)), re.I),
-        re.compile(_alternation([t.text for t in terms]), re.I), form_to, term_index, criteria)
+        re.compile(_alternation([t.text for t in terms]), re.I),
+        form_to_concept={k: tuple(v) for k, v in form_to.items()}, term_index=term_index, criteria=criteria,
+        drug_aliases={k: tuple(v) for k, v in aliases.items()})

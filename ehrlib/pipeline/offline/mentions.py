@@ -45,8 +45,9 @@ class Mention:
 
 
 def clean_line(text: str) -> str:
-    """De-identification brackets blanked out with the same length (offsets stay valid)."""
-    return re.sub(r"\[\*\*|\*\*\]", lambda m: " " * len(m.group(0)), text)
+    """De-identification brackets masked with backticks of the same length (offsets stay
+    valid; not spaces, which would read as a flowsheet column gap)."""
+    return re.sub(r"\[\*\*|\*\*\]", lambda m: "`" * len(m.group(0)), text)
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -79,13 +80,15 @@ def parse_bp(text: str) -> dict[str, float] | None:
         return out
     m = _BP_DECADES.match(text)
     if m:
+        # "SBP 80s-140s" / "BP 90s/50s": decades; min in [80, 89], max in [140, 149]
         s1 = float(m.group("s1"))
         s2 = float(m.group("s2")) if m.group("s2") else s1
-        out = {"systolic_min": s1, "systolic_max": s2 + 9}
+        out = {"systolic_min": s1, "systolic_min_hi": s1 + 9, "systolic_max_lo": s2, "systolic_max": s2 + 9}
         if m.group("d1"):
             d1 = float(m.group("d1"))
             d2 = float(m.group("d2")) if m.group("d2") else d1
-            out.update({"diastolic_min": d1, "diastolic_max": d2 + (9 if m.group(0).rstrip().endswith("s") else 0)})
+            out.update({"diastolic_min": d1, "diastolic_min_hi": d1 + 9, "diastolic_max_lo": d2,
+                        "diastolic_max": d2 + 9})
         out["_end"] = float(m.end())
         return out
     return None
@@ -93,11 +96,15 @@ def parse_bp(text: str) -> dict[str, float] | None:
 
 _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|ml/h|"
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
-_SEP = r"[\s:=,]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on)\s+)*"
+_TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|trended\s+up|"
+               r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
+               r"normalized|peaked|nadired|was\s+up|was\s+down)(?:\s+again)?\s+)")
+_SEP = r"[\s:=,~]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
 _SERIES = re.compile(r"(?P<a>" + _NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + _NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + _NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + _NUM + r"))?")
 _FROM_TO = re.compile(r"(?:from|down from|up from|improved from|decreased from|increased from)\s+(?P<a>" + _NUM + r")\s*"
-                      r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?P<b>" + _NUM + r")", re.I)
+                      r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
+                      r"(?P<b>" + _NUM + r")", re.I)
 _VALUE_FROM = re.compile(r"(?P<b>" + _NUM + r")\s*(?:" + _UNIT + r")?\s*\(\s*(?:from|down from|up from|prev(?:ious)?|was)\s*(?P<a>" + _NUM + r")\s*\)", re.I)
 _MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|to\s+as\s+high\s+as|"
                      r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
@@ -130,6 +137,19 @@ def _unit_norm(u: str | None) -> str | None:
     return u.strip()
 
 
+_DOWN_VERB = re.compile(r"decreas|fell|drop|declin|improv|came\s+down|trended\s+down|down-?trend|normaliz|nadir|was\s+down", re.I)
+
+
+def _verb_direction(verb: str, concept: Concept | None) -> str | None:
+    if not verb:
+        return None
+    if re.search(r"improv|worsen", verb, re.I):
+        return "improving" if re.search(r"improv", verb, re.I) else "worsening"
+    if re.search(r"normaliz", verb, re.I):
+        return None
+    return "down" if _DOWN_VERB.search(verb) else "up"
+
+
 def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | None:
     """Parse the value that follows a mention (``text`` starts right after the mention).
 
@@ -139,6 +159,29 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     m = re.match(_SEP, text, re.I)
     pos = m.end() if m else 0
     rest = text[pos:]
+    verb = re.search(_TREND_VERB + r"(?:(?:at|to)\s+)?$", text[:pos], re.I)
+    direction = _verb_direction(verb.group(0), concept) if verb else None
+    out = _parse_value_at(rest, concept, pos)
+    if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I):
+        out["direction"] = "stable"
+        out["trend_word"] = "stable"
+    if out is not None and direction and "direction" not in out:
+        out["direction"] = direction
+        out["trend_word"] = verb.group(0).strip()
+        if "max" in out and direction in ("down", "improving") and "min" not in out:
+            out.pop("max", None)  # "dropped to 8.9": the value reached, not a maximum
+            out.pop("max_lo", None)
+        if re.search(r"peak", verb.group(0), re.I) and "value" in out:
+            out.setdefault("max", out["value"])
+            out.setdefault("max_lo", out["value"])
+            out.pop("direction", None)  # a peak is a maximum statement, not a direction
+        elif re.search(r"nadir", verb.group(0), re.I) and "value" in out:
+            out.setdefault("min", out["value"])
+            out.pop("direction", None)
+    return out
+
+
+def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     if concept is not None and concept.cid == "blood_pressure":
         bp = parse_bp(rest)
@@ -178,9 +221,12 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     if sm:
         v = _f(sm.group("v"))
         if sm.group("dec"):
-            v2 = _f(sm.group("v2")) + 9 if sm.group("v2") else v + 9
-            out.update({"min": v, "max": v2, "value": v})
-        elif sm.group("v2") and sm.group("u") is None and not sm.group("lo"):
+            if sm.group("v2"):  # "60s-90s": lowest in the 60s, highest in the 90s
+                v2 = _f(sm.group("v2"))
+                out.update({"min": v, "min_hi": v + 9, "max_lo": v2, "max": v2 + 9, "value": v})
+            else:
+                out.update({"min": v, "max": v + 9, "value": v})
+        elif sm.group("v2") and not sm.group("lo"):
             # "HR 80-110": a range over the period
             v2 = _f(sm.group("v2"))
             out.update({"min": min(v, v2), "max": max(v, v2), "value": v})
@@ -212,7 +258,7 @@ def trend_word(text: str) -> tuple[str, str] | None:
 
 
 _NEG_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|\bdenies\b|\bdenied\b|\bwithout\b|\bw/o\b|\bnegative\s+for\b|\bneg\s+for\b|"
-                         r"\bfree\s+of\b|\bresolved\b|\babsent\b|\bnone\b|\bnever\b|\bno\s+evidence\s+of\b|(?<![\w+])-(?=\s*\w))"
+                         r"\bfree\s+of\b|\babsent\b|\bnone\b|\bnever\b|\bno\s+evidence\s+of\b|(?<![\w+])-(?=\w))"
                          r"[\w\s,/]{0,25}$", re.I)
 
 
@@ -286,114 +332,230 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
                      raw[m.start():end].strip(), attrs))
 
     # 2. concept mentions: measurements, outputs, findings, procedures
-    hits = [(m, False) for m in lex.concept_re.finditer(raw)] + [(m, True) for m in lex.cased_re.finditer(raw)]
-    hits.sort(key=lambda h: (h[0].start(), -(h[0].end() - h[0].start())))
-    for m, _cased in hits:
+    hits = [m for m in lex.concept_re.finditer(raw)] + [m for m in lex.cased_re.finditer(raw)]
+    hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
+    starts = sorted({h.start() for h in hits if not re.match(r"\s*#?\s*\d", raw[h.end():])
+                     or h.group(0).lower() not in ("hd", "day", "pod")} | {d.start() for d in lex.drug_re.finditer(raw)})
+    for m in hits:
         if _overlaps(taken, m.start(), m.end()):
             continue
-        concept = lex.concept_for(re.sub(r"\s+", " ", m.group(0).lower())) or lex.concept_for(m.group(0))
-        if concept is None:
-            continue
-        before = raw[:m.start()].rstrip()
-        if concept.kind in ("measurement", "output"):
-            if (before.endswith(tuple("0123456789")) and concept.cid in ("magnesium", "potassium", "calcium")
-                    and not re.match(r"\s*[:=]?\s*\d", raw[m.end():])):
-                continue  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
-            if concept.cid == "dialysis" or (concept.cid == "temperature" and m.group(0).lower() == "t"
-                                              and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I)):
-                continue
-            val = parse_value(raw[m.end():], concept)
-            if val is not None and not _plausible(val, concept):
-                val = None
-            if val is not None:
-                end = m.end() + int(val.pop("_end"))
-                tail = _clause(raw, end)
-                tw = trend_word(tail[:30])
-                if tw and "direction" not in val:
-                    val["direction"] = tw[0]
-                    val["trend_word"] = tw[1]
-                if concept.cid == "temperature":
-                    _temperature_attrs(m.group(0), val)
-                kind = concept.kind if concept.kind == "output" else (
-                    "trend" if "series" in val or "direction" in val else
-                    "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
-                if concept.cid == "urine_output" and re.match(r"\s*(?:cc|ml)\s*/\s*h", raw[end - 8:end + 6], re.I):
-                    val["per_hour"] = True
-                if re.match(r"\s*(?:cc|ml)?\s*/\s*(?:hr|h)\b", raw[end:end + 8], re.I):
-                    val["per_hour"] = True
-                    end += len(re.match(r"\s*(?:cc|ml)?\s*/\s*(?:hr|h)\b", raw[end:end + 8], re.I).group(0))
-                emit(Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
-                             raw[m.end():end].strip(" :="), val))
-                repl = re.match(r"[\s,]*(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:], re.I)
-                if repl and concept.cid in _REPLETION:
-                    emit(Mention(line, end + repl.start(1), end + repl.end(1), repl.group(1), "medication", "drug",
-                                 repl.group(1), {"drugs": [_REPLETION[concept.cid]], "action": "repleted",
-                                                 "negated": False, "for": concept.cid}))
-                continue
-            tail = _clause(raw, m.end())[:40]
-            tw = trend_word(tail)
-            if tw and tail.find(tw[1]) <= 20:
-                end = m.end() + tail.find(tw[1]) + len(tw[1])
-                emit(Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1],
-                             {"direction": tw[0], "trend_word": tw[1]}))
-                continue
-            btw = trend_word(before[-25:]) if before else None
-            if btw and re.search(r"(?:ing|ed)\s*$", before):
-                emit(Mention(line, m.start() - len(before[-25:]) + before[-25:].find(btw[1]), m.end(),
-                             m.group(0).strip(), "trend", concept.cid, btw[1],
-                             {"direction": btw[0], "trend_word": btw[1]}))
-            continue
-        if concept.kind == "finding":
-            stop = _FINDING_STOP.search(raw, m.end())
-            words = raw[m.end():stop.start() if stop else len(raw)].strip(" :,-")
-            negated = negated_before(raw[:m.start()])
-            if concept.cid in ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "skin", "pupils", "stool"):
-                words = m.group(0).strip() + ((" " + words) if words and concept.cid not in ("heart_rhythm",) else "")
-            if not words:
-                continue
-            group_n += 1
-            grade = re.search(r"\b(trace|[1-4]\s*\+|\+\s*[1-4])", raw[max(0, m.start() - 12):m.end() + 30])
-            attrs = {"words": words[:80], "negated": negated}
-            if grade:
-                attrs["grade"] = grade.group(1).replace(" ", "")
-            end = stop.start() if stop else len(raw)
-            emit(Mention(line, m.start(), max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
-                         concept.cid, words[:80], attrs, f"L{line}G{group_n}"))
-            continue
-        if concept.kind == "procedure":
-            if concept.cid == "dialysis" and re.match(r"\s*#?\s*\d", raw[m.end():]):
-                continue  # "HD 3" is a hospital day
-            if concept.cid == "imaging_ct" and m.group(0).lower() == "ct" and not re.match(r"\s*(?:head|chest|abd|a/p|scan|torso|c-spine|pe)", raw[m.end():], re.I):
-                continue
-            window = raw[max(0, m.start() - 30):m.end() + 40]
-            act = _PROC_ACTION.search(window)
-            side = _SIDE.search(raw[max(0, m.start() - 12):m.end() + 5])
-            attrs = {"negated": negated_before(raw[:m.start()])}
-            if act:
-                attrs["action"] = act.group("a").lower()
-            if side:
-                attrs["side"] = side.group("s").lower()[0]
-            prev = out[-1] if out else None
-            if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
-                out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
-                                  prev.value, {**prev.attributes, **attrs})  # "R IJ CVL" is one line
-                taken.append((m.start(), m.end()))
-                continue
-            emit(Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
-                         act.group(0) if act else None, attrs))
-            continue
-        if concept.kind == "medication":  # blood products
-            amount = re.search(r"(\d+)\s*(?:u|units?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
-            attrs = {"drugs": [concept.cid], "negated": negated_before(raw[:m.start()])}
-            if amount:
-                attrs["units"] = float(amount.group(1))
-            emit(Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None, attrs))
+        candidates = lex.concepts_for(m.group(0))
+        for concept in candidates:
+            got = _concept_mention(raw, line, m, concept, lex, starts, out, taken)
+            if got:
+                break
 
     # 3. medications: lexicon names + the patient's own drug names
     out.extend(_medications(raw, line, lex, patient_drugs, taken))
     # 4. microbiology
     out.extend(_microbiology(raw, line, lex, taken))
     return sorted(out, key=lambda x: x.start)
+
+
+def _next_start(starts: list[int], after: int) -> int | None:
+    return next((x for x in starts if x > after), None)
+
+
+_CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"
+                           r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
+                           r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined)"
+                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + _NUM + r")"
+                           r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|trended\s+down)\b", re.I)
+
+
+def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, starts: list[int],
+                     out: list[Mention], taken: list[tuple[int, int]]) -> bool:
+    """Emit the mention(s) of one concept occurrence; False when this concept does not fit."""
+    before = raw[:m.start()].rstrip()
+    nxt = _next_start(starts, m.start())
+    if concept.kind in ("measurement", "output"):
+        if (before.endswith(tuple("0123456789")) and concept.cid in ("magnesium", "potassium", "calcium")
+                and not re.match(r"\s*[:=]?\s*\d", raw[m.end():])):
+            return False  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
+        if concept.cid == "temperature" and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I):
+            return False
+        val = parse_value(raw[m.end():], concept)
+        if val is not None and not _plausible(val, concept):
+            val = None
+        if val is not None:
+            end = m.end() + int(val.pop("_end"))
+            near = trend_word(raw[end:end + 14])
+            if near and "direction" not in val and not re.search(r"[,;]", raw[end:end + 14].split(near[1])[0]):
+                val["direction"] = near[0]
+                val["trend_word"] = near[1]
+                end = end + raw[end:].find(near[1]) + len(near[1])
+            if concept.cid == "temperature":
+                _temperature_attrs(m.group(0), val)
+            tail = raw[end:end + 30]
+            rate = re.match(r"\s*(?:cc|ml|mls)?\s*(?:/|per)\s*(?:hr|h|hour)\b", tail, re.I)
+            day = re.match(r"\s*(?:cc|ml|mls|l)?\s*(?:/|per|over|in|q)\s*(?:the\s+)?(?:day|24\s*h(?:rs?|ours?)?|24h)\b|"
+                           r"\s*(?:cc|ml|mls)?\s*(?:daily|per\s+day)", tail, re.I)
+            if rate:
+                val["per_hour"] = True
+                end += rate.end()
+            elif day and concept.kind == "output":
+                val["per_day"] = True
+                end += day.end()
+            if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
+                val["approx"] = True
+            kind = concept.kind if concept.kind == "output" else (
+                "trend" if "series" in val or "direction" in val else
+                "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
+            _emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
+                                      raw[m.end():end].strip(" :="), val))
+            _continuations(raw, line, m, concept, end, nxt, out, taken)
+            _repletion(raw, line, concept, end, out, taken)
+            return True
+        clause = _clause(raw, m.end())
+        tail = clause[:(nxt - m.end()) if nxt is not None and nxt - m.end() < len(clause) else len(clause)][:40]
+        tw = trend_word(tail)
+        if tw and tail.find(tw[1]) <= 20:
+            end = m.end() + tail.find(tw[1]) + len(tw[1])
+            val2 = {"direction": tw[0], "trend_word": tw[1]}
+            if tw[1].lower() in ("cleared", "normalized", "resolved", "normalizing"):
+                val2["normalized"] = True
+            _emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1], val2))
+            return True
+        btw = trend_word(before[-25:]) if before else None
+        if btw and re.search(r"(?:ing|ed)\s*$", before):
+            _emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "trend", concept.cid, btw[1],
+                                      {"direction": btw[0], "trend_word": btw[1]}))
+            return True
+        return False
+    if concept.kind == "finding":
+        stop = _FINDING_STOP.search(raw, m.end())
+        end = stop.start() if stop else len(raw)
+        if nxt is not None and nxt < end and nxt >= m.end():
+            end = nxt  # the next concept starts its own observation
+        if concept.cid in _SELF_DESCRIBING and concept.cid not in ("lung_sounds", "skin"):
+            comma = re.search(r"[,.;]", raw[m.end():end])
+            if comma:
+                end = m.end() + comma.start()  # "arouses to voice, not following commands": two observations
+        words = raw[m.end():end].strip(" :,-")
+        negated = negated_before(raw[:m.start()])
+        if concept.cid in _SELF_DESCRIBING:
+            lead = raw[max(0, m.start() - 24):m.start()]
+            adj = re.search(r"(?:\b(?:hypo|hyper)?active|\babsent|\bdiminished|\bclear|\bopen|\bsoft|\bfirm|\bnormal|"
+                            r"\bpositive|\+)\s*$", lead, re.I)
+            start = m.start() - (len(lead) - adj.start()) if adj else m.start()
+            words = (raw[start:m.end()].strip() + ((" " + words) if words else "")).strip()
+        else:
+            start = m.start()
+            lead = re.search(r"(?:\b(?:trace|[1-4]\s*\+|\+\s*[1-4]|open|pitting|non-?pitting|bilat(?:eral)?)\s*)+$",
+                             raw[max(0, m.start() - 24):m.start()], re.I)
+            if lead:
+                words = (lead.group(0).strip() + " " + words).strip()
+        prev = out[-1] if out else None
+        if (prev is not None and prev.kind == "finding" and prev.concept == concept.cid and prev.line == line
+                and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])):
+            merged = (str(prev.attributes.get("words") or "") + " " + words).strip()[:80]
+            out[-1] = Mention(line, prev.start, max(prev.end, end), prev.text, "finding", concept.cid, merged,
+                              {**prev.attributes, "words": merged}, prev.group)  # "Abdominal: open abdomen"
+            taken.append((m.start(), end))
+            return True
+        if not words and not negated:
+            return False
+        grade = re.search(r"\b(trace|[1-4]\s*\+|\+\s*[1-4])", raw[max(0, m.start() - 12):end])
+        attrs: dict[str, Any] = {"words": words[:80], "negated": negated}
+        if grade:
+            attrs["grade"] = grade.group(1).replace(" ", "")
+        _emit(out, taken, Mention(line, start, max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
+                                  concept.cid, words[:80] or ("no" if negated else None), attrs, f"L{line}F{m.start()}"))
+        return True
+    if concept.kind == "procedure":
+        if concept.cid == "dialysis" and re.match(r"\s*#?\s*\d", raw[m.end():]):
+            return False  # "HD 3" is a hospital day
+        if concept.cid == "imaging_ct" and m.group(0).lower() == "ct" and not re.match(
+                r"\s*(?:head|chest|abd|a/p|scan|torso|c-spine|pe)", raw[m.end():], re.I):
+            return False
+        window = raw[max(0, m.start() - 30):m.end() + 40]
+        act = _PROC_ACTION.search(window)
+        side = _SIDE.search(raw[max(0, m.start() - 12):m.end() + 5])
+        attrs = {"negated": negated_before(raw[:m.start()])}
+        if act:
+            attrs["action"] = act.group("a").lower()
+        if side:
+            attrs["side"] = side.group("s").lower()[0]
+        prev = out[-1] if out else None
+        if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
+            out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
+                              prev.value, {**prev.attributes, **attrs})  # "R IJ CVL" is one line
+            taken.append((m.start(), m.end()))
+            return True
+        _emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
+                                  act.group(0) if act else None, attrs))
+        return True
+    if concept.kind == "medication":  # blood products
+        amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
+        attrs = {"drugs": [concept.cid], "negated": negated_before(raw[:m.start()])}
+        if amount:
+            attrs["units"] = float(amount.group(1))
+        prev = out[-1] if out else None
+        if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 6:
+            out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "medication", concept.cid,
+                              None, {**prev.attributes, **attrs})  # "transfused 1u PRBC"
+            taken.append((m.start(), m.end()))
+            return True
+        _emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None, attrs))
+        return True
+    return False
+
+
+_SELF_DESCRIBING = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "skin", "pupils", "stool",
+                    "bowel_sounds")
+
+
+def _emit(out: list[Mention], taken: list[tuple[int, int]], m: Mention) -> None:
+    out.append(m)
+    taken.append((m.start, m.end))
+
+
+def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, nxt: int | None,
+                   out: list[Mention], taken: list[tuple[int, int]]) -> None:
+    """"Cr 1.4 on admission, improved to 0.5": a second statement about the same item."""
+    limit = _clause(raw, end)
+    stop = len(limit) if nxt is None or nxt - end > len(limit) else max(nxt - end, 0)
+    scope = raw[end:end + stop]
+    for c in _CONTINUATION.finditer(scope):
+        if c.group("norm"):
+            s0, e0 = end + c.start("norm"), end + c.end("norm")
+            if any(x.start <= s0 < x.end for x in out):
+                continue
+            _emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {c.group('norm')}", "trend", concept.cid,
+                                      c.group("norm"), {"direction": "down", "trend_word": c.group("norm"),
+                                                        "normalized": True}))
+            continue
+        v = float(c.group("v"))
+        verb = c.group("verb")
+        attrs: dict[str, Any] = {"value": v, "trend_word": verb}
+        d = _verb_direction(verb, concept)
+        if re.search(r"peak", verb, re.I):
+            attrs.update({"max": v, "max_lo": v})
+        elif d:
+            attrs["direction"] = d
+        if not _plausible(attrs, concept):
+            continue
+        s0, e0 = end + c.start("verb"), end + c.end()
+        _emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {verb.split()[0]}", "trend" if d else "range",
+                                  concept.cid, raw[s0:e0].strip(), attrs))
+
+
+def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mention],
+               taken: list[tuple[int, int]]) -> None:
+    """"K 3.1, repleted": the electrolyte replacement is a medication statement, unless the
+    drug is named in the clause ("repleted with 40 mEq KCl" is found as the drug)."""
+    if concept.cid not in _REPLETION:
+        return
+    repl = re.match(r"[\s,]*(?:(?:this|last)\s+(?:am|pm|morning|evening|night)|today|overnight|yesterday)?[\s,]*"
+                    r"(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:end + 40], re.I)
+    if not repl:
+        return
+    rest = _clause(raw, end + repl.end(1))
+    if re.search(r"\b(kcl|potassium|k-dur|mag(?:nesium)?\s*(?:sulfate|oxide)|calcium|neutra-?phos|phos)\b", rest, re.I):
+        return
+    _emit(out, taken, Mention(line, end + repl.start(1), end + repl.end(1), repl.group(1), "medication", "drug",
+                              repl.group(1), {"drugs": [_REPLETION[concept.cid]], "action": "repleted",
+                                              "negated": False, "for": concept.cid}))
 
 
 _REPLETION = {"potassium": "potassium chloride", "magnesium": "magnesium sulfate", "calcium": "calcium gluconate",
@@ -426,18 +588,34 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
     spans: list[tuple[int, int, list[str]]] = []
     for m in lex.drug_re.finditer(raw):
         word = re.sub(r"\s+", " ", m.group(0).lower())
-        if word in ("neo", "lr", "ns", "hd") and not re.search(r"(gtt|drip|bolus|\d|iv|ml|l\b|cc|@|at)", raw[m.end():m.end() + 12], re.I):
+        if word in ("neo", "lr", "ns", "hd") and not re.search(r"(gtt|drip|bolus|\d|iv|ml|l\b|cc|@|at|,|and)", raw[m.end():m.end() + 12], re.I):
             continue
+        if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
+            continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
-    words = {d.split()[0].lower().strip(",.") for d in patient_drugs if d and len(d.split()[0]) >= 5}
+    words: set[str] = set()
+    for d in patient_drugs:
+        head = re.split(r"[^a-z]+", (d or "").lower().strip())
+        head = [w for w in head if w]
+        if head and len(head[0]) >= 5:
+            words.add(head[0])
     if words:
-        for m in re.finditer(r"(?<![A-Za-z])([A-Za-z][A-Za-z\-]{4,})(?![A-Za-z])", raw):
+        for m in re.finditer(r"(?<![A-Za-z])([A-Za-z][A-Za-z]{4,})(?![A-Za-z])", raw):
             w = m.group(1).lower()
             if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
-                spans.append((m.start(), m.end(), [w]))
+                spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
     spans.sort()
+    deduped: list[tuple[int, int, list[str]]] = []
+    for sp in spans:
+        if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
+                set(sp[2]) & set(deduped[-1][2]) or raw[deduped[-1][1]:sp[0]].strip() == "("):
+            a, _, names = deduped[-1]
+            deduped[-1] = (a, sp[1], names)  # "Piperacillin/Tazobactam (Zosyn)", "Midazolam (Versed)": one drug
+            continue
+        deduped.append(sp)
+    spans = deduped
     # "vanc/zosyn started 10-23": slash-joined drugs share the clause's attributes
     for s, e, names in spans:
         if _overlaps(taken, s, e):
@@ -450,7 +628,13 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         attrs: dict[str, Any] = {"drugs": names}
         dose = _DOSE.search(own[:40])
         if dose:
-            attrs.update({"dose": float(dose.group("dose")), "dose_unit": dose.group("unit").lower()})
+            per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)", own[dose.end():dose.end() + 12], re.I)
+            unit = dose.group("unit").lower()
+            if per or "/" in unit:
+                attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per else "")})
+                attrs["infusion"] = True
+            else:
+                attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
         route = _ROUTE.search(raw[s:e] + own[:50])
         if route:
             r = route.group(1).upper()
@@ -495,7 +679,10 @@ def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
                 attrs["antibiotics"] = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()][:4]
             if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
                 attrs["pending"] = True
-            end = m.end() + len(clause.rstrip())
+            end = m.end()
+            for key in ("organism_text",):
+                if key in attrs:
+                    end = m.end() + clause.find(attrs[key]) + len(attrs[key])
             out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
                                clause.strip()[:80] or None, attrs))
             taken.append((m.start(), end))

@@ -28,7 +28,7 @@ HISTORICAL_CUES = re.compile(
     r"\b(?:h/o|hx\s+of|history\s+of|past\s+history|prior\s+(?:to\s+admission|admissions?|hospitali[sz]ations?|episodes?)|"
     r"previous(?:ly)?|in\s+the\s+past|chronic(?:ally)?|at\s+baseline|baseline|at\s+home|home\s+(?:dose|med(?:ication)?s?|regimen|o2)|"
     r"outpatient|as\s+an\s+outpatient|last\s+(?:admission|year|month)|(?:years?|months?|weeks?)\s+ago|"
-    r"remote|known|was\s+(?:recently\s+)?(?:admitted|seen)|at\s+(?:osh|outside\s+hospital)|osh|outside\s+hospital|"
+    r"remote|known|was\s+recently\s+(?:admitted|seen)|at\s+(?:osh|outside\s+hospital)|osh|outside\s+hospital|"
     r"transferred\s+from|prior\s+to\s+transfer|on\s+presentation\s+to\s+(?:osh|outside))\b", re.I)
 PLAN_CUES = re.compile(
     r"\b(?:plan(?:s|ned|ning)?\s+(?:to|for)|will\s+(?:need|start|continue|consider|check|get|give|f/u|follow|recheck|"
@@ -37,7 +37,8 @@ PLAN_CUES = re.compile(
     r"if\s+(?:needed|persists|worsens|febrile|hypotensive|\w+)|prn\s+for|f/u|follow[-\s]?up|please|needs?\s+to|"
     r"scheduled\s+for|tomorrow|next\s+(?:week|dose)|upon\s+discharge|after\s+discharge|at\s+rehab|goal|target|"
     r"re-?check|recheck|repeat\s+in|pending|to\s+complete|to\s+finish|to\s+continue|continue\s+to\s+monitor|"
-    r"monitor\s+for|plan:?|rec(?:s)?:?)\b", re.I)
+    r"monitor\s+for|plan:?|rec(?:s)?:?|cont(?:inue)?(?!d|ing)|titrat(?:e|ed|ing)\s+to|maintain|keep\s+(?:k|mg|map|sbp|hct)|"
+    r"as\s+needed|prn)\b", re.I)
 FAMILY_CUES = re.compile(r"\b(?:mother|father|mom|dad|brother|sister|sibling|son|daughter|aunt|uncle|grand(?:mother|father)|"
                          r"family\s+history|fhx?|fam\s+hx)\b", re.I)
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b", re.I)

@@ -216,32 +216,39 @@ def _bp_part(label: str) -> str | None:
     return None
 
 
+def _intervals(a: Mapping[str, Any], prefix: str = "") -> list[tuple[float, float | None]]:
+    """(low, high) of every number claimed under ``prefix`` (""/"systolic_"/...): an exact
+    value has high None; a decade ("60s") or a "min in the 60s" gives its bounds."""
+    def get(k: str) -> float | None:
+        v = a.get(prefix + k)
+        return float(v) if v is not None else None
+    out: list[tuple[float, float | None]] = []
+    lo, lo_hi, hi_lo, hi = get("min"), get("min_hi"), get("max_lo"), get("max")
+    value = get("value") if not prefix else get("")
+    if lo is not None and hi is not None and lo_hi is None and hi_lo is None and hi - lo == 9 and value in (lo, None):
+        return [(lo, hi)]  # "SBP 80s", "tachycardic to the 120s"
+    if lo is not None and lo_hi is not None and hi is not None and hi_lo is not None and (lo, lo_hi) == (hi_lo, hi):
+        return [(lo, lo_hi)]
+    if lo is not None:
+        out.append((lo, lo_hi))
+    if hi is not None:
+        out.append((hi_lo, hi) if hi_lo is not None and hi_lo != hi else (hi, None))
+    if value is not None and (value, None) not in out and not any(x == value for x, _ in out):
+        out.append((value, None))
+    return out
+
+
 def _stated_numbers(e: Entity) -> list[tuple[str, float, float | None]]:
-    """(component, value, decade upper bound) of every number the entity claims."""
+    """(component, low, high) of every number the entity claims."""
     a = e.attributes
-    out: list[tuple[str, float, float | None]] = []
-    if "systolic" in a or "systolic_min" in a:
+    if any(k.startswith("systolic") for k in a):
+        out: list[tuple[str, float, float | None]] = []
         for part in ("systolic", "diastolic", "mean"):
-            if part in a:
+            out += [(part, lo, hi) for lo, hi in _intervals(a, part + "_")]
+            if part in a and a[part] is not None and not any(lo == float(a[part]) for p, lo, _ in out if p == part):
                 out.append((part, float(a[part]), None))
-            lo, hi = a.get(f"{part}_min"), a.get(f"{part}_max")
-            if lo is not None and hi is not None and hi - lo == 9 and "systolic" not in a:
-                out.append((part, float(lo), float(hi)))  # "SBP 80s"
-            else:
-                if lo is not None:
-                    out.append((part, float(lo), None))
-                if hi is not None:
-                    out.append((part, float(hi), None))
         return out
-    if "min" in a and "max" in a and float(a["max"]) - float(a["min"]) == 9 and a.get("value") == a.get("min"):
-        return [("value", float(a["min"]), float(a["max"]))]
-    if "max_lo" in a and "max" in a and float(a["max"]) > float(a["max_lo"]):
-        return [("value", float(a["max_lo"]), float(a["max"]))]
-    for k in ("value", "min", "max"):
-        if k in a and a[k] is not None:
-            out.append(("value", float(a[k]), None))
-    seen: set[tuple[str, float, float | None]] = set()
-    return [x for x in out if not (x in seen or seen.add(x))]
+    return [("value", lo, hi) for lo, hi in _intervals(a)]
 
 
 def _verify_numbers(e: Entity, s: _Session) -> Verdict:
@@ -255,6 +262,10 @@ def _verify_numbers(e: Entity, s: _Session) -> Verdict:
             return _verdict(e, s, False, f"no {e.text} record for this admission", (), missing=True)
         return _verdict(e, s, False, f"no {e.text} record in the window {tool_spec(e.window)}", every[:3],
                         missing=True)
+    if e.attributes.get("per_day"):
+        return _verify_daily_totals(e, s, numeric, tol)
+    if e.attributes.get("approx"):
+        tol = max(tol, 0.1 * float(e.attributes.get("value") or 0))
     matched: list[Mapping[str, Any]] = []
     failed: list[str] = []
     for part, value, upper in _stated_numbers(e):
@@ -287,6 +298,33 @@ def _verify_numbers(e: Entity, s: _Session) -> Verdict:
     if series:
         return _verify_series(e, s, numeric, [float(x) for x in series], tol, matched)
     return _verdict(e, s, True, f"{e.text} {e.value or ''} matches the table", matched)
+
+
+def _verify_daily_totals(e: Entity, s: _Session, numeric: list[Mapping[str, Any]], tol: float) -> Verdict:
+    """"UOP ~200 cc over 24h" / "100-350 cc per day": calendar-day sums of the item."""
+    days: dict[str, float] = {}
+    for r in numeric:
+        days[str(r.get("time"))[:10]] = days.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
+    ordered = [days[d] for d in sorted(days)]
+    full = ordered[1:-1] if len(ordered) > 2 else ordered  # first and last days are partial
+    totals = sorted(days.values())
+    slack = 0.15
+    misses = []
+    a = e.attributes
+    if a.get("min") is not None and a.get("max") is not None and "min_hi" not in a:
+        lo, hi = float(a["min"]) * (1 - slack), float(a["max"]) * (1 + slack)
+        inside_share = sum(lo <= t <= hi for t in full) / max(len(full), 1)
+        if inside_share < 0.6:
+            misses.append(f"{float(a['min']):g}-{float(a['max']):g} on most days")
+    else:
+        for _, value, upper in _stated_numbers(e):
+            lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
+            if not any(lo <= t <= hi for t in totals):
+                misses.append(f"{value:g}" + (f"-{upper:g}" if upper else ""))
+    shown = ", ".join(f"{t:g}" for t in totals[:8])
+    if misses:
+        return _verdict(e, s, False, f"{e.text}: daily totals {shown} do not include {', '.join(misses)}", numeric[:4])
+    return _verdict(e, s, True, f"{e.text}: daily totals {shown} as stated", numeric[:4])
 
 
 def _verify_series(e: Entity, s: _Session, numeric: list[Mapping[str, Any]], series: list[float], tol: float,
@@ -325,47 +363,123 @@ def _claimed_direction(e: Entity) -> str | None:
     return None
 
 
-def _verify_trend(e: Entity, s: _Session) -> Verdict:
-    if e.attributes.get("series") or any(k in e.attributes for k in ("value",)):
-        num = _verify_numbers(e, s)
-        if num.label == "inconsistent" or e.attributes.get("series"):
-            return num
-    claim = _claimed_direction(e)
-    keys = _keys(e)
-    if not keys:
-        return _verdict(e, s, False, f"no item for {e.text}", (), missing=True)
-    if claim is None:
-        return _verdict(e, s, True, f"trend word {e.attributes.get('trend_word')!r} is not directional", ())
+def _trend_window(e: Entity, ctx: NoteContext) -> TimeSpan | None:
+    """A progress note's trend looks back from its date ("plts downtrending" = the last
+    days up to today), not forward into the next day the default window admits."""
     window = e.window
-    best_rows: list[Mapping[str, Any]] = []
-    directions: set[str] = set()
+    if ctx.note_type == "discharge_summary" or window is None:
+        return window
+    day = _t((ctx.note.charttime or ctx.chartdate or ctx.note.chartdate or "")[:10])
+    end = _t(window.end)
+    if day is None or end is None:
+        return window
+    note_end = day.replace(hour=23, minute=59, second=59)
+    end = min(end, note_end)
+    start = min(_t(window.start) or end, day - timedelta(days=2))
+    return TimeSpan(start.strftime("%Y-%m-%d %H:%M:%S"), end.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def _numeric_rows(s: _Session, keys: Sequence[str], window: TimeSpan | None) -> list[Mapping[str, Any]]:
+    rows: list[Mapping[str, Any]] = []
     for key in keys[:4]:
         res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(window))
         if res is None:
             continue
-        rows = [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
-        if len(rows) < 2:
-            # a trend over one day's window needs the days before it: widen to 3 days back
-            ws = _t(window.start) if window else None
-            if ws is not None and window is not None:
-                wider = TimeSpan((ws - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"), window.end)
-                res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(wider))
-                rows = [r for r in (res.rows if res else ()) if in_window(r, wider) and r.get("valuenum") is not None]
-        if len(rows) < 2:
-            continue
-        best_rows = rows
-        vals = [float(r["valuenum"]) for r in sorted(rows, key=lambda r: str(r.get("time")))]
-        directions.add(trend_direction(vals))
-        stats = (res.summary or {}).get("trend") or {}
-        if stats.get("direction") in ("rising", "falling", "stable") and len(rows) == stats.get("n"):
-            directions.add(stats["direction"])
-    if not best_rows:
-        return _verdict(e, s, False, f"{e.text}: fewer than two values in the window, no trend to compare",
-                        (), missing=True)
+        rows += [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
+    return sorted(rows, key=lambda r: str(r.get("time")))
+
+
+def _stable(values: Sequence[float]) -> bool:
+    if len(values) < 2:
+        return True
+    mean = sum(values) / len(values)
+    return (max(values) - min(values)) <= 0.2 * max(abs(mean), 1e-9)
+
+
+def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
+    a = e.attributes
+    if a.get("series"):
+        return _verify_numbers(e, s)
+    keys = _keys(e)
+    if not keys:
+        return _verdict(e, s, False, f"no item for {e.text}", (), missing=True)
+    claim = _claimed_direction(e)
+    if "value" in a:
+        num = _verify_numbers(e, s)
+        if num.label == "inconsistent" or claim is None:
+            return num
+        return _verify_value_direction(e, s, claim, num)
+    if claim is None:
+        return _verdict(e, s, True, f"trend word {a.get('trend_word')!r} is not directional", ())
+    window = _trend_window(e, ctx)
+    rows = _numeric_rows(s, keys, window)
+    if len(rows) < 2:
+        ws = _t(window.start) if window else None
+        if ws is not None and window is not None:
+            wider = TimeSpan((ws - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"), window.end)
+            rows = _numeric_rows(s, keys, wider)
+    if len(rows) < 2:
+        if rows or _all_rows(s, e)[1]:
+            return _verdict(e, s, False, f"{e.text}: fewer than two values in the window, no trend to compare",
+                            rows, missing=False)
+        return _verdict(e, s, False, f"no {e.text} values in the window", (), missing=True)
+    values = [float(r["valuenum"]) for r in rows]
+    directions = {trend_direction(values)}
+    if claim == "stable":
+        day_vals = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(rows[-1].get("time"))[:10]]
+        if _stable(values) or _stable(day_vals):
+            directions.add("stable")
+    if a.get("normalized") and claim == "falling":
+        directions.add("falling" if values[-1] < max(values) else "stable")
+    # the tool's least-squares direction, as the LLM would read it
+    fitted = _fitted_direction(rows)
+    if fitted:
+        directions.add(fitted)
+    ev = [rows[0], rows[-1]]
     if claim in directions:
-        return _verdict(e, s, True, f"{e.text} {claim} in the table as stated", best_rows[:1] + best_rows[-1:])
-    return _verdict(e, s, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))}",
-                    best_rows[:1] + best_rows[-1:])
+        return _verdict(e, s, True, f"{e.text} {claim} in the table as stated "
+                        f"({values[0]:g} -> {values[-1]:g})", ev)
+    return _verdict(e, s, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} "
+                    f"({values[0]:g} -> {values[-1]:g})", ev)
+
+
+def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    from ehrlib.tools.trend import trend_stats
+
+    stats = trend_stats([(r.get("time"), r.get("valuenum")) for r in rows])
+    d = stats.get("direction")
+    return d if d in ("rising", "falling", "stable") else None
+
+
+def _verify_value_direction(e: Entity, s: _Session, claim: str, num: Verdict) -> Verdict:
+    """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
+    values before it (same window or the three days before) moved as stated."""
+    concept = load_lexicon().concepts.get(str(e.attributes.get("concept")))
+    tol = concept.tol if concept else 0.05
+    value = float(e.attributes["value"])
+    window = e.window
+    ws = _t(window.start) if window else None
+    wider = TimeSpan((ws - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"), window.end) if ws and window else window
+    rows = _numeric_rows(s, _keys(e), wider)
+    hits = [r for r in rows if value_matches(value, float(r["valuenum"]), tol) and in_window(r, window)]
+    for hit in hits:
+        t_hit = str(hit.get("time"))
+        before = [float(r["valuenum"]) for r in rows if str(r.get("time")) < t_hit]
+        if not before:
+            continue
+        if claim == "rising" and min(before) < value - tol:
+            return _verdict(e, s, True, f"{e.text} rose to {value:g} (from {min(before):g})", [hit])
+        if claim == "falling" and max(before) > value + tol:
+            return _verdict(e, s, True, f"{e.text} fell to {value:g} (from {max(before):g})", [hit])
+        if claim == "stable" and _stable(before[-3:] + [value]):
+            return _verdict(e, s, True, f"{e.text} stable around {value:g}", [hit])
+    if claim == "stable" and hits:
+        day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(hits[0].get("time"))[:10]]
+        if _stable(day):
+            return _verdict(e, s, True, f"{e.text} stable around {value:g} that day", hits[:2])
+    if hits and not [r for r in rows if str(r.get("time")) < str(hits[0].get("time"))]:
+        return num  # nothing earlier to compare with: the value alone decides
+    return _verdict(e, s, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
 def _criterion_rows(s: _Session, e: Entity, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
@@ -497,6 +611,11 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
     a = e.attributes
     inside, every = _drug_rows(s, e)
     names = ", ".join(a.get("drugs", ())[:3])
+    if a.get("negated"):
+        # "no transfusion today", "not on pressors": consistent when nothing is given in the window
+        if inside:
+            return _verdict(e, s, False, f"note says no {names}, but it was given in the window", inside)
+        return _verdict(e, s, True, f"no {names} in the window, as stated", every[:2])
     if not every:
         return _verdict(e, s, False, f"no order or administration of {names} in this admission", (), missing=True)
     if not inside:
@@ -514,10 +633,21 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
         if not ends:
             return _verdict(e, s, False, f"{names}: no order ended in {tool_spec(e.window)}", inside[:4])
         inside = ends
+    rate = a.get("rate")
+    if rate is not None:
+        rated = [r for r in inside if (r.get("extra") or {}).get("rate") is not None]
+        ok = [r for r in rated if _rate_matches(float(rate), str(a.get("rate_unit") or ""), r)]
+        if rated and not ok:
+            seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
+            return _verdict(e, s, False, f"{names}: rate {float(rate):g} {a.get('rate_unit', '')} not recorded "
+                            f"(recorded {', '.join(f'{x:g}' for x in seen[:6])})", rated[:4])
+        inside = ok or inside
     dose = a.get("dose")
     if dose is not None:
-        with_dose = [r for r in inside if _dose_matches(float(dose), str(a.get("dose_unit") or ""), r)]
-        if not with_dose and any(_row_dose(r) is not None for r in inside):
+        comparable = [r for r in inside if _same_dose_unit(str(a.get("dose_unit") or ""), r)]
+        with_dose = [r for r in comparable if _dose_matches(float(dose), str(a.get("dose_unit") or ""), r)]
+        if not with_dose and any(_row_dose(r) is not None for r in comparable):
+            inside = comparable
             doses = sorted({f"{_row_dose(r):g}" for r in inside if _row_dose(r) is not None})
             return _verdict(e, s, False, f"{names}: dose {dose:g} {a.get('dose_unit', '')} not recorded "
                             f"(recorded {', '.join(doses[:6])})", inside[:4])
@@ -540,6 +670,19 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
     return _verdict(e, s, True, f"{names} recorded in the window", inside)
 
 
+def _rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
+    obs = float(r["extra"]["rate"])
+    runit = str((r.get("extra") or {}).get("rate_unit") or "").lower()
+    note_unit = unit.lower()
+    if "mg" in note_unit and "mcg" in runit:
+        rate *= 1000
+    if "mcg" in note_unit and "mg" in runit and "mcg" not in runit:
+        rate /= 1000
+    if re.search(r"/h", note_unit) and "min" in runit:
+        rate /= 60
+    return abs(obs - rate) <= max(0.05 * abs(rate), 0.01)
+
+
 def _row_dose(r: Mapping[str, Any]) -> float | None:
     v = r.get("valuenum")
     if v is None:
@@ -548,6 +691,18 @@ def _row_dose(r: Mapping[str, Any]) -> float | None:
         except ValueError:
             return None
     return float(v)
+
+
+_UNIT_FAMILY = {"mg": "mass", "mcg": "mass", "g": "mass", "gm": "mass", "grams": "mass", "gram": "mass",
+                "units": "unit", "unit": "unit", "u": "unit", "meq": "meq", "ml": "volume", "cc": "volume",
+                "l": "volume"}
+
+
+def _same_dose_unit(unit: str, r: Mapping[str, Any]) -> bool:
+    """Whether a row's dose can be compared with the note's (mg vs mcg yes, mg vs mL no)."""
+    runit = re.sub(r"[^a-z]", "", str(r.get("unit") or "").lower())
+    a, b = _UNIT_FAMILY.get(unit.lower()), _UNIT_FAMILY.get(runit)
+    return a is not None and a == b
 
 
 def _dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
@@ -570,6 +725,8 @@ def _dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def _route_of(r: Mapping[str, Any]) -> str:
+    if str(r.get("table", "")).startswith("inputevents"):
+        return str((r.get("extra") or {}).get("route") or "iv").lower()  # infusions and IV boluses
     extra = r.get("extra") or {}
     return str(extra.get("route") or "").lower()
 
@@ -577,6 +734,8 @@ def _route_of(r: Mapping[str, Any]) -> str:
 def _verify_event(e: Entity, s: _Session) -> Verdict:
     """Procedures, outputs without a value, findings: a record in the window."""
     inside, every = _all_rows(s, e)
+    if e.attributes.get("negated") and e.kind == "procedure" and not inside:
+        return _verdict(e, s, True, f"no {e.text} in the window, as stated", every[:2])
     if not every:
         return _verdict(e, s, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
@@ -592,33 +751,136 @@ def _verify_event(e: Entity, s: _Session) -> Verdict:
                             f"{', '.join(sorted({str(r['extra']['location']) for r in located}))})", located[:4])
     if e.kind == "finding":
         return _verify_finding(e, s, inside)
+    if e.attributes.get("negated"):
+        return _verdict(e, s, False, f"note says no {e.text}, but it is recorded in the window", inside[:4])
     return _verdict(e, s, True, f"{e.text} recorded in the window", inside)
 
 
-_FINDING_OPPOSITES: tuple[tuple[str, str], ...] = (
-    (r"\bsoft\b", r"\b(firm|rigid|hard)\b"), (r"\b(nd|non-?distended|not distended)\b", r"(?<!non-)(?<!non)\bdistended\b"),
-    (r"(?<!non-)(?<!non)\bdistended\b", r"\bnon-?distended\b|\bnot distended\b"),
-    (r"\b(nt|non-?tender|not tender)\b", r"(?<!non-)(?<!non)\btender\b"),
-    (r"a\s*&?\s*\+?o\s*x\s*3|oriented x ?3|alert and oriented", r"\bdisoriented\b|oriented x ?[012]\b|x ?[12]\b"),
-    (r"\bclear\b|\bctab\b", r"\b(crackles|rales|rhonchi|wheez\w*)\b"),
-)
+#: Finding vocabulary: canonical state -> (how notes write it, how tables chart it). A note
+#: state is confirmed by a charted value of the same state; it is contradicted when the
+#: window's values use this vocabulary but never the stated state (MIMIC charts "Soft
+#: Distended", "Hypoactive", "Arouse to Voice", "SR (Sinus Rhythm)", "Oriented x3").
+_FINDING_VOCAB: Mapping[str, tuple[tuple[str, str, str], ...]] = {
+    "abdomen": (
+        ("soft", r"\bsoft\b", r"\bsoft\b"),
+        ("distended", r"(?<!non)(?<!non-)(?<!not )\bdistended\b|(?<![n/])\bd\b(?!/)", r"(?<!non)(?<!non-)\bdistended\b"),
+        ("nondistended", r"\bnd\b|non-?distended|not distended", r"non-?distended|\bsoft\b$"),
+        ("tender", r"(?<!non)(?<!non-)(?<!not )\btender\b", r"(?<!non)(?<!non-)\btender\b"),
+        ("firm", r"\bfirm\b|\brigid\b", r"\bfirm\b|\brigid\b"),
+        ("obese", r"\bobese\b", r"\bobese\b"),
+        ("open", r"\bopen\b", r"\bopen\b"),
+    ),
+    "bowel_sounds": (
+        ("hypoactive", r"hypoactive|\bhypo\b|decreased", r"hypoactive"),
+        ("hyperactive", r"hyperactive", r"hyperactive"),
+        ("absent", r"absent|no (?:bowel sounds|bs)|\bbs\s*(?:-|neg)|\b-bs\b", r"absent"),
+        ("present", r"(?<!hypo)(?<!hyper)\bactive\b|\+\s*bs|bs\s*\+|\bnabs\b|present|normoactive|bsx4|\bbs\b(?!.*(?:hypo|hyper|absent))",
+         r"(?<!hypo)(?<!hyper)\bactive\b|present|normal"),
+    ),
+    "consciousness": (
+        ("alert", r"\balert\b", r"\balert\b"),
+        ("voice", r"(?:arous\w*|respond\w*) to voice|\bverbal\b", r"arouse to voice|voice"),
+        ("pain", r"(?:arous\w*|respond\w*) to (?:pain|noxious|sternal)", r"arouse to pain|pain"),
+        ("stimulation", r"(?:arous\w*|respond\w*) to (?:touch|stim\w*)", r"stimul"),
+        ("sedated", r"\bsedated\b", r"sedated"),
+        ("unresponsive", r"unresponsive|obtunded", r"unresponsive"),
+        ("lethargic", r"lethargic|somnolent|drowsy", r"lethargic|dozing|drowsy"),
+    ),
+    "orientation": (
+        ("x3", r"(?:a\s*&?\s*\+?\s*o|oriented)\s*x\s*3|alert and oriented(?! x ?[12])|aaox3", r"oriented x ?3"),
+        ("x2", r"(?:a\s*&?\s*o|oriented)\s*x\s*2", r"oriented x ?2"),
+        ("x1", r"(?:a\s*&?\s*o|oriented)\s*x\s*1|oriented to (?:self|person)", r"oriented x ?1"),
+        ("unable", r"unable to assess|cannot assess|not assessable", r"unable to assess"),
+        ("disoriented", r"disoriented|confused", r"disoriented|confused"),
+    ),
+    "heart_rhythm": (
+        ("sinus", r"\bn?sr\b|sinus rhythm|\bnsr\b|normal sinus", r"\bsr\b|sinus rhythm|normal sinus"),
+        ("sinus_tach", r"sinus tach|\bst\b", r"sinus tach|\bst\b"),
+        ("sinus_brady", r"sinus brady|\bsb\b", r"sinus brady|\bsb\b"),
+        ("af", r"\baf\b|a-?fib|atrial fib", r"\baf\b|a-?fib|atrial fib"),
+        ("flutter", r"flutter", r"flutter"),
+        ("paced", r"paced", r"paced"),
+    ),
+    "lung_sounds": (
+        ("clear", r"\bclear\b|\bctab\b|\bcta\b", r"\bclear\b"),
+        ("diminished", r"diminished|decreased", r"diminished"),
+        ("crackles", r"crackles|rales", r"crackles|rales"),
+        ("rhonchi", r"rhonch", r"rhonch"),
+        ("wheezes", r"wheez", r"wheez"),
+        ("coarse", r"coarse", r"coarse"),
+    ),
+    "edema": (
+        ("none", r"^no$|\bno edema\b|^none", r"^none$|^absent$|^0\b"),
+        ("present", r"edema|\d\s*\+|\+\s*\d|trace|pitting|anasarca", r"\d\s*(?:mm|\+)|trace|pitting|general|\bleg|\barm|sacr|scrot|both|dependent|\+"),
+    ),
+}
+
+
+def _finding_states(concept: str, text: str, column: int) -> set[str]:
+    vocab = _FINDING_VOCAB.get(concept, ())
+    return {name for name, *pats in vocab if re.search(pats[column - 1], text, re.I)}
 
 
 def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> Verdict:
-    note = f"{e.text} {e.value or ''}".lower()
-    values = " | ".join(str(r.get("value") or "").lower() for r in inside)
-    for said, opposite in _FINDING_OPPOSITES:
-        if re.search(said, note) and not re.search(said, values) and re.search(opposite, values):
-            return _verdict(e, s, False, f"{e.text}: note says {re.search(said, note).group(0)!r}, table records "
-                            f"{re.search(opposite, values).group(0)!r}", inside[:4])
-    grade = e.attributes.get("grade")
-    if grade:
-        g = re.sub(r"\D", "", str(grade))
-        graded = [str(r.get("value") or "") for r in inside if re.search(r"[1-4]\s*\+|\+\s*[1-4]|trace", str(r.get("value") or ""), re.I)]
-        if graded and g and not any(g in v for v in graded):
-            return _verdict(e, s, False, f"{e.text}: grade {grade} not recorded ({', '.join(sorted(set(graded))[:4])})",
-                            inside[:4])
-    return _verdict(e, s, True, f"{e.text} charted in the window", inside)
+    concept = str(e.attributes.get("concept"))
+    note = f"{e.value or ''}" if concept not in _SELF_NAMED else f"{e.text} {e.value or ''}"
+    if concept == "edema" and e.attributes.get("negated"):
+        note = "no"
+    stated = _finding_states(concept, note.lower(), 1)
+    if not stated:
+        return _verdict(e, s, True, f"{e.text} charted in the window", inside)
+    charted: set[str] = set()
+    hits: list[Mapping[str, Any]] = []
+    for r in inside:
+        got = _finding_states(concept, str(r.get("value") or "").lower(), 2)
+        charted |= got
+        if got & stated:
+            hits.append(r)
+    if concept == "edema" and charted:
+        # an amount ("4 mm", "Trace") or a location other than "None" means edema was present
+        if "none" in stated:
+            ok = "present" not in charted
+        else:
+            ok = "present" in charted
+        if not ok:
+            return _verdict(e, s, False, f"{e.text}: note says {'no edema' if 'none' in stated else 'edema'}, "
+                            f"table charts {', '.join(sorted(charted))}", inside[:4])
+        return _verdict(e, s, True, f"{e.text} as charted", inside[:4])
+    if concept == "bowel_sounds" and len(stated) > 1:
+        stated.discard("present")  # "hypoactive BS": the qualifier is the claim
+    missing = stated - charted
+    if not charted:
+        return _verdict(e, s, True, f"{e.text}: charted values do not use the stated terms; not contradicted", inside[:3])
+    against = {o for st in missing for o in _OPPOSITES.get(concept, {}).get(st, ())}
+    if missing and concept in _OPPOSITES and not (charted & against):
+        return _verdict(e, s, True, f"{e.text}: {', '.join(sorted(charted))} charted; not contradicted", inside[:3])
+    if missing:
+        return _verdict(e, s, False, f"{e.text}: note says {', '.join(sorted(missing))}; table charts "
+                        f"{', '.join(sorted(charted))}", inside[:4])
+    return _verdict(e, s, True, f"{e.text}: {', '.join(sorted(stated))} charted in the window", hits)
+
+
+#: States that exclude each other, for concepts where several can be charted at once
+#: (a sedated patient may still "arouse to voice"); single-valued concepts (rhythm,
+#: orientation) are contradicted by any other charted state.
+_OPPOSITES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "consciousness": {"alert": ("unresponsive", "sedated", "lethargic", "pain"), "unresponsive": ("alert", "voice"),
+                      "voice": ("unresponsive",), "lethargic": ("alert",), "sedated": ("alert",),
+                      "pain": ("alert",), "stimulation": ("alert",)},
+    "lung_sounds": {"clear": ("crackles", "rhonchi", "wheezes", "coarse"), "crackles": ("clear",),
+                    "rhonchi": ("clear",), "wheezes": ("clear",), "coarse": ("clear",), "diminished": ("clear",)},
+    "abdomen": {"soft": ("firm",), "firm": ("soft",), "distended": ("nondistended",),
+                "nondistended": ("distended",), "tender": (), "obese": (), "open": ()},
+    "bowel_sounds": {"present": ("absent",), "absent": ("present", "hypoactive", "hyperactive"),
+                     "hypoactive": ("hyperactive", "present"), "hyperactive": ("hypoactive", "absent")},
+}
+
+_SELF_NAMED = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "bowel_sounds")
+
+
+def _org(r: Mapping[str, Any]) -> str:
+    """The organism of a microbiology row (the tools put org_name in the value column)."""
+    return str((r.get("extra") or {}).get("organism") or r.get("value") or "")
 
 
 def _verify_micro(e: Entity, s: _Session) -> Verdict:
@@ -634,12 +896,12 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
             return _verdict(e, s, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
                             any_spec[:4])
         return _verdict(e, s, False, f"no {a.get('specimen')} culture in this admission", (), missing=True)
-    orgs = [r for r in rows if (r.get("extra") or {}).get("organism")]
+    orgs = [r for r in rows if _org(r)]
     if a.get("organism"):
         opat = re.compile(str(a["organism"]), re.I)
-        hit = [r for r in orgs if opat.search(str(r["extra"]["organism"]))]
+        hit = [r for r in orgs if opat.search(_org(r))]
         if not hit:
-            grown = sorted({str(r["extra"]["organism"]) for r in orgs})
+            grown = sorted({_org(r) for r in orgs})
             return _verdict(e, s, False, f"{e.text}: {a.get('organism_text')} not grown"
                             + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
                             missing=not orgs)
@@ -653,7 +915,7 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
                                     ab_rows[:4])
         return _verdict(e, s, True, f"{e.text} grew {a.get('organism_text')}", hit)
     if a.get("negative") and orgs:
-        return _verdict(e, s, False, f"{e.text} stated negative, grew {', '.join(sorted({str(r['extra']['organism']) for r in orgs})[:3])}",
+        return _verdict(e, s, False, f"{e.text} stated negative, grew {', '.join(sorted({_org(r) for r in orgs})[:3])}",
                         orgs[:4])
     return _verdict(e, s, True, f"{e.text} collected in the window", rows)
 
@@ -678,15 +940,20 @@ def _verify_diagnosis(e: Entity, s: _Session) -> Verdict:
     if not rows:
         return _verdict(e, s, True, "no ICD title resembles this diagnosis; not judged", ())
     best = max(float(r.get("score") or 0) for r in rows)
-    billed = [r for r in rows if r.get("has_records") and float(r.get("score") or 0) >= max(0.55, best - 0.25)]
-    if billed:
-        ev = [{"table": r["table"], "row_id": r["key"].split(":", 1)[1]} for r in billed]
-        return Verdict(e.entity_id, "consistent", None, f"billed: {billed[0]['label']}",
-                       tuple(RowRef(x["table"], x["row_id"]) for x in ev[:4]), s.records())
     if best < 0.55:
         return _verdict(e, s, True, "no close ICD title; not judged", ())
-    return _verdict(e, s, False, f"no billed code resembles {e.text!r} (closest title: {rows[0]['label']})", (),
-                    missing=True)
+    close = [r for r in rows if float(r.get("score") or 0) >= max(0.55, best - 0.25)]
+    # has_records is per patient; a code billed on another admission is not this one's
+    billed: list[Mapping[str, Any]] = []
+    for r in [r for r in close if r.get("has_records")][:5]:
+        got = s.call("Get_Item_Status_History", item=str(r["key"]), time="")
+        if got is not None and got.rows:
+            billed += list(got.rows[:1])
+            break
+    if billed:
+        return _verdict(e, s, True, f"billed this admission: {billed[0].get('label')}", billed)
+    return _verdict(e, s, False, f"no billed code of this admission resembles {e.text!r} (closest title: "
+                    f"{close[0]['label']})", (), missing=True)
 
 
 # --- the stage -----------------------------------------------------------------------------------------------
@@ -720,7 +987,7 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
     if kind == "interpretation":
         return _verify_interpretation(entity, s, ctx)
     if kind == "trend":
-        return _verify_trend(entity, s)
+        return _verify_trend(entity, s, ctx)
     if kind in ("measurement", "range") or (kind == "output" and any(k in entity.attributes for k in _NUMERIC_KEYS)):
         if kind == "output" and entity.attributes.get("per_hour"):
             return _verify_event(entity, s)
