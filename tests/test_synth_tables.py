@@ -278,6 +278,14 @@ def test_mimic4_has_emar_for_orders(synth_db_mimic4):
     n, joined = _q(con, f"SELECT count(*), count(d.{det.col('emar_id')}) FROM {emar.ref} e LEFT JOIN {det.ref} d "
                         f"ON e.{emar.col('emar_id')} = d.{det.col('emar_id')}")[0]
     assert n > 500 and joined == n
+    # titrated drips are administrations too: started when the pressor was started
+    events = _events(con)
+    starts = dict(_q(con, f"SELECT e.{emar.col('hadm_id')}, min(e.{emar.col('charttime')}) FROM {emar.ref} e JOIN "
+                          f"{det.ref} d ON e.{emar.col('emar_id')} = d.{det.col('emar_id')} WHERE "
+                          f"e.{emar.col('medication')} = 'NORepinephrine' AND e.{emar.col('event_txt')} = 'Started' "
+                          f"AND d.{det.col('infusion_rate')} IS NOT NULL GROUP BY 1"))
+    expected = {h: ev["pressor_start"] for h, ev in events.items() if "pressor_start" in ev}
+    assert starts == expected and len(expected) >= 3
     version = _q(con, f"SELECT DISTINCT {m.table('diagnoses_icd').col('icd_version')} "
                       f"FROM {m.table('diagnoses_icd').ref}")
     assert version == [(9,)]

@@ -97,6 +97,7 @@ class _Admission:
         self.decay = rng.uniform(*st.decay_h)
         self.surgical = st.surgery is not None
         self.transfused: list[tuple[float, int]] = []  # (hours, units)
+        self.drips: list[tuple[str, tuple[tuple[float, float, float], ...]]] = []  # (input key, segments)
         self.k_repleted: list[float] = []
 
     # --- the illness ---------------------------------------------------------------
@@ -188,6 +189,7 @@ class _Admission:
             return
         orderid = int(self.rng.integers(1_000_000, 9_999_999))
         seg_start = 0
+        segments = []
         for i in range(1, hours.size + 1):
             if i == hours.size or rates[i] != rates[seg_start] or hours[i] != hours[i - 1] + 1:
                 start, end = float(hours[seg_start]), float(hours[i - 1]) + 1.0
@@ -196,7 +198,9 @@ class _Admission:
                 amount = rate * minutes * per_minute
                 last = i == hours.size
                 self._input(key, start, end, amount, rate, "FinishedRunning" if last else "Changed", orderid)
+                segments.append((start, end, rate))
                 seg_start = i
+        self.drips.append((key, tuple(segments)))
 
     # --- components ----------------------------------------------------------------
     def timeline(self) -> None:
@@ -556,24 +560,20 @@ class _Admission:
         """PRESCRIPTIONS (date granularity, as MIMIC-III) and their administrations."""
         s, rng, st = self.s, self.rng, self.s.story
         meds = list(st.meds) + [m for m in COMMON_MEDS if rng.random() < 0.8]
-        drips = []
-        if self.events.get("pressor_start") is not None:
-            drips.append(("NORepinephrine", "Norepinephrine Bitartrate", "4mg/250mL Premix", "0.03-0.25",
-                          "mcg/kg/min", "pressor_start", "pressor_stop"))
-        if self.events.get("insulin_drip_start") is not None:
-            drips.append(("Insulin", "Insulin Regular Human", "100 Units / mL - 10 mL Vial", "0.1", "UNIT/KG/HR",
-                          "insulin_drip_start", "insulin_drip_stop"))
-        if self.intubated:
-            drips.append(("Propofol", "Propofol", "1000mg/100mL Vial", "5-50", "mcg/kg/min",
-                          "intubation", "extubation"))
-        for name, generic, strength, dose, unit, ev_start, ev_end in drips:
-            self._prescription(MedOrder(name, generic, strength, dose, unit, "1", "BAG", "IV", ev_start, (1, 1),
-                                        None), self.events[ev_start], self.events[ev_end])
+        for key, segments in self.drips:  # every charted drip has its order and eMAR rows
+            name, generic, strength, dose, unit = _DRIP_ORDERS[key]
+            med = MedOrder(name, generic, strength, dose, unit, "1", "BAG", "IV", every_h=None)
+            self._prescription(med, segments[0][0], segments[-1][1])
             self.rows["prescriptions"].append({**self.rows["prescriptions"][-1], "drug_type": "BASE",
                                                "drug": "Iso-Osmotic Dextrose", "drug_name_generic": None,
                                                "prod_strength": "250ml Bag", "dose_val_rx": "250",
                                                "dose_unit_rx": "ml", "form_val_disp": "250",
                                                "form_unit_disp": "ml"})
+            rate_unit = INPUT_ITEMS[key].rate_unit
+            for i, (start, _end, rate) in enumerate(segments):
+                self._emar(med, start, "Started" if i == 0 else "Rate Change",
+                           {"infusion_rate": f"{rate:g}", "infusion_rate_unit": rate_unit})
+            self._emar(med, segments[-1][1], "Stopped", {"infusion_rate": "0", "infusion_rate_unit": rate_unit})
         for med in meds:
             start = self.events.get(med.start)
             if start is None:
@@ -603,28 +603,33 @@ class _Admission:
         the ICU are also charted as MetaVision inputs at the same minute."""
         s, rng = self.s, self.rng
         times = np.arange(start, end, med.every_h)
-        seq = len(self.rows["emar"])
         for t in times:
-            seq += 1
             given = med.input_item is not None or rng.random() > 0.04
-            emar_id = f"{s.subject_id}-{seq}"
-            self.rows["emar"].append({
-                "subject_id": s.subject_id, "hadm_id": s.hadm_id, "emar_id": emar_id, "emar_seq": seq,
-                "charttime": _ts(s.t0, t + rng.uniform(0, 0.4) * (med.input_item is None)),
-                "medication": med.drug, "event_txt": "Administered" if given else "Not Given",
-                "scheduletime": _ts(s.t0, t), "poe_id": f"{s.subject_id}-{1000 + seq}",
-            })
-            self.rows["emar_detail"].append({
-                "subject_id": s.subject_id, "emar_id": emar_id, "emar_seq": seq,
-                "dose_given": med.dose if given else "0", "dose_given_unit": med.unit,
-                "product_description": med.strength, "route": med.route,
-            })
+            late = rng.uniform(0, 0.4) * (med.input_item is None)  # IV doses: the charted input's minute
+            self._emar(med, t + late, "Administered" if given else "Not Given",
+                       {"dose_given": med.dose if given else "0"}, scheduled=t)
             if med.input_item and given and s.icu_in <= t < s.icu_out:
                 item = INPUT_ITEMS[med.input_item]
                 if item.amount_unit == "dose":  # MetaVision charts IV antibiotics as one "dose"
                     self._input(med.input_item, t, t + (2 if med.input_item == "vancomycin" else 0.5), 1, None)
                 else:
                     self._input(med.input_item, t, t + 1 / 60, float(med.dose), None)
+
+    def _emar(self, med: MedOrder, t: float, event: str, detail: dict, scheduled: float | None = None) -> None:
+        """One administration event: an ``emar`` row and its ``emar_detail`` row."""
+        s = self.s
+        seq = len(self.rows["emar"]) + 1
+        emar_id = f"{s.subject_id}-{seq}"
+        self.rows["emar"].append({
+            "subject_id": s.subject_id, "hadm_id": s.hadm_id, "emar_id": emar_id, "emar_seq": seq,
+            "charttime": _ts(s.t0, t), "medication": med.drug, "event_txt": event,
+            "scheduletime": _ts(s.t0, scheduled) if scheduled is not None else None,
+            "poe_id": f"{s.subject_id}-{1000 + seq}",
+        })
+        self.rows["emar_detail"].append({
+            "subject_id": s.subject_id, "emar_id": emar_id, "emar_seq": seq, "dose_given_unit": med.unit,
+            "product_description": med.strength, "route": med.route, **detail,
+        })
 
     def outputs(self) -> None:
         """Hourly Foley urine (oliguric at the peak; brisk after furosemide) and drains."""
@@ -754,6 +759,16 @@ class _Admission:
         self.outputs()
         self.procedures()
         self.billing()
+
+
+#: Input key -> the PRESCRIPTIONS order of a titrated drip (drug, generic, strength, dose, unit).
+_DRIP_ORDERS = {
+    "norepinephrine": ("NORepinephrine", "Norepinephrine Bitartrate", "4mg/250mL Premix", "0.03-0.25", "mcg/kg/min"),
+    "vasopressin": ("Vasopressin", "Vasopressin", "20 Units/100 mL Premix", "0.04", "UNIT/MIN"),
+    "insulin": ("Insulin", "Insulin Regular Human", "100 Units / mL - 10 mL Vial", "0.1", "UNIT/KG/HR"),
+    "propofol": ("Propofol", "Propofol", "1000mg/100mL Vial", "5-50", "mcg/kg/min"),
+    "fentanyl": ("Fentanyl Citrate", "Fentanyl Citrate", "2500mcg/250mL Premix", "25-200", "mcg/hr"),
+}
 
 
 def _hold(rates: np.ndarray, every: int) -> np.ndarray:
