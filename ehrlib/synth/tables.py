@@ -96,6 +96,7 @@ class _Admission:
         self.peak = stay.icu_in + rng.uniform(*st.peak_h)
         self.decay = rng.uniform(*st.decay_h)
         self.surgical = st.surgery is not None
+        self.t0h = pd.Timestamp(stay.t0).hour + pd.Timestamp(stay.t0).minute / 60
         self.transfused: list[tuple[float, int]] = []  # (hours, units)
         self.drips: list[tuple[str, tuple[tuple[float, float, float], ...]]] = []  # (input key, segments)
         self.k_repleted: list[float] = []
@@ -137,6 +138,11 @@ class _Admission:
             "resultstatus": None if mv else "Manual", "stopped": None if mv else "NotStopd",
         })
 
+    def _clock_hours(self, start: float, stop: float) -> np.ndarray:
+        """Hours (from the admission minute) that fall on a clock hour in [start, stop]:
+        MIMIC charts hourly values at :00."""
+        return np.arange(math.ceil(start + self.t0h), math.floor(stop + self.t0h) + 1, dtype=float) - self.t0h
+
     def _vocab(self, concept: str, state: str, key: str | None = None) -> str:
         mv, cv = CATEGORICAL_VALUES[key or concept][state]
         return mv if self.s.source == "metavision" else cv
@@ -166,9 +172,9 @@ class _Admission:
             return
         # CareVue charts a running drip once an hour on the clock hour (amount given that
         # hour), a bolus once
-        t0h = pd.Timestamp(s.t0).hour + pd.Timestamp(s.t0).minute / 60
-        first = math.ceil(start + t0h)
-        hours = (np.arange(first, max(first + 1, math.floor(end + t0h) + 1)) - t0h) if rate else [start]
+        hours = self._clock_hours(start, end - 1 / 60) if rate else np.array([start])
+        if hours.size == 0:
+            hours = np.array([start])
         per = amount / len(hours)
         for h in hours:
             self.rows["inputevents_cv"].append({
@@ -224,10 +230,8 @@ class _Admission:
 
     def vitals(self) -> None:
         s, rng, st = self.s, self.rng, self.s.story
-        # hourly on the clock hour (hours are counted from the admission minute)
-        t0h = pd.Timestamp(s.t0).hour + pd.Timestamp(s.t0).minute / 60
-        hours = np.arange(math.ceil(s.icu_in + t0h), math.floor(s.icu_out + t0h) + 1, dtype=float) - t0h
-        clock = np.rint(hours + t0h).astype(int) % 24
+        hours = self._clock_hours(s.icu_in, s.icu_out)
+        clock = np.rint(hours + self.t0h).astype(int) % 24
         n = hours.size
         sev = self.severity(hours)
         d = st.vitals
@@ -273,7 +277,6 @@ class _Admission:
             intub = (hours >= self.intubated[0]) & (hours < self.intubated[1])
             spo2 = np.where(intub, np.maximum(spo2, rng.normal(97, 1.2, n)), spo2)
             rr = np.where(intub, rng.normal(16, 1.2, n), rr)
-        self.intub_mask = intub
         hr, sbp, dbp = np.rint(hr), np.rint(sbp), np.rint(dbp)
         mbp = np.rint((sbp + 2 * dbp) / 3)
         spo2, rr = np.clip(np.rint(spo2), 70, 100), np.clip(np.rint(rr), 6, 45)
@@ -326,7 +329,7 @@ class _Admission:
                   np.rint(cvp))
         if self.intubated:
             vq4 = intub & (clock % 4 == 1)
-            fio2 = np.clip(np.rint(40 + 30 * sev + rng.normal(0, 5, n)) / 5 * 5, 30, 100)
+            fio2 = np.clip(np.rint((40 + 30 * sev + rng.normal(0, 5, n)) / 5) * 5, 30, 100)
             chart("fio2", vq4, fio2 if self.s.source == "metavision" else fio2 / 100)
             chart("peep", vq4, np.where(sev > 0.5, 8.0, 5.0))
             chart("tidal_volume", vq4, np.rint(rng.normal(470, 40, n)))
@@ -403,7 +406,7 @@ class _Admission:
         self._chart("o2_device", h, None, [self._vocab("o2_device", x) for x in dev])
 
     def respiratory_support(self) -> None:
-        """BiPAP for the hours the saturation is below 91 without a tube (CHF, COPD)."""
+        """BiPAP over the hours the saturation is below 92 without a tube (CHF, COPD)."""
         st, v = self.s.story, self.vit
         if "bipap" not in st.traits or self.intubated:
             return
@@ -432,13 +435,12 @@ class _Admission:
         draws = sorted(d for d in draws if 0 < d < s.disch)
         base = {k: _baseline(spec, rng) for k, spec in LAB_SPECS.items()}
         specimen = int(rng.integers(1_000_000, 9_000_000))
-        self.potassium_low: list[float] = []
         insulin_stop = None
         gap_closed = False
         for i, t in enumerate(draws):
             sev = float(self.severity(t))
             admission = i == 0
-            morning = not admission and abs(((pd.Timestamp(_ts(s.t0, t)).hour + 20) % 24) - 8) <= 2
+            morning = not admission and 2 <= pd.Timestamp(_ts(s.t0, t)).hour <= 6
             panels = {"cbc": admission or (morning and rng.random() < 0.95) or self.surgical
                       or "transfusion" in st.traits,
                       "chem": admission or (morning and rng.random() < 0.95) or not morning,
@@ -506,7 +508,7 @@ class _Admission:
         s, rng = self.s, self.rng
         start = max(s.icu_in, 0.5)
         stop = stop if stop and stop > start + 2 else min(s.icu_in + rng.uniform(14, 22), s.icu_out - 1)
-        hours = np.arange(math.ceil(start), math.floor(stop), dtype=float)
+        hours = self._clock_hours(start, stop - 1)
         if hours.size == 0:
             return
         rate = np.full(hours.size, round(0.1 * s.weight))
