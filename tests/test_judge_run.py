@@ -74,3 +74,19 @@ def test_crashed_notes_are_scored_not_dropped(tiny_run):
     (run / "progress.jsonl").write_text('{"note_id": "n1", "status": "error"}\n{"note_id": "n2", "status": "ok"}\n')
     summary = evaluate_run(run, progress=False)
     assert summary["n_notes"].tolist() == [2, 2]
+
+
+def test_judge_agreement_against_the_matcher(tiny_run):
+    from ehrlib.corpus.records import Judgement
+    from ehrlib.judge import judge_agreement
+
+    run, _ = tiny_run
+    evaluate_run(run, modes=("harsh",), progress=False)
+    matcher = [j for j in read_judgements(run)]
+    flipped = [Judgement(j.note_id, j.entity_id, j.mode, "llm", j.verdict if i else
+                         ("incorrect" if j.verdict == "correct" else "correct")) for i, j in enumerate(matcher)]
+    flipped.append(Judgement("n2", "g5", "harsh", "llm", "unparsed"))
+    table = judge_agreement(matcher + flipped[:-2] + flipped[-1:]).iloc[0]
+    assert table["judge"] == "llm" and table["n_entities"] == 4 and table["n_unparsed"] == 1
+    assert table["agreement"] == 0.75
+    assert pd.isna(judge_agreement(matcher)["kappa"]).all()  # no other judge: empty table

@@ -9,14 +9,14 @@ from ehrlib.judge.evaluate import (
 from ehrlib.judge.llm_judge import judge_with_llm, load_prompt, parse_verdict, render_judge_prompt
 from ehrlib.judge.matcher import MatcherConfig, concept_families, judge_with_matcher, match_note, normalise
 from ehrlib.judge.metrics import (
-    INCONSISTENCY_GROUPS, by_gold_group, by_note_type, inconsistency_group, judgement_frame, note_scores,
-    summarize,
+    INCONSISTENCY_GROUPS, by_gold_group, by_note_type, inconsistency_group, judge_agreement, judgement_frame,
+    note_scores, summarize,
 )
 
 __all__ = [
     "JUDGEMENTS_FILE", "RunData", "evaluate_run", "judge_run", "load_run", "metric_tables", "read_judgements",
     "write_metric_tables", "judge_with_llm", "load_prompt", "parse_verdict", "render_judge_prompt",
     "MatcherConfig", "concept_families", "judge_with_matcher", "match_note", "normalise",
-    "INCONSISTENCY_GROUPS", "by_gold_group", "by_note_type", "inconsistency_group", "judgement_frame",
+    "INCONSISTENCY_GROUPS", "by_gold_group", "by_note_type", "inconsistency_group", "judge_agreement", "judgement_frame",
     "note_scores", "summarize",
 ]

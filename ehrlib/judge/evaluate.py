@@ -28,7 +28,7 @@ from ehrlib.corpus.io import (
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
-from ehrlib.judge.metrics import by_gold_group, by_note_type, note_scores, summarize
+from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, note_scores, summarize
 
 __all__ = [
     "RunData",
@@ -158,6 +158,7 @@ def metric_tables(run: RunData, judgements: Sequence[Judgement]) -> dict[str, pd
         "metrics_by_note_type": by_note_type(scores),
         "metrics_by_inconsistency": by_gold_group(judgements, run.gold, "inconsistency", run.notes),
         "metrics_by_reasoning": by_gold_group(judgements, run.gold, "reasoning", run.notes),
+        "judge_agreement": judge_agreement(judgements),
     }
     for df in tables.values():
         for i, col in enumerate(_RUN_COLUMNS):
@@ -176,6 +177,8 @@ def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.Pa
                 "By note type": tables["metrics_by_note_type"].drop(columns=drop),
                 "By gold inconsistency type (recall)": tables["metrics_by_inconsistency"].drop(columns=drop),
                 "By reasoning type (recall)": tables["metrics_by_reasoning"].drop(columns=drop)}
+    if not tables["judge_agreement"].empty:
+        sections["Judge agreement (vs the matcher; Cohen's kappa)"] = tables["judge_agreement"].drop(columns=drop)
     run_id = tables["metrics"]["run_id"].iloc[0] if not tables["metrics"].empty else out_dir.name
     paths.append(write_markdown_sections(sections, out_dir / "metrics.md", title=f"Metrics of run {run_id}"))
     return paths

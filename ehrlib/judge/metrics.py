@@ -35,6 +35,7 @@ __all__ = [
     "summarize",
     "by_note_type",
     "by_gold_group",
+    "judge_agreement",
 ]
 
 #: Gold groups for the breakdown by inconsistency: the paper's column-level types,
@@ -153,3 +154,31 @@ def by_gold_group(judgements: Sequence[Judgement], gold: Sequence[GoldEntity],
     judged = out["n_gold"] - out["n_unparsed"]
     out["recall"] = np.where(judged > 0, out["n_correct"] / judged.where(judged > 0, 1), np.nan)
     return out[cols]
+
+
+def judge_agreement(judgements: Sequence[Judgement], reference: str = "matcher") -> pd.DataFrame:
+    """How often each judge agrees with ``reference`` on the same gold entity, per mode.
+
+    The paper validated its LLM judges against people (99.46% harsh, 95.35% lenient
+    agreement, Appendix F); this compares any two judges the same way: raw agreement and
+    Cohen's kappa over the entities both judged with a readable verdict.
+    """
+    from sklearn.metrics import cohen_kappa_score
+
+    cols = ["judge", "reference", "mode", "n_entities", "agreement", "kappa", "n_unparsed"]
+    ref = {(j.mode, j.note_id, j.entity_id): j.verdict for j in judgements if j.judge == reference}
+    rows = []
+    others = sorted({(j.judge, j.mode) for j in judgements if j.judge != reference})
+    for judge, mode in others:
+        pairs = [(ref[(mode, j.note_id, j.entity_id)], j.verdict) for j in judgements
+                 if j.judge == judge and j.mode == mode and (mode, j.note_id, j.entity_id) in ref]
+        readable = [(a, b) for a, b in pairs if "unparsed" not in (a, b)]
+        if readable:
+            x, y = zip(*readable)
+            agreement = float(np.mean([a == b for a, b in readable]))
+            kappa = float(cohen_kappa_score(x, y)) if len(set(x) | set(y)) > 1 else float("nan")
+        else:
+            agreement = kappa = float("nan")
+        rows.append({"judge": judge, "reference": reference, "mode": mode, "n_entities": len(readable),
+                     "agreement": agreement, "kappa": kappa, "n_unparsed": len(pairs) - len(readable)})
+    return pd.DataFrame(rows, columns=cols)

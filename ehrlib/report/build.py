@@ -11,6 +11,7 @@ first if the chosen judge has not run) and writes into the run directory:
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -151,5 +152,10 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
              "\n## Tool-path dispersion: annotators vs model\n", markdown_table(dispersion),
              "\n## Files\n", *[f"- [{p.relative_to(run.run_dir)}]({p.relative_to(run.run_dir)})\n"
                               for p in [*written, *figures, *pages] if p.is_relative_to(run.run_dir)]]
+    usage_path = run.run_dir / "usage.json"
+    if usage_path.exists():
+        usage = {k: v for k, v in json.loads(usage_path.read_text(encoding="utf-8")).items()
+                 if isinstance(v, (int, float, str)) and k != "run_id"}
+        index[-1:-1] = ["\n## LLM usage of the run\n", markdown_table(pd.DataFrame([usage]))]
     report = write_text("".join(index), run.run_dir / "report.md")
     return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))

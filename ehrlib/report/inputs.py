@@ -104,6 +104,7 @@ def run_variants(base: Mapping[str, Any], variants: Mapping[str, Mapping[str, An
                  figures_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
     """Run the pipeline once per variant (``base`` params updated with the variant's), judge
     each run and, with ``report``, write its tables and figures; returns ``{name: run_dir}``.
+    An LLM ``judge`` runs next to the matcher, so ``judge_agreement.csv`` compares the two.
 
     Run ids are ``<base run_id or a fresh timestamped id>-<variant name>``, so a rerun with
     the same base id resumes each variant instead of starting over.
@@ -121,6 +122,8 @@ def run_variants(base: Mapping[str, Any], variants: Mapping[str, Mapping[str, An
         prefix = base.get("run_id") or new_run_id(params)
         params = params.replace(run_id=f"{prefix}-{name}")
         run_dir = run_experiment(params)
+        if judge != "matcher":  # the offline matcher is free: keep it as the agreement reference
+            evaluate_run(run_dir, judge="matcher", progress=False)
         evaluate_run(run_dir, judge=judge, llm=llm, progress=bool(params.progress))
         if report:
             build_report(run_dir, judge=judge, progress=False, formats=("png",),
