@@ -169,3 +169,33 @@ def test_contradicted_values_really_differ(corpus, rows) -> None:
             if col and row.get(col) is not None:
                 assert not _close(float(row[col]), stated), (g.entity_id, stated, row[col])
 
+
+
+# --- ehrlib.bench.realnotes: the error listing ----------------------------------------
+
+
+def test_error_rows_classify_every_kind_of_error() -> None:
+    from ehrlib.bench.realnotes import ERROR_HEADER, error_rows
+    from ehrlib.corpus.records import Inconsistency, ItemRef, Judgement, Prediction
+
+    note = Note("n", 1, 2, "nursing", "2100-01-01", "K 3.1\nHR 80\nafebrile\nplan: lasix")
+    k, hr = ItemRef("labevents", "Potassium", 50971), ItemRef("chartevents", "Heart Rate", 211)
+    gold = [GoldEntity("n", "e1", 0, "K", "consistent", (k,)),
+            GoldEntity("n", "e2", 1, "HR", "inconsistent", (hr,), inconsistency=Inconsistency("column", ("valuenum",), "value")),
+            GoldEntity("n", "e3", 2, "afebrile", "consistent"),
+            GoldEntity("n", "e4", 0, "K", "consistent", (k,))]
+    preds = [Prediction("r", "n", 0, "K", "inconsistent", (k,)),
+             Prediction("r", "n", 1, "HR", "consistent", (hr,)),
+             Prediction("r", "n", 3, "lasix", "inconsistent"),
+             Prediction("r", "n", 0, "K", "consistent", (k,))]
+    judgements = [Judgement("n", "e1", "harsh", "matcher", "incorrect", matched_prediction=0),
+                  Judgement("n", "e2", "harsh", "matcher", "incorrect", matched_prediction=1),
+                  Judgement("n", "e3", "harsh", "matcher", "incorrect"),
+                  Judgement("n", "e4", "harsh", "matcher", "correct", matched_prediction=3),
+                  Judgement("n", "e1", "lenient", "matcher", "correct", matched_prediction=0)]
+    rows = [dict(zip(ERROR_HEADER, r)) for r in error_rows("inspector", [note], gold, preds, judgements, "harsh")]
+    assert [(r["entity_id"], r["error"]) for r in rows] == [
+        ("e1", "false_alarm"), ("e2", "missed_inconsistency"), ("e3", "missed"), ("", "spurious")]
+    assert rows[1]["gold_group"] == "value" and rows[1]["same_item"] is True
+    assert rows[3]["line_text"] == "plan: lasix" and rows[3]["pred_entity"] == "lasix"
+    assert all(len(r) == len(ERROR_HEADER) for r in rows)

@@ -1,0 +1,163 @@
+"""Offline methods on the hand-written real-patient set: recall/precision/F1 and an error listing.
+
+The set (``tests/fixtures/realnotes``, see its README) is 12 notes written by hand for real
+MIMIC-III demo admissions, in phrasings independent of ``ehrlib.synth``; it is the
+closest local stand-in for the hidden evaluation. This benchmark builds the demo
+database in a temporary folder, runs each offline method through the project runner
+(``ehrlib.pipeline.runner.run_experiment``), judges it with the deterministic matcher
+(``ehrlib.judge.evaluate_run``) and writes
+
+- ``figures/bench_realnotes.csv``: one row per method x mode x scope (``all`` and each
+  note type), mean over notes as in the paper, plus micro totals and wall time;
+- ``runs/realnotes/errors.csv`` (not committed): every gold entity the method got wrong
+  and every prediction that matched no gold entity, with the note line, both labels,
+  items and time windows, so failure patterns can be read off one table;
+- ``runs/realnotes/<method>-offline/``: the runs themselves (predictions, tool calls).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from ehrlib.bench import BenchSkipped, repo_root, write_csv
+from ehrlib.bench.build import demo_folder
+from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
+
+__all__ = ["run", "fixture_dir", "error_rows", "ERROR_HEADER", "METHODS"]
+
+OUT_NAME = "bench_realnotes.csv"
+METHODS: tuple[str, ...] = ("inspector", "surface")
+HEADER = ("method", "backend", "judge", "mode", "scope", "n_notes", "recall", "precision", "f1",
+          "micro_recall", "micro_precision", "micro_f1", "n_gold", "n_pred", "n_correct", "seconds")
+ERROR_HEADER = ("method", "mode", "note_id", "note_type", "error", "entity_id", "line", "line_text",
+                "gold_entity", "gold_value", "gold_label", "gold_group", "gold_items", "gold_time",
+                "pred_entity", "pred_value", "pred_label", "pred_items", "pred_window", "same_item",
+                "pred_reason")
+
+
+def fixture_dir() -> Path:
+    """The committed corpus folder (notes.jsonl + gold.jsonl)."""
+    return repo_root() / "tests" / "fixtures" / "realnotes"
+
+
+def _items(items: Iterable[ItemRef]) -> str:
+    return "; ".join(f"{i.table}:{i.itemid if i.itemid is not None else ''}:{i.label}" for i in items)
+
+
+def _window(t: TimeSpan | None) -> str:
+    return "" if t is None else f"{t.start or ''}..{t.end or ''}"
+
+
+def _item_keys(items: Iterable[ItemRef]) -> set[tuple[str, str]]:
+    return {(i.table, str(i.itemid if i.itemid is not None else i.label).lower()) for i in items}
+
+
+def _gold_group(g: GoldEntity) -> str:
+    if g.inconsistency is None:
+        return g.label
+    return "missing" if g.inconsistency.kind == "missing" else (g.inconsistency.type or "other")
+
+
+def error_rows(method: str, notes: Sequence, gold: Sequence[GoldEntity], predictions: Sequence[Prediction],
+               judgements: Sequence[Judgement], mode: str = "harsh") -> list[tuple]:
+    """The wrong gold entities and the unmatched predictions of one judged run, as CSV rows.
+
+    ``error`` is ``missed`` (no prediction matched the gold entity), ``false_alarm`` (matched,
+    gold consistent, predicted inconsistent), ``missed_inconsistency`` (matched, gold
+    inconsistent, predicted consistent) or ``spurious`` (a prediction no gold entity took:
+    out of scope, duplicated, or a statement the annotator did not count).
+    """
+    by_note = {n.note_id: n for n in notes}
+    gold_by_id = {g.entity_id: g for g in gold}
+    used: set[int] = set()
+    rows: list[tuple] = []
+    for j in judgements:
+        if j.mode != mode:
+            continue
+        if j.matched_prediction is not None:
+            used.add(j.matched_prediction)
+        if j.verdict == "correct":
+            continue
+        g = gold_by_id[j.entity_id]
+        note = by_note[g.note_id]
+        p = predictions[j.matched_prediction] if j.matched_prediction is not None else None
+        if p is None:
+            error = "missed"
+        else:
+            error = "false_alarm" if g.label == "consistent" else "missed_inconsistency"
+        rows.append((method, mode, g.note_id, note.note_type, error, g.entity_id, g.line,
+                     note.lines[g.line].strip(), g.entity, g.value or "", g.label, _gold_group(g),
+                     _items(g.items), _window(g.time),
+                     p.entity if p else "", (p.value or "") if p else "", p.label if p else "",
+                     _items(p.items) if p else "", _window(p.time_window) if p else "",
+                     "" if p is None else bool(_item_keys(g.items) & _item_keys(p.items)),
+                     p.reason if p else ""))
+    scored = {g.note_id for g in gold}
+    for idx, p in enumerate(predictions):
+        if idx in used or p.note_id not in scored:
+            continue
+        note = by_note[p.note_id]
+        text = note.lines[p.line].strip() if 0 <= p.line < len(note.lines) else ""
+        rows.append((method, mode, p.note_id, note.note_type, "spurious", "", p.line, text, "", "", "", "",
+                     "", "", p.entity, p.value or "", p.label, _items(p.items), _window(p.time_window), "",
+                     p.reason))
+    return rows
+
+
+def _summary_rows(method: str, tables: dict, seconds: float) -> list[tuple]:
+    rows = []
+    for scope_col, frame in (("all", tables["metrics"]), ("note_type", tables["metrics_by_note_type"])):
+        for rec in frame.to_dict("records"):
+            scope = "all" if scope_col == "all" else rec["note_type"]
+            rows.append((method, rec.get("backend") or "offline", rec["judge"], rec["mode"], scope,
+                         rec["n_notes"], f"{rec['recall']:.4f}", f"{rec['precision']:.4f}", f"{rec['f1']:.4f}",
+                         f"{rec['micro_recall']:.4f}", f"{rec['micro_precision']:.4f}", f"{rec['micro_f1']:.4f}",
+                         rec["n_gold"], rec["n_pred"], rec["n_correct"], f"{seconds:.2f}"))
+    return rows
+
+
+def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None = None) -> Path:
+    """Run, judge and list errors for each offline method; returns the summary CSV path."""
+    from ehrlib.db.build import build_db
+    from ehrlib.judge.evaluate import load_run, metric_tables, read_judgements, evaluate_run
+    from ehrlib.pipeline.params import RunParams
+    from ehrlib.pipeline.runner import run_experiment
+
+    src = demo_folder()
+    if src is None:
+        raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "
+                           "`ehrlib download mimic-iii-demo DIR`)")
+    corpus = fixture_dir()
+    if not (corpus / "gold.jsonl").exists():
+        raise BenchSkipped(f"{corpus}: the realnotes fixture is missing")
+    runs_dir = Path(runs_dir) if runs_dir is not None else repo_root() / "runs" / "realnotes"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    summary: list[tuple] = []
+    errors: list[tuple] = []
+    with tempfile.TemporaryDirectory(prefix="ehrlib-realnotes-") as tmp:
+        db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
+        for method in methods:
+            run_id = f"{method}-offline"
+            # the runner resumes a run dir it finds; a benchmark must measure the current code
+            shutil.rmtree(runs_dir / run_id, ignore_errors=True)
+            params = RunParams(corpus=str(corpus), db=str(db), method=method, backend="offline",
+                               run_id=run_id, runs_dir=str(runs_dir), progress=False)
+            t0 = time.perf_counter()
+            run_dir = run_experiment(params)
+            seconds = time.perf_counter() - t0
+            evaluate_run(run_dir, corpus, judge="matcher", progress=False)
+            data = load_run(run_dir, corpus)
+            judgements = [j for j in read_judgements(run_dir) if j.judge == "matcher"]
+            summary += _summary_rows(method, metric_tables(data, judgements), seconds)
+            for mode in ("harsh", "lenient"):
+                errors += error_rows(method, data.notes, data.gold, data.predictions, judgements, mode)
+    write_csv(runs_dir / "errors.csv", ERROR_HEADER, errors)
+    return write_csv(Path(out_dir) / OUT_NAME, HEADER, summary)
+
+
+if __name__ == "__main__":  # pragma: no cover - convenience: python -m ehrlib.bench.realnotes
+    print(run(Path(os.environ.get("EHRLIB_BENCH_OUT", "figures"))))
