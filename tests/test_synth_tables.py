@@ -294,10 +294,12 @@ def test_mimic4_has_emar_for_orders(synth_db_mimic4):
 
 # --- scale, CLI, errors ---------------------------------------------------------------------------
 
-def test_scale_adds_bulk_rows_up_to_target(tmp_path):
-    path = generate_hospital(tmp_path / "scaled.duckdb", patients=3, seed=4, scale=60_000)
+@pytest.mark.parametrize("layout", ["mimic3", "mimic4", "perturbed"])
+def test_scale_adds_bulk_rows_up_to_target(tmp_path, layout):
+    path = generate_hospital(tmp_path / "scaled.duckdb", patients=3, seed=4, scale=60_000, layout=layout)
     con = duckdb.connect(str(path), read_only=True)
-    m = schema.MIMIC3
+    assert schema.detect_flavor(con) == layout
+    m = schema.schema_map(layout)
     ce, adm = m.table("chartevents"), m.table("admissions")
     n = _q(con, f"SELECT count(*) FROM {ce.ref}")[0][0]
     assert 60_000 <= n <= 62_000
