@@ -1,6 +1,8 @@
 """LLM judges: verdict parsing, prompt rendering, scripted-backend runs (no network)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ehrlib.corpus.records import GoldEntity, ItemRef, Note, Prediction
@@ -66,3 +68,20 @@ def test_failed_call_is_unparsed_not_wrong():
     client = llm_factory.make_client("scripted", replies=[LLMCallError("HTTP 400", status=400)], max_retries=0)
     js, _ = judge_with_llm(client, gold, [], notes, modes=("lenient",), progress=False)
     assert js[0].verdict == "unparsed" and "call failed" in js[0].reason
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not (os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+                         or os.environ.get("GOOGLE_GENAI_USE_VERTEXAI")),
+                    reason="no Gemini credentials (GEMINI_API_KEY / GOOGLE_API_KEY / GOOGLE_GENAI_USE_VERTEXAI)")
+def test_live_gemini_judges_an_obvious_pair():
+    """A real judge must read its own format: an exact match is Correct, a missing one Incorrect."""
+    model = os.environ.get("EHRLIB_LIVE_GEMINI_JUDGE", "gemini-2.5-flash")
+    client = llm_factory.make_client("gemini", model=model, timeout_s=120, source_kind="synthetic")
+    notes = [Note("n1", 1, 1, "nursing", "2150-01-01", "HR 80\nlasix 40 mg IV")]
+    gold = [GoldEntity("n1", "g1", 0, "HR", "consistent", (ItemRef("chartevents", "Heart Rate", 220045),)),
+            GoldEntity("n1", "g2", 1, "lasix", "inconsistent")]
+    preds = [Prediction("r", "n1", 0, "HR 80", "consistent", (ItemRef("chartevents", "Heart Rate", 220045),),
+                        reason="heart rate 80 charted at 08:00")]
+    js, _ = judge_with_llm(client, gold, preds, notes, modes=("harsh",), progress=False)
+    assert [j.verdict for j in js] == ["correct", "incorrect"], [j.raw for j in js]

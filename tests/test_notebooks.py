@@ -34,9 +34,11 @@ REQUIRES = {
     "06_tool_traces": _PIPELINE,
     "07_generalization": _PIPELINE,
 }
-#: small values for the test run, on top of the notebooks' own offline defaults
+#: small values for the test run, on top of the notebooks' own offline defaults; one shared
+#: run_id lets 04 and 06 resume the inspector run 03 made instead of running it again
 SMALL = {"patients": 4, "notes_per_type": 1, "methods": ["inspector", "surface"], "n_bootstrap": 100,
-         "ablations": {"full": {}, "no_scope_filter": {"scope_filter": False}}}
+         "run_id": "nbtest", "layouts": ["mimic3", "perturbed"],
+         "ablations": {"inspector": {}, "no_scope_filter": {"scope_filter": False}}, "baseline": "inspector"}
 
 
 def _load(path: Path) -> dict:

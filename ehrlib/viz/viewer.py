@@ -87,7 +87,9 @@ def _finding(idx: int, p: Prediction, j: Judgement | None) -> tuple[str, str]:
     cls = f"v-{j.verdict}" if j is not None and j.verdict in ("correct", "incorrect") else "v-unmatched"
     verdict = j.verdict if j is not None else "no gold counterpart"
     items = ", ".join(f"{i.table}:{i.itemid} {i.label}" for i in p.items) or "none"
-    evidence = ", ".join(f"{r.table}#{r.row_id}" for r in p.evidence_row_ids) or "none"
+    evidence = ", ".join(f"{r.table}#{r.row_id}" for r in p.evidence_row_ids[:20]) or "none"
+    if len(p.evidence_row_ids) > 20:
+        evidence += f" … (+{len(p.evidence_row_ids) - 20} more)"
     judge = (f"<p><b>judge ({_esc(j.judge)}, {_esc(j.mode)}):</b> {_esc(j.reason)}</p>" if j is not None else "")
     body = (f'<details id="p{idx}" class="{cls}"><summary><b>{_esc(p.entity)}</b> — {_esc(p.label)}'
             f"{' (' + _esc(p.inconsistency_type) + ')' if p.inconsistency_type else ''} · {_esc(verdict)}"
