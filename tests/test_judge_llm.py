@@ -27,9 +27,10 @@ def test_parse_verdict(reply, verdict, match):
 
 
 def test_prompt_ids_are_stem_and_hash():
-    harsh, lenient = load_prompt("judge_harsh"), load_prompt("judge_lenient")
-    assert harsh.prompt_id.startswith("judge_harsh@") and len(harsh.prompt_id.split("@")[1]) == 8
-    assert harsh.prompt_id != lenient.prompt_id.replace("lenient", "harsh")
+    # Snapshot: editing a judge prompt changes every judged number, so it must be deliberate
+    # (update these ids, and say in the commit why the judge changed).
+    assert load_prompt("judge_harsh").prompt_id == "judge_harsh@e3f10a42"
+    assert load_prompt("judge_lenient").prompt_id == "judge_lenient@4f534072"
 
 
 def test_render_lists_cached_predictions_apart():
