@@ -68,6 +68,8 @@ class Checker:
             return ("consistent", None, None) if rows else ("inconsistent", "missing", None)
         if "criterion" in c:
             return self.check_criterion(g, hadm)
+        if "relation" in c:
+            return self.check_relation(g, hadm)
         if "drug" in c:
             return self.check_drug(g, hadm)
         if "spec_type_desc" in c:
@@ -196,6 +198,18 @@ class Checker:
             return "consistent", None, None
         return "inconsistent", "column", "interpretation"
 
+    def check_relation(self, g: GoldEntity, hadm: int):
+        c = g.claim
+        starts = [_ts(r["startdate"]) for r in self.q("prescriptions", ["startdate"],
+                                                       "{hadm_id} = ? AND lower(trim({drug})) = lower(?)",
+                                                       [hadm, c["drug"]]) if r["startdate"] is not None]
+        anchor = self.q(c["anchor"]["table"], ["charttime", "chartdate"], "{row_id} = ?", [c["anchor"]["row_id"]])[0]
+        days = (min(starts).date() - _ts(anchor["charttime"] or anchor["chartdate"]).date()).days
+        actual = "after" if days > 0 else "before" if days < 0 else "same day"
+        if actual == c["relation"] and c.get("days_after", days) == days:
+            return "consistent", None, None
+        return "inconsistent", "column", "time"
+
     def check_drug(self, g: GoldEntity, hadm: int):
         c = g.claim
         rows = self.q("prescriptions", ["startdate", "enddate", "dose_val_rx", "dose_unit_rx", "route"],
@@ -241,6 +255,10 @@ class Checker:
         if "ab_name" in c:
             abx = [r for r in inwin if (r["ab_name"] or "").upper() == c["ab_name"].upper()]
             if not any(r["interpretation"] == c["interpretation"] for r in abx):
+                return "inconsistent", "column", "value"
+        if c.get("all_sensitive"):
+            seen = {r["interpretation"] for r in inwin if r["interpretation"]}
+            if not seen or seen != {"S"}:
                 return "inconsistent", "column", "value"
         return "consistent", None, None
 

@@ -31,7 +31,7 @@ from ehrlib.errors import ConfigError, DataError
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap, detect_flavor, schema_map
 from ehrlib.synth import notes_templates as T
 from ehrlib.synth.notes_facts import AdmissionFacts, ItemIndex, list_admissions, load_facts
-from ehrlib.synth.notes_statements import BUILDERS, Ctx, Stmt
+from ehrlib.synth.notes_statements import BUILDERS, Ctx, Stmt, relation_pair
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -135,6 +135,20 @@ class _Writer:
                         return s
         return None
 
+    def relation(self) -> list[Any]:
+        """'Blood cx grew E. coli (HD 2); started on ceftriaxone the following day.'"""
+        pair = relation_pair(self.ctx)
+        if pair is None:
+            return []
+        anchor, order, diff = pair
+        culture = BUILDERS["microbiology"][0](self.ctx, "ok", row_id=anchor.row_id)
+        rel = self.stmt("relation", anchor=anchor, order=order, diff=diff)
+        if culture is None or rel is None or rel.kind != "relation":
+            return self.sentence("microbiology")
+        culture.text = culture.text[:1].upper() + culture.text[1:] if culture.text[:1] != culture.entity[:1] \
+            else culture.text
+        return [culture, "; ", rel, ". "]
+
     def sentence(self, kind: str, prefix: str = "", suffix: str = ". ", **kw: Any) -> list[Any]:
         s = self.stmt(kind, **kw)
         if s is None:
@@ -217,14 +231,17 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.add(f"{_age_sex(f)} admitted with {(f.admit_diagnosis or 'the above').lower()}, course as follows.")
     problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# Lines/procedures:"]
     kinds = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
-             "# ID:": (("microbiology", {}), ("medication", {}), ("interpretation", _ID)),
+             "# ID:": (("microbiology", {}), ("medication", {"antibiotics": True}), ("interpretation", _ID)),
              "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki",)}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
              "# Lines/procedures:": (("procedure", {}), ("procedure", {}))}
     for head in problems:
         line: list[Any] = [head + " "]
         for kind, kw in kinds[head]:
-            line += w.sentence(kind, **kw)
+            if kind == "microbiology" and rng.random() < 0.6:
+                line += w.relation() or w.sentence(kind, **kw)
+            else:
+                line += w.sentence(kind, **kw)
         if len(line) > 1:
             line.append(rng.choice(T.PLANS))
             doc.add(*line)
@@ -269,7 +286,7 @@ def _physician(w: _Writer) -> _Doc:
     doc.add("Allergies:")
     doc.add(rng.choice(T.ALLERGIES))
     doc.add("Last dose of Antibiotics:")
-    s = w.stmt("medication")
+    s = w.stmt("medication", antibiotics=True)
     if s:
         doc.add(s)
     doc.add("Infusions:")

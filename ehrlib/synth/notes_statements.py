@@ -611,6 +611,10 @@ def categorical(ctx: Ctx, mode: str, concept_key: str) -> Stmt | None:
                 {"value": claimed}, claimed, window, _incon(mode, ["value"]), evidence, reasoning, None, path)
 
 
+_ABX = re.compile(r"(?i)cillin|^cef|vanc|mycin|floxacin|penem|tazo|metronidazole|sulfameth|bactrim|linezolid|"
+                  r"daptomycin|fluconazole|clindamycin|doxycycline|aztreonam|micafungin|acyclovir")
+
+
 # --- medications -----------------------------------------------------------------------------
 
 #: drugs a note may claim although never ordered, with a usual adult dose, unit and route
@@ -634,15 +638,19 @@ def _dose_num(s: str | None) -> float | None:
         return None
 
 
-def medication(ctx: Ctx, mode: str) -> Stmt | None:
+def medication(ctx: Ctx, mode: str, antibiotics: bool = False, on_date: dt.date | None = None) -> Stmt | None:
     f, rng = ctx.facts, ctx.rng
     if mode == "missing":
-        return _missing_drug(ctx)
+        return _missing_drug(ctx, antibiotics)
     orders = [m for m in f.meds if m.start is not None and _dose_num(m.dose) is not None and m.route
               and m.dose_unit and len(m.drug) < 40 and not re.search(r"(?i)syringe|bag|sodium chloride|d5w|"
                                                                          r"flush|neb|\bsw\b|dextrose", m.drug)]
-    if ctx.note_type != "discharge_summary":
-        orders = [m for m in orders if _in(m.start, day_window(ctx.note_date))] or []
+    if antibiotics:
+        orders = [m for m in orders if _ABX.search(m.drug)]
+    if on_date is not None:
+        orders = [m for m in orders if m.start.date() == on_date]
+    elif ctx.note_type != "discharge_summary":
+        orders = [m for m in orders if _in(m.start, day_window(ctx.note_date))]
     rng.shuffle(orders)
     for m in orders:
         same = [o for o in f.meds if o.drug.lower() == m.drug.lower() and o.start is not None]
@@ -700,9 +708,9 @@ def _drug_present(ctx: Ctx, name: str) -> bool:
     return any(token in i.item.label.lower() for i in ctx.facts.inputs)
 
 
-def _missing_drug(ctx: Ctx) -> Stmt | None:
+def _missing_drug(ctx: Ctx, antibiotics: bool = False) -> Stmt | None:
     f, rng = ctx.facts, ctx.rng
-    names = [n for n in _MISSING_DRUGS if not _drug_present(ctx, n)]
+    names = [n for n in _MISSING_DRUGS if not _drug_present(ctx, n) and (not antibiotics or _ABX.search(n))]
     if not names:
         return None
     drug = rng.choice(names)
@@ -890,7 +898,8 @@ _MISSING_MICRO = (("URINE", "ESCHERICHIA COLI"), ("BLOOD CULTURE", "STAPH AUREUS
                   ("SPUTUM", "PSEUDOMONAS AERUGINOSA"), ("BLOOD CULTURE", "KLEBSIELLA PNEUMONIAE"))
 
 
-def micro(ctx: Ctx, mode: str) -> Stmt | None:
+def micro(ctx: Ctx, mode: str, row_id: int | None = None) -> Stmt | None:
+    """Cultures: organism + susceptibility, "pan-sensitive", or organism only (relation anchors)."""
     f, rng = ctx.facts, ctx.rng
     if mode == "missing":
         combos = [(s, o) for s, o in _MISSING_MICRO if not any(
@@ -899,16 +908,17 @@ def micro(ctx: Ctx, mode: str) -> Stmt | None:
             return None
         spec, org = rng.choice(combos)
         d = f.admittime.date() if ctx.note_type == "discharge_summary" else ctx.note_date
-        entity = f"{specimen_surface(spec, rng)} grew {organism_surface(org, rng)}"
-        return Stmt("microbiology", f"{entity} {_anchor(ctx, d)}".replace(" pan-sensitive", ""), entity.replace(
-            " pan-sensitive", ""), "inconsistent", (ItemRef("microbiologyevents", spec, None),),
-            ("spec_type_desc", "org_name", "charttime"), {"spec_type_desc": spec, "org_name": org},
-            org, day_window(d), _incon("missing", ()), (), "none", None,
-            P_LEX + ("Get_Item_Status_History", "View_General_Timeline"))
+        entity = f"{specimen_surface(spec, rng)} grew {organism_surface(org, rng)}".replace(" pan-sensitive", "")
+        return Stmt("microbiology", f"{entity} {_anchor(ctx, d)}", entity, "inconsistent",
+                    (ItemRef("microbiologyevents", spec, None),), ("spec_type_desc", "org_name", "charttime"),
+                    {"spec_type_desc": spec, "org_name": org}, org, day_window(d), _incon("missing", ()), (), "none",
+                    None, P_LEX + ("Get_Item_Status_History", "View_General_Timeline"))
     if mode not in ("ok", "time", "value"):
         return None
-    rows = [m for m in f.micro if m.organism and m.antibiotic and m.interpretation in ("S", "R", "I") and m.specimen]
-    if ctx.note_type != "discharge_summary":
+    rows = [m for m in f.micro if m.organism and m.specimen]
+    if row_id is not None:
+        rows = [m for m in rows if m.row_id == row_id]
+    elif ctx.note_type != "discharge_summary":
         rows = [m for m in rows if abs((m.time.date() - ctx.note_date).days) <= 3]
     rng.shuffle(rows)
     for m in rows:
@@ -918,24 +928,89 @@ def micro(ctx: Ctx, mode: str) -> Stmt | None:
         if claim_date is None:
             continue
         window = day_window(claim_date)
-        if mode == "value":
-            flipped = "R" if interp == "S" else "S"
-            if any(x.antibiotic == m.antibiotic and x.interpretation == flipped and _in(x.time, window) for x in same):
-                continue
-            interp, columns = flipped, ["interpretation"]
-        word = {"S": rng.choice(("sensitive to", "susceptible to", "S to")),
-                "R": rng.choice(("resistant to", "R to")), "I": "intermediate to"}[interp]
+        in_win = {x.interpretation for x in same if _in(x.time, window) and x.interpretation}
+        has_ab = bool(m.antibiotic) and interp in ("S", "R", "I")
+        pan = row_id is None and in_win and mode in ("ok", "value") and (
+            (mode == "ok" and in_win == {"S"} and rng.random() < 0.35) or (mode == "value" and in_win != {"S"}))
+        claim: dict[str, Any] = {"spec_type_desc": m.specimen, "org_name": m.organism}
         org = organism_surface(m.organism, rng).replace("pan-sensitive ", "")
-        entity = f"{specimen_surface(m.specimen, rng)} grew {org} {word} {m.antibiotic.lower()}"
+        spec = specimen_surface(m.specimen, rng)
+        if pan:
+            entity = rng.choice((f"{spec} grew pan-sensitive {org}", f"pan-sensitive {org} in {spec.lower()}"))
+            claim["all_sensitive"] = True
+            cols, value, columns = ("spec_type_desc", "org_name", "interpretation", "charttime"), "S", \
+                (["interpretation"] if mode == "value" else columns)
+        elif has_ab and row_id is None:
+            if mode == "value":
+                flipped = "R" if interp == "S" else "S"
+                if any(x.antibiotic == m.antibiotic and x.interpretation == flipped and _in(x.time, window)
+                       for x in same):
+                    continue
+                interp, columns = flipped, ["interpretation"]
+            word = {"S": rng.choice(("sensitive to", "susceptible to", "S to")),
+                    "R": rng.choice(("resistant to", "R to")), "I": "intermediate to"}[interp]
+            entity = f"{spec} grew {org} {word} {m.antibiotic.lower()}"
+            claim.update(ab_name=m.antibiotic, interpretation=interp)
+            cols, value = ("spec_type_desc", "org_name", "ab_name", "interpretation", "charttime"), interp
+        else:
+            if mode == "value":
+                continue
+            entity = rng.choice((f"{spec} grew {org}", f"{spec} + {org}", f"{org} in {spec.lower()}"))
+            cols, value = ("spec_type_desc", "org_name", "charttime"), m.organism
         when = deid_date(claim_date, rng) if rng.random() < 0.6 else _anchor(ctx, claim_date)
         text = rng.choice((f"{entity} ({when})", f"{when} {entity}"))
         return Stmt("microbiology", text, entity, _label(mode), (ItemRef("microbiologyevents", m.specimen, None),),
-                    ("spec_type_desc", "org_name", "ab_name", "interpretation", "charttime"),
-                    {"spec_type_desc": m.specimen, "org_name": m.organism, "ab_name": m.antibiotic,
-                     "interpretation": interp}, interp, window, _incon(mode, columns),
-                    (RowRef("microbiologyevents", m.row_id),), "commonsense", None,
-                    P_LEX + ("Get_Item_Status_History", "View_General_Timeline"))
+                    cols, claim, value, window, _incon(mode, columns), (RowRef("microbiologyevents", m.row_id),),
+                    "commonsense", None, P_LEX + ("Get_Item_Status_History", "View_General_Timeline"))
     return None
+
+
+# --- event relations -------------------------------------------------------------------------
+
+
+
+def relation_pair(ctx: Ctx) -> tuple[Any, Any, int] | None:
+    """(culture row with an organism, first order of an antibiotic, days from culture to start),
+    where the start is at least a day away from the culture so before/after is unambiguous."""
+    f, rng = ctx.facts, ctx.rng
+    firsts: dict[str, Any] = {}
+    for m in f.meds:
+        if m.start is not None and _ABX.search(m.drug) and _dose_num(m.dose) is not None:
+            key = m.drug.strip().lower()
+            if key not in firsts or m.start < firsts[key].start:
+                firsts[key] = m
+    cultures = {(m.specimen, m.organism, m.time.date()): m for m in f.micro if m.organism and m.specimen}
+    pairs = [(c, o, (o.start.date() - c.time.date()).days) for c in cultures.values() for o in firsts.values()]
+    pairs = [p for p in pairs if p[2] != 0 and abs(p[2]) <= 7]
+    if not pairs:
+        return None
+    pairs.sort(key=lambda p: (p[0].row_id, p[1].row_id))
+    return rng.choice(pairs)
+
+
+def relation(ctx: Ctx, mode: str, anchor: Any = None, order: Any = None, diff: int = 0) -> Stmt | None:
+    """"started on vanc the following day" after a culture: checked on the order's first start."""
+    rng = ctx.rng
+    if mode not in ("ok", "time") or anchor is None or order is None or diff == 0:
+        return None
+    truth = "after" if diff > 0 else "before"
+    said = truth if mode == "ok" else ("before" if truth == "after" else "after")
+    name = drug_surface(order.drug, rng)
+    claim: dict[str, Any] = {"drug": order.drug, "relation": said,
+                             "anchor": {"table": "microbiologyevents", "row_id": anchor.row_id}}
+    if said == "after":
+        if mode == "ok" and diff in (1, 2) and rng.random() < 0.6:
+            phrase = "the following day" if diff == 1 else "2 days later"
+            claim["days_after"] = diff
+        else:
+            phrase = rng.choice(("afterwards", "after that", "after the culture resulted"))
+        text = rng.choice((f"started on {name} {phrase}", f"{name} started {phrase}"))
+    else:
+        text = rng.choice((f"already on {name} prior to this", f"{name} had been started before the culture"))
+    return Stmt("relation", text, name, _label(mode), (ItemRef("prescriptions", order.drug, None),),
+                ("drug", "startdate"), claim, said, None, _incon(mode, ["startdate"]),
+                (RowRef("microbiologyevents", anchor.row_id), RowRef("prescriptions", order.row_id)),
+                "commonsense", None, P_LEX + ("Get_Item_Status_History", "View_General_Timeline"))
 
 
 # --- diagnoses -----------------------------------------------------------------------------
@@ -989,4 +1064,5 @@ BUILDERS: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "procedure": (procedure, ("time", "other")),
     "microbiology": (micro, ("time", "value")),
     "diagnosis": (diagnosis, ()),
+    "relation": (relation, ("time",)),
 }
