@@ -90,3 +90,17 @@ def test_judge_agreement_against_the_matcher(tiny_run):
     assert table["judge"] == "llm" and table["n_entities"] == 4 and table["n_unparsed"] == 1
     assert table["agreement"] == 0.75
     assert pd.isna(judge_agreement(matcher)["kappa"]).all()  # no other judge: empty table
+
+
+def test_llm_judging_resumes_from_the_run_cache(tiny_run):
+    pytest.importorskip("ehrlib.llm.factory")
+    run, _ = tiny_run
+    replies = ["Reason: ok\nResult: Correct", "Result: Incorrect", "Result: Correct", "Result: Correct",
+               "Result: Incorrect"]
+    first = evaluate_run(run, judge="fake-pro", modes=("harsh",), progress=False,
+                         llm={"backend": "scripted", "replies": replies, "max_concurrency": 1})
+    assert (run / "llm_judge_cache.sqlite").exists()
+    # no replies left: every answer must come from the cache
+    again = evaluate_run(run, judge="fake-pro", modes=("harsh",), progress=False,
+                         llm={"backend": "scripted", "replies": [], "max_concurrency": 1})
+    assert again["recall"].tolist() == first["recall"].tolist() == [pytest.approx((2 / 3 + 1 / 2) / 2)]

@@ -136,6 +136,9 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
         # Judge prompts carry note-derived text: the run's data provenance decides where it may go.
         source = (run.manifest.get("data_source") or {}).get("source_kind", "credentialed")
         settings.setdefault("source_kind", source)
+        # A response cache in the run folder makes an interrupted judging pass resumable:
+        # the rerun replays what was already answered and pays only for the rest.
+        settings.setdefault("cache", str(run.run_dir / "llm_judge_cache.sqlite"))
         client = make_client(backend, **settings)
     judgements, prompt_ids = judge_with_llm(client, run.gold, run.predictions, run.notes, modes,
                                             judge_name=judge, progress=progress)
