@@ -104,17 +104,20 @@ def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int
         lap("generate")
         con = duckdb.connect(str(tmp))
         try:
+            # DuckDB's own progress bar only for the long, scaled builds
+            con.execute("SET enable_progress_bar = ?", [bool(scale)])
             write_tables(con, frames, layout)
             lap("write")
             added = add_scale_rows(con, layout, target_rows=scale, seed=seed) if scale else 0
             lap("scale")
+            # ordering first: the manifest then measures each checksum once, not twice
+            finalize(con, layout)
             write_manifest(
                 con, source=f"ehrlib.synth seed={seed} patients={patients}", source_kind="synthetic",
                 flavor="synthetic", layout=layout, version=GENERATOR_VERSION,
                 extra={"seed": str(seed), "patients": str(patients), "scale": str(scale or 0),
                        "scale_rows_added": str(added)},
             )
-            finalize(con, layout)
             lap("finalize")
             chart = schema.schema_map(layout).table("chartevents")
             n_chart = con.execute(f"SELECT count(*) FROM {chart.ref}").fetchone()[0]  # noqa: S608
