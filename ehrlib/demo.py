@@ -59,7 +59,8 @@ def _hospital(cfg: DemoConfig) -> Path:
 
 
 def _corpus(cfg: DemoConfig, db: Path) -> Path:
-    from ehrlib.corpus.stats import corpus_statistics
+    from ehrlib.corpus.io import load_corpus
+    from ehrlib.corpus.stats import table1
     from ehrlib.synth.notes import write_corpus
 
     corpus = cfg.out_dir / "corpus"
@@ -71,8 +72,7 @@ def _corpus(cfg: DemoConfig, db: Path) -> Path:
         write_corpus(db, corpus, seed=cfg.seed, notes_per_type=cfg.notes_per_type)
         stamp_path.write_text(json.dumps(stamp))
         print(f"[2/5] corpus: wrote {corpus}")
-    table1 = corpus_statistics(corpus)
-    print(table1.to_string(index=False))
+    print(table1(load_corpus(corpus)).to_string())
     return corpus
 
 
@@ -93,7 +93,7 @@ def _judge_and_report(cfg: DemoConfig, run_dir: Path, corpus: Path):
     from ehrlib.report.build import build_report
 
     summary = evaluate_run(run_dir, corpus, judge="matcher", progress=False)
-    build_report(run_dir, corpus, figures_dir=cfg.figures_dir, progress=False)
+    build_report(run_dir, corpus, figures_dir=None, progress=False)  # per-run figures stay in the run dir
     return summary
 
 
@@ -110,13 +110,12 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     print("[4/5] judging with the deterministic matcher and writing reports")
     rows = []
     for method, run_dir in runs.items():
-        summary = _judge_and_report(cfg, run_dir, corpus)
-        summary.insert(0, "method", method)
-        rows.append(summary)
+        rows.append(_judge_and_report(cfg, run_dir, corpus))
     metrics = pd.concat(rows, ignore_index=True)
     _write_overview(cfg, metrics)
     print("[5/5] results (mean over notes):")
-    cols = [c for c in ("method", "mode", "recall", "precision", "f1", "notes") if c in metrics.columns]
+    cols = [c for c in ("method", "mode", "n_notes", "recall", "precision", "f1", "n_gold", "n_pred")
+            if c in metrics.columns]
     print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if cfg.notebooks:
         from ehrlib.experiments import run_notebooks
@@ -132,7 +131,7 @@ def _write_overview(cfg: DemoConfig, metrics) -> None:
     from ehrlib.viz.save import savefig
 
     write_table(metrics, cfg.figures_dir / "demo_metrics.csv")
-    fig = plot_main_results(metrics, title="Offline EHR-Inspector vs surface baseline (synthetic test split)")
+    fig = plot_main_results(metrics, title="Offline EHR-Inspector vs surface baseline (synthetic corpus)")
     savefig(fig, "overview", prefix="demo", out_dir=cfg.figures_dir, formats=("png",))
 
 
@@ -147,9 +146,10 @@ def register(sub) -> None:
     p = sub.add_parser("demo", help="run the whole study on the embedded synthetic hospital (offline)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="runs/demo", help="working folder (default: runs/demo)")
-    p.add_argument("--patients", type=int, default=DemoConfig.patients)
-    p.add_argument("--seed", type=int, default=DemoConfig.seed)
-    p.add_argument("--notes-per-type", type=int, default=DemoConfig.notes_per_type)
+    defaults = DemoConfig()
+    p.add_argument("--patients", type=int, default=defaults.patients)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("--notes-per-type", type=int, default=defaults.notes_per_type)
     p.add_argument("--fresh", action="store_true", help="discard runs/demo and start over")
     p.add_argument("--notebooks", action="store_true", help="also execute every notebook with papermill")
     p.set_defaults(func=_cmd)
