@@ -111,6 +111,20 @@ class Checker:
                 return "inconsistent", "column", "time"
             ok = any(str(r["value"]).strip().lower() == c["value"].strip().lower() for r in inwin)
             return ("consistent", None, None) if ok else ("inconsistent", "column", "value")
+        if "rate" in c or "stopped" in c:
+            t0 = "starttime" if item.table == "inputevents_mv" else "charttime"
+            rows = self.q(item.table, [t0, "rate"] + (["endtime"] if t0 == "starttime" else []),
+                          "{hadm_id} = ? AND {itemid} = ?", [hadm, item.itemid])
+            if not rows:
+                return "inconsistent", "missing", None
+            if "stopped" in c:
+                last = max(_ts(r["endtime"]) for r in rows if r["endtime"] is not None)
+                return ("consistent", None, None) if lo <= last <= hi else ("inconsistent", "column", "time")
+            inwin = [r for r in rows if lo <= _ts(r[t0]) <= hi and r["rate"] is not None]
+            if not inwin:
+                return "inconsistent", "column", "time"
+            ok = any(_close(c["rate"], r["rate"], 0.0011) for r in inwin)
+            return ("consistent", None, None) if ok else ("inconsistent", "column", "value")
         if "started" in c:
             time_col = "starttime" if item.table == "inputevents_mv" else "charttime"
             rows = self.q(item.table, [time_col], "{hadm_id} = ? AND {itemid} = ?", [hadm, item.itemid])
@@ -445,7 +459,7 @@ def test_many_surface_forms_per_statement_type(demo_corpus):
     shapes: dict[str, set[str]] = {}
     for g in gold:
         kind = next(k for k in ("criterion", "trend", "drug", "stats", "spec_type_desc", "valuenum", "value",
-                                "started", "performed", "icd9_code") if k in g.claim)
+                                "started", "stopped", "rate", "performed", "icd9_code") if k in g.claim)
         shape = re.sub(r"\d+(\.\d+)?", "N", g.entity)
         shape = re.sub(r"[A-Za-z]+", "w", shape)
         shapes.setdefault(kind, set()).add(shape)

@@ -290,7 +290,7 @@ def _physician(w: _Writer) -> _Doc:
     if s:
         doc.add(s)
     doc.add("Infusions:")
-    s = w.stmt("infusion")
+    s = w.stmt("infusion", with_rate=True)
     doc.add(s) if s else doc.add("None")
     doc.add(f"Flowsheet Data as of  {T.deid_date(ctx.note_date, rng, True)} 06:{rng.randint(10, 59)} AM")
     doc.add("Vital signs")

@@ -762,11 +762,12 @@ def _missing_input(ctx: Ctx) -> Stmt | None:
     return None
 
 
-def infusion(ctx: Ctx, mode: str) -> Stmt | None:
+def infusion(ctx: Ctx, mode: str, with_rate: bool = False) -> Stmt | None:
+    """Drips and boluses: started on a day, weaned off (last end time), or running at a rate."""
     f, rng = ctx.facts, ctx.rng
     if mode == "missing":
         return _missing_input(ctx)
-    if mode not in ("ok", "time"):
+    if mode not in ("ok", "time", "value"):
         return None
     by_item: dict[Any, list] = {}
     for e in f.inputs:
@@ -776,6 +777,52 @@ def infusion(ctx: Ctx, mode: str) -> Stmt | None:
     rng.shuffle(keys)
     for key in keys:
         events = by_item[key]
+        table = events[0].table
+        start_col = "starttime" if table == "inputevents_mv" else "charttime"
+        item_ref = ItemRef(table, events[0].item.label, events[0].item.itemid)
+        name = input_surface(events[0].item.label, rng)
+        reasoning = "none" if name.lower() in events[0].item.label.lower() else "commonsense"
+        path = P_LEX + P_SEM + ("Get_Item_Status_History",) + (("View_General_Timeline",) if mode == "time" else ())
+        if with_rate:
+            if mode == "time":
+                return None
+            d = ctx.note_date
+            rated = [e for e in events if e.rate is not None and e.rate > 0 and e.start.date() == d and e.rate_unit]
+            if not rated:
+                continue
+            e = rng.choice(rated)
+            window = day_window(d)
+            rate = e.rate
+            if mode == "value":
+                w = _wrong_number(rate, [x.rate for x in events if x.rate is not None and _in(x.start, window)],
+                                  rng, 2)
+                if w is None:
+                    continue
+                rate = w
+            shown = f"{rate:.3g}"
+            entity = f"{name} - {shown} {e.rate_unit}"
+            return Stmt("infusion", entity, entity, _label(mode), (item_ref,), ("itemid", "rate", start_col),
+                        {"rate": float(shown)}, shown, window, _incon(mode, ["rate"]), (RowRef(table, e.row_id),),
+                        reasoning, None, path)
+        if mode == "value":
+            return None
+        ends = [e.end for e in events if e.end is not None]
+        stop = table == "inputevents_mv" and ends and rng.random() < 0.35
+        if stop:
+            last = max(ends)
+            if ctx.note_type != "discharge_summary" and abs((last.date() - ctx.note_date).days) > 1:
+                stop = False
+        if stop:
+            claim_date = _claimed_date(ctx, mode, last.date(), [last.date()])
+            if claim_date is None:
+                continue
+            when = _anchor(ctx, claim_date)
+            text = rng.choice((f"{name} weaned off {when}", f"weaned off {name} {when}",
+                               f"{name} off {when}", f"pressors ({name}) weaned off {when}"))
+            last_row = max((e for e in events if e.end is not None), key=lambda e: (e.end, e.row_id))
+            return Stmt("infusion", text, name, _label(mode), (item_ref,), ("itemid", "endtime"), {"stopped": True},
+                        None, day_window(claim_date), _incon(mode, ["endtime"]), (RowRef(table, last_row.row_id),),
+                        reasoning, None, path)
         first = events[0]
         if ctx.note_type != "discharge_summary":
             todays = [e for e in events if e.start.date() == ctx.note_date]
@@ -785,18 +832,12 @@ def infusion(ctx: Ctx, mode: str) -> Stmt | None:
         claim_date = _claimed_date(ctx, mode, first.start.date(), [e.start.date() for e in events])
         if claim_date is None:
             continue
-        window = day_window(claim_date)
-        name = input_surface(first.item.label, rng)
         when = _anchor(ctx, claim_date)
-        entity = name
         text = rng.choice((f"started on {name} {when}", f"{name} started {when}",
                            f"{when[:1].upper() + when[1:]} required {name}", f"{name} initiated {when}"))
-        start_col = "starttime" if first.table == "inputevents_mv" else "charttime"
-        return Stmt("infusion", text, entity, _label(mode), (ItemRef(first.table, first.item.label, first.item.itemid),),
-                    ("itemid", start_col), {"started": True}, None, window, _incon(mode, [start_col]),
-                    (RowRef(first.table, first.row_id),), "none" if name.lower() in first.item.label.lower()
-                    else "commonsense", None,
-                    P_LEX + P_SEM + ("Get_Item_Status_History",) + (("View_General_Timeline",) if mode == "time" else ()))
+        return Stmt("infusion", text, name, _label(mode), (item_ref,), ("itemid", start_col), {"started": True}, None,
+                    day_window(claim_date), _incon(mode, [start_col]), (RowRef(first.table, first.row_id),),
+                    reasoning, None, path)
     return None
 
 
@@ -1060,7 +1101,7 @@ BUILDERS: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "trend": (trend, ("trend",)),
     "finding": (categorical, ("value",)),
     "medication": (medication, ("time", "value", "other")),
-    "infusion": (infusion, ("time",)),
+    "infusion": (infusion, ("time", "value")),
     "procedure": (procedure, ("time", "other")),
     "microbiology": (micro, ("time", "value")),
     "diagnosis": (diagnosis, ()),
