@@ -80,3 +80,14 @@ def test_prepare_inputs_checks_given_paths(tmp_path):
         prepare_inputs(tmp_path, db=str(tmp_path / "none.duckdb"))
     assert project_path(tmp_path) == tmp_path
     assert (project_path("figures").parent / "pyproject.toml").exists()
+
+
+def test_paper_table_is_wide_in_percent():
+    from ehrlib.report import paper_table
+
+    long = pd.DataFrame({"variant": ["a", "a", "b", "b"], "mode": ["harsh", "lenient"] * 2,
+                         "recall": [0.5, 0.6, 0.7, 0.8], "precision": [0.1, 0.2, 0.3, 0.4], "f1": [0.2] * 4})
+    wide = paper_table(long)
+    assert list(wide.columns) == ["variant", "lenient_recall", "lenient_precision", "lenient_f1", "harsh_recall",
+                                  "harsh_precision", "harsh_f1"]
+    assert wide.set_index("variant").loc["b", "harsh_recall"] == 70.0

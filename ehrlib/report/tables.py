@@ -13,7 +13,7 @@ import pandas as pd
 
 from ehrlib.corpus.io import write_text
 
-__all__ = ["PERCENT_COLUMNS", "markdown_table", "write_table", "write_markdown_sections"]
+__all__ = ["PERCENT_COLUMNS", "markdown_table", "write_table", "write_markdown_sections", "paper_table"]
 
 #: columns holding fractions in 0..1, shown as percentages in Markdown
 PERCENT_COLUMNS = frozenset({"recall", "precision", "f1", "micro_recall", "micro_precision", "micro_f1",
@@ -55,3 +55,15 @@ def write_markdown_sections(sections: Mapping[str, pd.DataFrame], path: str | os
     for heading, df in sections.items():
         parts.append(f"## {heading}\n\n{markdown_table(df) if not df.empty else '(no rows)'}\n")
     return write_text("\n".join(parts), path)
+
+
+def paper_table(summary: pd.DataFrame, index: str = "variant",
+                metrics: tuple[str, ...] = ("recall", "precision", "f1")) -> pd.DataFrame:
+    """Long metrics (one row per run and mode) as the paper's Table 2: one row per
+    ``index`` value, columns ``lenient_recall … harsh_f1`` in percent, rounded to 2."""
+    wide = summary.pivot_table(index=index, columns="mode", values=list(metrics), aggfunc="first", sort=False)
+    modes = [m for m in ("lenient", "harsh") if m in wide.columns.get_level_values("mode")]
+    cols = [(m, mode) for mode in modes for m in metrics]
+    out = (100 * wide[cols]).round(2)
+    out.columns = [f"{mode}_{m}" for m, mode in cols]
+    return out.reset_index()
