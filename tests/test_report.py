@@ -39,6 +39,10 @@ def test_build_report_judges_first_and_writes_everything(tiny_run, tmp_path):
     disp = pd.read_csv(run / "trace_dispersion.csv").set_index("source")
     assert disp.loc["annotators", "n_paths"] == 5 and disp.loc["inspector", "n_paths"] == 4
     assert result.summary["mode"].tolist() == ["harsh", "lenient"]
+    from ehrlib.report import compare_runs
+
+    with_ci = compare_runs({"r1": run})
+    assert (with_ci["f1_low"] <= with_ci["f1"]).all() and (with_ci["f1"] <= with_ci["f1_high"]).all()
 
 
 def test_cli_report(tiny_run, tmp_path, capsys):

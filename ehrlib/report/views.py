@@ -91,7 +91,8 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str |
                  table: str = "metrics", judge: str = "matcher", mode: str | None = None) -> pd.DataFrame:
     """One table (``metrics``, ``metrics_by_note_type``, ``metrics_ci``, ``error_types``, ...)
     of several judged runs, stacked, with a ``variant`` column: the mapping's keys, or each
-    run's id; ``mode`` keeps one judge mode (harsh | lenient)."""
+    run's id; ``mode`` keeps one judge mode (harsh | lenient). ``metrics`` gains the F1
+    bootstrap bounds (``f1_low``, ``f1_high``) when ``ehrlib report`` wrote them."""
     items = run_dirs.items() if isinstance(run_dirs, Mapping) else ((Path(r).name, r) for r in run_dirs)
     frames = []
     for name, run_dir in items:
@@ -100,6 +101,10 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str |
             df = df[df["judge"] == judge]
         if mode is not None and "mode" in df.columns:
             df = df[df["mode"] == mode]
+        ci_path = Path(run_dir) / "metrics_ci.csv"
+        if table == "metrics" and ci_path.exists():  # bootstrap bounds for F1 error bars
+            ci = pd.read_csv(ci_path)[["judge", "mode", "f1_low", "f1_high"]]
+            df = df.merge(ci, on=["judge", "mode"], how="left")
         frames.append(df.assign(variant=name)[["variant", *df.columns]])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
