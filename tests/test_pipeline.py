@@ -7,6 +7,7 @@ right records. It is never used outside tests.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import Any, Callable, Sequence
@@ -24,7 +25,7 @@ from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, apply_switches
 from ehrlib.corpus.records import TimeSpan, ToolCallRecord
 
-SUBJECT, HADM = 10040, 104852  # synthetic hospital seed 0: septic shock, admitted 2155-01-02
+SUBJECT, HADM = 10040, 104852  # synthetic hospital seed 0: septic shock; dates are read from the DB
 
 NOTE_TEXT = "\n".join([
     "Chief Complaint: hypotension",                      # 0
@@ -88,11 +89,15 @@ class RuleBackend:
             {"start_line": 7, "end_line": 7, "title": "Plan", "section": "assessment_plan"}]})
 
     def anchors(self, messages: Sequence[Message]) -> LLMResponse:
-        return _reply({"anchors": [{"name": "septic shock onset", "time": "2155-01-02", "line": 1}]})
+        admitted = re.search(r"- admission: (\S+)", messages[-1].text).group(1)
+        return _reply({"anchors": [{"name": "septic shock onset", "time": admitted, "line": 1}]})
 
     def relative(self, messages: Sequence[Message]) -> LLMResponse:
-        lines = _lines(messages[-1].text)
-        refs = [{"line": n, "text": "Overnight", "start": "2155-01-02", "end": "2155-01-03", "anchor": "note date"}
+        prompt = messages[-1].text
+        lines = _lines(prompt)
+        admitted = re.search(r"^admission: (\S+)", prompt, re.MULTILINE).group(1)
+        written = re.search(r"^note date: (\S+)", prompt, re.MULTILINE).group(1)
+        refs = [{"line": n, "text": "Overnight", "start": admitted, "end": written, "anchor": "note date"}
                 for n, t in lines.items() if t.startswith("Overnight")]
         return _reply({"time_refs": refs})
 
@@ -149,6 +154,7 @@ class RuleBackend:
         tool_texts = [r.content for m in messages if m.role == "tool" for r in m.tool_results]
         rows = [f"{t}#{i}" for text in tool_texts for t, i in re.findall(r"\[(\w+)#(\d+)\]", text)]
         pushed = any("have not yet read" in m.text for m in messages if m.role == "user")
+        written = re.search(r"note written (\S+)", task).group(1)
         cached = re.search(r'^\[(\d+)\] line \d+: "soft"', task, re.MULTILINE)
         if entity == "distended" and cached:  # the cached 'soft' entry read the same abdominal rows
             return _reply({"label": "inconsistent", "inconsistency_type": "missing",
@@ -160,7 +166,7 @@ class RuleBackend:
             return LLMResponse(text="", tool_calls=(ToolCall("c0", "Lexical_Search", {"query": entity}),))
         if not tool_texts:
             return LLMResponse(text="", tool_calls=(ToolCall("c1", "Get_Item_Status_History",
-                                                             {"item": key.group(1), "time": "2155-01-03"}),))
+                                                             {"item": key.group(1), "time": written}),))
         if entity == "HR":
             hit = [r for r in rows if r.startswith("chartevents")][:2]
             return _reply({"label": "consistent", "reason": "HR 120 charted overnight",
@@ -185,14 +191,23 @@ def db(synth_db):
     con.close()
 
 
+def _admit(db):
+    return db.execute("SELECT ADMITTIME FROM ADMISSIONS WHERE HADM_ID = ?", [HADM]).fetchone()[0]
+
+
+def _note_day(db) -> str:
+    """The day after admission: the physician note's date."""
+    return str((_admit(db) + datetime.timedelta(days=1)).date())
+
+
 def _run(db, backend: RuleBackend, params: RunParams | None = None, cache_scope: str = "note"):
     from ehrlib.ontology import load_ontology
     from ehrlib.tools import PatientContext, make_toolset
 
     params = params or RunParams(backend="scripted")
-    note = Note("n-test", SUBJECT, HADM, "physician", "2155-01-03", NOTE_TEXT)
+    note = Note("n-test", SUBJECT, HADM, "physician", _note_day(db), NOTE_TEXT)
     ctx = note_context(db.cursor(), note, source_kind="synthetic")
-    patient = PatientContext(SUBJECT, HADM, ctx.admittime, ctx.dischtime, "2155-01-03", ctx.sex)
+    patient = PatientContext(SUBJECT, HADM, ctx.admittime, ctx.dischtime, note.chartdate, ctx.sex)
     env = StageEnv(connect=db.cursor, make_tools=lambda cur: make_toolset(cur, patient),
                    ontology=load_ontology(db), item_profile=ItemProfiler(db.cursor, ctx.flavor), params=params)
     stages = apply_switches(build_llm_stages("inspector", params, _client(backend), backend="rules"), params)
@@ -211,14 +226,16 @@ def test_full_pipeline_records(db):
     # 2. anchors: the table's admission first, the note's own anchor, the relative "Overnight"
     names = [a.name for a in res.timeline.anchors]
     assert names[:2] == ["admission", "discharge"] and "septic shock onset" in names
-    assert res.timeline.anchors[0].time == "2155-01-02 11:28:00"
-    assert [(r.line, r.window) for r in res.timeline.time_refs] == [(4, TimeSpan("2155-01-02", "2155-01-03"))]
+    admitted, day = _admit(db), _note_day(db)
+    assert res.timeline.anchors[0].time == admitted.isoformat(sep=" ", timespec="seconds")
+    overnight = TimeSpan(str(admitted.date()), day)
+    assert [(r.line, r.window) for r in res.timeline.time_refs] == [(4, overnight)]
     # 3+4. entities from both extraction steps, with windows and sources
     ents = {e.text: e for e in res.entities}
     assert set(ents) == {"HR", "Creatinine", "CT abdomen", "soft", "distended"}
     assert ents["HR"].source == "patient" and ents["HR"].item_keys == ("chartevents:220045",)
-    assert ents["HR"].window == TimeSpan("2155-01-02", "2155-01-03")  # from the relative expression
-    assert ents["Creatinine"].window == TimeSpan("2155-01-03", "2155-01-03")  # physician note: note date
+    assert ents["HR"].window == overnight  # from the relative expression
+    assert ents["Creatinine"].window == TimeSpan(day, day)  # physician note: the note date
     assert ents["soft"].source == "ontology" and ents["soft"].group == "abd-exam"
     assert ents["soft"].items[0].label == "Abdominal Assessment"
     # 5. scope: the plan is filtered out, everything else goes on

@@ -1,6 +1,7 @@
 """CheckEHR baseline: eight stages on the perturbed schema, guarded SQL, same records."""
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from typing import Any, Sequence
@@ -18,7 +19,7 @@ from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv
 
 SUBJECT, HADM = 10040, 104852
-NOTE = "Events:\nOn 1/3 HR 120.\nWBC 99 on 1/3."
+NOTE = "Events:\nOn {md} HR {hr}.\nWBC 99 on {md}."
 
 
 class CheckEHRDouble:
@@ -27,8 +28,9 @@ class CheckEHRDouble:
     name = "checkehr-double"
     endpoint = "http://127.0.0.1:9/v1"
 
-    def __init__(self) -> None:
+    def __init__(self, day: str, hr: float) -> None:
         self.prompts: list[str] = []
+        self.day, self.hr = day, hr
 
     def describe(self) -> dict[str, Any]:
         return {}
@@ -45,19 +47,19 @@ class CheckEHRDouble:
         if text.startswith("You split a clinical note"):
             return reply({"segments": [{"start_line": 0, "end_line": 2, "title": "Events", "section": "events"}]})
         if text.startswith("Extract every clinical entity"):
-            return reply({"entities": [{"line": 1, "text": "HR", "type": "vital", "value": "120", "time_text": "1/3"},
-                                       {"line": 2, "text": "WBC", "type": "lab", "value": "99", "time_text": "1/3"}]})
+            return reply({"entities": [{"line": 1, "text": "HR", "type": "vital", "value": str(self.hr)},
+                                       {"line": 2, "text": "WBC", "type": "lab", "value": "99"}]})
         if text.startswith("Below is the schema"):
             vit = re.search(r"^- (\w+): bedside charting", text, re.MULTILINE).group(1)
             lab = re.search(r"^- (\w+): laboratory results", text, re.MULTILINE).group(1)
             return reply({"tables": [{"index": 0, "tables": [vit]}, {"index": 1, "tables": [lab]}]})
         if text.startswith("For each entity below decide"):
-            return reply({"filters": [{"index": 0, "mode": "day", "time": "2155-01-03"},
-                                      {"index": 1, "mode": "day", "time": "2155-01-03"}]})
+            return reply({"filters": [{"index": 0, "mode": "day", "time": self.day},
+                                      {"index": 1, "mode": "day", "time": self.day}]})
         if text.startswith("Write the database row"):
             item = "ITEM_ID" if "ITEM_ID" in text else "ITEMID"
             if "Entity: HR" in text:
-                return reply({"rows": [{item: 220045, "VALUE_NUM": 120}]})
+                return reply({"rows": [{item: 220045, "VALUE_NUM": self.hr}]})
             return reply({"rows": [{"LAB_ITEM_ID": 51301, "VALUE_NUM": 99}]})
         if text.startswith("Check this pseudo-table") or text.startswith("Rewrite the values"):
             rows = json.loads(text.split("Pseudo-table:\n")[1].split("\n\nReply")[0])
@@ -65,9 +67,10 @@ class CheckEHRDouble:
         if text.startswith("Write one DuckDB SELECT"):
             rows = json.loads(text.split("):\n", 1)[1].split("\n\nTime filter")[0])
             if "VITALS_TIMESERIES" in text and "ITEM_ID" in rows[0]:
+                lo, hi = re.search(r"day: (\S+) \.\. (\S+)", text).groups()
                 return reply({"sql": f"SELECT ID, VALUE_NUM FROM VITALS_TIMESERIES WHERE HADM_ID = {HADM} "
-                                     "AND ITEM_ID = 220045 AND VALUE_NUM = 120 "
-                                     "AND OBSERVED_AT BETWEEN '2155-01-02' AND '2155-01-04'"})
+                                     f"AND ITEM_ID = 220045 AND VALUE_NUM = {self.hr} "
+                                     f"AND OBSERVED_AT BETWEEN '{lo}' AND '{hi} 23:59:59'"})
             return reply({"sql": f"SELECT ID FROM LAB_RESULTS WHERE HADM_ID = {HADM} AND LAB_ITEM_ID = 51301 "
                                  "AND VALUE_NUM = 99"})
         raise AssertionError(text[:200])
@@ -75,10 +78,14 @@ class CheckEHRDouble:
 
 def test_checkehr_on_perturbed_schema(synth_db_perturbed):
     con = connect(synth_db_perturbed)
-    backend = CheckEHRDouble()
+    when, hr = con.execute(f"SELECT OBSERVED_AT, VALUE_NUM FROM VITALS_TIMESERIES WHERE HADM_ID = {HADM} "
+                           "AND ITEM_ID = 220045 ORDER BY OBSERVED_AT LIMIT 1 OFFSET 10").fetchone()
+    day = str(when.date())
+    backend = CheckEHRDouble(day, hr)
     params = RunParams(method="checkehr", backend="scripted")
     stages = build_llm_stages("checkehr", params, Client(backend, GenerationConfig(model="double")))
-    ctx = note_context(con.cursor(), Note("c1", SUBJECT, HADM, "physician", "2155-01-03", NOTE),
+    note = NOTE.format(md=f"{when.month}/{when.day}", hr=f"{hr:g}")
+    ctx = note_context(con.cursor(), Note("c1", SUBJECT, HADM, "physician", day, note),
                        source_kind="synthetic")
     assert ctx.flavor == "perturbed"
     env = StageEnv(connect=con.cursor)
@@ -88,17 +95,19 @@ def test_checkehr_on_perturbed_schema(synth_db_perturbed):
         env.close()
         con.close()
     preds = {p.entity: p for p in res.predictions}
-    hr, wbc = preds["HR"], preds["WBC"]
-    assert hr.label == "consistent" and hr.evidence_row_ids and hr.evidence_row_ids[0].table == "chartevents"
-    assert [c.tool for c in hr.tool_calls] == ["SQL"] and "VITALS_TIMESERIES" in hr.tool_calls[0].args["sql"]
+    hr_pred, wbc = preds["HR"], preds["WBC"]
+    assert hr_pred.label == "consistent" and hr_pred.evidence_row_ids and hr_pred.evidence_row_ids[0].table == "chartevents"
+    assert [c.tool for c in hr_pred.tool_calls] == ["SQL"] and "VITALS_TIMESERIES" in hr_pred.tool_calls[0].args["sql"]
     assert wbc.label == "inconsistent" and wbc.evidence_row_ids == ()
-    assert hr.time_window.start == "2155-01-02" and hr.time_window.end == "2155-01-04"  # the ±1 day filter
+    d = datetime.date.fromisoformat(day)
+    assert (hr_pred.time_window.start, hr_pred.time_window.end) == (str(d - datetime.timedelta(days=1)),
+                                                          str(d + datetime.timedelta(days=1)))  # ±1 day
     assert all(p.prompt_id and p.prompt_id.startswith("checkehr_sql@") for p in res.predictions)
     # the model only ever saw physical names of the perturbed layout
     schema_prompts = [p for p in backend.prompts if p.startswith("Below is the schema")]
     assert schema_prompts and "VITALS_TIMESERIES" in schema_prompts[0] and "CHARTEVENTS" not in schema_prompts[0]
     # eight stages: segmentation + NER/tables/time (per segment) + 4 per entity
-    assert hr.usage.calls == 4 and len(backend.prompts) == 1 + 3 + 2 * 4
+    assert hr_pred.usage.calls == 4 and len(backend.prompts) == 1 + 3 + 2 * 4
 
 
 @pytest.mark.parametrize("sql,error", [

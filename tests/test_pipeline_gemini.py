@@ -1,0 +1,57 @@
+"""The LLM verifier through the real google-genai client against a local Gemini wire server."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ehrlib.corpus.records import Note, RowRef, TimeSpan
+from ehrlib.db.connect import connect
+from ehrlib.llm import make_client
+from ehrlib.llm.fakes import FakeGeminiServer, gemini_function_calls, gemini_text
+from ehrlib.pipeline.context import note_context
+from ehrlib.pipeline.llm_stages import LLMCaller, LLMVerifier
+from ehrlib.pipeline.records import Entity
+from ehrlib.pipeline.stages import StageEnv
+
+_ENV = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION", "EHRLIB_PHI_SAFE_HOSTS")
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_verifier_tool_loop_over_gemini_wire(clean_env, synth_db):
+    from ehrlib.tools import PatientContext, make_toolset
+
+    con = connect(synth_db)
+    adm = con.execute("SELECT ADMITTIME, DISCHTIME FROM ADMISSIONS WHERE HADM_ID = 104852").fetchone()
+    day = str(adm[0].date())
+    tools = make_toolset(con.cursor(), PatientContext(10040, 104852, adm[0], adm[1], day))
+    args = {"item": "chartevents:220045", "time": day}
+    rows = tools.call("Get_Item_Status_History", args).rows
+    assert rows
+    note = Note("g1", 10040, 104852, "physician", day, f"Events:\nHR {rows[0]['value']} today.")
+    ctx = note_context(con.cursor(), note)
+    with FakeGeminiServer() as srv:
+        srv.add(gemini_function_calls(("Get_Item_Status_History", args), input_tokens=900, output_tokens=20),
+                gemini_text(json.dumps({"label": "consistent", "reason": "HR charted",
+                                        "evidence_row_ids": [{"table": "chartevents", "row_id": rows[0]["row_id"]}]}),
+                            input_tokens=1500, output_tokens=40))
+        client = make_client("gemini", api_key="test-key", base_url=srv.url, timeout_s=5, max_retries=0)
+        entity = Entity("g1:e0", 1, "HR", "measurement", value=str(rows[0]["value"]),
+                        item_keys=("chartevents:220045",), window=TimeSpan(day, day))
+        verdict = LLMVerifier(LLMCaller(client))(ctx, StageEnv(toolset=tools), entity, ())
+        requests = [r.body for r in srv.requests]
+    con.close()
+    assert verdict.failure is None and verdict.label == "consistent"
+    assert verdict.evidence_row_ids == (RowRef("chartevents", rows[0]["row_id"]),)
+    assert [c.tool for c in verdict.tool_calls] == ["Get_Item_Status_History"] and verdict.tool_calls[0].n_rows > 0
+    assert verdict.usage.calls == 2 and verdict.usage.input_tokens == 2400
+    declared = {f["name"] for t in requests[0]["tools"] for f in t["functionDeclarations"]}
+    assert {"Lexical_Search", "Get_Item_Value_History", "Get_Clinical_Criterion"} <= declared
+    assert "You check whether a statement" in json.dumps(requests[0]["systemInstruction"])
+    assert verdict.prompt_id.startswith("verify_entity@")
