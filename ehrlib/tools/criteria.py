@@ -60,7 +60,7 @@ def clinical_criterion(env: ToolEnv, args: dict[str, Any], state: str) -> ToolRe
              + (f"; {s!r} states its absence" if negated else "") + f", kind {crit.kind}."]
     rows: list[dict[str, Any]] = []
     for test in crit.tests:
-        items = [i for i in env.index.catalog.items if test.matches(i.table, i.label, i.fluid)]
+        items = [i for i in env.catalog.items if test.matches(i.table, i.label, i.fluid)]
         items.sort(key=lambda i: (i.key not in keys, i.label))
         applies = test.applies_to_sex(sex) if sex else True
         cond = f"{test.operator} {test.threshold:g} {test.unit}".strip() if test.operator else f"(unit {test.unit})"

@@ -14,7 +14,8 @@ from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.access import ValueCondition
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.items import CatalogItem, ItemKeyError, SEARCHABLE_TABLES, make_key, patient_item_keys, split_key
-from ehrlib.tools.lexical import LexicalIndex, database_identity, lexical_index
+from ehrlib.tools.items import Catalog
+from ehrlib.tools.lexical import LexicalIndex, catalog_for, database_identity, lexical_index
 from ehrlib.tools.profile import PROFILE_TABLE
 from ehrlib.tools.timespec import TimeSpecError, TimeWindow, parse_time_spec
 
@@ -97,13 +98,22 @@ class ToolEnv:
         self.identity = database_identity(con)
         self._lock = threading.Lock()
         self._index: LexicalIndex | None = None
+        self._catalog: Catalog | None = None
         self._patient_keys: frozenset[str] | None = None
         self._has_profile: bool | None = None
+
+    @property
+    def catalog(self) -> Catalog:
+        """Every item under its key (cheap; the n-gram index is built only for searches)."""
+        if self._catalog is None:
+            self._catalog = self._index.catalog if self._index is not None else catalog_for(self.con, self.schema)
+        return self._catalog
 
     @property
     def index(self) -> LexicalIndex:
         if self._index is None:
             self._index = lexical_index(self.con, self.schema)
+            self._catalog = self._index.catalog
         return self._index
 
     @property
@@ -152,7 +162,7 @@ class ToolEnv:
             except ItemKeyError as exc:
                 raise ToolArgumentError(str(exc)) from None
             key = make_key(table, column, raw.strip())
-            found = self.index.catalog.get(key)
+            found = self.catalog.get(key)
             if found is None:
                 raise ToolArgumentError(f"unknown item key {text[:80]!r}; find keys with Lexical_Search")
             return found, None
@@ -172,5 +182,5 @@ class ToolEnv:
         if row.get("item") is None:
             return ""
         column = "spec_type_desc" if table == "microbiologyevents" else LOGICAL[table].roles["item"]
-        item = self.index.catalog.get(make_key(table, column, row["item"]))
+        item = self.catalog.get(make_key(table, column, row["item"]))
         return item.label if item else str(row["item"])

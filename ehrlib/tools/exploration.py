@@ -37,6 +37,8 @@ def _query(query: Any) -> str:
 
 def _item_rows(env: ToolEnv, ranked: list[tuple[str, float, str]], patient_only: bool, k: int) -> list[dict[str, Any]]:
     keys = env.patient_keys
+    # equal scores (MIMIC has "Heart Rate" in CareVue and MetaVision): the patient's item first
+    ranked = sorted(ranked, key=lambda x: (-round(x[1], 3), x[0] not in keys))
     rows = []
     for key, score, why in ranked:
         if score < MIN_SCORE:
@@ -64,7 +66,7 @@ def _render_items(title: str, rows: list[dict[str, Any]]) -> str:
 
 def lexical_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patient_only: bool) -> ToolResult:
     q, n = _query(query), _k(k)
-    pool = env.index.search(q, k=_MAX_K * 4 if patient_only else n)
+    pool = env.index.search(q, k=_MAX_K * 4 if patient_only else max(3 * n, 30))
     ranked = [(m.item.key, m.score, m.matched) for m in pool]
     rows = _item_rows(env, ranked, patient_only, n)
     return ToolResult("Lexical_Search", args, _render_items(f"Items lexically similar to {q!r}", rows), tuple(rows),
@@ -119,7 +121,7 @@ def category_trend(env: ToolEnv, args: dict[str, Any], table: str, category: str
         raise ToolArgumentError("category is too long")
     keys = env.patient_keys
     groups: dict[tuple[str, str], list[Any]] = {}
-    for item in env.index.catalog.items:
+    for item in env.catalog.items:
         if item.table not in tables:
             continue
         if patient_only and item.key not in keys:
