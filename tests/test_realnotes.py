@@ -199,3 +199,28 @@ def test_error_rows_classify_every_kind_of_error() -> None:
     assert rows[1]["gold_group"] == "value" and rows[1]["same_item"] is True
     assert rows[3]["line_text"] == "plan: lasix" and rows[3]["pred_entity"] == "lasix"
     assert all(len(r) == len(ERROR_HEADER) for r in rows)
+
+
+@pytest.mark.slow  # one offline run (ontology + lexical index build dominate: ~8 s idle, ~25 s loaded)
+def test_bench_writes_scores_and_error_listing(mimic3_demo_db, tmp_path) -> None:
+    import csv
+
+    from ehrlib.bench.realnotes import ERROR_HEADER, HEADER, run
+
+    picked = ("rn-md-122928", "rn-rn-104697")  # the two shortest notes keep this test fast
+    out = run(tmp_path / "figures", methods=("surface",), runs_dir=tmp_path / "runs", db=mimic3_demo_db,
+              note_ids=picked)
+    with open(out, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == HEADER
+    assert {(r["mode"], r["scope"]) for r in rows} == {
+        (m, s) for m in ("harsh", "lenient") for s in ("all", "physician", "nursing")}
+    for r in rows:
+        assert 0.0 <= float(r["f1"]) <= 1.0 and r["method"] == "surface"
+    everything = next(r for r in rows if r["mode"] == "harsh" and r["scope"] == "all")
+    assert int(everything["n_gold"]) == sum(g.note_id in picked for g in load_corpus(FIXTURE).gold)
+    with open(tmp_path / "runs" / "errors.csv", newline="", encoding="utf-8") as fh:
+        errors = list(csv.DictReader(fh))
+    assert tuple(errors[0]) == ERROR_HEADER
+    harsh_wrong = sum(e["mode"] == "harsh" and e["error"] != "spurious" for e in errors)
+    assert harsh_wrong == int(everything["n_gold"]) - int(everything["n_correct"])

@@ -27,7 +27,7 @@ from ehrlib.bench import BenchSkipped, repo_root, write_csv
 from ehrlib.bench.build import demo_folder
 from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
 
-__all__ = ["run", "fixture_dir", "error_rows", "ERROR_HEADER", "METHODS"]
+__all__ = ["run", "fixture_dir", "error_rows", "HEADER", "ERROR_HEADER", "METHODS"]
 
 OUT_NAME = "bench_realnotes.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
@@ -120,15 +120,20 @@ def _summary_rows(method: str, tables: dict, seconds: float) -> list[tuple]:
     return rows
 
 
-def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None = None) -> Path:
-    """Run, judge and list errors for each offline method; returns the summary CSV path."""
+def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None = None,
+        db: Path | None = None, note_ids: Sequence[str] = ()) -> Path:
+    """Run, judge and list errors for each offline method; returns the summary CSV path.
+
+    ``db`` reuses an already built MIMIC-III demo database instead of building one;
+    ``note_ids`` restricts the run to some notes (tests); the default is the whole set.
+    """
     from ehrlib.db.build import build_db
     from ehrlib.judge.evaluate import load_run, metric_tables, read_judgements, evaluate_run
     from ehrlib.pipeline.params import RunParams
     from ehrlib.pipeline.runner import run_experiment
 
     src = demo_folder()
-    if src is None:
+    if src is None and db is None:
         raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "
                            "`ehrlib download mimic-iii-demo DIR`)")
     corpus = fixture_dir()
@@ -139,13 +144,14 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
     summary: list[tuple] = []
     errors: list[tuple] = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-realnotes-") as tmp:
-        db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
+        if db is None:
+            db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
         for method in methods:
             run_id = f"{method}-offline"
             # the runner resumes a run dir it finds; a benchmark must measure the current code
             shutil.rmtree(runs_dir / run_id, ignore_errors=True)
             params = RunParams(corpus=str(corpus), db=str(db), method=method, backend="offline",
-                               run_id=run_id, runs_dir=str(runs_dir), progress=False)
+                               run_id=run_id, runs_dir=str(runs_dir), note_ids=tuple(note_ids), progress=False)
             t0 = time.perf_counter()
             run_dir = run_experiment(params)
             seconds = time.perf_counter() - t0
