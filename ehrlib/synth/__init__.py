@@ -38,6 +38,9 @@ __all__ = [
     "read_storylines",
 ]
 
+#: Storyline patients per build: their admissions take hadm_ids 100000-199999 as in MIMIC.
+MAX_PATIENTS = 50_000
+
 #: Bump when the same seed would produce different rows.
 GENERATOR_VERSION = "synth-tables-1"
 
@@ -82,8 +85,9 @@ def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int
     """:func:`generate_hospital`, returning row counts and phase timings (benchmarks)."""
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
-    if patients < 1:
-        raise ConfigError(f"--patients must be at least 1, not {patients}")
+    if not 1 <= patients <= MAX_PATIENTS:
+        raise ConfigError(f"--patients must be between 1 and {MAX_PATIENTS:,} (MIMIC's id ranges), not {patients}; "
+                          "use --scale for benchmark-size CHARTEVENTS")
     if scale is not None and scale < 0:
         raise ConfigError(f"--scale must be a positive number of CHARTEVENTS rows, not {scale}")
     out = Path(out_path)

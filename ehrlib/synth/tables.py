@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 from ehrlib import schema
 from ehrlib.synth.dictionaries import (
@@ -870,7 +871,7 @@ def build_tables(patients: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
     frames: list[dict] = []
     story_rows: list[dict] = []
     k = 0
-    for p in range(patients):
+    for p in tqdm(range(patients), desc="synthetic patients", unit="patient", disable=patients < 200, leave=False):
         rng = np.random.default_rng([seed, 1, p])
         subject_id = 10_000 + 3 * p + int(rng.integers(0, 3))
         gender = "F" if rng.random() < 0.45 else "M"
