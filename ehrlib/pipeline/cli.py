@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tools", help="tool categories, comma-separated (alignment,profiling,temporal,criterion)")
     p.add_argument("--validation-cache", type=int, help="validation cache size m, 0..5")
     p.add_argument("--evidence-guard", choices=("on", "off"))
+    p.add_argument("--cache-scope", choices=("segment", "note"),
+                   help="validation cache per segment (parallel) or per note (sequential, as in the paper)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -40,6 +42,7 @@ def _run(args: argparse.Namespace) -> int:
         run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, concurrency=args.concurrency,
         segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
         tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
+        cache_scope=args.cache_scope,
         progress=False if args.no_progress else None,
     )
     run_dir = run_experiment(params)

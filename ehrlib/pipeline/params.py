@@ -57,6 +57,9 @@ class RunParams:
     tools: tuple[str, ...] | None = None
     #: validation cache size m (0 = off); the paper uses 5
     validation_cache: int = 5
+    #: cache lanes: "segment" (one cache per segment, segments verified in parallel) or
+    #: "note" (one cache for the whole note, verified sequentially as in the paper)
+    cache_scope: str = "segment"
     evidence_guard: bool = True
     # --- sizes and limits -------------------------------------------------------------
     top_k: int = 10
@@ -82,6 +85,8 @@ class RunParams:
         if self.extraction not in EXTRACTION_MODES:
             raise ConfigError(f"extraction must be one of {', '.join(EXTRACTION_MODES)}, "
                               f"got {self.extraction!r}")
+        if self.cache_scope not in ("segment", "note"):
+            raise ConfigError(f"cache_scope must be segment or note, got {self.cache_scope!r}")
         if not 0 <= self.validation_cache <= 5:
             raise ConfigError(f"validation_cache must be 0..5, got {self.validation_cache}")
         if self.tools is not None:
@@ -142,7 +147,8 @@ def _coerce(name: str, value: Any) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError("backend_options must be a mapping")
         return dict(value)
-    if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction"):
+    if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction",
+                "cache_scope"):
         return str(value)
     return value
 

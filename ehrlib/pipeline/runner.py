@@ -391,7 +391,12 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         def save_manifest(status: str) -> None:
             write_json(_manifest(params, run_id, stages, db_info, notes_path, len(notes), writer.ledger, status,
                                  started, ontology_info), run_dir / MANIFEST)
-            write_json(summarize_ledger(writer.ledger)["usage"] | {"run_id": run_id}, run_dir / USAGE)
+            summary = summarize_ledger(writer.ledger)
+            write_json({"run_id": run_id, "model": stages.model, **summary["usage"],
+                        "by_stage": {k: {m: v[m] for m in ("llm_calls", "input_tokens", "output_tokens",
+                                                           "thinking_tokens", "cost_usd") if m in v}
+                                     for k, v in summary["stages"].items()},
+                        "notes": summary["totals"]["notes_ok"]}, run_dir / USAGE)
 
         save_manifest("running")
         from ehrlib.pipeline.context import ItemProfiler, note_context
@@ -412,7 +417,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
                            ontology=ontology, item_profile=profiler, params=params)
             try:
                 return inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
-                                    cache_scope=str(params.backend_options.get("cache_scope", "segment")),
+                                    cache_scope=params.cache_scope,
                                     pool=pool)
             finally:
                 env.close()
