@@ -330,7 +330,7 @@ def test_cli_writes_a_database(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("kwargs", [{"layout": "oracle"}, {"patients": 0}, {"scale": -5}])
+@pytest.mark.parametrize("kwargs", [{"layout": "oracle"}, {"patients": 0}, {"patients": 50_001}, {"scale": -5}])
 def test_bad_arguments_are_clear_errors_and_write_nothing(tmp_path, kwargs):
     out = tmp_path / "bad.duckdb"
     with pytest.raises(ConfigError):
