@@ -56,7 +56,7 @@ _NO_TIME_DAMPING = 0.7
 _MISSING_DRAW = 0.55
 #: damping turns some drawn inconsistencies back into consistent statements; drawing a
 #: little more often keeps the achieved rate at the requested one (measured on the demo)
-_DRAW_BOOST = 1.35
+_DRAW_BOOST = 1.6
 _MISSING_CAPABLE = ["lab_value", "medication", "procedure", "microbiology", "infusion"]
 #: list-like sections (vital signs, exam findings) where another statement would be out of place
 _NO_SUBSTITUTE = ("vital_range", "finding")
@@ -101,26 +101,31 @@ class _Writer:
         self.ctx, self.rng, self.options = ctx, ctx.rng, options
         self.dx_used: set = set()
 
-    def modes(self, feasible: Sequence[str]) -> list[str]:
+    def modes(self, feasible: Sequence[str], damping: float = 0.0) -> list[str]:
         """Modes to try in order (the drawn one, then fallbacks that keep the rate)."""
         rng = self.rng
         if rng.random() >= min(1.0, self.options.inconsistency_rate * _DRAW_BOOST):
             return ["ok"]
         if rng.random() < _MISSING_SHARE[self.ctx.note_type] * _MISSING_DRAW or not feasible:
             return ["missing", *feasible, "ok"]
-        if "time" not in feasible and rng.random() < _NO_TIME_DAMPING:
+        if "time" not in feasible and rng.random() < max(damping, _NO_TIME_DAMPING):
             # statements that cannot carry a time error (interpretations, ranges) would
             # otherwise crowd out time errors, the paper's most common type
             return ["ok"]
         weights = [_COLUMN_WEIGHTS[m] for m in feasible]
         first = rng.choices(list(feasible), weights=weights)[0]
+        if first == "time":
+            # when the data leave no clean wrong time (daily labs), keep the statement right
+            # rather than turning it into a value error: time must stay the commonest type
+            return ["time", "ok"]
         return [first, *[m for m in feasible if m != first], "missing", "ok"]
 
-    def stmt(self, kind: str, **kw: Any) -> Stmt | None:
-        builder, feasible = BUILDERS[kind]
+    def stmt(self, kind: str, feasible: Sequence[str] | None = None, damping: float = 0.0, **kw: Any) -> Stmt | None:
+        builder, default_feasible = BUILDERS[kind]
+        feasible = default_feasible if feasible is None else feasible
         if kind == "diagnosis":
             kw["exclude"] = self.dx_used
-        for mode in self.modes(feasible):
+        for mode in self.modes(feasible, damping):
             s = builder(self.ctx, mode, **kw)
             if s is not None:
                 return s
@@ -180,6 +185,7 @@ def _oos(rng: random.Random, pool: Sequence[str], k: int) -> list[str]:
 
 # --- the three note types ------------------------------------------------------------------
 
+_PANEL = ["wbc", "hgb", "plt", "na", "k", "hco3", "bun", "cr", "glucose", "lactate", "inr", "tbili"]
 _HEMO = {"keys": ("hypotension", "tachycardia", "bradycardia", "hypertension")}
 _ID = {"keys": ("fever", "leukocytosis", "leukopenia")}
 _RENAL = {"keys": ("cr", "bun", "k", "na", "hco3")}
@@ -225,7 +231,19 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.add("Family History:")
     doc.add(rng.choice(T.FAMILY_HISTORY))
     doc.blank()
-    _listing(doc, w, "Pertinent Results:", "lab_value", rng.randint(3, 5))
+    doc.add("Pertinent Results:")
+    lab_days = sorted({o.time.date() for k in _PANEL for o in f.series.get(k, ())})
+    picks = sorted({d for d in (lab_days[:1] + lab_days[-1:] + rng.sample(lab_days, min(2, len(lab_days))))})
+    for d in picks:
+        keys = rng.sample(_PANEL, rng.randint(4, 7))
+        line: list[Any] = [f"{T.deid_date(d, rng, True)} {rng.randint(1, 11):02d}:{rng.randint(0, 59):02d}"
+                           f"{rng.choice(('AM', 'PM'))} BLOOD"]
+        for key in keys:
+            s = w.stmt("lab_value", feasible=("value",), damping=0.9, concept_key=key, on_date=d, panel=True)
+            if s is not None:
+                line += [" ", s]
+        if len(line) > 1:
+            doc.add(*line)
     doc.blank()
     doc.add("Brief Hospital Course:")
     doc.add(f"{_age_sex(f)} admitted with {(f.admit_diagnosis or 'the above').lower()}, course as follows.")
@@ -235,6 +253,16 @@ def _discharge_summary(w: _Writer) -> _Doc:
              "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki",)}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
              "# Lines/procedures:": (("procedure", {}), ("procedure", {}))}
+    if rng.random() < 0.4:
+        problems = []
+        days = sorted({f.admittime.date() + dt.timedelta(days=i) for i in range(f.n_days)})
+        for d in sorted(set(days[:1] + rng.sample(days, min(3, len(days))))):
+            line = [f"HD {f.hd(d)} ({T.deid_date(d, rng, False)}): "]
+            line += w.sentence("interpretation", on_date=d)
+            line += w.sentence("lab_value", on_date=d)
+            line += w.sentence("medication", on_date=d)
+            if len(line) > 1:
+                doc.add(*line)
     for head in problems:
         line: list[Any] = [head + " "]
         for kind, kw in kinds[head]:

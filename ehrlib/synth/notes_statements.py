@@ -210,10 +210,13 @@ def _main_item(rows: Sequence[Obs]) -> list[Obs]:
 # --- numeric point values (labs) -----------------------------------------------------------
 
 def lab_value(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequence[str] | None = None,
-              on_date: dt.date | None = None) -> Stmt | None:
+              on_date: dt.date | None = None, panel: bool = False) -> Stmt | None:
+    """A lab value; ``panel`` writes the results-section form ``WBC-14.2*`` under a dated line."""
     f, rng = ctx.facts, ctx.rng
     if mode == "missing":
-        return _missing_lab(ctx)
+        return _missing_lab(ctx, on_date if panel else None)
+    if panel and (on_date is None or mode == "time"):
+        return None
     keys = [concept_key] if concept_key else list(keys or [c.key for c in LAB_CONCEPTS])
     rng.shuffle(keys)
     for key in keys:
@@ -257,7 +260,9 @@ def lab_value(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequenc
         flag = "*" if (r.flag or "").lower().startswith("abn") and mode == "ok" and rng.random() < 0.5 else ""
         entity = rng.choice((f"{surf} {val}{flag}", f"{surf} {val} {unit}".strip(), f"{surf} of {val}",
                              f"{surf}-{val}{flag}"))
-        when = _anchor(ctx, claim_date) if explicit else ""
+        if panel:
+            entity = f"{concept.surfaces[0]}-{val}{flag}"
+        when = _anchor(ctx, claim_date) if explicit and not panel else ""
         text = rng.choice((f"{entity} {when}", f"{when} {entity}" if when else entity,
                            f"{entity} ({when})" if when else entity)).strip()
         if when.startswith("on ") and text.startswith(when):
@@ -274,7 +279,7 @@ _TYPICAL = {"lipase": 45, "trop": 0.05, "bnp": 850, "ammonia": 38, "tsh": 2.1, "
             "ddimer": 560, "mg": 1.9, "alt": 32}
 
 
-def _missing_lab(ctx: Ctx) -> Stmt | None:
+def _missing_lab(ctx: Ctx, panel_date: dt.date | None = None) -> Stmt | None:
     f, rng = ctx.facts, ctx.rng
     cands = list(MISSING_LAB_CONCEPTS)
     rng.shuffle(cands)
@@ -286,10 +291,12 @@ def _missing_lab(ctx: Ctx) -> Stmt | None:
         it = items[0]
         val = _fmt(_TYPICAL[concept.key] * rng.choice((0.8, 1.0, 1.3, 2.0)), concept.decimals)
         surf = rng.choice(concept.surfaces)
-        d = f.admittime.date() if ctx.note_type == "discharge_summary" else ctx.note_date
-        explicit = ctx.note_type == "discharge_summary"
+        d = panel_date or (f.admittime.date() if ctx.note_type == "discharge_summary" else ctx.note_date)
+        explicit = ctx.note_type == "discharge_summary" or panel_date is not None
         entity = rng.choice((f"{surf} {val}", f"{surf} of {val}", f"{surf} {val} {concept.unit}".strip()))
-        text = f"{entity} {_anchor(ctx, d)}" if explicit else entity
+        if panel_date is not None:
+            entity = f"{concept.surfaces[0]}-{val}"
+        text = f"{entity} {_anchor(ctx, d)}" if explicit and panel_date is None else entity
         window = day_window(d) if explicit else ctx.default_window
         return Stmt("lab_value", text, entity, "inconsistent", (ItemRef("labevents", it.label, it.itemid),),
                     ("valuenum", "charttime"), {"valuenum": float(val)}, val, window,
