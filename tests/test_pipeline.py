@@ -380,3 +380,13 @@ def test_group_siblings_answered_in_the_same_call(db):
     assert len(seen_sibling_lists) == 1  # no sibling list offered without a cache
     assert not any(p.from_cache for p in res0.predictions)
     assert backend0.calls.count("verify") > backend.calls.count("verify")
+
+
+def test_too_many_ontology_candidates_keep_the_related_ones():
+    from ehrlib.ontology import OntologyItem
+    from ehrlib.pipeline.llm_stages import _rank_by_overlap
+
+    items = [OntologyItem(f"diagnoses_icd:{k}", "diagnoses_icd", label, "DIAGNOSIS", "X")
+             for k, label in enumerate(["Cholera", "Acute kidney failure", "Essential hypertension", "Gout"])]
+    ranked = _rank_by_overlap(items, "4: Renal: acute kidney injury; hypertensive overnight")
+    assert [i.label for i in ranked[:2]] == ["Acute kidney failure", "Essential hypertension"]

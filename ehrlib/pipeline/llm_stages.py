@@ -373,8 +373,8 @@ class LLMOntologyExtractor:
         if not cands:
             return _out((), usages, pids, failures, raws)
         if len(cands) > MAX_PROMPT_ITEMS:
-            failures.append(f"{len(cands) - MAX_PROMPT_ITEMS} candidate items left out of the prompt")
-            cands = cands[:MAX_PROMPT_ITEMS]
+            failures.append(f"{len(cands) - MAX_PROMPT_ITEMS} less related candidate items left out of the prompt")
+            cands = _rank_by_overlap(cands, seg_text)[:MAX_PROMPT_ITEMS]
         allowed = {i.key: ItemRef(i.table, i.label, _itemid(i.key)) for i in cands}
         listing = "\n".join(f"{i.key} | {i.table} | {i.label}" for i in cands)
         known_text = "\n".join(f"line {e.line}: {e.text} = {e.value or ''} -> {', '.join(e.item_keys)}"
@@ -383,6 +383,22 @@ class LLMOntologyExtractor:
         value, u3, r3, f3 = self.llm.ask(text, ENTITIES_SCHEMA, stage="ontology_extraction", note_id=ctx.note_id)
         entities, notes = _entities_from(value, ctx, segment, allowed, known, "ontology", "o")
         return _out(entities, [*usages, u3], [*pids, p_ext.prompt_id], [*failures, f3, *notes], [*raws, *r3])
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+
+
+def _rank_by_overlap(cands: Sequence[Any], text: str) -> list[Any]:
+    """Candidates whose label shares words (or a 4-letter prefix) with the segment first:
+    a subgroup of real MIMIC can hold thousands of items (ICD titles), more than a prompt."""
+    words = set(_WORD.findall(text.lower()))
+    prefixes = {w[:4] for w in words if len(w) >= 4}
+
+    def score(item: Any) -> int:
+        label = set(_WORD.findall(item.label.lower()))
+        return 2 * len(label & words) + len({w[:4] for w in label if len(w) >= 4} & prefixes)
+
+    return sorted(cands, key=lambda i: -score(i))
 
 
 def _itemid(key: str) -> int | str:

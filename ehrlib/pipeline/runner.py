@@ -363,7 +363,7 @@ def _check_resume(run_dir: Path, params: RunParams) -> str | None:
 
 def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     """Run (or resume) one experiment; returns ``runs/<run_id>/``."""
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
     notes, notes_path = _load_notes(params)
     stages = stages or get_stages(params.method, params.backend, params)
