@@ -53,7 +53,8 @@ _MIMIC4_EXTRAS: Mapping[str, Mapping[str, str]] = {
                    "hospital_expire_flag": "CASE WHEN deathtime IS NULL THEN 0 ELSE 1 END"},
     "labevents": {"specimen_id": "specimen_id", "ref_range_lower": "ref_range_lower",
                   "ref_range_upper": "ref_range_upper", "storetime": "charttime + INTERVAL 95 MINUTE"},
-    "prescriptions": {"pharmacy_id": "row_id"},
+    # MIMIC-IV orders carry the minute (MIMIC-III only the date)
+    "prescriptions": {"pharmacy_id": "row_id", "starttime": "order_time", "stoptime": "stop_time"},
     "inputevents_mv": {"orderid": "orderid", "linkorderid": "orderid", "patientweight": "patientweight",
                        "storetime": "endtime + INTERVAL 12 MINUTE"},
     "outputevents": {"storetime": "charttime + INTERVAL 15 MINUTE"},

@@ -52,6 +52,7 @@ EXTRA_COLUMNS: dict[str, tuple[str, ...]] = {
     "inputevents_mv": ("orderid", "patientweight"),
     "inputevents_cv": ("orderid",),
     "microbiologyevents": ("isolate_num", "micro_specimen_id"),
+    "prescriptions": ("order_time", "stop_time"),
     "procedures_icd": ("chartdate",),
     "emar": ("poe_id",),
 }
@@ -595,7 +596,8 @@ class _Admission:
         icu = s.icustay_id if s.icu_in - 12 <= start < s.icu_out else None
         self.rows["prescriptions"].append({
             "subject_id": s.subject_id, "hadm_id": s.hadm_id, "icustay_id": icu, "startdate": sd,
-            "enddate": max(ed, sd), "drug_type": med.drug_type, "drug": med.drug,
+            "enddate": max(ed, sd), "order_time": _ts(s.t0, start), "stop_time": _ts(s.t0, max(end, start)),
+            "drug_type": med.drug_type, "drug": med.drug,
             "drug_name_generic": med.generic, "prod_strength": med.strength, "dose_val_rx": med.dose,
             "dose_unit_rx": med.unit, "form_val_disp": med.form_val, "form_unit_disp": med.form_unit,
             "route": med.route,
