@@ -82,8 +82,10 @@ def test_default_size_and_shape(synth_db):
     years = _q(con, f"SELECT min(year({m.table('admissions').col('admittime')})), "
                     f"max(year({m.table('admissions').col('dischtime')})) FROM {m.table('admissions').ref}")[0]
     assert 2100 <= years[0] and years[1] < 2200  # dates shifted into the 2100s
-    stories = {r[2] for r in read_storylines(con)}
-    assert stories == set(STORYLINES)
+    rows = read_storylines(con)
+    assert {r[2] for r in rows} == set(STORYLINES)
+    one = read_storylines(con, rows[0][1])
+    assert one and {r[1] for r in one} == {rows[0][1]} and [r[4] for r in one] == sorted(r[4] for r in one)
     # both charting systems occur: CareVue stays chart into INPUTEVENTS_CV
     assert _q(con, f"SELECT count(*) FROM {m.table('inputevents_cv').ref}")[0][0] > 0
     assert _q(con, f"SELECT count(*) FROM {m.table('inputevents_mv').ref}")[0][0] > 0

@@ -159,9 +159,12 @@ def content_checksums(path: str | os.PathLike) -> dict[str, str]:
         con.close()
 
 
-def read_storylines(con) -> "list[tuple[int, int, str, str, object]]":
-    """Every (subject_id, hadm_id, storyline, event, event_time) row, in time order."""
+def read_storylines(con, hadm_id: int | None = None) -> list[tuple]:
+    """(subject_id, hadm_id, storyline, event, event_time) rows in time order, for one
+    admission or all. The only generator knowledge a database carries; everything else
+    is in the MIMIC tables."""
+    where, params = ("WHERE hadm_id = ? ", [hadm_id]) if hadm_id is not None else ("", [])
     return con.execute(
         f"SELECT subject_id, hadm_id, storyline, event, event_time FROM {schema.quote_ident(STORYLINES_TABLE)} "  # noqa: S608
-        "ORDER BY subject_id, hadm_id, event_time, event"
+        f"{where}ORDER BY subject_id, hadm_id, event_time, event", params
     ).fetchall()
