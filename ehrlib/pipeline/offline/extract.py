@@ -106,17 +106,26 @@ def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, st
     return [(it, k) for it, k in pairs if it.table == "microbiologyevents" and ":spec:" in k]
 
 
+_BLOOD_PRODUCTS = ((r"prbc|red|rbc|blood", r"packed red|prbc|rbc"), (r"ffp|plasma", r"ffp|fresh frozen|plasma"),
+                   (r"plt|platelet", r"platelet"), (r"cryo", r"cryo"))
+
+
 def _align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     if m.concept == "drug" or m.kind in ("medication", "infusion"):
         names = list(m.attributes.get("drugs", ()))
         concept = lex.concepts.get(m.concept)
-        if concept is not None and concept.items is not None:  # blood products
-            return concept_items(concept.tables, concept.items, pairs)
+        if concept is not None and concept.items is not None:  # blood products: the one named
+            product = next((pat for word, pat in _BLOOD_PRODUCTS if re.search(word, m.text, re.I)), None)
+            return concept_items(concept.tables, re.compile(product, re.I) if product else concept.items, pairs)
         return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
     if m.kind == "microbiology":
         spec = re.compile(str(m.attributes.get("specimen", "")), re.I)
         return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]
     if m.kind == "interpretation":
+        extra = lex.extra_criteria.get(str(m.attributes.get("criterion")))
+        if extra is not None:  # a lexicon state: judged on its concept's items
+            concept = lex.concepts[extra["concept"]]
+            return concept_items(concept.tables, concept.items, pairs)
         return []  # the criterion names its items at verification (Get_Clinical_Criterion)
     concept = lex.concepts.get(m.concept)
     if concept is None:
@@ -235,9 +244,17 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     by_line: dict[int, list[Mention]] = {}
     for m in mentions:
         by_line.setdefault(m.line, []).append(m)
+    counts: dict[tuple[int, str, str], int] = {}
+    for m in mentions:
+        key = (m.line, m.text.lower(), m.concept)
+        counts[key] = counts.get(key, 0) + 1
     for m in mentions:
         if (m.line, (m.start, m.end)) in seen:
             continue
+        if counts.get((m.line, m.text.lower(), m.concept), 0) > 1 and m.value:
+            # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
+            m = Mention(m.line, m.start, m.end, f"{m.text} {m.value}".replace("`", "")[:60], m.kind, m.concept,
+                        m.value, m.attributes, m.group)
         items = _align(m, lex, pairs)
         needs_items = m.kind not in ("interpretation", "diagnosis")
         if step == "patient":

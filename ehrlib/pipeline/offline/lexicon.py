@@ -22,7 +22,7 @@ __all__ = ["Concept", "Lexicon", "load_lexicon", "InterpretationTerm"]
 #: interpretation words beyond clinical_criteria.yaml's names (inflections, ward shorthand)
 _EXTRA_TERMS: dict[str, tuple[str, ...]] = {
     "fever": ("febrile to", "febrile", "fevers", "spiked", "temp spike", "t spike", "spiking fevers"),
-    "tachycardia": ("tachy", "tachycardic to", "st"),
+    "tachycardia": ("tachy", "tachycardic to"),
     "hypotension": ("hypotensive to", "soft bp", "soft bps", "sbps in the", "low bp", "low bps"),
     "hypertension": ("hypertensive to", "htn to", "elevated bp", "elevated bps"),
     "anemia": ("anemic", "hct drop", "hgb drop"),
@@ -85,6 +85,9 @@ class Lexicon:
     #: generic name -> every name notes use for it (brands, abbreviations), for matching
     #: order labels such as "Levophed-k" or "Piperacillin/Tazobactam (Zosyn)"
     drug_aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: states outside clinical_criteria.yaml (hypokalemia, thrombocytopenia...): id ->
+    #: {concept, operator, threshold, source}, judged on the concept's items
+    extra_criteria: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     term_index: Mapping[str, InterpretationTerm] = field(default_factory=dict)
     criteria: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
@@ -151,6 +154,18 @@ def load_lexicon() -> Lexicon:
                 terms.append(InterpretationTerm(c["id"], str(n).lower(), False))
             for n in list(c.get("negations", ())) + list(_EXTRA_NEGATIONS.get(c["id"], ())):
                 terms.append(InterpretationTerm(c["id"], str(n).lower(), True))
+        extra: dict[str, Mapping[str, Any]] = {}
+        for cid, c in (data.get("interpretations") or {}).items():
+            if cid in criteria:
+                continue  # the shared criteria file wins
+            if c["concept"] not in concepts or c["operator"] not in ("<", "<=", ">", ">="):
+                raise ConfigError(f"offline interpretation {cid}: unknown concept or operator")
+            extra[cid] = {"concept": c["concept"], "operator": c["operator"], "threshold": float(c["threshold"]),
+                          "source": str(c.get("source", ""))}
+            for n in c.get("names", ()):
+                terms.append(InterpretationTerm(cid, str(n).lower(), False))
+            for n in c.get("negations", ()):
+                terms.append(InterpretationTerm(cid, str(n).lower(), True))
     except (KeyError, TypeError, AttributeError, re.error) as exc:
         raise ConfigError(f"offline lexicon is malformed: {exc}") from None
     term_index: dict[str, InterpretationTerm] = {}
@@ -167,4 +182,4 @@ def load_lexicon() -> Lexicon:
         re.compile(_alternation(list(drugs) + list(classes)), re.I),
         re.compile(_alternation([t.text for t in terms]), re.I),
         form_to_concept={k: tuple(v) for k, v in form_to.items()}, term_index=term_index, criteria=criteria,
-        drug_aliases={k: tuple(v) for k, v in aliases.items()})
+        drug_aliases={k: tuple(v) for k, v in aliases.items()}, extra_criteria=extra)

@@ -98,7 +98,7 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
 _TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|trended\s+up|"
                r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
-               r"normalized|peaked|nadired|was\s+up|was\s+down)(?:\s+again)?\s+)")
+               r"normalized|peaked|nadired|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
 _SEP = r"[\s:=,~]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
 _SERIES = re.compile(r"(?P<a>" + _NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + _NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + _NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + _NUM + r"))?")
@@ -145,7 +145,7 @@ def _verb_direction(verb: str, concept: Concept | None) -> str | None:
         return None
     if re.search(r"improv|worsen", verb, re.I):
         return "improving" if re.search(r"improv", verb, re.I) else "worsening"
-    if re.search(r"normaliz", verb, re.I):
+    if re.search(r"normaliz|\bback\b", verb, re.I):
         return None
     return "down" if _DOWN_VERB.search(verb) else "up"
 
@@ -262,6 +262,10 @@ _NEG_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|\bdenies\b|\bdenied\b|\bwithout\b|\
                          r"[\w\s,/]{0,25}$", re.I)
 
 
+#: "Hypotension: none", "Fever - resolved": a problem heading negated by what follows it
+_NEG_AFTER = re.compile(r"\s*[:\-–]\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\b|\s+(?:resolved|none)\b", re.I)
+
+
 def negated_before(prefix: str) -> bool:
     """ConText-style negation: a trigger within the same clause before the term."""
     clause = re.split(r"[.;:]|\bbut\b|\bhowever\b", prefix)[-1]
@@ -270,7 +274,7 @@ def negated_before(prefix: str) -> bool:
 
 # --- line scanning ---------------------------------------------------------------------------------
 
-_CLAUSE_END = re.compile(r"[.;]\s|[.;]$|\s{3,}|\|")
+_CLAUSE_END = re.compile(r"(?<!\b[A-Za-z])[.;]\s|[.;]$|\s{3,}|\|")
 _DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|mg/hr|units/hr|u/hr|l)\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b", re.I)
@@ -312,11 +316,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
         term = lex.term_index.get(re.sub(r"\s+", " ", m.group(0).lower()))
         if term is None:
             continue
-        if m.group(0).lower() == "st" and not re.search(r"\bST\b", m.group(0)):
-            continue
-        if m.group(0) in ("ST",) and not re.search(r"(sinus|rhythm|\bST\b\s*(?:\d|to|in))", raw[m.start():m.start() + 12]):
-            continue
-        negated = term.negated or negated_before(raw[:m.start()])
+        negated = term.negated or negated_before(raw[:m.start()]) or bool(_NEG_AFTER.match(raw[m.end():]))
         attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
         tail = raw[m.end():m.end() + 40]
         val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail, re.I) or term.text.endswith(" to") else None
@@ -358,7 +358,8 @@ def _next_start(starts: list[int], after: int) -> int | None:
 
 _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"
                            r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
-                           r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined)"
+                           r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined|"
+                           r"(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)"
                            r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + _NUM + r")"
                            r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|trended\s+down)\b", re.I)
 
@@ -377,6 +378,10 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
         val = parse_value(raw[m.end():], concept)
         if val is not None and not _plausible(val, concept):
             val = None
+        if val is not None:
+            after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
+            if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
+                val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
         if val is not None:
             end = m.end() + int(val.pop("_end"))
             near = trend_word(raw[end:end + 14])
@@ -491,7 +496,8 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
         if amount:
             attrs["units"] = float(amount.group(1))
         prev = out[-1] if out else None
-        if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 6:
+        if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 8
+                and re.fullmatch(r"transfus\w*", prev.text, re.I)):
             out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "medication", concept.cid,
                               None, {**prev.attributes, **attrs})  # "transfused 1u PRBC"
             taken.append((m.start(), m.end()))
@@ -558,6 +564,22 @@ def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mentio
                                               "negated": False, "for": concept.cid}))
 
 
+_VOLUME = re.compile(r"^(?:l|ml|cc|mls)$", re.I)
+
+
+def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
+    """A parsed unit that cannot belong to the concept ("4L" for a respiratory rate)."""
+    if concept.kind == "output":
+        return True
+    if unit in ("F", "C") and concept.cid != "temperature":
+        return False
+    if unit and _VOLUME.match(unit.strip()):
+        return False
+    if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in ("fio2",):
+        return False
+    return True
+
+
 _REPLETION = {"potassium": "potassium chloride", "magnesium": "magnesium sulfate", "calcium": "calcium gluconate",
               "phosphate": "sodium phosphate"}
 
@@ -607,6 +629,9 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
             if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
                 spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
     spans.sort()
+    # "resistant to ciprofloxacin" names a susceptibility, not an order
+    spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
+                                                 r"(?:[a-z/\-]+\s*(?:,|and|/)\s*)*$", raw[max(0, sp[0] - 60):sp[0]], re.I)]
     deduped: list[tuple[int, int, list[str]]] = []
     for sp in spans:
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
@@ -644,7 +669,8 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         freq = _FREQ.search(own[:50])
         if freq:
             attrs["freq"] = freq.group(1).lower()
-        act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(raw[max(0, s - 25):s])
+        lead = re.split(r"[.;]\s", raw[max(0, s - 25):s])[-1]
+        act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(lead)
         if act:
             attrs["action"] = act.group("a").lower()
         dur = parse_duration_days(own[:60])
@@ -676,7 +702,8 @@ def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
             sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause, re.I)
             if sens:
                 attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
-                attrs["antibiotics"] = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()][:4]
+                names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
+                attrs["antibiotics"] = [a for a in names if len(a.split()) <= 2][:4]
             if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
                 attrs["pending"] = True
             end = m.end()

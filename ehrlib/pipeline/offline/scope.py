@@ -82,8 +82,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))
     scope = section_scope(segment.section)
     if scope == "past":
-        if segment.section == "hpi" and entity.kind not in ("medication",) and not _ED.search(line_text) and \
-                note_type != "discharge_summary":
+        if segment.section == "hpi" and not _ED.search(line_text) and note_type != "discharge_summary":
             # a progress note's subjective/interval history describes the current stay
             return ScopeDecision(entity.entity_id, "active", f"{segment.section} of a {note_type} note", ())
         return ScopeDecision(entity.entity_id, "past", f"section {segment.title!r} is history", (segment.section,))

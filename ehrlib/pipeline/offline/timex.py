@@ -211,6 +211,8 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0, 0.0),
     ))
+_FIRST_HOURS = re.compile(r"\b(?:in\s+|within\s+|over\s+|during\s+)?the\s+first\s+(?P<n>\d{1,3}|" + "|".join(_NUM_WORDS)
+                          + r")\s*(?P<u>h(?:ours?|rs?)?|days?)\b", re.I)
 _FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b", re.I)
 _PRIOR = re.compile(r"\b(?:the\s+)?(?:previous|preceding|prior)\s+(?:day|evening|night)\b|\bthe\s+day\s+before\b", re.I)
 
@@ -309,6 +311,11 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
         for m in pattern.finditer(text):
             # "on admission" reaches back one day (ED before the admit time), per B.4
             add(m, day_window(base, w, w), name)
+    if admit is not None:
+        for m in _FIRST_HOURS.finditer(text):
+            n = _num(m.group("n"))
+            span_end = admit + (timedelta(hours=n) if m.group("u").lower().startswith("h") else n * _DAY)
+            add(m, TimeSpan(fmt(admit - timedelta(hours=12)), fmt(span_end)), "admission")
     for m in _FOLLOWING.finditer(text):
         base_span = previous or (refs[-1].window if refs else None)
         start = parse_datetime(base_span.start) if base_span else None

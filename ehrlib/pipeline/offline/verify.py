@@ -435,6 +435,12 @@ def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     fitted = _fitted_direction(rows)
     if fitted:
         directions.add(fitted)
+    # a progress note's "drifting down" is about the latest day: the last 24 h of values
+    last_t = _t(rows[-1].get("time"))
+    if last_t is not None and ctx.note_type != "discharge_summary":
+        recent = [float(r["valuenum"]) for r in rows if (rt := _t(r.get("time"))) and last_t - rt <= timedelta(hours=24)]
+        if len(recent) >= 2:
+            directions.add(trend_direction(recent))
     ev = [rows[0], rows[-1]]
     if claim in directions:
         return _verdict(e, s, True, f"{e.text} {claim} in the table as stated "
@@ -493,6 +499,9 @@ def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     a = e.attributes
     crit_id = str(a.get("criterion"))
     negated = bool(a.get("negated"))
+    extra = load_lexicon().extra_criteria.get(crit_id)
+    if extra is not None:
+        return _verify_lexicon_state(e, s, crit_id, extra, negated)
     summary, tests = _criterion_rows(s, e, crit_id if crit_id != "None" else e.text)
     if summary is None or not tests:
         return _verdict(e, s, True, f"no clinical criterion for {e.text!r}; not judged", ())
@@ -525,6 +534,25 @@ def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     what = "holds" if holds else "does not hold"
     return _verdict(e, s, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
                     f"({src})", rows or any_rows[:4])
+
+
+def _verify_lexicon_state(e: Entity, s: _Session, crit_id: str, extra: Mapping[str, Any], negated: bool) -> Verdict:
+    """A state the shared criteria file lacks (hypokalemia...): the lexicon's reference
+    range on the concept's items, with the same negation and missing rules."""
+    inside, every = _all_rows(s, e)
+    numeric = [r for r in inside if r.get("valuenum") is not None]
+    src = extra.get("source", "")
+    if not numeric:
+        return _verdict(e, s, False, f"no {extra['concept']} values in the window to judge {crit_id}", every[:2],
+                        missing=True)
+    meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), float(r["valuenum"]),
+                                                     float(extra["threshold"]))]
+    holds = bool(meeting)
+    what = "holds" if holds else "does not hold"
+    if holds == (not negated):
+        return _verdict(e, s, True, f"{crit_id} {what} in the window as stated ({src})", meeting or numeric[:3])
+    return _verdict(e, s, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
+                    f"({src})", meeting or numeric[:4])
 
 
 def _temp_match(target: float, row: Mapping[str, Any]) -> bool:
@@ -616,12 +644,30 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
         if inside:
             return _verdict(e, s, False, f"note says no {names}, but it was given in the window", inside)
         return _verdict(e, s, True, f"no {names} in the window, as stated", every[:2])
+    action = str(a.get("action") or "")
+    stopped = action.startswith(("off", "held", "hold", "stop", "discontinued", "d/c", "dc", "weaned"))
+    if stopped and not e.time_text:
+        # "off octreotide", "lasix held": not running at the end of the window
+        we_ = _t(e.window.end) if e.window else None
+        running = [r for r in inside if (iv := _row_interval(r)) and we_ and iv[1] >= we_]
+        if running:
+            return _verdict(e, s, False, f"note says {names} stopped, but it runs past the window", running[:4])
+        return _verdict(e, s, True, f"{names} not running at the end of the window, as stated", inside[-2:] or every[-2:])
     if not every:
         return _verdict(e, s, False, f"no order or administration of {names} in this admission", (), missing=True)
     if not inside:
         return _verdict(e, s, False, f"{names} given in this admission but not in the window {tool_spec(e.window)}",
                         every[:4])
-    action = str(a.get("action") or "")
+    units = a.get("units")
+    if units is not None and str(a.get("concept")) == "transfusion" and e.time_text:
+        # MIMIC splits one unit over several rows (rate changes): compare volume, ~300 mL a unit
+        volume = sum(float(r["valuenum"]) for r in inside
+                     if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
+        if volume > 0:
+            estimate = volume / 300.0
+            if abs(estimate - float(units)) > max(1.0, 0.25 * float(units)):
+                return _verdict(e, s, False, f"{e.text}: stated {int(units)} unit(s), recorded {volume:.0f} mL "
+                                f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
     ws, we = (_t(e.window.start), _t(e.window.end)) if e.window else (None, None)
     if e.time_text and action in ("started", "start", "initiated", "initiate", "begun", "began", "restarted"):
         starts = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[0] <= we]
@@ -736,6 +782,10 @@ def _verify_event(e: Entity, s: _Session) -> Verdict:
     inside, every = _all_rows(s, e)
     if e.attributes.get("negated") and e.kind == "procedure" and not inside:
         return _verdict(e, s, True, f"no {e.text} in the window, as stated", every[:2])
+    if not every and e.kind == "procedure":
+        billed = _verify_diagnosis(e, s)  # bedside charting may miss it; the billed procedure codes may not
+        if billed.label == "consistent" and billed.evidence_row_ids:
+            return billed
     if not every:
         return _verdict(e, s, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
@@ -836,6 +886,13 @@ def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> 
         charted |= got
         if got & stated:
             hits.append(r)
+    grade = e.attributes.get("grade")
+    if grade:
+        g = re.sub(r"\D", "", str(grade)) or ("0" if "trace" in str(grade).lower() else "")
+        graded = {x for r in inside if (x := _pitting_grade(str(r.get("value") or "")))}
+        if graded and g and g not in graded:
+            return _verdict(e, s, False, f"{e.text}: grade {grade} not recorded (charted {', '.join(sorted(graded))}+)",
+                            inside[:4])
     if concept == "edema" and charted:
         # an amount ("4 mm", "Trace") or a location other than "None" means edema was present
         if "none" in stated:
@@ -883,6 +940,18 @@ def _org(r: Mapping[str, Any]) -> str:
     return str((r.get("extra") or {}).get("organism") or r.get("value") or "")
 
 
+def _pitting_grade(value: str) -> str | None:
+    """Pitting-edema grade of a charted value: "2+" -> 2; depth "4 mm" -> 2 (2 mm per
+    grade, the usual 1+ to 4+ pitting scale); "Trace" -> 0."""
+    m = re.search(r"([1-4])\s*\+|\+\s*([1-4])", value)
+    if m:
+        return m.group(1) or m.group(2)
+    m = re.search(r"(\d+)\s*mm", value, re.I)
+    if m:
+        return str(min(4, max(1, round(int(m.group(1)) / 2))))
+    return "0" if re.search(r"trace", value, re.I) else None
+
+
 def _verify_micro(e: Entity, s: _Session) -> Verdict:
     a = e.attributes
     res = s.call("View_General_Timeline", time=tool_spec(e.window) or "during admission", table="microbiologyevents")
@@ -927,7 +996,10 @@ _DX_ABBREV = {"chf": "congestive heart failure", "aki": "acute kidney failure", 
               "ugib": "gastrointestinal hemorrhage", "esrd": "end stage renal disease", "ckd": "chronic kidney disease",
               "dvt": "deep vein thrombosis", "pe": "pulmonary embolism", "mi": "myocardial infarction",
               "nstemi": "subendocardial infarction", "stemi": "acute myocardial infarction",
-              "ards": "acute respiratory distress", "sbo": "intestinal obstruction", "etoh": "alcohol",
+              "ards": "acute respiratory distress", "egd": "esophagogastroduodenoscopy",
+              "peg": "percutaneous endoscopic gastrostomy", "para": "percutaneous abdominal drainage",
+              "paracentesis": "percutaneous abdominal drainage", "cvl": "venous catheter", "picc": "venous catheter",
+              "central line": "venous catheter", "trach": "tracheostomy", "hd": "hemodialysis", "sbo": "intestinal obstruction", "etoh": "alcohol",
               "hcv": "hepatitis c", "osa": "obstructive sleep apnea", "cva": "cerebral infarction"}
 
 
@@ -942,7 +1014,7 @@ def _verify_diagnosis(e: Entity, s: _Session) -> Verdict:
     best = max(float(r.get("score") or 0) for r in rows)
     if best < 0.55:
         return _verdict(e, s, True, "no close ICD title; not judged", ())
-    close = [r for r in rows if float(r.get("score") or 0) >= max(0.55, best - 0.25)]
+    close = [r for r in rows if float(r.get("score") or 0) >= max(0.55, best - 0.35)]
     # has_records is per patient; a code billed on another admission is not this one's
     billed: list[Mapping[str, Any]] = []
     for r in [r for r in close if r.get("has_records")][:5]:
@@ -959,8 +1031,10 @@ def _verify_diagnosis(e: Entity, s: _Session) -> Verdict:
 # --- the stage -----------------------------------------------------------------------------------------------
 
 def _same_claim(e: Entity, c: Entity) -> bool:
-    keys = ("value", "min", "max", "systolic", "criterion", "negated", "direction", "dose", "organism", "words")
-    return e.kind == c.kind and all(e.attributes.get(k) == c.attributes.get(k) for k in keys)
+    keys = ("concept", "value", "min", "max", "systolic", "criterion", "negated", "direction", "dose", "organism",
+            "words", "action", "drugs", "units", "rate", "series")
+    return (e.kind == c.kind and e.text.lower() == c.text.lower()
+            and all(e.attributes.get(k) == c.attributes.get(k) for k in keys))
 
 
 def _from_cache(e: Entity, cache: Sequence[CacheEntry]) -> Verdict | None:
