@@ -200,7 +200,7 @@ def _note_day(db) -> str:
     return str((_admit(db) + datetime.timedelta(days=1)).date())
 
 
-def _run(db, backend: RuleBackend, params: RunParams | None = None, cache_scope: str = "note"):
+def _run(db, backend: RuleBackend, params: RunParams | None = None, cache_scope: str = "note", pool=None):
     from ehrlib.ontology import load_ontology
     from ehrlib.tools import PatientContext, make_toolset
 
@@ -212,7 +212,8 @@ def _run(db, backend: RuleBackend, params: RunParams | None = None, cache_scope:
                    ontology=load_ontology(db), item_profile=ItemProfiler(db.cursor, ctx.flavor), params=params)
     stages = apply_switches(build_llm_stages("inspector", params, _client(backend), backend="rules"), params)
     try:
-        return inspect_note(ctx, stages, env, run_id="t", cache_size=params.validation_cache, cache_scope=cache_scope)
+        return inspect_note(ctx, stages, env, run_id="t", cache_size=params.validation_cache, cache_scope=cache_scope,
+                            pool=pool)
     finally:
         env.close()
 
@@ -390,3 +391,17 @@ def test_too_many_ontology_candidates_keep_the_related_ones():
              for k, label in enumerate(["Cholera", "Acute kidney failure", "Essential hypertension", "Gout"])]
     ranked = _rank_by_overlap(items, "4: Renal: acute kidney injury; hypertensive overnight")
     assert [i.label for i in ranked[:2]] == ["Acute kidney failure", "Essential hypertension"]
+
+
+def test_thread_pool_gives_the_same_records(db):
+    """Segments and cache lanes on a pool: same predictions, same cache hits as sequential."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def stable(res):
+        return [(p.entity, p.label, p.inconsistency_type, p.from_cache, p.evidence_row_ids,
+                 tuple(c.tool for c in p.tool_calls)) for p in res.predictions]
+
+    sequential = _run(db, RuleBackend(), cache_scope="segment")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = _run(db, RuleBackend(), cache_scope="segment", pool=pool)
+    assert stable(parallel) == stable(sequential) and parallel.cache_hits == sequential.cache_hits == 1
