@@ -10,7 +10,8 @@ import pytest
 
 from ehrlib import schema
 from ehrlib.cli import main
-from ehrlib.db import read_manifest
+from ehrlib.db import read_manifest, table_defs
+from ehrlib.db.contracts import check_not_null_ids, check_unique_row_ids
 from ehrlib.errors import ConfigError
 from ehrlib.synth import STORYLINES, STORYLINES_TABLE, content_checksums, generate_hospital, read_storylines
 from ehrlib.synth.dictionaries import CHART_ITEMS, LAB_SPECS
@@ -41,6 +42,17 @@ def test_every_layout_is_detected_and_marked_synthetic(layout_db):
     assert manifest["source_kind"] == "synthetic" and manifest["layout"] == layout
     loaded = {t["table_name"]: t["row_count"] for t in manifest["tables"] if t["status"] == "loaded"}
     assert all(n > 0 for n in loaded.values()), loaded
+
+
+def test_builder_contracts_row_ids_unique_and_ids_not_null(layout_db):
+    """The same data contracts `ehrlib build-db` enforces on MIMIC (evidence cites row ids)."""
+    layout, con, _ = layout_db
+    checked = 0
+    for d in table_defs(layout).values():
+        check_not_null_ids(con, layout, d)
+        check_unique_row_ids(con, layout, d)
+        checked += 1
+    assert checked >= 17
 
 
 def test_same_seed_same_content_other_seed_differs(synth_db, tmp_path):
