@@ -29,6 +29,7 @@ from ehrlib.synth.tables import build_tables
 
 __all__ = [
     "GENERATOR_VERSION",
+    "MAX_PATIENTS",
     "STORYLINES",
     "STORYLINES_TABLE",
     "generate_hospital",
