@@ -227,6 +227,8 @@ def test_full_pipeline_records(db):
     # 2. anchors: the table's admission first, the note's own anchor, the relative "Overnight"
     names = [a.name for a in res.timeline.anchors]
     assert names[:2] == ["admission", "discharge"] and "septic shock onset" in names
+    icu = db.execute("SELECT min(INTIME) FROM ICUSTAYS WHERE HADM_ID = ?", [HADM]).fetchone()[0]
+    assert res.timeline.anchor("icu admission").time == icu.isoformat(sep=" ", timespec="seconds")
     admitted, day = _admit(db), _note_day(db)
     assert res.timeline.anchors[0].time == admitted.isoformat(sep=" ", timespec="seconds")
     overnight = TimeSpan(str(admitted.date()), day)

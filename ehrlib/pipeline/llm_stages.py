@@ -239,6 +239,11 @@ class LLMAnchorResolver:
         for name, t in (("admission", ctx.admittime), ("discharge", ctx.dischtime), ("note date", note_date)):
             if t:
                 anchors[name] = Anchor(name, t, None, "table" if name != "note date" else "context")
+        for k, icu in enumerate(ctx.icu_windows, start=1):
+            suffix = f" {k}" if len(ctx.icu_windows) > 1 else ""
+            for name, t in ((f"icu admission{suffix}", icu.start), (f"icu discharge{suffix}", icu.end)):
+                if t:
+                    anchors[name] = Anchor(name, t, None, "table")
         for a in (value or {}).get("anchors", ()):
             t = _clean_time(a.get("time"))
             name = str(a.get("name") or "").strip().lower()
