@@ -95,3 +95,19 @@ def test_paper_table_is_wide_in_percent():
     assert list(wide.columns) == ["variant", "lenient_recall", "lenient_precision", "lenient_f1", "harsh_recall",
                                   "harsh_precision", "harsh_f1"]
     assert wide.set_index("variant").loc["b", "harsh_recall"] == 70.0
+
+
+def test_cli_report_compares_several_runs(tiny_run, tmp_path, capsys):
+    import shutil
+
+    run, _ = tiny_run
+    other = run.parent / "r2"
+    shutil.copytree(run, other)
+    figs = tmp_path / "figs"
+    assert main(["report", "--run", str(run), "--run", str(other), "--figures", str(figs), "--formats", "png",
+                 "--no-viewer", "--n-bootstrap", "20", "--no-progress"]) == 0
+    table = pd.read_csv(figs / "compare_metrics.csv")
+    # same method and (copied) run id: labelled by folder name
+    assert table["variant"].tolist() == ["r1", "r2"]
+    assert (figs / "compare_main_results.png").exists()
+    assert "comparison:" in capsys.readouterr().out

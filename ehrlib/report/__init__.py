@@ -2,14 +2,14 @@
 inputs/variant helpers and DataFrame views the notebooks call."""
 from __future__ import annotations
 
-from ehrlib.report.build import ReportResult, build_report, method_label
+from ehrlib.report.build import ReportResult, build_comparison, build_report, method_label
 from ehrlib.report.inputs import layout_variants, prepare_inputs, project_path, run_variants
 from ehrlib.report.tables import PERCENT_COLUMNS, markdown_table, paper_table, write_markdown_sections, write_table
 from ehrlib.report.views import (
     ablation_table, compare_runs, database_overview, note_findings, schema_mapping, schema_overview, stage_overview,
 )
 
-__all__ = ["ReportResult", "build_report", "method_label", "layout_variants", "prepare_inputs", "project_path",
+__all__ = ["ReportResult", "build_comparison", "build_report", "method_label", "layout_variants", "prepare_inputs", "project_path",
            "run_variants", "PERCENT_COLUMNS", "markdown_table", "paper_table", "write_markdown_sections", "write_table",
            "ablation_table", "compare_runs", "database_overview", "note_findings", "schema_mapping",
            "schema_overview", "stage_overview"]

@@ -29,7 +29,7 @@ from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_ju
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
 from ehrlib.report.tables import markdown_table, write_table
 
-__all__ = ["ReportResult", "method_label", "build_report"]
+__all__ = ["ReportResult", "method_label", "build_report", "build_comparison"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +159,42 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
         index[-1:-1] = ["\n## LLM usage of the run\n", markdown_table(pd.DataFrame([usage]))]
     report = write_text("".join(index), run.run_dir / "report.md")
     return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))
+
+
+def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str = "matcher",
+                     out_dir: str | os.PathLike[str] = "figures", name: str = "compare",
+                     formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Several judged runs side by side: ``<name>_metrics.csv/.md`` (the paper's Table 2
+    layout, percent) and ``<name>_main_results`` bars with F1 bootstrap intervals.
+
+    Runs are labelled by method (and model); when two runs share a label (ablations of one
+    method) by run id, then by folder name.
+    """
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+    from ehrlib.report.tables import paper_table
+    from ehrlib.report.views import compare_runs
+    from ehrlib.viz import plot_main_results, savefig
+
+    infos = []
+    for run_dir in run_dirs:
+        manifest_path = Path(run_dir) / "manifest.json"
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+        infos.append((Path(run_dir), method_label(manifest), manifest.get("run_id") or Path(run_dir).name))
+    for naming in ([label for _, label, _ in infos], [rid for _, _, rid in infos], [p.name for p, _, _ in infos],
+                   [f"{i}:{p.name}" for i, (p, _, _) in enumerate(infos)]):
+        if len(set(naming)) == len(naming):
+            break
+    runs = dict(zip(naming, (p for p, _, _ in infos)))
+    summary = compare_runs(runs, judge=judge)
+    if summary.empty:
+        from ehrlib.errors import ConfigError
+
+        raise ConfigError(f"no judgements by {judge!r} in these runs; run `ehrlib judge` first")
+    out = Path(out_dir)
+    paths = [write_table(paper_table(summary), out / f"{name}_metrics.csv")]
+    fig = plot_main_results(summary.assign(method=summary["variant"]), title=f"{len(runs)} runs, judge {judge}")
+    paths += savefig(fig, "main_results", prefix=name, out_dir=out, formats=formats)
+    return paths

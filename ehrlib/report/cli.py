@@ -13,7 +13,8 @@ def register(sub: Any) -> None:
                                    "notes, breakdowns, bootstrap CIs), heuristic error types, tool-trace "
                                    "graphs, and a per-note HTML findings viewer. Judges with the matcher "
                                    "first when the run has no judgements.")
-    p.add_argument("--run", required=True, metavar="RUN_DIR")
+    p.add_argument("--run", required=True, metavar="RUN_DIR", action="append",
+                   help="a run folder; repeat it to also write a side-by-side comparison into --figures")
     p.add_argument("--judge", default="matcher", help="whose judgements to report (default: matcher)")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
     p.add_argument("--figures", default="figures", metavar="DIR",
@@ -27,12 +28,16 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ehrlib.report.build import build_report
+    from ehrlib.report.build import build_comparison, build_report
 
-    result = build_report(args.run, args.corpus, judge=args.judge, figures_dir=args.figures or None,
-                          n_bootstrap=args.n_bootstrap, viewer=not args.no_viewer,
-                          formats=tuple(f.strip() for f in args.formats.split(",") if f.strip()),
-                          progress=not args.no_progress)
-    print(f"{result.run_dir / 'report.md'}: {len(result.tables)} tables, {len(result.figures)} figure files, "
-          f"{len(result.viewer)} viewer pages")
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    for run in args.run:
+        result = build_report(run, args.corpus, judge=args.judge, figures_dir=args.figures or None,
+                              n_bootstrap=args.n_bootstrap, viewer=not args.no_viewer, formats=formats,
+                              progress=not args.no_progress)
+        print(f"{result.run_dir / 'report.md'}: {len(result.tables)} tables, {len(result.figures)} figure files, "
+              f"{len(result.viewer)} viewer pages")
+    if len(args.run) > 1:
+        paths = build_comparison(args.run, judge=args.judge, out_dir=args.figures or "figures", formats=formats)
+        print(f"comparison: {', '.join(str(p) for p in paths)}")
     return 0
