@@ -76,6 +76,11 @@ class Checker:
             return self.check_micro(g, hadm)
         item = g.items[0]
         lo, hi = self.window(g)
+        if "sum" in c:
+            rows = self.q("outputevents", ["value"], "{hadm_id} = ? AND list_contains(?, {itemid}) "
+                          "AND {charttime} BETWEEN ? AND ?", [hadm, [i.itemid for i in g.items], lo, hi])
+            total = sum(float(r["value"]) for r in rows if r["value"] is not None)
+            return ("consistent", None, None) if _close(c["sum"], total, 1.0) else ("inconsistent", "column", "value")
         if "stats" in c:
             for s in c["stats"]:
                 rows = self.q("chartevents", ["charttime", "row_id", "valuenum"],
@@ -172,14 +177,15 @@ class Checker:
                          and re.search(test.get("fluid") or "", (i["fluid"] or "").strip(), re.I)]
             else:
                 items = [i for i in self.dictionary("d_items") if i["label"]
-                         and (i["linksto"] or "chartevents").lower() == "chartevents"
+                         and (i["linksto"] or "chartevents").lower() == test["table"]
                          and re.search(test["label"], i["label"].strip(), re.I)]
             if not items:
                 continue
-            rows = self.q(test["table"], ["row_id", "charttime", "valuenum"],
-                          "{hadm_id} = ? AND list_contains(?, {itemid}) AND {valuenum} IS NOT NULL "
+            num = "value" if test["table"] == "outputevents" else "valuenum"  # outputevents.value is numeric
+            rows = self.q(test["table"], ["row_id", "charttime", num],
+                          f"{{hadm_id}} = ? AND list_contains(?, {{itemid}}) AND {{{num}}} IS NOT NULL "
                           "AND {charttime} BETWEEN ? AND ?", [hadm, [i["itemid"] for i in items], lo, hi])
-            out += [(test, r) for r in rows]
+            out += [(test, {**r, "valuenum": float(r[num])}) for r in rows]
         return out
 
     def check_criterion(self, g: GoldEntity, hadm: int):
@@ -191,7 +197,14 @@ class Checker:
                      " = ?)", [hadm])[0]["gender"]
         rows = self.criterion_rows(crit, hadm, lo, hi, (sex or "")[:1].upper())
         assert rows, f"{g.entity_id}: no rows to judge {c['criterion']}"
-        if crit["kind"] == "delta":
+        if crit["kind"] == "rate":
+            wts = sorted((_ts(r["charttime"]), r["row_id"], r["valuenum"]) for _, r in self.criterion_rows(
+                {"tests": crit["weight"]}, hadm, dt.datetime.min, dt.datetime.max, None) if r["valuenum"] > 0)
+            weight = wts[0][2] if wts else crit["default_weight_kg"]
+            test = crit["tests"][0]
+            hours = ((hi - lo).total_seconds() + 1) / 3600
+            holds = sum(r["valuenum"] for _, r in rows) / (weight * hours) < test["threshold"]
+        elif crit["kind"] == "delta":
             series = sorted((_ts(r["charttime"]), r["row_id"], r["valuenum"]) for _, r in rows)
             holds = False
             for i, (tb, _, vb) in enumerate(series):
@@ -459,7 +472,7 @@ def test_many_surface_forms_per_statement_type(demo_corpus):
     shapes: dict[str, set[str]] = {}
     for g in gold:
         kind = next(k for k in ("criterion", "trend", "drug", "stats", "spec_type_desc", "valuenum", "value",
-                                "started", "stopped", "rate", "performed", "icd9_code") if k in g.claim)
+                                "started", "stopped", "rate", "performed", "icd9_code", "sum") if k in g.claim)
         shape = re.sub(r"\d+(\.\d+)?", "N", g.entity)
         shape = re.sub(r"[A-Za-z]+", "w", shape)
         shapes.setdefault(kind, set()).add(shape)

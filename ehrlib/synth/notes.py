@@ -250,7 +250,7 @@ def _discharge_summary(w: _Writer) -> _Doc:
     problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# Lines/procedures:"]
     kinds = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
              "# ID:": (("microbiology", {}), ("medication", {"antibiotics": True}), ("interpretation", _ID)),
-             "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki",)}), ("lab_value", _RENAL)),
+             "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
              "# Lines/procedures:": (("procedure", {}), ("procedure", {}))}
     if rng.random() < 0.4:
@@ -339,7 +339,8 @@ def _physician(w: _Writer) -> _Doc:
     for head, kinds in (("# Shock/hemodynamics: ", (("interpretation", _HEMO), ("interpretation", _HEMO))),
                         ("# Resp: ", (("interpretation", _RESP),)),
                         ("# Infection: ", (("microbiology", {}), ("interpretation", _ID), ("trend", {"keys": ("wbc",)}))),
-                        ("# Renal: ", (("trend", _RENAL), ("interpretation", {"keys": ("aki",)}))),
+                        ("# Renal: ", (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}),
+                                       ("output", {}))),
                         ("# Heme: ", (("trend", _HEME), ("interpretation", {"keys": ("anemia",)})))):
         line: list[Any] = [head]
         for kind, kw in kinds:
@@ -361,7 +362,8 @@ def _nursing(w: _Writer) -> _Doc:
                ("CV: ", (("finding", {"concept_key": "rhythm"}), ("interpretation", _HEMO))),
                ("Resp: ", (("interpretation", _RESP),)),
                ("GI/Abd: ", (("finding", {"concept_key": "abd"}), ("finding", {"concept_key": "bowel"}))),
-               ("GU: ", (("lab_value", {"keys": ("cr", "bun", "k")}),)),
+               ("GU: ", (("output", {}), ("interpretation", {"keys": ("oliguria",)}),
+                         ("lab_value", {"keys": ("cr", "bun", "k")}))),
                ("Skin: ", (("finding", {"concept_key": "skin"}), ("finding", {"concept_key": "edema"}))))
     for head, kinds in systems:
         line: list[Any] = [head]

@@ -250,15 +250,17 @@ class ItemIndex:
                                       if re.search(concept.label, lab.strip(), re.I)]
         # items each clinical criterion applies to, exactly as the criteria file says,
         # so "febrile" is judged on the same rows a verifier's criterion tool points at
+        by_table = {"chartevents": [(i, lab, None) for i, lab in chart_items],
+                    "labevents": [(r["itemid"], r["label"], r["fluid"]) for r in d_lab if r["label"]],
+                    "outputevents": [(i, lab, None) for i, lab in out_items]}
         for crit in load_criteria().values():
-            if crit.kind != "threshold":
+            if crit.kind == "delta":
                 continue
-            found: list[ItemInfo] = []
-            for table, rows in (("chartevents", [(i, lab, None) for i, lab in chart_items]),
-                                ("labevents", [(r["itemid"], r["label"], r["fluid"]) for r in d_lab if r["label"]])):
-                found += [ItemInfo(table, i, lab) for i, lab, fluid in rows
-                          if any(t.matches(table, lab, fluid) for t in crit.tests)]
-            idx.items["crit:" + crit.id] = found
+            for suffix, tests in (("", crit.tests), (":weight", crit.weight_tests)):
+                if tests:
+                    idx.items[f"crit:{crit.id}{suffix}"] = [
+                        ItemInfo(table, i, lab) for table, rows in by_table.items() for i, lab, fluid in rows
+                        if any(t.matches(table, lab, fluid) for t in tests)]
         idx.items["urine"] = [ItemInfo("outputevents", i, lab) for i, lab in out_items
                               if re.search(r"^(urine|foley$|void$)", lab.strip(), re.I)]
         return idx
@@ -385,14 +387,12 @@ def load_facts(con, smap: SchemaMap, hadm_id: int, index: ItemIndex) -> Admissio
     vital_keys = {c.key: index.items.get(c.key, []) for c in VITAL_CONCEPTS}
     cat_keys = {c.key: index.items.get(c.key, []) for c in CATEGORICAL_CONCEPTS}
     crit_keys = {k: v for k, v in index.items.items() if k.startswith("crit:")}
-    crit_lab = {k: [i for i in v if i.table == "labevents"] for k, v in crit_keys.items()}
-    crit_chart = {k: [i for i in v if i.table == "chartevents"] for k, v in crit_keys.items()}
     series = {**point_rows("labevents", lab_keys), **point_rows("chartevents", {**vital_keys, **cat_keys})}
     categorical = {k: tuple(series.pop(k)) for k in cat_keys}
-    crit_rows_lab = point_rows("labevents", crit_lab)
-    crit_rows_chart = point_rows("chartevents", crit_chart)
+    crit_rows = [point_rows(table, {k: [i for i in v if i.table == table] for k, v in crit_keys.items()})
+                 for table in ("labevents", "chartevents", "outputevents")]
     for k in crit_keys:
-        series[k] = sorted(crit_rows_lab[k] + crit_rows_chart[k], key=lambda o: (o.time, o.table, o.row_id))
+        series[k] = sorted((o for rows in crit_rows for o in rows[k]), key=lambda o: (o.time, o.table, o.row_id))
     outputs = tuple(point_rows("outputevents", {"urine": index.items.get("urine", [])})["urine"])
 
     meds = tuple(

@@ -440,8 +440,8 @@ def interpretation(ctx: Ctx, mode: str, crit_id: str | None = None, keys: Sequen
     rng.shuffle(ids)
     for cid in ids:
         crit = crits[cid]
-        if cid == "aki":
-            st = _aki(ctx, crit, mode)
+        if crit.kind in ("delta", "rate"):
+            st = (_aki if crit.kind == "delta" else _oliguria)(ctx, crit, mode)
             if st:
                 return st
             continue
@@ -511,6 +511,77 @@ def _aki(ctx: Ctx, crit: Criterion, mode: str) -> Stmt | None:
                 {"criterion": "aki", "holds": said}, word, window, _incon(mode, ["valuenum"]),
                 _rows([support] if support else rows[:1]), "medical", crit.source,
                 P_SEM + ("Get_Clinical_Criterion", "Get_Item_Value_History", "Analyze_Value_Trend"))
+
+
+def _day_span(d: dt.date) -> TimeSpan:
+    """The exact calendar day (24 h totals and ranges are not widened)."""
+    start = dt.datetime.combine(d, dt.time())
+    return TimeSpan(iso(start), iso(start + DAY - dt.timedelta(seconds=1)))
+
+
+def _urine_day(ctx: Ctx, key: str) -> tuple[TimeSpan, list[Obs]] | None:
+    """Urine rows of the note day (progress notes) or of a busy day (discharge summaries)."""
+    source = ctx.facts.outputs if key == "urine" else ctx.facts.series.get(key, ())
+    rows = [o for o in source if o.valuenum is not None]
+    if ctx.note_type == "discharge_summary":
+        days = sorted({o.time.date() for o in rows})
+        if not days:
+            return None
+        d = ctx.rng.choice(days)
+    else:
+        d = ctx.note_date
+    span = _day_span(d)
+    rows = [o for o in rows if _in(o.time, span)]
+    return (span, rows) if len(rows) >= 3 else None
+
+
+def _oliguria(ctx: Ctx, crit: Criterion, mode: str) -> Stmt | None:
+    f, rng = ctx.facts, ctx.rng
+    got = _urine_day(ctx, "crit:" + crit.id)
+    if got is None:
+        return None
+    span, rows = got
+    weights = [o for o in f.series.get(f"crit:{crit.id}:weight", ()) if o.valuenum and o.valuenum > 0]
+    weight = weights[0].valuenum if weights else float(crit.default_weight_kg or 70)
+    rate = sum(o.valuenum for o in rows) / (weight * 24.0)
+    thr = crit.tests[0].threshold
+    if rate < 0.7 * thr:
+        truth = True
+    elif rate > 1.4 * thr:
+        truth = False
+    else:
+        return None
+    said = truth if mode == "ok" else not truth
+    word = rng.choice(crit.names if said else crit.negations)
+    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, dt.date.fromisoformat(span.start[:10]))
+    items = tuple(dict.fromkeys(_iref(o) for o in rows + weights[:1]))
+    return Stmt("interpretation", f"{word}{when}", word, _label(mode), items, ("value", "charttime"),
+                {"criterion": crit.id, "holds": said}, word, span, _incon(mode, ["value"]),
+                _rows(rows[:5] + weights[:1]), "medical", crit.source,
+                P_SEM + ("Get_Clinical_Criterion", "Get_Item_Value_History", "Analyze_Value_Trend"))
+
+
+def urine_output(ctx: Ctx, mode: str) -> Stmt | None:
+    """'UOP 1,240 mL' over the note day: the sum of the urine rows of that day."""
+    rng = ctx.rng
+    if mode not in ("ok", "value"):
+        return None
+    got = _urine_day(ctx, "urine")
+    if got is None:
+        return None
+    span, rows = got
+    total = round(sum(o.valuenum for o in rows))
+    if mode == "value":
+        total = round(total * rng.choice((0.3, 2.2, 2.6))) + 100
+    shown = rng.choice((f"{total:,} mL", f"{total} cc", f"{total / 1000:.2f} L"))
+    claimed = float(shown.split()[0].replace(",", "")) * (1000 if shown.endswith(" L") else 1)
+    name = rng.choice(("UOP", "urine output", "U/O", "foley output"))
+    entity = f"{name} {shown}"
+    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, dt.date.fromisoformat(span.start[:10]))
+    text = rng.choice((f"{entity} over 24h{when}", f"{entity}{when}"))
+    return Stmt("output", text, entity, _label(mode), tuple(dict.fromkeys(_iref(o) for o in rows)),
+                ("value", "charttime"), {"sum": claimed}, shown, span, _incon(mode, ["value"]), _rows(rows[:5]),
+                "commonsense", None, P_LEX + ("Get_Item_Status_History", "Analyze_Value_Trend"))
 
 
 # --- trends --------------------------------------------------------------------------------
@@ -1113,4 +1184,5 @@ BUILDERS: dict[str, tuple[Builder, tuple[str, ...]]] = {
     "microbiology": (micro, ("time", "value")),
     "diagnosis": (diagnosis, ()),
     "relation": (relation, ("time",)),
+    "output": (urine_output, ("value",)),
 }
