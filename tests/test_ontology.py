@@ -122,3 +122,11 @@ def test_load_ontology_is_memoised_per_database(synth_db, tmp_path, rules):
         assert load_ontology(con, path=path).sha8 == rules.sha8
     finally:
         con.close()
+
+
+def test_ontology_command(synth_db, tmp_path, rules, capsys):
+    from ehrlib.cli import main
+
+    assert main(["ontology", str(synth_db), str(tmp_path / "o.json")]) == 0
+    assert read_ontology(tmp_path / "o.json").sha8 == rules.sha8
+    assert rules.sha8 in capsys.readouterr().out

@@ -32,6 +32,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
+    o = sub.add_parser("ontology", help="build the hierarchical item ontology of a database",
+                       description="Build the 12-group item ontology (paper Table 8) for a database: by rules "
+                                   "(offline, the default) or by the paper's sliding-window LLM procedure.")
+    o.add_argument("db", help="DuckDB database built by ehrlib")
+    o.add_argument("out", help="output JSON file")
+    o.add_argument("--method", choices=("rules", "llm"), default="rules")
+    o.add_argument("--backend", default="gemini", help="LLM backend for --method llm (gemini | openai)")
+    o.add_argument("--model", help="LLM model for --method llm")
+    o.add_argument("--window", type=int, default=50, help="items per prompt (sliding window w)")
+    o.add_argument("--cache", help="LLM response cache file (default: next to OUT)")
+    o.set_defaults(func=_ontology)
+
 
 def _run(args: argparse.Namespace) -> int:
     from ehrlib.pipeline.params import load_params
@@ -50,3 +62,31 @@ def _run(args: argparse.Namespace) -> int:
     print(f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions, "
           f"{totals['failures']} failures, {totals['validation_cache']['hits']} cache hits")
     return 0 if totals.get("notes_error", 0) == 0 else 1
+
+
+def _ontology(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ehrlib.db import read_manifest
+    from ehrlib.db.connect import connect
+    from ehrlib.ontology import build_ontology_llm, build_ontology_rules, save_ontology
+
+    con = connect(args.db)
+    try:
+        if args.method == "rules":
+            onto = build_ontology_rules(con)
+        else:
+            from ehrlib.llm import make_client
+            from ehrlib.pipeline.llm_stages import json_asker
+
+            settings = {"source_kind": read_manifest(con).get("source_kind", "credentialed"),
+                        "cache": args.cache or str(Path(args.out).with_suffix(".llm_cache.sqlite"))}
+            if args.model:
+                settings["model"] = args.model
+            onto = build_ontology_llm(con, json_asker(make_client(args.backend, **settings)), window=args.window)
+    finally:
+        con.close()
+    path = save_ontology(onto, args.out)
+    counts = ", ".join(f"{g}: {n}" for g, n in onto.counts().items())
+    print(f"{path}: {len(onto.items)} items, ontology {onto.sha8} ({onto.method}); {counts}")
+    return 0
