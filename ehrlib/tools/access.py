@@ -16,7 +16,7 @@ from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.result import jsonable
 from ehrlib.tools.timespec import TimeWindow
 
-__all__ = ["TableReader", "ValueCondition", "reader"]
+__all__ = ["TableReader", "ValueCondition", "reader", "query_tables"]
 
 #: extra columns shown with a row, by role, in this order
 _EXTRA_ROLES = ("flag", "rate", "rate_unit", "route", "location", "organism", "antibiotic", "interpretation")
@@ -49,21 +49,27 @@ class TableReader:
     row_id: str = "NULL"
 
     def select_sql(self) -> str:
-        cols = [f"{self.row_id} AS row_id", f"{self.time_expr or 'NULL'} AS t", f"{self.end_expr or 'NULL'} AS t_end",
-                f"{self.item or 'NULL'} AS item", f"{self.txt_expr} AS txt", f"{self.num_expr} AS num",
-                f"{self.unit_expr} AS unit"]
-        cols += [f"{expr} AS x_{name}" for name, expr in self.extras]
-        return ", ".join(cols)
+        """Uniform columns, so any set of tables can be read in one UNION ALL query."""
+        if self.extras:
+            names = ", ".join(f"'{name}'" for name, _ in self.extras)   # role names: constants of this module
+            values = ", ".join(f"CAST({expr} AS VARCHAR)" for _, expr in self.extras)
+            extra = f"map([{names}], [{values}])"
+        else:
+            extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR))"
+        return ", ".join([
+            "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id", f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
+            f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end", f"CAST({self.item or 'NULL'} AS VARCHAR) AS item",
+            f"CAST({self.txt_expr} AS VARCHAR) AS txt", f"CAST({self.num_expr} AS DOUBLE) AS num",
+            f"CAST({self.unit_expr} AS VARCHAR) AS unit", f"{extra} AS extra"])
 
-    def query(self, con: Any, subject_id: int, hadm_id: int, window: TimeWindow | None, *,
-              item_column: str | None = None, item_value: Any = None,
-              condition: ValueCondition | None = None, numeric_only: bool = False) -> list[dict[str, Any]]:
-        """Rows of this patient in the window (admission scope for time-less tables)."""
+    def where_sql(self, subject_id: int, hadm_id: int, window: TimeWindow | None, item_column: str | None,
+                  item_value: Any) -> tuple[str, list[Any]] | None:
+        """This patient's rows in the window (admission scope for time-less tables); None = none possible."""
         where = [f"{self.subject} = ?"]
         params: list[Any] = [int(subject_id)]
         if self.time_kind == "none" or window is None:
             if self.admission is None:
-                return []
+                return None
             where.append(f"{self.admission} = ?")
             params.append(int(hadm_id))
         elif self.time_kind == "point":
@@ -75,31 +81,77 @@ class TableReader:
         if item_column is not None:
             where.append(f"{dict(self.item_columns)[item_column]} = ?")
             params.append(item_value)
-        inner = f"SELECT {self.select_sql()} FROM {self.ref} WHERE {' AND '.join(where)}"  # noqa: S608
-        outer = f"SELECT * FROM ({inner}) AS r"  # noqa: S608
-        conds = []
-        if numeric_only:
-            conds.append("num IS NOT NULL")
-        if condition is not None:
-            conds.append(f"({condition.sql})")
-            params += list(condition.params)
-        if conds:
-            outer += " WHERE " + " AND ".join(conds)
-        outer += " ORDER BY t NULLS LAST, row_id"
-        rows = con.execute(outer, params).fetchall()
-        return [self._row(r) for r in rows]
+        return " AND ".join(where), params
 
-    def _row(self, r: Sequence[Any]) -> dict[str, Any]:
-        row_id, t, t_end, item, txt, num, unit, *extra = r
+    def query(self, con: Any, subject_id: int, hadm_id: int, window: TimeWindow | None, *,
+              item_column: str | None = None, item_value: Any = None,
+              condition: ValueCondition | None = None, numeric_only: bool = False) -> list[dict[str, Any]]:
+        """Rows of this patient in the window, ordered by time."""
+        return query_tables(con, [self], subject_id, hadm_id, window, item_column=item_column,
+                            item_value=item_value, condition=condition, numeric_only=numeric_only)
+
+    def row(self, r: Sequence[Any]) -> dict[str, Any]:
+        _, row_id, t, t_end, item, txt, num, unit, extra, *hit = r
         out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": jsonable(t)}
         if self.time_kind == "interval":
             out["end"] = jsonable(t_end)
-        out["item"] = jsonable(item)
-        out["value"] = jsonable(txt)
+        out["item"] = item
+        out["value"] = txt
         out["valuenum"] = jsonable(num)
-        out["unit"] = jsonable(unit)
-        out["extra"] = {name: jsonable(v) for (name, _), v in zip(self.extras, extra) if v is not None}
+        out["unit"] = unit
+        out["extra"] = {k: (_as_number(v) if k in _NUMERIC_EXTRAS else v) for k, v in (extra or {}).items()
+                        if v is not None}
+        if hit:
+            out["matches"] = bool(hit[0])
         return out
+
+
+_NUMERIC_EXTRAS = {"rate"}
+
+
+def _as_number(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def query_tables(con: Any, readers: Sequence[TableReader], subject_id: int, hadm_id: int,
+                 window: TimeWindow | None, *, item_column: str | None = None, item_value: Any = None,
+                 condition: ValueCondition | None = None, numeric_only: bool = False,
+                 mark: bool = False) -> list[dict[str, Any]]:
+    """One query over several tables (UNION ALL), ordered by time.
+
+    ``condition`` filters rows, or with ``mark=True`` only sets each row's ``matches``
+    (so a caller learns both the matches and the window's total in one round trip).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    by_name = {r.table: r for r in readers}
+    for r in readers:
+        where = r.where_sql(subject_id, hadm_id, window, item_column, item_value)
+        if where is None:
+            continue
+        parts.append(f"SELECT {r.select_sql()} FROM {r.ref} WHERE {where[0]}")  # noqa: S608 - identifiers from schema
+        params += [r.table, *where[1]]
+    if not parts:
+        return []
+    cond_sql = f"({condition.sql})" if condition is not None else None
+    select = "SELECT *" + (f", {cond_sql} AS hit" if cond_sql and mark else "")
+    sql = f"{select} FROM ({' UNION ALL '.join(parts)}) AS r"  # noqa: S608
+    filters = []
+    if numeric_only:
+        filters.append("num IS NOT NULL")
+    if cond_sql and not mark:
+        filters.append(cond_sql)
+    if cond_sql and mark:      # the marker precedes the FROM: its parameters bind first
+        params = [*condition.params, *params]
+    elif cond_sql:
+        params += list(condition.params)
+    if filters:
+        sql += " WHERE " + " AND ".join(filters)
+    sql += " ORDER BY t NULLS LAST, tbl, row_id"
+    return [by_name[rec[0]].row(rec) for rec in con.execute(sql, params).fetchall()]
 
 
 _CACHE: dict[tuple[str, str], TableReader] = {}

@@ -162,16 +162,21 @@ def build_catalog(con: Any, schema: SchemaMap) -> Catalog:
 
 
 def patient_item_keys(con: Any, schema: SchemaMap, subject_id: int) -> frozenset[str]:
-    """Keys of every item this patient has at least one record of."""
-    keys: set[str] = set()
+    """Keys of every item this patient has at least one record of (one UNION ALL query)."""
+    parts: list[str] = []
+    params: list[Any] = []
     for table in SEARCHABLE_TABLES:
         if not schema.has(table):
             continue
         pt = schema.table(table)
         columns = list(MICRO_KINDS.values()) if table == "microbiologyevents" else [LOGICAL[table].roles["item"]]
         for column in columns:
-            sql = (f"SELECT DISTINCT {pt.col(column)} FROM {pt.ref} "  # noqa: S608 - identifiers from schema
-                   f"WHERE {pt.col('subject_id')} = ? AND {pt.col(column)} IS NOT NULL")
-            for (value,) in con.execute(sql, [int(subject_id)]).fetchall():
-                keys.add(make_key(table, column, value))
-    return frozenset(keys)
+            if not pt.has(column):
+                continue
+            prefix = make_key(table, column, "")
+            parts.append(f"SELECT DISTINCT ? || CAST({pt.col(column)} AS VARCHAR) AS k FROM {pt.ref} "  # noqa: S608
+                         f"WHERE {pt.col('subject_id')} = ? AND {pt.col(column)} IS NOT NULL")
+            params += [prefix, int(subject_id)]
+    if not parts:
+        return frozenset()
+    return frozenset(r[0] for r in con.execute(" UNION ALL ".join(parts), params).fetchall())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ehrlib.tools.access import reader
+from ehrlib.tools.access import query_tables, reader
 from ehrlib.tools.env import ToolArgumentError, ToolEnv, value_condition
 from ehrlib.tools.items import CatalogItem
 from ehrlib.tools.result import ToolResult, jsonable, render_rows
@@ -17,10 +17,11 @@ _TIMELESS = ("diagnoses_icd", "procedures_icd")
 _MAX_TREND_ITEMS = 15
 
 
-def _item_rows(env: ToolEnv, item: CatalogItem, window, condition=None, numeric_only=False) -> list[dict[str, Any]]:
-    r = reader(env.schema, item.table)
-    rows = r.query(env.con, env.patient.subject_id, env.patient.hadm_id, window, item_column=item.column,
-                   item_value=item.value, condition=condition, numeric_only=numeric_only)
+def _item_rows(env: ToolEnv, item: CatalogItem, window, condition=None, numeric_only=False,
+               mark=False) -> list[dict[str, Any]]:
+    rows = query_tables(env.con, [reader(env.schema, item.table)], env.patient.subject_id, env.patient.hadm_id,
+                        window, item_column=item.column, item_value=item.value, condition=condition,
+                        numeric_only=numeric_only, mark=mark)
     for row in rows:
         row["label"] = item.label
         row["key"] = item.key
@@ -59,8 +60,8 @@ def value_history(env: ToolEnv, args: dict[str, Any], item: str, operator: str, 
                                 "at_most, equals, contains); use Get_Item_Status_History for all records")
     found, note = env.resolve(item)
     window = env.window(time)
-    all_rows = _item_rows(env, found, window)
-    rows = _item_rows(env, found, window, condition)
+    all_rows = _item_rows(env, found, window, condition, mark=True)
+    rows = [r for r in all_rows if r.pop("matches")]
     header = [x for x in (note, f"{found.label} [{found.key}] with {condition.text}, {_scope(found.table, window)}: "
                                 f"{len(rows)} of {len(all_rows)} records match.") if x]
     summary = {"item": found.as_dict(), "window": window.as_dict(), "condition": condition.text,
@@ -95,14 +96,11 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
                    "trend": stats, "resolved": note}
         return _finish("Analyze_Value_Trend", args, env, rows, header, summary, row_limit, text_rows)
     # No item: every numeric series of the patient in the window (paper: "independent of specific items").
-    rows = []
-    for table in env.table_arg("all"):
-        if table in _TIMELESS:
-            continue
-        for row in reader(env.schema, table).query(env.con, env.patient.subject_id, env.patient.hadm_id, window,
-                                                   condition=condition, numeric_only=True):
-            row["label"] = env.label_of(table, row)
-            rows.append(row)
+    readers = [reader(env.schema, t) for t in env.table_arg("all") if t not in _TIMELESS]
+    rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window,
+                        condition=condition, numeric_only=True)
+    for row in rows:
+        row["label"] = env.label_of(row["table"], row)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["table"], row["label"]), []).append(row)
@@ -116,7 +114,6 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
         lines.append(f"- [{table}] " + _trend_line(label, stats))
     if len(ordered) > _MAX_TREND_ITEMS:
         lines.append(f"... {len(ordered) - _MAX_TREND_ITEMS} more items not summarised; name an item to see one.")
-    rows.sort(key=lambda r: (r["time"] or "", r["table"], str(r["row_id"])))
     summary = {"window": window.as_dict(), "condition": condition.text if condition else None, "trends": trends}
     return _finish("Analyze_Value_Trend", args, env, rows, lines, summary, row_limit, text_rows)
 
@@ -126,14 +123,11 @@ def general_timeline(env: ToolEnv, args: dict[str, Any], time: str, table: str, 
     window = env.window(time)
     tables = env.table_arg(table)
     explicit = len(tables) == 1
-    rows: list[dict[str, Any]] = []
-    for t in tables:
-        if t in _TIMELESS and not explicit:
-            continue  # billing codes have no time: only when asked for by name
-        for row in reader(env.schema, t).query(env.con, env.patient.subject_id, env.patient.hadm_id, window):
-            row["label"] = env.label_of(t, row)
-            rows.append(row)
-    rows.sort(key=lambda r: (r["time"] or "", r["table"], str(r["row_id"])))
+    # billing codes have no time: only when asked for by name
+    readers = [reader(env.schema, t) for t in tables if explicit or t not in _TIMELESS]
+    rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window)
+    for row in rows:
+        row["label"] = env.label_of(row["table"], row)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["table"]] = counts.get(r["table"], 0) + 1

@@ -1,0 +1,197 @@
+"""Tool latency: p50/p95 per tool on synthetic hospitals at two CHARTEVENTS scales.
+
+The issue's targets, tool overhead (validation, rendering, tracing) included: p95 ≤ 10 ms
+per patient-scoped call at the larger scale, p95(large)/p95(small) ≤ 2 (cost nearly flat
+in table size), and Lexical_Search p95 ≤ 20 ms over all dictionaries of ≥ 30 k labels
+(measured on the MIMIC-III demo's dictionaries when the demo folder is present: the
+synthetic dictionaries are smaller).
+
+Databases are cached under ``runs/bench/`` (built once; reruns reuse them). Each patient
+gets a fresh toolset, as in a pipeline run (one note = one toolset), and calls every
+tool with arguments a verifier would send; the first patient is a warm-up (index build,
+dictionary loading) and is not measured. Latency is the tracer's wall time of the call.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+import numpy as np
+from tqdm import tqdm
+
+from ehrlib.bench import BenchSkipped, repo_root, write_csv
+from ehrlib.schema import detect_flavor, schema_map
+from ehrlib.tools import PROFILE_TABLE, build_item_profile, load_patient_context, make_toolset
+
+__all__ = ["run", "SCALES"]
+
+log = logging.getLogger(__name__)
+OUT_NAME = "bench_tools.csv"
+HEADER = ("dataset", "chartevents_rows", "n_labels", "tool", "patient_scoped", "n_calls", "p50_ms", "p95_ms",
+          "max_ms", "target_p95_ms", "meets_target")
+SCALES = (3_000_000, 30_000_000)
+PATIENT_TARGET_MS = 10.0
+LEXICAL_TARGET_MS = 20.0
+RATIO_TARGET = 2.0
+#: entity strings as notes write them (abbreviations, brands, typos)
+QUERIES = ("heart rate", "HR", "WBC", "BP", "SBP", "lasix", "levophed", "zosyn", "vanco", "Cr", "creatinine",
+           "potassium", "K", "Hgb", "hematocrit", "plt", "lactate", "SpO2", "temp", "RR", "UOP", "urine output",
+           "blood culture", "E. coli", "NRB", "nasal cannula", "abd pain", "LLE edema", "insulin gtt", "propofol",
+           "coumadin", "heparin", "INR", "troponin", "BUN", "sodium", "glucose", "fingerstick", "acute kidney failure",
+           "pneumonia", "sepsis", "intubation", "CXR", "foley", "magnesium", "phosphate", "albumin", "bilirubin")
+
+
+def _bench_dir() -> Path:
+    d = repo_root() / "runs" / "bench"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _synthetic_db(rows: int) -> Path:
+    """The synthetic hospital grown to ``rows`` CHARTEVENTS rows, built once and cached."""
+    from ehrlib.synth import generate_hospital
+
+    path = _bench_dir() / f"tools_synth_{rows}.duckdb"
+    if not path.exists():
+        log.info("building the synthetic hospital with %d CHARTEVENTS rows into %s", rows, path)
+        generate_hospital(path, scale=rows)
+    _ensure_profile(path)
+    return path
+
+
+def _ensure_profile(path: Path) -> None:
+    with duckdb.connect(str(path), read_only=True) as con:
+        present = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                              [PROFILE_TABLE]).fetchone()[0]
+    if not present:
+        with duckdb.connect(str(path)) as con:
+            build_item_profile(con)
+
+
+def _demo_db() -> Path | None:
+    """The MIMIC-III demo built once under runs/bench (its dictionaries hold ~32 k items)."""
+    from ehrlib.bench.build import demo_folder
+    from ehrlib.db.build import build_db
+
+    src = demo_folder()
+    if src is None:
+        return None
+    path = _bench_dir() / "tools_mimic3_demo.duckdb"
+    if not path.exists():
+        build_db(src, path, progress=False)
+    return path
+
+
+def _patients(con: Any, n: int, seed: int) -> list[tuple[int, int]]:
+    """Random admissions that have CHARTEVENTS rows."""
+    sm = schema_map(detect_flavor(con))
+    ce = sm.table("chartevents")
+    adm = sm.table("admissions")
+    rows = con.execute(
+        f"SELECT {adm.col('subject_id')}, {adm.col('hadm_id')} FROM {adm.ref} WHERE {adm.col('hadm_id')} IN "  # noqa: S608
+        f"(SELECT DISTINCT {ce.col('hadm_id')} FROM {ce.ref}) ORDER BY 1, 2").fetchall()
+    rng = random.Random(seed)
+    return rng.sample(rows, min(n + 1, len(rows)))
+
+
+def _calls(ts: Any) -> list[tuple[str, dict[str, Any]]]:
+    """One verification's worth of calls for this patient (their most charted item)."""
+    keys = sorted(k for k in ts.env.patient_keys if k.startswith("chartevents:"))
+    item = next((k for k in keys if k == "chartevents:220045"), keys[0] if keys else "heart rate")
+    lab = next((k for k in sorted(ts.env.patient_keys) if k.startswith("labevents:")), "creatinine")
+    return [
+        ("Lexical_Search", {"query": random.choice(QUERIES)}),
+        ("Semantic_Search", {"query": random.choice(("alert", "afebrile", "pressors", "diuresed", "oliguric"))}),
+        ("Get_Item_Value_Distribution", {"item": item}),
+        ("Analyze_Category_Trend", {"table": "chartevents", "patient_only": True}),
+        ("Get_Item_Status_History", {"item": item, "time": "HD 2"}),
+        ("Get_Item_Status_History", {"item": lab, "time": "admission"}),
+        ("Get_Item_Value_History", {"item": item, "operator": "more", "value": "100", "time": "HD 1 to HD 3"}),
+        ("Analyze_Value_Trend", {"item": lab, "time": ""}),
+        ("Analyze_Value_Trend", {"item": item, "time": "HD 2"}),
+        ("View_General_Timeline", {"time": "HD 2", "table": "chartevents"}),
+        ("View_General_Timeline", {"time": "discharge", "table": "all"}),
+        ("Get_Clinical_Criterion", {"state": random.choice(("tachycardic", "febrile", "AKI", "hypoxic"))}),
+    ]
+
+
+def _measure(path: Path, n_patients: int, seed: int, label: str) -> tuple[dict[str, list[float]], int, int]:
+    random.seed(seed)
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        sm = schema_map(detect_flavor(con))
+        ce = sm.table("chartevents")
+        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchone()[0]  # noqa: S608
+        times: dict[str, list[float]] = {}
+        n_labels = 0
+        patients = _patients(con, n_patients, seed)
+        for i, (subject, hadm) in enumerate(tqdm(patients, desc=f"tools on {label}", unit="patient")):
+            ctx = load_patient_context(con, sm, subject, hadm)
+            ts = make_toolset(con, ctx)
+            for name, args in _calls(ts):
+                ts.call(name, args)
+            if i == 0:
+                n_labels = len(ts.env.catalog.items)
+                continue  # warm-up
+            for rec in ts.tracer.records:
+                times.setdefault(rec.tool, []).append(rec.ms)
+        return times, int(n_chart), n_labels
+    finally:
+        con.close()
+
+
+def _lexical_only(path: Path, seed: int) -> tuple[list[float], int, int]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        sm = schema_map(detect_flavor(con))
+        (subject, hadm), = _patients(con, 0, seed)[:1]
+        ts = make_toolset(con, load_patient_context(con, sm, subject, hadm), categories=("alignment",))
+        for q in QUERIES:     # warm-up: index build, dictionaries, patient item set
+            ts.call("Lexical_Search", {"query": q})
+        ts.tracer.clear()
+        for _ in range(5):
+            for q in QUERIES:
+                ts.call("Lexical_Search", {"query": q})
+        ce = sm.table("chartevents")
+        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchone()[0]  # noqa: S608
+        return [r.ms for r in ts.tracer.records], int(n_chart), len(ts.env.catalog.items)
+    finally:
+        con.close()
+
+
+_PATIENT_SCOPED = {"Get_Item_Status_History", "Get_Item_Value_History", "Analyze_Value_Trend",
+                   "View_General_Timeline"}
+
+
+def _row(dataset: str, n_chart: int, n_labels: int, tool: str, ms: Sequence[float]) -> tuple:
+    p50, p95 = float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
+    scoped = tool in _PATIENT_SCOPED
+    target = LEXICAL_TARGET_MS if tool == "Lexical_Search" else PATIENT_TARGET_MS if scoped else ""
+    meets = "" if target == "" else str(p95 <= target).lower()
+    return (dataset, n_chart, n_labels, tool, str(scoped).lower(), len(ms), f"{p50:.2f}", f"{p95:.2f}",
+            f"{max(ms):.2f}", target, meets)
+
+
+def run(out_dir: Path, scales: Sequence[int] = SCALES, n_patients: int = 60, seed: int = 0) -> Path:
+    if len(scales) != 2:
+        raise BenchSkipped("the tool benchmark compares exactly two scales")
+    rows: list[tuple] = []
+    p95: dict[int, dict[str, float]] = {}
+    for scale in scales:
+        path = _synthetic_db(scale)
+        times, n_chart, n_labels = _measure(path, n_patients, seed, f"{scale:,} rows")
+        p95[scale] = {tool: float(np.percentile(ms, 95)) for tool, ms in times.items()}
+        rows += [_row(f"synthetic-{scale}", n_chart, n_labels, tool, ms) for tool, ms in times.items()]
+    small, large = scales
+    for tool in p95[large]:
+        ratio = p95[large][tool] / p95[small][tool] if p95[small].get(tool) else float("nan")
+        rows.append((f"ratio {large}/{small}", "", "", tool, str(tool in _PATIENT_SCOPED).lower(), "", "",
+                     f"{ratio:.2f}", "", RATIO_TARGET, str(ratio <= RATIO_TARGET).lower()))
+    demo = _demo_db()
+    if demo is not None:
+        ms, n_chart, n_labels = _lexical_only(demo, seed)
+        rows.append(_row("mimic3-demo dictionaries", n_chart, n_labels, "Lexical_Search", ms))
+    return write_csv(Path(out_dir) / OUT_NAME, HEADER, rows)
