@@ -55,6 +55,14 @@ def write_bytes(data: bytes, path: Path) -> Path:
     return path
 
 
+def _headless() -> None:
+    """Batch reports never open a window: switch to Agg unless Jupyter draws inline."""
+    import matplotlib
+
+    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
+        matplotlib.use("Agg")
+
+
 def method_label(info: dict | pd.Series) -> str:
     """``inspector (gemini-2.5-flash)``: the method with its model when there is one."""
     method = str(info.get("method") or "run")
@@ -63,10 +71,7 @@ def method_label(info: dict | pd.Series) -> str:
 
 
 def _figures(run, tables, ci, dist, tool_paths, gold_paths, figure_dirs, formats) -> list[Path]:
-    import matplotlib
-
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        matplotlib.use("Agg")  # batch: never open a window
+    _headless()
     from ehrlib.viz import (
         plot_error_distribution, plot_main_results, plot_metric_heatmap, plot_trace_graphs, savefig,
     )
@@ -170,10 +175,7 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
     Runs are labelled by method (and model); when two runs share a label (ablations of one
     method) by run id, then by folder name.
     """
-    import matplotlib
-
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        matplotlib.use("Agg")
+    _headless()
     from ehrlib.report.tables import paper_table
     from ehrlib.report.views import compare_runs
     from ehrlib.viz import plot_main_results, savefig
