@@ -15,6 +15,7 @@ from ehrlib.db.contracts import check_not_null_ids, check_unique_row_ids
 from ehrlib.errors import ConfigError
 from ehrlib.synth import STORYLINES, STORYLINES_TABLE, content_checksums, generate_hospital, read_storylines
 from ehrlib.synth.dictionaries import CHART_ITEMS, LAB_SPECS
+from ehrlib.synth.storylines import COMORBIDITIES
 from ehrlib.synth.tables import build_tables
 
 LAYOUT_FIXTURES = {"mimic3": "synth_db", "mimic4": "synth_db_mimic4", "perturbed": "synth_db_perturbed"}
@@ -282,6 +283,18 @@ def test_billing_codes_follow_what_happened(synth_db):
         assert ("9904" in got) == ("transfusion" in ev), hadm
         if "intubation" not in ev:
             assert not got & {"9604", "9671", "9672"}, hadm
+    # chronic conditions: billed on every admission of the same patient
+    dx = schema.MIMIC3.table("diagnoses_icd")
+    chronic: dict[int, list[set[str]]] = {}
+    per_adm: dict[tuple[int, int], set[str]] = {}
+    for subject, hadm, code in _q(con, f"SELECT {dx.col('subject_id')}, {dx.col('hadm_id')}, {dx.col('icd9_code')} "
+                                       f"FROM {dx.ref}"):
+        if code in COMORBIDITIES:
+            per_adm.setdefault((subject, hadm), set()).add(code)
+    for (subject, _), codes in per_adm.items():
+        chronic.setdefault(subject, []).append(codes)
+    twice = [sets for sets in chronic.values() if len(sets) == 2]
+    assert twice and all(a & b for a, b in twice)
     con.close()
 
 

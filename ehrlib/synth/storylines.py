@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-__all__ = ["MedOrder", "Infection", "Storyline", "STORYLINES", "COMMON_MEDS"]
+__all__ = ["MedOrder", "Infection", "Storyline", "STORYLINES", "COMMON_MEDS", "COMORBIDITIES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +139,11 @@ COMMON_MEDS: tuple[MedOrder, ...] = (
     MedOrder("Sodium Chloride 0.9%  Flush", None, "10 mL Syringe", "3", "mL", "0.3", "SYR", "IV",
              "admission", (3, 9), 8),
 )
+
+#: Chronic conditions billed as secondary diagnoses (ICD-9), one to three per patient,
+#: the same on every admission of that patient: the "past medical history" of notes.
+COMORBIDITIES: tuple[str, ...] = ("4019", "2724", "25000", "53081", "3051", "2449", "311", "5859", "412",
+                                  "V5861", "30000", "73300", "V1582", "2720")
 
 _SEPSIS_VITALS = {"hr": 34, "sbp": -42, "dbp": -22, "rr": 10, "spo2": -7, "temp_c": 2.0}
 

@@ -34,7 +34,15 @@ from ehrlib.synth.dictionaries import (
     lab_flag,
     load_dictionary,
 )
-from ehrlib.synth.storylines import ANTIBIOTIC_PANELS, AB_ITEMIDS, COMMON_MEDS, STORYLINES, MedOrder, Storyline
+from ehrlib.synth.storylines import (
+    AB_ITEMIDS,
+    ANTIBIOTIC_PANELS,
+    COMMON_MEDS,
+    COMORBIDITIES,
+    STORYLINES,
+    MedOrder,
+    Storyline,
+)
 
 __all__ = ["STORYLINE_COLUMNS", "EXTRA_COLUMNS", "build_tables"]
 
@@ -86,6 +94,7 @@ class _Stay:
     source: DbSource
     weight: float
     story: Storyline
+    comorbidities: tuple[str, ...] = ()
 
 
 class _Admission:
@@ -735,7 +744,7 @@ class _Admission:
     def billing(self) -> None:
         """ICD-9 codes, kept true to the stay: no ventilation code without a tube, etc."""
         s, st, ev = self.s, self.s.story, self.events
-        dx = list(st.icd9_dx)
+        dx = list(st.icd9_dx) + [c for c in s.comorbidities if c not in st.icd9_dx]
         for seq, code in enumerate(dx, 1):
             self.rows["diagnoses_icd"].append({"subject_id": s.subject_id, "hadm_id": s.hadm_id, "seq_num": seq,
                                                "icd9_code": code, "icd_version": 9})
@@ -885,6 +894,8 @@ def build_tables(patients: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
         first_admit = pd.Timestamp(admit)
         dob = first_admit - pd.Timedelta(days=age * 365.25 + int(rng.integers(0, 365)))
         story = order[p % len(order)]
+        crng = np.random.default_rng([seed, 4, p])
+        comorbid = tuple(str(c) for c in crng.choice(COMORBIDITIES, size=int(crng.integers(1, 4)), replace=False))
         last_disch = None
         for a in range(n_adm[p]):
             arng = np.random.default_rng([seed, 2, p, a])
@@ -903,7 +914,7 @@ def build_tables(patients: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
             icu_out = icu_in + max(30.0, (disch - icu_in) * arng.uniform(0.45, 0.8))
             disch = max(disch, icu_out + arng.uniform(8, 30))
             stay = _Stay(subject_id, int(hadm_ids[k]), int(icu_ids[k]), t0, icu_in, icu_out, disch, source,
-                         weight, st)
+                         weight, st, comorbid)
             adm = _Admission(stay, arng, rows, frames, events)
             adm.run()
             admit_ts = pd.Timestamp(t0)
