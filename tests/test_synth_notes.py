@@ -331,7 +331,7 @@ def check_corpus(db_path: Path, corpus: Path) -> tuple[int, list[str]]:
 def demo_corpus(mimic3_demo_db, tmp_path_factory) -> tuple[Path, Path]:
     from ehrlib.synth.notes import write_corpus
 
-    out = write_corpus(mimic3_demo_db, tmp_path_factory.mktemp("demo_corpus"), seed=3, notes_per_type=12,
+    out = write_corpus(mimic3_demo_db, tmp_path_factory.mktemp("demo_corpus"), seed=3, notes_per_type=8,
                        progress=False)
     return mimic3_demo_db, out
 
@@ -344,7 +344,7 @@ def synth_corpus(request, tmp_path_factory) -> tuple[Path, Path]:
         pytest.skip("synth_db fixture (synthetic hospital tables) not available yet")
     from ehrlib.synth.notes import write_corpus
 
-    return db, write_corpus(db, tmp_path_factory.mktemp("synth_corpus"), seed=1, notes_per_type=10, progress=False)
+    return db, write_corpus(db, tmp_path_factory.mktemp("synth_corpus"), seed=1, notes_per_type=6, progress=False)
 
 
 # --- tests ---------------------------------------------------------------------------------
@@ -403,12 +403,12 @@ def test_corpus_shape_rates_and_split(demo_corpus):
     types = Counter(g.inconsistency.type for g in column)
     assert types["time"] == max(types.values()), types  # time errors are the most common (Figure 6)
     assert {"value", "interpretation", "trend"} <= set(types), types
-    assert Counter(n.note_type for n in corpus.notes) == {"discharge_summary": 12, "physician": 12, "nursing": 12}
+    assert Counter(n.note_type for n in corpus.notes) == {"discharge_summary": 8, "physician": 8, "nursing": 8}
     manifest = corpus.manifest
     assert manifest["seed"] == 3 and manifest["counts"]["entities"] == len(gold)
     val, test = manifest["splits"]["validation"], manifest["splits"]["test"]
     assert sorted(val + test) == sorted(n.note_id for n in corpus.notes) and not set(val) & set(test)
-    assert len(val) == round(36 * 22 / 105)
+    assert len(val) == round(24 * 22 / 105)
     assert len(load_corpus(out, "validation").notes) == len(val)
 
 
