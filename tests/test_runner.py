@@ -173,3 +173,28 @@ def test_credentialed_db_refused_before_any_llm_call(tmp_path, corpus, synth_db)
     with pytest.raises(PHIError, match="credentialed"):
         run_experiment(params)
     assert not (tmp_path / "runs" / "phi" / "predictions.jsonl").exists()
+
+
+def test_scripted_llm_backend_through_the_runner(tmp_path, synth_db):
+    """The LLM path of `run_experiment` (client from params, PHI check, manifest) with replayed replies."""
+    corpus = tmp_path / "c"
+    write_jsonl([Note("s1", 10040, 104852, "physician", "2155-01-03", "HR 88")], corpus / "notes.jsonl")
+    replies = [json.dumps({"anchors": []}), json.dumps({"time_refs": []}),
+               json.dumps({"entities": [{"line": 0, "text": "HR", "value": "88", "kind": "measurement",
+                                         "item_keys": ["chartevents:220045"]}]}),
+               json.dumps({"label": "consistent", "reason": "charted"})]
+    params = load_params(None, corpus=str(corpus), db=str(synth_db), backend="scripted", run_id="s",
+                         runs_dir=str(tmp_path / "runs"), segmentation=False, scope_filter=False,
+                         extraction="patient_only", concurrency=1, progress=False,
+                         backend_options={"replies": replies})
+    run_dir = run_experiment(params)
+    (pred,) = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert (pred["entity"], pred["label"], pred["items"][0]["label"]) == ("HR", "consistent", "Heart Rate")
+    assert pred["prompt_id"].startswith("verify_entity@")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["usage"]["llm_calls"] == 4 and manifest["model"] == "scripted"
+    assert {p.split("@")[0] for p in manifest["prompt_ids"]} == {"anchors_global", "anchors_relative",
+                                                                 "extract_patient", "verify_entity"}
+    assert manifest["cache"]["llm"]["response_cache"] == {"hits": 0, "misses": 4}
+    usage = json.loads((run_dir / "usage.json").read_text())
+    assert usage["by_stage"]["verification"]["llm_calls"] == 1
