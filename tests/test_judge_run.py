@@ -104,3 +104,16 @@ def test_llm_judging_resumes_from_the_run_cache(tiny_run):
     again = evaluate_run(run, judge="fake-pro", modes=("harsh",), progress=False,
                          llm={"backend": "scripted", "replies": [], "max_concurrency": 1})
     assert again["recall"].tolist() == first["recall"].tolist() == [pytest.approx((2 / 3 + 1 / 2) / 2)]
+
+
+def test_repeated_llm_passes_are_stored_under_their_labels(tiny_run):
+    pytest.importorskip("ehrlib.llm.factory")
+    run, _ = tiny_run
+    for i, verdict in enumerate(("Correct", "Incorrect")):
+        evaluate_run(run, judge="fake-pro", modes=("harsh",), label=f"fake-pro#{i}", progress=False,
+                     llm={"backend": "scripted", "replies": [f"Result: {verdict}"] * 5, "cache_salt": str(i),
+                          "max_concurrency": 1})
+    metrics = pd.read_csv(run / "metrics.csv").set_index("judge")
+    assert metrics.loc["fake-pro#0", "recall"] == 1.0 and metrics.loc["fake-pro#1", "recall"] == 0.0
+    judges = json.loads((run / "judges.json").read_text())
+    assert judges["fake-pro#1"]["model"] == "fake-pro"

@@ -20,7 +20,10 @@ def register(sub: Any) -> None:
     p.add_argument("--backend", default="gemini",
                    help="LLM backend for a model judge (gemini, openai, vllm, ollama, sglang)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for a model judge")
-    p.add_argument("--cache", help="response cache file for a model judge (sqlite)")
+    p.add_argument("--cache", help="response cache file for a model judge (default: in the run folder)")
+    p.add_argument("--label", help="store the judgements under this name instead of the model's, e.g. "
+                                   "gemini-2.5-pro#2 for a repeated pass (pair it with --cache-salt)")
+    p.add_argument("--cache-salt", help="make cached replies of this pass distinct from earlier passes")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run)
 
@@ -35,7 +38,9 @@ def _run(args: argparse.Namespace) -> int:
         llm["base_url"] = args.base_url
     if args.cache:
         llm["cache"] = args.cache
-    summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=llm,
+    if args.cache_salt:
+        llm["cache_salt"] = args.cache_salt
+    summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=llm, label=args.label,
                            progress=not args.no_progress)
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
     print(markdown_table(summary[cols]), end="")

@@ -120,8 +120,12 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
 
 def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
               client: Any = None, llm: Mapping[str, Any] | None = None, matcher: MatcherConfig = MatcherConfig(),
-              progress: bool = True) -> tuple[list[Judgement], dict[str, Any]]:
-    """Judgements of one judge for a loaded run, plus a description of the judge."""
+              label: str | None = None, progress: bool = True) -> tuple[list[Judgement], dict[str, Any]]:
+    """Judgements of one judge for a loaded run, plus a description of the judge.
+
+    ``label`` names the judgements when it should differ from the model name, e.g. three
+    passes of one model (``gemini-2.5-pro#2``, Appendix G) with ``llm={"cache_salt": "2"}``.
+    """
     if judge == JUDGE_NAME:
         return (judge_with_matcher(run.gold, run.predictions, modes, matcher),
                 {"judge": judge, "kind": "matcher", "config": dataclasses.asdict(matcher)})
@@ -141,9 +145,10 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
         settings.setdefault("cache", str(run.run_dir / "llm_judge_cache.sqlite"))
         client = make_client(backend, **settings)
     judgements, prompt_ids = judge_with_llm(client, run.gold, run.predictions, run.notes, modes,
-                                            judge_name=judge, progress=progress)
+                                            judge_name=label or judge, progress=progress)
     usage = getattr(getattr(client, "ledger", None), "totals", None)
-    return judgements, {"judge": judge, "kind": "llm", "backend": getattr(client, "backend", None),
+    return judgements, {"judge": label or judge, "model": judge, "kind": "llm",
+                        "backend": getattr(client, "backend", None),
                         "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None}
 
 
@@ -189,15 +194,18 @@ def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.Pa
 
 def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None,
                  judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
-                 client: Any = None, llm: Mapping[str, Any] | None = None, progress: bool = True) -> pd.DataFrame:
+                 client: Any = None, llm: Mapping[str, Any] | None = None, label: str | None = None,
+                 progress: bool = True) -> pd.DataFrame:
     """Judge a run, store judgements.jsonl and the metrics tables; returns this judge's summary.
 
     ``judge`` is ``"matcher"`` (offline, deterministic) or a model name for the LLM
     judges, called through ``client`` or a client built from ``llm`` settings
-    (``{"backend": "gemini", ...}``, see ``ehrlib.llm.make_client``).
+    (``{"backend": "gemini", ...}``, see ``ehrlib.llm.make_client``); ``label`` stores
+    the judgements under another name (repeated passes of one model).
     """
     run = load_run(run_dir, corpus_dir)
-    new, info = judge_run(run, judge, modes, client=client, llm=llm, progress=progress)
+    new, info = judge_run(run, judge, modes, client=client, llm=llm, label=label, progress=progress)
+    judge = label or judge
     kept = [j for j in read_judgements(run.run_dir) if not (j.judge == judge and j.mode in modes)]
     judgements = kept + new
     write_jsonl(judgements, run.run_dir / JUDGEMENTS_FILE, run_id=run.run_info["run_id"])
