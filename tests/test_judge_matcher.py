@@ -8,7 +8,7 @@ import pytest
 from ehrlib.corpus.records import (
     GoldEntity, Inconsistency, ItemRef, Judgement, Note, Prediction, RowRef, ToolCallRecord,
 )
-from ehrlib.judge.matcher import concept_families, judge_with_matcher, match_note, normalise
+from ehrlib.judge.matcher import concept_families, judge_with_matcher, normalise
 from ehrlib.judge.metrics import by_gold_group, by_note_type, note_scores, summarize
 
 WBC = ItemRef("labevents", "White Blood Cells", 51301)
