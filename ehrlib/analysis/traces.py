@@ -20,6 +20,7 @@ import networkx as nx
 import pandas as pd
 
 from ehrlib.corpus.records import GoldEntity, Prediction
+from ehrlib.tools.toolset import TOOL_CATEGORIES
 
 __all__ = [
     "START",
@@ -38,17 +39,9 @@ __all__ = [
 
 START, END = "START", "END"
 
-#: Tool -> category (paper Appendix C; DESIGN.md "Tools"), used by ablation and error analysis.
-TOOL_CATEGORIES: dict[str, str] = {
-    "Lexical_Search": "alignment", "Semantic_Search": "alignment",
-    "Get_Item_Value_Distribution": "profiling", "Analyze_Category_Trend": "profiling",
-    "Get_Item_Status_History": "temporal", "Get_Item_Value_History": "temporal",
-    "Analyze_Value_Trend": "temporal", "View_General_Timeline": "temporal",
-}
-
-
 def tool_category(tool: str) -> str:
-    """The category of a tool; tools outside the paper's eight are ``other``."""
+    """The ablation category of a tool (``ehrlib.tools``: alignment, profiling, temporal,
+    criterion); a tool the toolset does not know is ``other``."""
     return TOOL_CATEGORIES.get(tool, "other")
 
 

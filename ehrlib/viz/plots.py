@@ -292,8 +292,8 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
     all_nodes = sorted({n for g in graphs.values() for n in g.nodes})
     pos = _trace_layout(all_nodes)
     fig, axes = _figure(len(graphs), width=5.5, height=4.5)
-    cat_colors = dict(zip(["alignment", "profiling", "temporal", "other", "endpoint"],
-                          sns.color_palette(_PALETTE, 5)))
+    cat_colors = dict(zip(["alignment", "profiling", "temporal", "criterion", "other", "endpoint"],
+                          sns.color_palette(_PALETTE, 6)))
     for ax, (name, g) in zip(axes, graphs.items()):
         total = sum(w for _, _, w in g.edges(data="weight")) or 1
         edges = [(a, b) for a, b, w in g.edges(data="weight") if w / total >= min_share]
