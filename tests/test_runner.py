@@ -198,3 +198,17 @@ def test_scripted_llm_backend_through_the_runner(tmp_path, synth_db):
     assert manifest["cache"]["llm"]["response_cache"] == {"hits": 0, "misses": 4}
     usage = json.loads((run_dir / "usage.json").read_text())
     assert usage["by_stage"]["verification"]["llm_calls"] == 1
+
+
+def test_embedded_default_when_no_inputs(tmp_path, monkeypatch, synth_db):
+    import ehrlib.pipeline.runner as runner
+
+    monkeypatch.setattr(runner, "EMBEDDED", {"patients": 6, "notes_per_type": 1, "seed": 0, "layout": "mimic3"})
+    params = load_params(None, backend="offline", run_id="e", runs_dir=str(tmp_path), limit=1, progress=False)
+    run_dir = run_experiment(params)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["data_source"]["source_kind"] == "synthetic"
+    assert Path(manifest["params"]["db"]).parent == tmp_path / "embedded"
+    assert [e["status"] for e in read_ledger(run_dir)] == ["ok"]
+    with pytest.raises(ConfigError, match="give both"):
+        run_experiment(load_params(None, db=str(synth_db), runs_dir=str(tmp_path)))

@@ -48,6 +48,7 @@ __all__ = [
     "LEDGER_FILE",
     "RunWriter",
     "run_experiment",
+    "embedded_inputs",
     "new_run_id",
     "read_ledger",
     "summarize_ledger",
@@ -361,10 +362,30 @@ def _check_resume(run_dir: Path, params: RunParams) -> str | None:
     return old.get("started")
 
 
+#: the embedded default (DESIGN.md): the seeded synthetic hospital and its full corpus
+EMBEDDED = {"patients": 40, "notes_per_type": 10, "seed": 0, "layout": "mimic3"}
+
+
+def embedded_inputs(params: RunParams) -> RunParams:
+    """With neither corpus nor db given, the embedded synthetic hospital and corpus, built
+    once under ``<runs_dir>/embedded`` (reused while the generator is unchanged)."""
+    if params.corpus is None and params.db is None:
+        from ehrlib.report.inputs import prepare_inputs
+
+        log.info("no corpus/db given: using the embedded synthetic hospital and corpus")
+        db, corpus = prepare_inputs(Path(params.runs_dir) / "embedded", **EMBEDDED)
+        return params.replace(db=str(db), corpus=str(corpus))
+    if params.corpus is None or params.db is None:
+        missing = "corpus (a folder with notes.jsonl)" if params.corpus is None else "db (the database the notes refer to)"
+        raise ConfigError(f"no {missing}: give both --corpus and --db, or neither for the embedded synthetic data")
+    return params
+
+
 def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     """Run (or resume) one experiment; returns ``runs/<run_id>/``."""
     from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
+    params = embedded_inputs(params)
     notes, notes_path = _load_notes(params)
     stages = stages or get_stages(params.method, params.backend, params)
     run_id = params.run_id or new_run_id(params)
