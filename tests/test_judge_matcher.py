@@ -34,6 +34,9 @@ def verdicts(js: list[Judgement], mode: str) -> dict[str, str]:
 def test_normalise_expands_abbreviations_and_drops_stopwords():
     assert normalise("HR of 110") == "heart rate 110"
     assert normalise("WBC") == "white blood cells"
+    # case matters as in Lexical_Search's lists: a unit is not an electrolyte
+    assert normalise("Mg 2.1") == "magnesium 2.1" and normalise("lasix 40 mg") == "furosemide 40 mg"
+    assert normalise("Plt-136") == "platelet count 136"
     assert "heart_rate_rhythm" in concept_families(["tachycardic"])
     assert concept_families(["Heart Rhythm"]) & concept_families(["HR"])
 

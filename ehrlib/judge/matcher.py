@@ -29,12 +29,15 @@ Failed predictions (``failure`` set) count as predicted entities but are never c
 """
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import yaml
 from rapidfuzz import fuzz
 from scipy.optimize import linear_sum_assignment
 
@@ -53,43 +56,53 @@ __all__ = [
 JUDGE_NAME = "matcher"
 Mode = Literal["harsh", "lenient"]
 
-# Clinical abbreviations seen in MIMIC notes, expanded before comparing text. Kept short
-# on purpose: each entry must be unambiguous in a note-table context.
-_ABBREVIATIONS: dict[str, str] = {
-    "hr": "heart rate", "bp": "blood pressure", "sbp": "systolic blood pressure",
-    "dbp": "diastolic blood pressure", "map": "mean arterial pressure", "nbp": "blood pressure",
-    "abp": "arterial blood pressure", "rr": "respiratory rate", "t": "temperature",
-    "temp": "temperature", "tmax": "temperature", "spo2": "oxygen saturation",
-    "sao2": "oxygen saturation", "o2": "oxygen", "sat": "saturation", "sats": "saturation",
-    "wbc": "white blood cells", "hgb": "hemoglobin", "hb": "hemoglobin", "hct": "hematocrit",
-    "plt": "platelet", "plts": "platelet", "cr": "creatinine", "creat": "creatinine",
-    "bun": "urea nitrogen", "k": "potassium", "na": "sodium", "cl": "chloride",
-    "hco3": "bicarbonate", "ca": "calcium", "phos": "phosphate",
-    "glu": "glucose", "bg": "glucose", "fs": "fingerstick", "inr": "inr", "lfts": "liver",
-    "ast": "aspartate aminotransferase", "alt": "alanine aminotransferase",
-    "tbili": "bilirubin", "bili": "bilirubin", "trop": "troponin", "abd": "abdomen",
-    "ext": "extremities", "le": "lower extremity", "ue": "upper extremity",
-    "uop": "urine output", "uo": "urine output", "ns": "normal saline", "lr": "lactated ringers",
-    "ivf": "iv fluid", "gtt": "drip", "abx": "antibiotic", "vanc": "vancomycin",
-    "levo": "norepinephrine", "levophed": "norepinephrine",
-    "neo": "phenylephrine", "ngt": "nasogastric tube", "ogt": "orogastric tube",
-    "ett": "endotracheal tube", "picc": "picc line", "cvl": "central line", "aline": "arterial line",
-    "afib": "atrial fibrillation", "af": "atrial fibrillation", "nsr": "sinus rhythm", "sr": "sinus rhythm",
-    "gcs": "glasgow coma scale",
-    "aox3": "alert oriented", "a&ox3": "alert oriented", "bm": "bowel movement",
-    "bs": "bowel sounds", "ls": "lung sounds", "nc": "nasal cannula", "fio2": "inspired oxygen",
-    "peep": "peep", "prbc": "packed red blood cells", "ffp": "fresh frozen plasma",
-    "po": "oral", "iv": "intravenous", "sq": "subcutaneous", "sc": "subcutaneous",
-    "pr": "rectal", "ucx": "urine culture", "bcx": "blood culture", "cx": "culture",
-    # brand names common in MIMIC notes -> the generic names prescriptions use
-    "lasix": "furosemide", "coumadin": "warfarin", "tylenol": "acetaminophen", "zofran": "ondansetron",
-    "protonix": "pantoprazole", "flagyl": "metronidazole", "levaquin": "levofloxacin",
-    "cipro": "ciprofloxacin", "ativan": "lorazepam", "haldol": "haloperidol", "lopressor": "metoprolol",
-    "toprol": "metoprolol", "solumedrol": "methylprednisolone", "decadron": "dexamethasone",
-    "keppra": "levetiracetam", "dilantin": "phenytoin", "lovenox": "enoxaparin", "plavix": "clopidogrel",
-    "norvasc": "amlodipine", "zosyn": "piperacillin tazobactam", "unasyn": "ampicillin sulbactam",
-    "bactrim": "sulfamethoxazole trimethoprim", "kcl": "potassium chloride", "mag": "magnesium",
+# Abbreviations and brand names come from the project's curated lists, the ones Lexical_Search
+# expands (ehrlib/data/abbreviations.yaml, drug_synonyms.yaml), so the judge and the tools
+# read "HR" or "lasix" the same way. Case matters as it does there: an exact key first, a
+# lower-case key for lower-case tokens, and other keys case-insensitively only for
+# all-caps tokens, so "mg" (a unit) is not "Mg" (magnesium) and "pt" is not "PT".
+# Only single-word keys are used (tokens are compared one by one). _EXTRA holds note
+# shorthand those lists lack.
+_EXTRA: dict[str, str] = {
+    "sao2": "oxygen saturation", "o2": "oxygen", "bili": "bilirubin", "ext": "extremities",
+    "ue": "upper extremity", "levo": "norepinephrine", "aline": "arterial line", "sr": "sinus rhythm",
+    "aox3": "alert oriented", "a&ox3": "alert oriented", "bs": "bowel sounds", "ls": "lung sounds",
+    "mag": "magnesium",
 }
+
+
+@functools.cache
+def _abbreviations() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """(exact-case, lower-case keys, all-caps fallback) -> first expansion."""
+    root = importlib.resources.files("ehrlib").joinpath("data")
+    abbr = yaml.safe_load(root.joinpath("abbreviations.yaml").read_text(encoding="utf-8"))["abbreviations"]
+    drugs = yaml.safe_load(root.joinpath("drug_synonyms.yaml").read_text(encoding="utf-8"))["drug_synonyms"]
+    exact: dict[str, str] = {}
+    lower: dict[str, str] = dict(_EXTRA)
+    caps: dict[str, str] = {}
+    for key, values in abbr.items():
+        key = str(key)
+        if " " in key or not values:
+            continue
+        exact[key] = str(values[0]).lower()
+        (lower if key == key.lower() else caps).setdefault(key.lower(), exact[key])
+    for key, generic in drugs.items():
+        if " " not in str(key):
+            lower.setdefault(str(key).lower(), str(generic).lower())
+    return exact, lower, caps
+
+
+def _expand(token: str) -> str:
+    exact, lower, caps = _abbreviations()
+    if token in exact:
+        return exact[token]
+    low = token.lower()
+    if low in lower:
+        return lower[low]
+    if token.isupper() and low in caps:
+        return caps[low]
+    return low
+
 
 _STOPWORDS = frozenset(
     "a an and the of on at in to for with was were is are be by from per as or this that "
@@ -108,8 +121,8 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "temperature": ("temperature", "febrile", "afebrile", "fever", "hypothermia", "hyperthermia"),
     "respiration": ("respiratory rate", "tachypnea", "tachypneic", "breath sounds", "lung sounds",
                     "crackles", "rales", "wheeze", "wheezes", "wheezing", "rhonchi", "dyspnea"),
-    "oxygenation": ("oxygen saturation", "hypoxia", "hypoxic", "hypoxemia", "nasal cannula",
-                    "inspired oxygen", "oxygen", "pao2", "o2 flow"),
+    "oxygenation": ("oxygen saturation", "o2 saturation", "hypoxia", "hypoxic", "hypoxemia", "nasal cannula",
+                    "inspired oxygen", "o2 fraction", "oxygen", "pao2", "po2", "o2 flow", "pulseoxymetry"),
     "red_cells": ("hemoglobin", "hematocrit", "anemia", "anemic", "red blood cells",
                   "packed red blood cells"),
     "white_cells": ("white blood cells", "leukocytosis", "leukopenia", "neutrophils"),
@@ -153,11 +166,9 @@ class MatcherConfig:
 
 
 def _tokens(text: str) -> list[str]:
-    raw = re.findall(r"[a-z0-9]+(?:[.&][a-z0-9]+)*", text.lower())
     out: list[str] = []
-    for tok in raw:
-        expanded = _ABBREVIATIONS.get(tok)
-        out.extend(expanded.split() if expanded else [tok])
+    for tok in re.findall(r"[A-Za-z0-9]+(?:[.&][A-Za-z0-9]+)*", text):
+        out.extend(re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", _expand(tok)))
     return [t for t in out if t not in _STOPWORDS]
 
 
