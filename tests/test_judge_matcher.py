@@ -159,3 +159,38 @@ def test_precision_capped_and_empty_predictions():
     row = note_scores(js, g[:3], [], notes).iloc[0]
     assert row["precision"] == 0.0 and row["f1"] == 0.0
     assert math.isclose(row["recall"], 1.0)
+
+
+@pytest.fixture(scope="module")
+def synth_gold(synth_db, tmp_path_factory):
+    """Gold entities of a small synthetic corpus: realistic spans, duplicates, same-line items."""
+    from ehrlib.corpus.io import load_corpus
+    from ehrlib.synth.notes import write_corpus
+
+    out = write_corpus(synth_db, tmp_path_factory.mktemp("matcher_corpus"), seed=1, notes_per_type=2, progress=False)
+    return load_corpus(out).gold
+
+
+def _as_prediction(g: GoldEntity, label: str | None = None) -> Prediction:
+    return Prediction("oracle", g.note_id, g.line, g.entity, label or g.label, items=g.items, value=g.value)
+
+
+def test_oracle_predictions_score_perfectly_and_flipped_labels_score_zero(synth_gold):
+    assert len(synth_gold) > 50
+    oracle = [_as_prediction(g) for g in synth_gold]
+    for mode in ("harsh", "lenient"):
+        js = judge_with_matcher(synth_gold, oracle, modes=(mode,))
+        assert all(j.verdict == "correct" for j in js), [j.reason for j in js if j.verdict != "correct"][:3]
+    flipped = [_as_prediction(g, label="consistent" if g.label == "inconsistent" else "inconsistent")
+               for g in synth_gold]
+    assert all(j.verdict == "incorrect" for j in judge_with_matcher(synth_gold, flipped, modes=("harsh",)))
+
+
+def test_oracle_with_boundary_noise_still_matches(synth_gold):
+    """Spans a line off, with the value appended and without item keys are the same statements."""
+    noisy = [Prediction("noisy", g.note_id, g.line + (i % 2), f"{g.entity} {g.value or ''}".strip(), g.label,
+                        items=tuple(ItemRef(it.table, it.label) for it in g.items))
+             for i, g in enumerate(synth_gold)]
+    js = judge_with_matcher(synth_gold, noisy, modes=("harsh",))
+    share = sum(j.verdict == "correct" for j in js) / len(js)
+    assert share > 0.9, [j.reason for j in js if j.verdict != "correct"][:5]
