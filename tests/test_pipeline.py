@@ -407,3 +407,33 @@ def test_thread_pool_gives_the_same_records(db):
     with ThreadPoolExecutor(max_workers=4) as pool:
         parallel = _run(db, RuleBackend(), cache_scope="segment", pool=pool)
     assert stable(parallel) == stable(sequential) and parallel.cache_hits == sequential.cache_hits == 1
+
+
+def test_bounded_client_caps_calls_across_threads():
+    import asyncio
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ehrlib.llm import run_sync
+    from ehrlib.pipeline.llm_stages import BoundedClient
+
+    state = {"now": 0, "peak": 0}
+    lock = threading.Lock()
+
+    class Slow:
+        config = GenerationConfig(model="slow")
+
+        async def generate(self, *args, **kwargs):
+            with lock:
+                state["now"] += 1
+                state["peak"] = max(state["peak"], state["now"])
+            await asyncio.sleep(0.02)
+            with lock:
+                state["now"] -= 1
+            return "ok"
+
+    bounded = BoundedClient(Slow(), 3)
+    assert bounded.config.model == "slow"  # everything else is delegated
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        results = list(pool.map(lambda _: run_sync(bounded.generate([])), range(24)))
+    assert results == ["ok"] * 24 and state["peak"] == 3

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -39,6 +40,7 @@ from ehrlib.pipeline.stages import (
 
 __all__ = [
     "LLMCaller",
+    "BoundedClient",
     "LLMSegmenter",
     "LLMAnchorResolver",
     "LLMPatientExtractor",
@@ -120,6 +122,31 @@ _UNCHECKABLE_QUESTIONS = ("opinion", "discontinued_unclear", "diagnosis_outside_
 def _usage(llm_usage: Any, calls: int, cost: float | None) -> Usage:
     return Usage(calls=calls, input_tokens=int(llm_usage.input_tokens), output_tokens=int(llm_usage.output_tokens),
                  thinking_tokens=int(llm_usage.thinking_tokens), cost_usd=float(cost or 0.0))
+
+
+class BoundedClient:
+    """A client whose calls, from any thread, never exceed ``limit`` at once.
+
+    Each runner thread drives its own event loop, so the LLM layer's per-loop semaphore
+    cannot bound calls across threads; this one can, whatever ``--concurrency`` says.
+    Everything else is delegated to the wrapped client.
+    """
+
+    def __init__(self, client: Any, limit: int) -> None:
+        self._client = client
+        self._slots = threading.BoundedSemaphore(max(1, int(limit)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        import asyncio
+
+        await asyncio.to_thread(self._slots.acquire)
+        try:
+            return await self._client.generate(*args, **kwargs)
+        finally:
+            self._slots.release()
 
 
 class LLMCaller:
@@ -637,8 +664,9 @@ def _capture_rows(fn: Callable[..., Any], seen: set[tuple[str, str]]) -> Callabl
 # --- the bundle and the registry --------------------------------------------------------------
 
 def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
-    """The stage bundle for ``method`` around one LLM client."""
-    llm = LLMCaller(client)
+    """The stage bundle for ``method`` around one LLM client (calls bounded by its
+    ``max_concurrency`` across all runner threads)."""
+    llm = LLMCaller(BoundedClient(client, int(getattr(client, "max_concurrency", 1))))
     endpoint = getattr(getattr(client, "backend_impl", None), "endpoint", None)
     cache = getattr(client, "cache", None)
 
