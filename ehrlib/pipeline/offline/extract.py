@@ -17,6 +17,7 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
@@ -221,15 +222,77 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
     return out
 
 
-def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str]) -> list[Mention]:
-    if seg.section == "discharge_diagnosis":
-        return diagnosis_mentions(ctx.lines, seg)
-    out: list[Mention] = []
+@dataclass(frozen=True, slots=True)
+class _Paragraph:
+    """Consecutive lines read as one text: notes are hard-wrapped mid-sentence
+    ("Creatinine rose from 2.0 to a / peak of 4.3"), so statements cross line ends."""
+
+    lines: tuple[int, ...]
+    offsets: tuple[int, ...]
+    text: str
+
+    def locate(self, pos: int) -> tuple[int, int]:
+        """(line, column) of a paragraph offset."""
+        k = max(i for i, off in enumerate(self.offsets) if off <= pos)
+        return self.lines[k], pos - self.offsets[k]
+
+
+_NEW_ITEM = re.compile(r"\s*(?:[-*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-z0-9 /&]{1,28}:|[A-Z]{2,}[A-Z /&]*:)")
+
+
+def _continues(prev: str, nxt: str) -> bool:
+    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt):
+        return False
+    if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
+        return False
+    return len(prev.rstrip()) >= 45
+
+
+def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
+    out: list[_Paragraph] = []
+    cur: list[int] = []
+
+    def flush() -> None:
+        if cur:
+            offs, parts, pos = [], [], 0
+            for i in cur:
+                offs.append(pos)
+                parts.append(lines[i])
+                pos += len(lines[i]) + 1
+            out.append(_Paragraph(tuple(cur), tuple(offs), " ".join(parts)))
+
     for i in range(seg.start_line, seg.end_line + 1):
-        out.extend(find_mentions(ctx.lines[i], i, lex, drug_names, seg.section))
+        if cur and _continues(lines[cur[-1]], lines[i]):
+            cur.append(i)
+        else:
+            flush()
+            cur = [i]
+    flush()
+    return out
+
+
+def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str]
+              ) -> list[tuple[_Paragraph, list[Mention]]]:
+    """Mentions per paragraph, positions in paragraph text (line = first line)."""
+    if seg.section == "discharge_diagnosis":
+        found = diagnosis_mentions(ctx.lines, seg)
+        return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
+    out: list[tuple[_Paragraph, list[Mention]]] = []
     if seg.section == "procedures":
-        out = [m for m in out if m.kind in ("procedure", "medication", "infusion")]
-        out.extend(procedure_mentions(ctx.lines, seg, out))
+        per_line: list[Mention] = []
+        for i in range(seg.start_line, seg.end_line + 1):
+            per_line += [m for m in find_mentions(ctx.lines[i], i, lex, drug_names, seg.section)
+                         if m.kind in ("procedure", "medication", "infusion")]
+        per_line += procedure_mentions(ctx.lines, seg, per_line)
+        for i in range(seg.start_line, seg.end_line + 1):
+            ms = [m for m in per_line if m.line == i]
+            if ms:
+                out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
+        return out
+    for para in paragraphs(ctx.lines, seg):
+        ms = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section)
+        if ms:
+            out.append((para, ms))
     return out
 
 
@@ -239,36 +302,49 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     pairs = _patient_pairs(ctx)
     drug_names = [it.label for it, _ in pairs if it.table in _DRUG_TABLES]
     seen = {(e.line, e.span) for e in known}
+    tctx = time_context(ctx)
     out: list[Entity] = []
-    mentions = _mentions(ctx, seg, lex, drug_names)
-    by_line: dict[int, list[Mention]] = {}
-    for m in mentions:
-        by_line.setdefault(m.line, []).append(m)
-    counts: dict[tuple[int, str, str], int] = {}
-    for m in mentions:
-        key = (m.line, m.text.lower(), m.concept)
-        counts[key] = counts.get(key, 0) + 1
-    for m in mentions:
-        if (m.line, (m.start, m.end)) in seen:
-            continue
-        if counts.get((m.line, m.text.lower(), m.concept), 0) > 1 and m.value:
-            # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
-            m = Mention(m.line, m.start, m.end, f"{m.text} {m.value}".replace("`", "")[:60], m.kind, m.concept,
-                        m.value, m.attributes, m.group)
-        items = _align(m, lex, pairs)
-        needs_items = m.kind not in ("interpretation", "diagnosis")
-        if step == "patient":
-            if not needs_items or not items:
-                continue  # criterion states, diagnoses and unmatched mentions: ontology step
-        else:
-            if needs_items and items:
-                continue  # the patient-specific step has it
-            if needs_items:
-                items = _ontology_items(env, m, lex)
-        ref = _governing_ref(m, timeline.refs_on_line(m.line), ctx.lines[m.line], by_line[m.line])
-        window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
-        out.append(_entity(m, seg, items, window, ttext, step))
+    previous: TimeSpan | None = None
+    for para, mentions in _mentions(ctx, seg, lex, drug_names):
+        refs = resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous)
+        if refs:
+            previous = refs[-1].window
+        counts: dict[tuple[str, str], int] = {}
+        for m in mentions:
+            counts[(m.text.lower(), m.concept)] = counts.get((m.text.lower(), m.concept), 0) + 1
+        for m in mentions:
+            line, col = para.locate(m.start)
+            span = (col, col + (m.end - m.start))
+            if (line, span) in seen:
+                continue
+            ref = _governing_ref(m, refs, para.text, mentions)
+            placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.attributes, m.group)
+            if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
+                # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
+                placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
+                                 m.concept, m.value, m.attributes, m.group)
+            items = _align(placed, lex, pairs)
+            needs_items = m.kind not in ("interpretation", "diagnosis")
+            if step == "patient":
+                if not needs_items or not items:
+                    continue  # criterion states, diagnoses and unmatched mentions: ontology step
+            else:
+                if needs_items and items:
+                    continue  # the patient-specific step has it
+                if needs_items:
+                    items = _ontology_items(env, placed, lex)
+            window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
+            if ref is not None and m.attributes.get("series") and seg.default_window is not None:
+                # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
+                window = _union(window, seg.default_window)
+            out.append(_entity(placed, seg, items, window, ttext, step))
     return StageOutput(tuple(out))
+
+
+def _union(a: TimeSpan, b: TimeSpan) -> TimeSpan:
+    starts = [x for x in (a.start, b.start) if x]
+    ends = [x for x in (a.end, b.end) if x]
+    return TimeSpan(min(starts) if starts else None, max(ends) if ends else None)
 
 
 def _ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRef, str]]:

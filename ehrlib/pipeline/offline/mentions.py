@@ -99,18 +99,19 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
 _TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|trended\s+up|"
                r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
                r"normalized|peaked|nadired|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
-_SEP = r"[\s:=,~]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
+_SEP = r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
 _SERIES = re.compile(r"(?P<a>" + _NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + _NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + _NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + _NUM + r"))?")
 _FROM_TO = re.compile(r"(?:from|down from|up from|improved from|decreased from|increased from)\s+(?P<a>" + _NUM + r")\s*"
                       r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
                       r"(?P<b>" + _NUM + r")", re.I)
-_VALUE_FROM = re.compile(r"(?P<b>" + _NUM + r")\s*(?:" + _UNIT + r")?\s*\(\s*(?:from|down from|up from|prev(?:ious)?|was)\s*(?P<a>" + _NUM + r")\s*\)", re.I)
+_VALUE_FROM = re.compile(r"(?P<b>" + _NUM + r")\**\s*(?:" + _UNIT + r")?\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
+                         r"increased\s+from|decreased\s+from|prev(?:ious(?:ly)?)?|was)\s*(?P<a>" + _NUM + r")\s*\)?", re.I)
 _MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|to\s+as\s+high\s+as|"
                      r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
                      r"low(?:est)?\s+(?:of)?|to\s+the|to|in\s+the|into\s+the|in\s+the\s+(?:low|mid|high|upper)|>|<|≥|≤)\s*"
                      r"(?P<v>" + _NUM + r")(?P<dec>s)?", re.I)
-_SINGLE = re.compile(r"(?P<v>" + _NUM + r")(?P<dec>s)?(?:\s*-\s*(?P<v2>" + _NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT + r")?"
+_SINGLE = re.compile(r"(?P<v>" + _NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + _NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT + r")?"
                      r"(?:\s*\(\s*(?P<lo>" + _NUM + r")\s*-\s*(?P<hi>" + _NUM + r")\s*\))?", re.I)
 _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), d) for p, d in (
     (r"\b(?:down-?trending|trending\s+down|trended\s+down|decreas(?:ing|ed)|declin(?:ing|ed)|falling|fell|dropp(?:ing|ed)|"

@@ -294,10 +294,85 @@ def _verify_numbers(e: Entity, s: _Session) -> Verdict:
         near = sorted({float(r["valuenum"]) for r in numeric})[:12]
         return _verdict(e, s, False, f"{e.text}: stated {', '.join(failed)} not found in the window; recorded "
                         f"{', '.join(f'{x:g}' for x in near)}", numeric[:5])
+    extremes = _verify_extremes(e, numeric, concept, tol)
+    if extremes is not None:
+        return _verdict(e, s, False, extremes, numeric[:5])
     series = e.attributes.get("series")
     if series:
         return _verify_series(e, s, numeric, [float(x) for x in series], tol, matched)
     return _verdict(e, s, True, f"{e.text} {e.value or ''} matches the table", matched)
+
+
+def core_window(window: TimeSpan | None) -> TimeSpan | None:
+    """The day a widened window was built around: a note date or anchor widened one day
+    each side (3 days) gives its middle day; a single day is itself; longer spans (the
+    hospitalization) have no core."""
+    if window is None:
+        return None
+    a, b = _t(window.start), _t(window.end)
+    if a is None or b is None:
+        return None
+    days = (b - a).total_seconds() / 86400
+    if days <= 1.01:
+        return window
+    if days <= 3.01:
+        mid = a + timedelta(days=1)
+        return TimeSpan(mid.strftime("%Y-%m-%d 00:00:00"), mid.strftime("%Y-%m-%d 23:59:59"))
+    return None
+
+
+def _verify_extremes(e: Entity, numeric: list[Mapping[str, Any]], concept: Any, tol: float) -> str | None:
+    """A stated range or maximum is a claim about the extremes of its day (flowsheet
+    "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
+    window must match, not only appear. Returns the reason when they do not."""
+    a = e.attributes
+    if concept is None or (concept.cid not in _VITALS and not ("max_lo" in a and "min" not in a)):
+        return None  # lab and output ranges summarise typical values; vitals ranges are min..max
+    core = core_window(e.window)
+    rows = [r for r in numeric if in_window(r, core)] if core is not None else (
+        numeric if "max_lo" in a and "min" not in a else [])
+    if not rows:
+        return None
+    is_temp = concept is not None and concept.cid == "temperature"
+    checks: list[tuple[str, float, float | None, str]] = []
+    if "systolic_min" in a or "systolic_max" in a:
+        for part in ("systolic", "diastolic", "mean"):
+            if f"{part}_min" in a and f"{part}_max" in a:
+                checks.append(("min", float(a[f"{part}_min"]), a.get(f"{part}_min_hi"), part))
+                checks.append(("max", float(a.get(f"{part}_max_lo", a[f"{part}_max"])), float(a[f"{part}_max"]), part))
+    elif "min" in a and "max" in a and a.get("max") != a.get("min") and not (
+            a.get("max") is not None and float(a["max"]) - float(a["min"]) == 9 and "max_lo" not in a):
+        checks.append(("min", float(a["min"]), a.get("min_hi"), "value"))
+        checks.append(("max", float(a.get("max_lo", a["max"])), float(a["max"]), "value"))
+    elif "max_lo" in a and "min" not in a:
+        checks.append(("max", float(a["max_lo"]), float(a["max"]), "value"))
+    for kind, lo, hi, part in checks:
+        vals = [float(r["valuenum"]) for r in rows
+                if part == "value" or _bp_part(str(r.get("label", ""))) in (part, None)]
+        if not vals:
+            continue
+        if is_temp:  # every row in the note's unit (a stay may chart C and F items)
+            note_c = str(a.get("unit") or "").upper() == "C" or lo < 50
+            vals = [(_in_c(float(r["valuenum"]), r) if note_c else _in_f(float(r["valuenum"]), r)) for r in rows]
+        observed = min(vals) if kind == "min" else max(vals)
+        top = hi if hi is not None else lo
+        slack = max(tol, 0.02 * abs(observed)) if not is_temp else 0.3
+        if not (lo - slack <= observed <= float(top) + slack):
+            label = f"{lo:g}" + (f"-{float(hi):g}" if hi is not None and hi != lo else "")
+            return (f"{e.text}: stated {part if part != 'value' else ''} {kind} {label}, charted {kind} "
+                    f"{observed:g} in {tool_spec(core) if core else 'the window'}").replace("  ", " ")
+    return None
+
+
+_VITALS = ("heart_rate", "blood_pressure", "respiratory_rate", "spo2", "temperature", "cvp")
+
+
+def _in_c(v: float, row: Mapping[str, Any]) -> float:
+    return v if _is_celsius(row) else (v - 32) * 5 / 9
+
+
+def _in_f(v: float, row: Mapping[str, Any]) -> float:
+    return v * 9 / 5 + 32 if _is_celsius(row) else v
 
 
 def _verify_daily_totals(e: Entity, s: _Session, numeric: list[Mapping[str, Any]], tol: float) -> Verdict:
