@@ -304,6 +304,10 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
                                            for n in g.nodes])
         nx.draw_networkx_edges(g, pos, ax=ax, edgelist=edges, width=widths, alpha=0.6, arrows=True,
                                arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=400)
+        # counts on the heavy transitions only, so the figure stays readable
+        heavy = {(a, b): g[a][b]["weight"] for a, b in edges if g[a][b]["weight"] / total >= 0.08}
+        nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=6, label_pos=0.4,
+                                     connectionstyle="arc3,rad=0.15", bbox={"alpha": 0.6, "lw": 0, "fc": "white"})
         below = {n: (x, y - 0.14) for n, (x, y) in pos.items()}
         nx.draw_networkx_labels(g, below, ax=ax, labels={n: n.replace("_", " ") for n in g.nodes}, font_size=6)
         ax.set_title(f"{name} ({g.graph.get('n_paths', 0)} paths, {g.number_of_edges()} transitions)")
