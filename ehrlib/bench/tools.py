@@ -118,6 +118,19 @@ def _calls(ts: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def _bare_sql_ms(con: Any, sm: Any, subject: int, admittime: Any, itemid: int) -> float:
+    """The floor: one patient's item in a 3-day window, a plain query (the issue's reference)."""
+    import datetime as dt
+    import time
+
+    ce = sm.table("chartevents")
+    sql = (f"SELECT * FROM {ce.ref} WHERE {ce.col('subject_id')} = ? AND {ce.col('itemid')} = ? "  # noqa: S608
+           f"AND {ce.col('charttime')} >= ? AND {ce.col('charttime')} < ?")
+    t0 = time.perf_counter()
+    con.execute(sql, [subject, itemid, admittime, admittime + dt.timedelta(days=3)]).fetchall()
+    return (time.perf_counter() - t0) * 1000.0
+
+
 def _measure(path: Path, n_patients: int, seed: int, label: str) -> tuple[dict[str, list[float]], int, int]:
     random.seed(seed)
     con = duckdb.connect(str(path), read_only=True)
@@ -138,6 +151,8 @@ def _measure(path: Path, n_patients: int, seed: int, label: str) -> tuple[dict[s
                 continue  # warm-up
             for rec in ts.tracer.records:
                 times.setdefault(rec.tool, []).append(rec.ms)
+            times.setdefault("(bare SQL reference query)", []).append(
+                _bare_sql_ms(con, sm, subject, ctx.admittime, 220045))
         return times, int(n_chart), n_labels
     finally:
         con.close()

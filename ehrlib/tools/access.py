@@ -48,19 +48,25 @@ class TableReader:
     item_columns: tuple[tuple[str, str], ...]   # (logical, quoted physical) a key may name
     row_id: str = "NULL"
 
-    def select_sql(self) -> str:
-        """Uniform columns, so any set of tables can be read in one UNION ALL query."""
-        if self.extras:
+    def select_sql(self, packed_extras: bool = True) -> str:
+        """Uniform columns, so any set of tables can be read in one UNION ALL query.
+
+        Extras (flag, rate, route, ...) differ per table: packed into one MAP for a union,
+        or as plain columns for a single table (building a MAP per row costs ~2 ms a call).
+        """
+        if not packed_extras:
+            extra = ", ".join(f"{expr} AS x_{name}" for name, expr in self.extras)
+        elif self.extras:
             names = ", ".join(f"'{name}'" for name, _ in self.extras)   # role names: constants of this module
             values = ", ".join(f"CAST({expr} AS VARCHAR)" for _, expr in self.extras)
-            extra = f"map([{names}], [{values}])"
+            extra = f"map([{names}], [{values}]) AS extra"
         else:
-            extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR))"
-        return ", ".join([
+            extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR)) AS extra"
+        return ", ".join(x for x in [
             "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id", f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
             f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end", f"CAST({self.item or 'NULL'} AS VARCHAR) AS item",
             f"CAST({self.txt_expr} AS VARCHAR) AS txt", f"CAST({self.num_expr} AS DOUBLE) AS num",
-            f"CAST({self.unit_expr} AS VARCHAR) AS unit", f"{extra} AS extra"])
+            f"CAST({self.unit_expr} AS VARCHAR) AS unit", extra] if x)
 
     def where_sql(self, subject_id: int, hadm_id: int, window: TimeWindow | None, item_column: str | None,
                   item_value: Any) -> tuple[str, list[Any]] | None:
@@ -90,8 +96,10 @@ class TableReader:
         return query_tables(con, [self], subject_id, hadm_id, window, item_column=item_column,
                             item_value=item_value, condition=condition, numeric_only=numeric_only)
 
-    def row(self, r: Sequence[Any]) -> dict[str, Any]:
-        _, row_id, t, t_end, item, txt, num, unit, extra, *hit = r
+    def row(self, r: Sequence[Any], packed_extras: bool = True, marked: bool = False) -> dict[str, Any]:
+        _, row_id, t, t_end, item, txt, num, unit, *rest = r
+        hit = rest.pop() if marked else None
+        extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest))
         out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": jsonable(t)}
         if self.time_kind == "interval":
             out["end"] = jsonable(t_end)
@@ -99,10 +107,10 @@ class TableReader:
         out["value"] = txt
         out["valuenum"] = jsonable(num)
         out["unit"] = unit
-        out["extra"] = {k: (_as_number(v) if k in _NUMERIC_EXTRAS else v) for k, v in (extra or {}).items()
-                        if v is not None}
-        if hit:
-            out["matches"] = bool(hit[0])
+        out["extra"] = {k: (_as_number(v) if k in _NUMERIC_EXTRAS and isinstance(v, str) else jsonable(v))
+                        for k, v in (extra or {}).items() if v is not None}
+        if marked:
+            out["matches"] = bool(hit)
         return out
 
 
@@ -128,30 +136,35 @@ def query_tables(con: Any, readers: Sequence[TableReader], subject_id: int, hadm
     parts: list[str] = []
     params: list[Any] = []
     by_name = {r.table: r for r in readers}
+    packed = len(readers) > 1
     for r in readers:
         where = r.where_sql(subject_id, hadm_id, window, item_column, item_value)
         if where is None:
             continue
-        parts.append(f"SELECT {r.select_sql()} FROM {r.ref} WHERE {where[0]}")  # noqa: S608 - identifiers from schema
+        parts.append(f"SELECT {r.select_sql(packed)} FROM {r.ref} WHERE {where[0]}")  # noqa: S608 - identifiers from schema
         params += [r.table, *where[1]]
     if not parts:
         return []
     cond_sql = f"({condition.sql})" if condition is not None else None
-    select = "SELECT *" + (f", {cond_sql} AS hit" if cond_sql and mark else "")
-    sql = f"{select} FROM ({' UNION ALL '.join(parts)}) AS r"  # noqa: S608
-    filters = []
-    if numeric_only:
-        filters.append("num IS NOT NULL")
+    filters = ["num IS NOT NULL"] if numeric_only else []
     if cond_sql and not mark:
         filters.append(cond_sql)
-    if cond_sql and mark:      # the marker precedes the FROM: its parameters bind first
-        params = [*condition.params, *params]
+    marker = f", {cond_sql} AS hit" if cond_sql and mark else ""
+    if packed:
+        sql = f"SELECT *{marker} FROM ({' UNION ALL '.join(parts)}) AS r"  # noqa: S608
+        if filters:
+            sql += " WHERE " + " AND ".join(filters)
+    else:
+        # one table: no subquery (DuckDB lets WHERE name the select list's aliases)
+        sql = parts[0].replace(" FROM ", f"{marker} FROM ", 1) if marker else parts[0]
+        if filters:
+            sql += " AND " + " AND ".join(filters)
+    if cond_sql and mark:      # the marker precedes the FROM: its parameters bind right after the table name
+        params = [params[0], *condition.params, *params[1:]] if not packed else [*condition.params, *params]
     elif cond_sql:
         params += list(condition.params)
-    if filters:
-        sql += " WHERE " + " AND ".join(filters)
     sql += " ORDER BY t NULLS LAST, tbl, row_id"
-    return [by_name[rec[0]].row(rec) for rec in con.execute(sql, params).fetchall()]
+    return [by_name[rec[0]].row(rec, packed, bool(marker)) for rec in con.execute(sql, params).fetchall()]
 
 
 _CACHE: dict[tuple[str, str], TableReader] = {}

@@ -16,7 +16,7 @@ from ehrlib.tools.context import PatientContext
 from ehrlib.tools.items import CatalogItem, ItemKeyError, SEARCHABLE_TABLES, make_key, patient_item_keys, split_key
 from ehrlib.tools.items import Catalog
 from ehrlib.tools.lexical import LexicalIndex, catalog_for, database_identity, lexical_index
-from ehrlib.tools.profile import PROFILE_TABLE
+from ehrlib.tools.profile import _PROFILE_PRESENT, PROFILE_TABLE
 from ehrlib.tools.timespec import TimeSpecError, TimeWindow, parse_time_spec
 
 __all__ = ["ToolEnv", "ToolArgumentError", "OPERATORS", "value_condition"]
@@ -126,9 +126,12 @@ class ToolEnv:
     @property
     def has_profile_table(self) -> bool:
         if self._has_profile is None:
-            row = self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                                   [PROFILE_TABLE]).fetchone()
-            self._has_profile = bool(row and row[0])
+            known = _PROFILE_PRESENT.get(self.identity)
+            if known is None:
+                row = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                                       [PROFILE_TABLE]).fetchone()
+                known = _PROFILE_PRESENT[self.identity] = bool(row and row[0])
+            self._has_profile = known
         return self._has_profile
 
     def window(self, spec: str | None) -> TimeWindow:

@@ -18,7 +18,7 @@ import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import yaml
@@ -167,19 +167,35 @@ class LexicalIndex:
         return len(self._texts)
 
     def search(self, query: str, k: int = 10, tables: set[str] | None = None) -> list[Match]:
-        variants = expand_query(query)
-        if not self._texts or not variants:
-            return []
-        q = self._vectorizer.transform([v.lower() for v in variants])   # CSR: indices are n-gram columns
+        return self.search_many([query], k, tables)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 10, tables: set[str] | None = None) -> list[list[Match]]:
+        """Top-k matches of several queries with one sparse product (Semantic_Search's targets)."""
+        expanded = [expand_query(q) for q in queries]
+        flat = [v for variants in expanded for v in variants]
+        if not self._texts or not flat:
+            return [[] for _ in queries]
+        q = self._vectorizer.transform([v.lower() for v in flat])   # CSR: indices are n-gram columns
         cols = np.unique(q.indices)
         if cols.size == 0:
-            return []
-        sims = (self._columns[:, cols] @ q[:, cols].T).toarray()      # texts x variants
+            return [[] for _ in queries]
+        sims_all = (self._columns[:, cols] @ q[:, cols].T).toarray()      # texts x all variants
+        mask = None
+        if tables is not None:
+            mask = np.fromiter((it.table in tables for it in self.catalog.items), bool, len(self.catalog.items))
+        out: list[list[Match]] = []
+        start_col = 0
+        for variants in expanded:
+            sims = sims_all[:, start_col:start_col + len(variants)]
+            start_col += len(variants)
+            out.append(self._top(sims, variants, k, mask) if len(variants) else [])
+        return out
+
+    def _top(self, sims: np.ndarray, variants: Sequence[str], k: int, mask: np.ndarray | None) -> list[Match]:
         best_variant = sims.argmax(axis=1)
         text_scores = sims.max(axis=1)
         item_scores = np.maximum.reduceat(text_scores, self._starts)
-        if tables is not None:
-            mask = np.fromiter((it.table in tables for it in self.catalog.items), bool, len(self.catalog.items))
+        if mask is not None:
             item_scores = np.where(mask, item_scores, 0.0)
         k = max(1, min(k, len(item_scores)))
         top = np.argpartition(-item_scores, k - 1)[:k]

@@ -88,6 +88,7 @@ def build_item_profile(con: Any, schema: SchemaMap | None = None) -> int:
         con.execute(f"DROP TABLE IF EXISTS {final}")
         con.execute(f"ALTER TABLE {tmp} RENAME TO {final}")
         con.execute("COMMIT")
+        _PROFILE_PRESENT.clear()
     except BaseException:
         con.execute("ROLLBACK")
         raise
@@ -95,6 +96,8 @@ def build_item_profile(con: Any, schema: SchemaMap | None = None) -> int:
 
 
 _MEMORY: dict[tuple[str, str, str], dict[str, list[tuple]]] = {}
+#: database identity -> whether it carries the precomputed profile (checked once per process)
+_PROFILE_PRESENT: dict[tuple[str, str], bool] = {}
 _LOCK = threading.Lock()
 
 

@@ -70,12 +70,13 @@ def semantic_scores(index: LexicalIndex, query: str, k: int, *, embeddings: Embe
             scores[key] = score
             why[key] = reason
 
-    for concept in concept_hits(query):
-        for target in concept.targets:
-            for m in index.search(target, k=3):
-                if m.score >= 0.5:
-                    add(m.item.key, CONCEPT_WEIGHT * m.score, f"concept {concept.id} via {target!r}")
-    for m in index.search(query, k=k):
+    targets = [(concept.id, target) for concept in concept_hits(query) for target in concept.targets]
+    *per_target, own = index.search_many([t for _, t in targets] + [query], k=max(3, k))
+    for (cid, target), matches in zip(targets, per_target):
+        for m in matches[:3]:
+            if m.score >= 0.5:
+                add(m.item.key, CONCEPT_WEIGHT * m.score, f"concept {cid} via {target!r}")
+    for m in own[:k]:
         add(m.item.key, LEXICAL_WEIGHT * m.score, "lexical")
     if embeddings is not None:
         for key, score in embeddings.search(query, k):
