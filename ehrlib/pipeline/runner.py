@@ -326,18 +326,22 @@ def _toolset_factory(params: RunParams) -> Callable[[Any, Any], Any] | None:
     return make
 
 
-def _manifest(params: RunParams, run_id: str, stages: Stages, db_info: Mapping[str, Any], notes_path: Path,
-              n_notes: int, ledger: list[dict[str, Any]], status: str, started: str,
+def _provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, n_notes: int) -> dict[str, Any]:
+    """The parts of the manifest that do not change during a run (computed once)."""
+    return {"git_sha": _git_sha(), "packages": _versions(),
+            "data_source": {"db": str(params.db), "corpus": str(notes_path), "notes_sha256": sha256_file(notes_path),
+                            "n_notes": n_notes, **{k: db_info.get(k) for k in sorted(db_info)}}}
+
+
+def _manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
+              summary: Mapping[str, Any], status: str, started: str,
               ontology_info: Mapping[str, Any] | None) -> dict[str, Any]:
-    summary = summarize_ledger(ledger)
     return {
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
         "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "method": params.method, "backend": params.backend, "model": stages.model,
-        "params": params_to_dict(params), "git_sha": _git_sha(), "packages": _versions(),
-        "prompt_ids": summary["prompt_ids"],
-        "data_source": {"db": str(params.db), "corpus": str(notes_path), "notes_sha256": sha256_file(notes_path),
-                        "n_notes": n_notes, **{k: db_info.get(k) for k in sorted(db_info)}},
+        "params": params_to_dict(params), "git_sha": provenance["git_sha"], "packages": provenance["packages"],
+        "prompt_ids": summary["prompt_ids"], "data_source": provenance["data_source"],
         "ontology": dict(ontology_info or {}),
         "cache": {"validation": summary["totals"]["validation_cache"],
                   "llm": dict(stages.stats()) if stages.stats else {}},
@@ -409,10 +413,18 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         todo = [n for n in notes if n.note_id not in done]
         workers = params.concurrency or max(1, stages.concurrency)
 
-        def save_manifest(status: str) -> None:
-            write_json(_manifest(params, run_id, stages, db_info, notes_path, len(notes), writer.ledger, status,
-                                 started, ontology_info), run_dir / MANIFEST)
+        provenance = _provenance(params, db_info, notes_path, len(notes))
+        last_save = [0.0]
+
+        def save_manifest(status: str, *, every_s: float = 0.0) -> None:
+            """Rewrite manifest and usage from the ledger (at most every ``every_s`` while
+            running: the summary walks the whole ledger)."""
+            if time.monotonic() - last_save[0] < every_s:
+                return
+            last_save[0] = time.monotonic()
             summary = summarize_ledger(writer.ledger)
+            write_json(_manifest(params, run_id, stages, provenance, summary, status, started, ontology_info),
+                       run_dir / MANIFEST)
             write_json({"run_id": run_id, "model": stages.model, **summary["usage"],
                         "by_stage": {k: {m: v[m] for m in ("llm_calls", "input_tokens", "output_tokens",
                                                            "thinking_tokens", "cost_usd") if m in v}
@@ -462,7 +474,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
                         bar.update(1)
                         bar.set_postfix(entities=totals["entities"], calls=totals["calls"],
                                         cost=f"${totals['cost']:.2f}", refresh=False)
-                        save_manifest("running")
+                        save_manifest("running", every_s=2.0)
             finally:
                 for fut in pending:
                     fut.cancel()
