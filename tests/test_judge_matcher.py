@@ -194,3 +194,15 @@ def test_oracle_with_boundary_noise_still_matches(synth_gold):
     js = judge_with_matcher(synth_gold, noisy, modes=("harsh",))
     share = sum(j.verdict == "correct" for j in js) / len(js)
     assert share > 0.9, [j.reason for j in js if j.verdict != "correct"][:5]
+
+
+def test_predictions_on_a_note_without_gold_count_against_precision():
+    notes, g, p = _corpus()
+    notes.append(Note("n3", 3, 30, "nursing", "2150-01-03", "a"))
+    js = judge_with_matcher(g, p + [pred(0, "WBC", note="n3")], modes=("harsh",))
+    scores = note_scores(js, g, p + [pred(0, "WBC", note="n3")], notes).set_index("note_id")
+    assert scores.loc["n3", "precision"] == 0.0 and math.isnan(scores.loc["n3", "recall"])
+    summary = summarize(scores.reset_index()).iloc[0]
+    assert summary["n_notes"] == 3
+    assert summary["recall"] == pytest.approx((2 / 3 + 1) / 2)  # recall mean leaves n3 out
+    assert summary["precision"] == pytest.approx((2 / 3 + 1 + 0) / 3)

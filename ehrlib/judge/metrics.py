@@ -13,8 +13,9 @@ Choices the paper leaves open, made explicit here:
   convention); their count is reported so a reader sees how much was not judged.
 * An LLM judge may credit one prediction for several gold entities (granularity), so
   the correct count can exceed the predicted count; precision is capped at 1.
-* A note with gold entities but no prediction has precision 0; notes without gold
-  entities are left out (recall is undefined).
+* A note with gold entities but no prediction has precision 0; a note without gold
+  entities but with predictions has precision 0 and undefined recall/F1 (left out of
+  those means); a note with neither is left out.
 
 All functions take and return DataFrames with fractions in 0..1 (tables multiply by 100).
 """
@@ -102,9 +103,21 @@ def note_scores(judgements: Sequence[Judgement], gold: Sequence[GoldEntity],
     n_pred: dict[str, int] = {}
     for p in predictions:
         n_pred[p.note_id] = n_pred.get(p.note_id, 0) + 1
+    # Notes without gold entities but with predictions: every prediction there is a false
+    # positive. Recall and F1 are undefined (left out of their means); precision is 0.
+    judged = set(counts["note_id"])
+    note_types = {n.note_id: n.note_type for n in notes}
+    extra = [{"judge": jm[0], "mode": jm[1], "note_id": nid, "note_type": note_types.get(nid, "unknown"),
+              "n_gold": 0, "n_correct": 0, "n_incorrect": 0, "n_unparsed": 0}
+             for jm in counts[_KEYS].drop_duplicates().itertuples(index=False)
+             for nid in sorted(set(n_pred) - judged) if not note_types or nid in note_types]
+    if extra:
+        counts = pd.concat([counts, pd.DataFrame(extra)], ignore_index=True)
     counts["n_pred"] = counts["note_id"].map(n_pred).fillna(0).astype(int)
     counts = pd.concat([counts, _scores(counts["n_gold"], counts["n_pred"], counts["n_correct"],
                                         counts["n_unparsed"])], axis=1)
+    counts.loc[counts["n_gold"] == 0, "precision"] = np.where(counts.loc[counts["n_gold"] == 0, "n_pred"] > 0,
+                                                              0.0, np.nan)
     return counts[cols].sort_values([*_KEYS, "note_id"], ignore_index=True)
 
 
