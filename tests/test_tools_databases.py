@@ -58,7 +58,7 @@ def bound(case):
     con.close()
 
 
-#: Catalogs above this size (MIMIC-IV: 200 k ICD-9/10 titles) take 15-60 s to index for
+#: Catalogs above this size (MIMIC-IV: 200 k ICD-9/10 titles) take 5-15 s to index for
 #: lexical search; the benchmark measures them, the unit tests skip the search calls.
 BIG_CATALOG = 100_000
 

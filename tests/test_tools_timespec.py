@@ -91,3 +91,24 @@ def test_trend_statistics():
     assert s["span_days"] == pytest.approx(1.5)
     assert s["max_step_change"] == 2
     assert s["cv"] == pytest.approx(s["sd"] / 13, rel=1e-3)
+
+
+def test_char_wb_tfidf_equals_scikit_learn():
+    """The per-word TF-IDF (ehrlib.tools.ngrams) reproduces TfidfVectorizer(char_wb, 2-4, sublinear)."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from ehrlib.tools.ngrams import CharWbTfidf
+    from test_tools_testdb import tiny_rows
+
+    rows = tiny_rows()
+    texts = [r["label"] for r in rows["d_items"] + rows["d_labitems"]] + [r["long_title"] for r in rows["d_icd_diagnoses"]]
+    texts += ["Heart Rate", "a", "  NRB  ", "Ünïcödé 体温  x", "O2 sat 92%", "Arterial BP [Systolic]"]
+    ours = CharWbTfidf(texts)
+    ref = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, dtype=np.float32)
+    x = ref.fit_transform(texts)
+    assert set(ours.vocabulary) == set(ref.vocabulary_)
+    order = [ours.vocabulary[g] for g in ref.get_feature_names_out()]
+    assert abs(ours.columns[:, order] - x.tocsc()).max() < 1e-6
+    queries = ["heart rt", "WBC cells", "nothing known here: qqq"]
+    assert abs(ours.transform(queries)[:, order] - ref.transform(queries)).max() < 1e-6

