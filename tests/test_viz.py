@@ -139,3 +139,12 @@ def test_corpus_stats_shaped_frames_plot_as_they_are():
     assert [t.get_text() for t in heat.texts] == ["66.7", "33.3"]  # the empty row stays blank
     table = plot_table(fig8)
     assert "note type" in [c.get_text().get_text() for c in table.axes[0].tables[0].get_celld().values()]
+
+
+def test_viewer_css_is_scoped_so_it_can_be_shown_inside_jupyter():
+    import re
+
+    from ehrlib.viz.viewer import _CSS
+
+    selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", _CSS) for sel in rule.split(",")]
+    assert selectors and all(sel.startswith(".ehrlib-viewer") for sel in selectors), selectors

@@ -22,24 +22,26 @@ from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 
 __all__ = ["prediction_verdicts", "findings_html", "write_findings_viewer"]
 
+# Every rule is scoped to .ehrlib-viewer: the same markup is a standalone page and a
+# fragment shown inline in a notebook, where unscoped rules would restyle JupyterLab itself.
 _CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table.note{border-collapse:collapse;width:100%}
-table.note td{vertical-align:top;padding:2px 6px;border-bottom:1px solid #eee}
-td.ln{color:#999;text-align:right;font-family:monospace;width:3em}
-td.txt{font-family:monospace;white-space:pre-wrap;width:50%}
-mark{padding:0 2px;border-radius:3px}
-mark a{color:inherit;text-decoration:none}
-.v-correct{background:#c8e6c9}.v-incorrect{background:#ffcdd2}.v-unmatched{background:#ffe0b2}
-.v-missed{background:#eeeeee;border:1px dashed #757575}
-details{margin:2px 0;padding:2px 6px;border-left:4px solid #ccc}
-details.v-correct{border-color:#43a047}details.v-incorrect{border-color:#e53935}
-details.v-unmatched{border-color:#fb8c00}details.v-missed{border-color:#757575}
-details summary{cursor:pointer}
-table.trace{font-size:85%;border-collapse:collapse;margin:4px 0}
-table.trace td,table.trace th{border:1px solid #ddd;padding:1px 4px;text-align:left}
-.legend span{margin-right:1em;padding:1px 6px}
-.muted{color:#777}
+.ehrlib-viewer{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+.ehrlib-viewer table.note{border-collapse:collapse;width:100%}
+.ehrlib-viewer table.note td{vertical-align:top;padding:2px 6px;border-bottom:1px solid #eee}
+.ehrlib-viewer td.ln{color:#999;text-align:right;font-family:monospace;width:3em}
+.ehrlib-viewer td.txt{font-family:monospace;white-space:pre-wrap;width:50%}
+.ehrlib-viewer mark{padding:0 2px;border-radius:3px}
+.ehrlib-viewer mark a{color:inherit;text-decoration:none}
+.ehrlib-viewer .v-correct{background:#c8e6c9}.ehrlib-viewer .v-incorrect{background:#ffcdd2}.ehrlib-viewer .v-unmatched{background:#ffe0b2}
+.ehrlib-viewer .v-missed{background:#eeeeee;border:1px dashed #757575}
+.ehrlib-viewer details{margin:2px 0;padding:2px 6px;border-left:4px solid #ccc}
+.ehrlib-viewer details.v-correct{border-color:#43a047}.ehrlib-viewer details.v-incorrect{border-color:#e53935}
+.ehrlib-viewer details.v-unmatched{border-color:#fb8c00}.ehrlib-viewer details.v-missed{border-color:#757575}
+.ehrlib-viewer details summary{cursor:pointer}
+.ehrlib-viewer table.trace{font-size:85%;border-collapse:collapse;margin:4px 0}
+.ehrlib-viewer table.trace td,.ehrlib-viewer table.trace th{border:1px solid #ddd;padding:1px 4px;text-align:left}
+.ehrlib-viewer .legend span{margin-right:1em;padding:1px 6px}
+.ehrlib-viewer .muted{color:#777}
 """
 
 
@@ -155,8 +157,8 @@ def findings_html(note: Note, predictions: Sequence[tuple[int, Prediction]], gol
     head = (f"<h1>{_esc(title or note.note_id)}</h1><p class=\"muted\">{_esc(note.note_type)} · subject "
             f"{note.subject_id} · admission {note.hadm_id} · {_esc(note.chartdate)}</p>")
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{_esc(note.note_id)}</title>"
-            f"<style>{_CSS}</style></head><body>{head}{legend}<table class=\"note\">{''.join(rows)}</table>"
-            "</body></html>\n")
+            f"<style>{_CSS}</style></head><body><div class=\"ehrlib-viewer\">{head}{legend}"
+            f"<table class=\"note\">{''.join(rows)}</table></div></body></html>\n")
 
 
 def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str] | None = None, *,
@@ -188,7 +190,7 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
         index.append(f'<li><a href="{_esc(safe)}.html">{_esc(note.note_id)}</a> · {_esc(note.note_type)} · '
                      f"{len(preds)} predictions · {n_ok}/{len(gold)} gold correct</li>")
     paths.append(write_text(f"<!doctype html><html><head><meta charset=\"utf-8\"><title>findings</title>"
-                            f"<style>{_CSS}</style></head><body><h1>Findings of run "
+                            f"<style>{_CSS}</style></head><body><div class=\"ehrlib-viewer\"><h1>Findings of run "
                             f"{_esc(run.run_info.get('run_id'))}</h1><p class=\"muted\">judge {_esc(judge)}, "
-                            f"{_esc(mode)}</p><ul>{''.join(index)}</ul></body></html>\n", out / "index.html"))
+                            f"{_esc(mode)}</p><ul>{''.join(index)}</ul></div></body></html>\n", out / "index.html"))
     return paths
