@@ -238,3 +238,26 @@ def test_missing_items_have_no_record_in_the_admission(corpus, con) -> None:
             assert _absent(con, item, hadm[g.note_id]), (g.entity_id, item)
         n_missing += 1
     assert n_missing >= 5
+
+
+# --- ehrlib.bench.realnotes: the held-out set is scored into its own CSV ---------------
+
+
+@pytest.mark.slow  # one offline run on one short note (index builds dominate)
+def test_bench_scores_the_holdout_set_separately(mimic3_demo_db, tmp_path) -> None:
+    import csv
+
+    from ehrlib.bench.realnotes import HEADER, SETS, run
+
+    picked = ("ho-rn-174739",)  # a holdout note only: the dev set is not run
+    first = run(tmp_path / "figures", methods=("surface",), runs_dir=tmp_path / "runs" / "realnotes",
+                db=mimic3_demo_db, note_ids=picked)
+    assert first == tmp_path / "figures" / SETS["holdout"][1]
+    assert not (tmp_path / "figures" / SETS["dev"][1]).exists()
+    with open(first, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == HEADER
+    everything = next(r for r in rows if r["mode"] == "harsh" and r["scope"] == "all")
+    gold = load_corpus(FIXTURE).gold
+    assert int(everything["n_gold"]) == sum(g.note_id in picked for g in gold)
+    assert (tmp_path / "runs" / "realnotes_holdout" / "errors.csv").exists()

@@ -13,6 +13,12 @@ database in a temporary folder, runs each offline method through the project run
   and every prediction that matched no gold entity, with the note line, both labels,
   items and time windows, so failure patterns can be read off one table;
 - ``runs/realnotes/<method>-offline/``: the runs themselves (predictions, tool calls).
+
+It also scores the held-out set ``tests/fixtures/realnotes_holdout`` (9 notes for other
+admissions, written and labelled without reading the method; see its README) into
+``figures/bench_realnotes_holdout.csv`` (same columns) and ``runs/realnotes_holdout/``,
+so tuning on the dev set can be checked against notes nobody tuned on. Never tune on
+the held-out set.
 """
 from __future__ import annotations
 
@@ -26,10 +32,15 @@ from typing import Iterable, Sequence
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
 from ehrlib.bench.build import demo_folder
 from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
+from ehrlib.errors import ConfigError
 
-__all__ = ["run", "fixture_dir", "error_rows", "HEADER", "ERROR_HEADER", "METHODS"]
+__all__ = ["run", "fixture_dir", "error_rows", "HEADER", "ERROR_HEADER", "METHODS", "SETS"]
 
 OUT_NAME = "bench_realnotes.csv"
+#: evaluation set -> (fixture folder under tests/fixtures, summary CSV name); the run
+#: and error folder of a set is runs/<fixture folder> (``dev`` keeps the original names)
+SETS: dict[str, tuple[str, str]] = {"dev": ("realnotes", OUT_NAME),
+                                    "holdout": ("realnotes_holdout", "bench_realnotes_holdout.csv")}
 METHODS: tuple[str, ...] = ("inspector", "surface")
 HEADER = ("method", "backend", "judge", "mode", "scope", "n_notes", "recall", "precision", "f1",
           "micro_recall", "micro_precision", "micro_f1", "n_gold", "n_pred", "n_correct", "seconds")
@@ -39,9 +50,15 @@ ERROR_HEADER = ("method", "mode", "note_id", "note_type", "error", "entity_id", 
                 "pred_reason")
 
 
-def fixture_dir() -> Path:
-    """The committed corpus folder (notes.jsonl + gold.jsonl)."""
-    return repo_root() / "tests" / "fixtures" / "realnotes"
+def fixture_dir(corpus_set: str = "dev") -> Path:
+    """The committed corpus folder (notes.jsonl + gold.jsonl) of an evaluation set."""
+    return repo_root() / "tests" / "fixtures" / SETS[corpus_set][0]
+
+
+def _note_ids(corpus: Path) -> set[str]:
+    from ehrlib.corpus.io import load_corpus
+
+    return {n.note_id for n in load_corpus(corpus).notes}
 
 
 def _items(items: Iterable[ItemRef]) -> str:
@@ -121,48 +138,70 @@ def _summary_rows(method: str, tables: dict, seconds: float) -> list[tuple]:
 
 
 def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None = None,
-        db: Path | None = None, note_ids: Sequence[str] = ()) -> Path:
-    """Run, judge and list errors for each offline method; returns the summary CSV path.
+        db: Path | None = None, note_ids: Sequence[str] = (), sets: Sequence[str] = tuple(SETS)) -> Path:
+    """Run, judge and list errors for each offline method on each set; returns the dev summary CSV.
 
     ``db`` reuses an already built MIMIC-III demo database instead of building one;
-    ``note_ids`` restricts the run to some notes (tests); the default is the whole set.
+    ``note_ids`` restricts the run to some notes (tests): a set holding none of them is not
+    run; the default is every note. ``runs_dir`` is the dev set's run folder; the held-out
+    set's sits next to it with ``_holdout`` appended. Returns the first summary written
+    (the dev set's unless it was not run).
     """
     from ehrlib.db.build import build_db
-    from ehrlib.judge.evaluate import load_run, metric_tables, read_judgements, evaluate_run
-    from ehrlib.pipeline.params import RunParams
-    from ehrlib.pipeline.runner import run_experiment
 
     src = demo_folder()
     if src is None and db is None:
         raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "
                            "`ehrlib download mimic-iii-demo DIR`)")
-    corpus = fixture_dir()
-    if not (corpus / "gold.jsonl").exists():
-        raise BenchSkipped(f"{corpus}: the realnotes fixture is missing")
-    runs_dir = Path(runs_dir) if runs_dir is not None else repo_root() / "runs" / "realnotes"
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    summary: list[tuple] = []
-    errors: list[tuple] = []
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        raise ConfigError(f"unknown evaluation set(s) {unknown}; choose from {sorted(SETS)}")
+    corpora = {s: fixture_dir(s) for s in sets}
+    if "dev" in corpora and not (corpora["dev"] / "gold.jsonl").exists():
+        raise BenchSkipped(f"{corpora['dev']}: the realnotes fixture is missing")
+    base = Path(runs_dir) if runs_dir is not None else repo_root() / "runs" / "realnotes"
+    written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-realnotes-") as tmp:
         if db is None:
             db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
-        for method in methods:
-            run_id = f"{method}-offline"
-            # the runner resumes a run dir it finds; a benchmark must measure the current code
-            shutil.rmtree(runs_dir / run_id, ignore_errors=True)
-            params = RunParams(corpus=str(corpus), db=str(db), method=method, backend="offline",
-                               run_id=run_id, runs_dir=str(runs_dir), note_ids=tuple(note_ids), progress=False)
-            t0 = time.perf_counter()
-            run_dir = run_experiment(params)
-            seconds = time.perf_counter() - t0
-            evaluate_run(run_dir, corpus, judge="matcher", progress=False)
-            data = load_run(run_dir, corpus)
-            judgements = [j for j in read_judgements(run_dir) if j.judge == "matcher"]
-            summary += _summary_rows(method, metric_tables(data, judgements), seconds)
-            for mode in ("harsh", "lenient"):
-                errors += error_rows(method, data.notes, data.gold, data.predictions, judgements, mode)
+        for name, corpus in corpora.items():
+            if not (corpus / "gold.jsonl").exists() or (note_ids and not set(note_ids) & _note_ids(corpus)):
+                continue
+            set_runs = base if name == "dev" else base.with_name(f"{base.name}_{name}")
+            written.append(_run_set(corpus, Path(out_dir) / SETS[name][1], set_runs, db, methods, note_ids))
+    if not written:
+        raise BenchSkipped(f"none of the sets {list(sets)} holds the requested notes")
+    return written[0]
+
+
+def _run_set(corpus: Path, out_csv: Path, runs_dir: Path, db: Path, methods: Sequence[str],
+             note_ids: Sequence[str]) -> Path:
+    """One evaluation set: run and judge each method, write its summary CSV and error listing."""
+    from ehrlib.judge.evaluate import load_run, metric_tables, read_judgements, evaluate_run
+    from ehrlib.pipeline.params import RunParams
+    from ehrlib.pipeline.runner import run_experiment
+
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    wanted = tuple(sorted(set(note_ids) & _note_ids(corpus))) if note_ids else ()
+    summary: list[tuple] = []
+    errors: list[tuple] = []
+    for method in methods:
+        run_id = f"{method}-offline"
+        # the runner resumes a run dir it finds; a benchmark must measure the current code
+        shutil.rmtree(runs_dir / run_id, ignore_errors=True)
+        params = RunParams(corpus=str(corpus), db=str(db), method=method, backend="offline",
+                           run_id=run_id, runs_dir=str(runs_dir), note_ids=wanted, progress=False)
+        t0 = time.perf_counter()
+        run_dir = run_experiment(params)
+        seconds = time.perf_counter() - t0
+        evaluate_run(run_dir, corpus, judge="matcher", progress=False)
+        data = load_run(run_dir, corpus)
+        judgements = [j for j in read_judgements(run_dir) if j.judge == "matcher"]
+        summary += _summary_rows(method, metric_tables(data, judgements), seconds)
+        for mode in ("harsh", "lenient"):
+            errors += error_rows(method, data.notes, data.gold, data.predictions, judgements, mode)
     write_csv(runs_dir / "errors.csv", ERROR_HEADER, errors)
-    return write_csv(Path(out_dir) / OUT_NAME, HEADER, summary)
+    return write_csv(out_csv, HEADER, summary)
 
 
 if __name__ == "__main__":  # pragma: no cover - convenience: python -m ehrlib.bench.realnotes
