@@ -56,9 +56,11 @@ def test_only_finished_notes_are_scored(tiny_run):
 
 def test_cli_judge_prints_table_and_rejects_bad_run(tiny_run, tmp_path, capsys):
     run, corpus = tiny_run
-    assert main(["judge", "--run", str(run), "--mode", "harsh", "--corpus", str(corpus), "--no-progress"]) == 0
+    assert main(["judge", "--run", str(run), "--mode", "harsh", "--corpus", str(corpus), "--no-progress",
+                 "--review", "3"]) == 0
     out = capsys.readouterr().out
     assert "| matcher | harsh |" in out
+    assert (run / "review_matcher_harsh.csv").exists()
     assert main(["judge", "--run", str(tmp_path / "nope")]) == 2
     assert "no predictions.jsonl" in capsys.readouterr().err
 
@@ -117,3 +119,24 @@ def test_repeated_llm_passes_are_stored_under_their_labels(tiny_run):
     assert metrics.loc["fake-pro#0", "recall"] == 1.0 and metrics.loc["fake-pro#1", "recall"] == 0.0
     judges = json.loads((run / "judges.json").read_text())
     assert judges["fake-pro#1"]["model"] == "fake-pro"
+
+
+def test_review_sheet_round_trip(tiny_run):
+    from ehrlib.errors import ConfigError
+    from ehrlib.judge import review_agreement, write_review_sheet
+
+    run, _ = tiny_run
+    evaluate_run(run, modes=("harsh",), progress=False)
+    path = write_review_sheet(run, "matcher", "harsh", n=4, seed=1)
+    sheet = pd.read_csv(path, keep_default_na=False)
+    assert list(sheet.columns) == ["note_id", "entity_id", "judge", "mode", "GOLD", "PREDICT", "RESULT", "EVAL"]
+    assert set(sheet["RESULT"].str.split(":").str[0]) == {"correct", "incorrect"}  # stratified: both kinds
+    assert (sheet["EVAL"] == "").all() and "label:" in sheet["GOLD"].iloc[0]
+    assert review_agreement(sheet)["n_reviewed"] == 0
+    sheet["EVAL"] = [r.split(":")[0].capitalize() for r in sheet["RESULT"]]  # a reviewer who agrees
+    sheet.loc[0, "EVAL"] = "Incorrect" if sheet.loc[0, "EVAL"] == "Correct" else "Correct"  # ... except once
+    result = review_agreement(sheet)
+    assert result["n_reviewed"] == len(sheet) and result["agreement"] == pytest.approx(1 - 1 / len(sheet))
+    sheet.loc[1, "EVAL"] = "maybe"
+    with pytest.raises(ConfigError, match="EVAL must be"):
+        review_agreement(sheet)

@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
     p.add_argument("--label", help="store the judgements under this name instead of the model's, e.g. "
                                    "gemini-2.5-pro#2 for a repeated pass (pair it with --cache-salt)")
     p.add_argument("--cache-salt", help="make cached replies of this pass distinct from earlier passes")
+    p.add_argument("--review", type=int, default=0, metavar="N",
+                   help="also write review_<judge>_<mode>.csv: N sampled verdicts for people to check "
+                        "(paper Appendix F.4; score it with ehrlib.judge.review_agreement)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_run)
 
@@ -44,4 +47,9 @@ def _run(args: argparse.Namespace) -> int:
                            progress=not args.no_progress)
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
     print(markdown_table(summary[cols]), end="")
+    if args.review:
+        from ehrlib.judge.review import write_review_sheet
+
+        for mode in modes:
+            print(f"review sheet: {write_review_sheet(args.run, args.label or args.judge, mode, args.review)}")
     return 0

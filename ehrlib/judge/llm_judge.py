@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.errors import ConfigError, EhrlibError
 
-__all__ = ["PromptTemplate", "load_prompt", "parse_verdict", "render_judge_prompt", "judge_with_llm"]
+__all__ = ["PromptTemplate", "load_prompt", "parse_verdict", "render_gold", "render_prediction",
+           "render_judge_prompt", "judge_with_llm"]
 
 log = logging.getLogger(__name__)
 Mode = Literal["harsh", "lenient"]
@@ -87,7 +88,8 @@ def parse_verdict(reply: str) -> tuple[Literal["correct", "incorrect"] | None, i
     return verdict, match_no
 
 
-def _gold_block(g: GoldEntity) -> str:
+def render_gold(g: GoldEntity) -> str:
+    """A gold entity as the judge (and a human reviewer) reads it."""
     items = "; ".join(f"{i.table}:{i.itemid} {i.label}" if i.itemid is not None else f"{i.table} {i.label}"
                       for i in g.items) or "none"
     lines = [f"line: {g.line}", f"entity: {g.entity}"]
@@ -109,22 +111,24 @@ def _gold_block(g: GoldEntity) -> str:
     return "\n".join(lines)
 
 
-def _pred_line(number: int, p: Prediction) -> str:
+def render_prediction(p: Prediction, number: int | None = None) -> str:
+    """One prediction on one line (``P<number> | ...`` when numbered for a judge prompt)."""
     items = "; ".join(i.label for i in p.items) or "none"
     reason = " ".join(p.reason.split())
     if len(reason) > _REASON_CHARS:
         reason = reason[:_REASON_CHARS] + "..."
     label = p.label + (f" ({p.inconsistency_type})" if p.inconsistency_type else "")
     value = f" | value: {p.value}" if p.value else ""
-    return f"P{number} | line {p.line} | entity: {p.entity}{value} | items: {items} | label: {label} | reason: {reason}"
+    head = f"P{number} | " if number is not None else ""
+    return f"{head}line {p.line} | entity: {p.entity}{value} | items: {items} | label: {label} | reason: {reason}"
 
 
 def render_judge_prompt(prompt: PromptTemplate, gold: GoldEntity, preds: Sequence[Prediction],
                         note_type: str) -> str:
     """The judge prompt for one gold entity; predictions are numbered P1..Pn in order."""
-    fresh = [_pred_line(i, p) for i, p in enumerate(preds, 1) if not p.from_cache and not p.failure]
-    cached = [_pred_line(i, p) for i, p in enumerate(preds, 1) if p.from_cache and not p.failure]
-    return prompt.render(note_type=note_type.replace("_", " "), gold=_gold_block(gold),
+    fresh = [render_prediction(p, i) for i, p in enumerate(preds, 1) if not p.from_cache and not p.failure]
+    cached = [render_prediction(p, i) for i, p in enumerate(preds, 1) if p.from_cache and not p.failure]
+    return prompt.render(note_type=note_type.replace("_", " "), gold=render_gold(gold),
                          predictions="\n".join(fresh) or "(none)", cached="\n".join(cached) or "(none)")
 
 
