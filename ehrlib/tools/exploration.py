@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
+from ehrlib.tools.lexical import expand_query
 from ehrlib.tools.profile import TOP_K, profile_for, value_kind
 from ehrlib.tools.result import ToolResult
 from ehrlib.tools.semantic import EmbeddingIndex, SemanticRanker, semantic_scores
@@ -70,13 +71,7 @@ def lexical_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patie
     ranked = [(m.item.key, m.score, m.matched) for m in pool]
     rows = _item_rows(env, ranked, patient_only, n)
     return ToolResult("Lexical_Search", args, _render_items(f"Items lexically similar to {q!r}", rows), tuple(rows),
-                      len(rows), {"query": q, "variants": list(_variants(q))})
-
-
-def _variants(q: str) -> tuple[str, ...]:
-    from ehrlib.tools.lexical import expand_query
-
-    return expand_query(q)
+                      len(rows), {"query": q, "variants": list(expand_query(q))})
 
 
 def semantic_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patient_only: bool, *,
