@@ -67,8 +67,17 @@ def test_failed_call_is_unparsed_not_wrong():
     notes = [Note("n1", 1, 1, "nursing", "2150-01-01", "HR 80")]
     gold = [GoldEntity("n1", "g1", 0, "HR", "consistent")]
     client = llm_factory.make_client("scripted", replies=[LLMCallError("HTTP 400", status=400)], max_retries=0)
-    js, _ = judge_with_llm(client, gold, [], notes, modes=("lenient",), progress=False)
+    preds = [Prediction("r", "n1", 0, "HR", "consistent")]
+    js, _ = judge_with_llm(client, gold, preds, notes, modes=("lenient",), progress=False)
     assert js[0].verdict == "unparsed" and "call failed" in js[0].reason
+
+
+def test_note_without_predictions_is_incorrect_without_a_call():
+    notes = [Note("n1", 1, 1, "nursing", "2150-01-01", "HR 80")]
+    gold = [GoldEntity("n1", "g1", 0, "HR", "consistent")]
+    client = llm_factory.make_client("scripted", replies=[])
+    js, _ = judge_with_llm(client, gold, [], notes, modes=("harsh",), progress=False)
+    assert js[0].verdict == "incorrect" and client.backend_impl.requests == []
 
 
 @pytest.mark.live

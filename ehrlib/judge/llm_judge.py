@@ -136,6 +136,10 @@ async def _judge_one(client: Any, prompt: PromptTemplate, mode: Mode, judge_name
                      preds: Sequence[Prediction], idxs: Sequence[int], note_type: str) -> Judgement:
     from ehrlib.llm.records import user
 
+    if not any(not p.failure for p in preds):
+        # Nothing to compare with: the paper's rule (an unmatched gold item is incorrect)
+        # decides without paying for a call.
+        return Judgement(g.note_id, g.entity_id, mode, judge_name, "incorrect", "no predictions for this note")
     text = render_judge_prompt(prompt, g, preds, note_type)
     try:
         reply = (await client.generate([user(text)], stage=f"judge_{mode}", note_id=g.note_id)).text
