@@ -279,7 +279,7 @@ _CLAUSE_END = re.compile(r"(?<!\b[A-Za-z])[.;]\s|[.;]$|\s{3,}|\|")
 _DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|mg/hr|units/hr|u/hr|l)\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b", re.I)
-_MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|load(?:ed)?|"
+_MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|load(?:ed)?|"
                          r"continued|continue|on|restart(?:ed)?|resumed|stopp?(?:ed)?|discontinued|d/c'?d|dc'?d|d/c|held|hold|"
                          r"weaned(?:\s+off)?|titrated\s+(?:up|down|off)|off|increased|decreased|switched|changed|completed|"
                          r"repleted|transfused|diuresed)\b", re.I)
@@ -332,6 +332,18 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
         emit(Mention(line, m.start(), end, raw[m.start():end].strip(), "interpretation", term.criterion,
                      raw[m.start():end].strip(), attrs))
 
+    # 2a. blood gases written as a triple: "ABG 7.49/58/102" = pH / pCO2 / pO2 (/ HCO3)
+    for m in _ABG.finditer(raw):
+        if _overlaps(taken, m.start(), m.end()):
+            continue
+        for name, cid, group in (("pH", "ph", "ph"), ("pCO2", "pco2", "co2"), ("pO2", "po2", "o2"),
+                                 ("HCO3", "bicarbonate", "hco3")):
+            if m.group(group):
+                a, b = m.start(group), m.end(group)
+                _emit(out, taken, Mention(line, a, b, f"{m.group('w')} {name}", "measurement", cid, m.group(group),
+                                          {"value": float(m.group(group))}, f"L{line}ABG{m.start()}"))
+        taken.append((m.start(), m.end()))
+
     # 2. concept mentions: measurements, outputs, findings, procedures
     hits = [m for m in lex.concept_re.finditer(raw)] + [m for m in lex.cased_re.finditer(raw)]
     hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
@@ -351,6 +363,10 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     # 4. microbiology
     out.extend(_microbiology(raw, line, lex, taken))
     return sorted(out, key=lambda x: x.start)
+
+
+_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})"
+                  r"\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
 
 
 def _next_start(starts: list[int], after: int) -> int | None:
@@ -392,6 +408,11 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
                 end = end + raw[end:].find(near[1]) + len(near[1])
             if concept.cid == "temperature":
                 _temperature_attrs(m.group(0), val)
+            if concept.kind == "output" and str(val.get("unit") or "").lower() in ("l",):
+                for k in ("value", "min", "max", "min_hi", "max_lo"):
+                    if k in val:
+                        val[k] = float(val[k]) * 1000  # "UOP 3.6 L"
+                val["unit"] = "mL"
             tail = raw[end:end + 30]
             rate = re.match(r"\s*(?:cc|ml|mls)?\s*(?:/|per)\s*(?:hr|h|hour)\b", tail, re.I)
             day = re.match(r"\s*(?:cc|ml|mls|l)?\s*(?:/|per|over|in|q)\s*(?:the\s+)?(?:day|24\s*h(?:rs?|ours?)?|24h)\b|"
@@ -402,6 +423,8 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
             elif day and concept.kind == "output":
                 val["per_day"] = True
                 end += day.end()
+            elif concept.kind == "output" and float(val.get("value") or 0) >= 400:
+                val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
             if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
                 val["approx"] = True
             kind = concept.kind if concept.kind == "output" else (
@@ -476,7 +499,7 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
             return False
         window = raw[max(0, m.start() - 30):m.end() + 40]
         act = _PROC_ACTION.search(window)
-        side = _SIDE.search(raw[max(0, m.start() - 12):m.end() + 5])
+        side = _SIDE.search(raw[max(0, m.start() - 20):m.end() + 5])
         attrs = {"negated": negated_before(raw[:m.start()])}
         if act:
             attrs["action"] = act.group("a").lower()
@@ -661,7 +684,7 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
-        route = _ROUTE.search(raw[s:e] + own[:50])
+        route = _ROUTE.search(raw[s:e] + own[:50]) or _ROUTE.search(raw[max(0, s - 10):s])
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV", "INFUSION": "IV"}.get(r, r)
@@ -675,9 +698,17 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         if act:
             attrs["action"] = act.group("a").lower()
         dur = parse_duration_days(own[:60])
+        before_dur = re.search(r"(\d{1,2})[-\s]day\s+(?:course|trial)\s+of\s+(?:\w+\s+)?$", raw[max(0, s - 30):s], re.I)
         if dur:
             attrs["duration_days"] = dur
-        attrs["negated"] = negated_before(raw[:s])
+        elif before_dur:
+            attrs["duration_days"] = float(before_dur.group(1))  # "a 7-day course of levofloxacin"
+        day_n = re.match(r"[\s/a-z,]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
+        if day_n:
+            attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
+        if re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b", own, re.I):
+            attrs["negated_after"] = True
+        attrs["negated"] = negated_before(raw[:s]) or bool(attrs.pop("negated_after", False))
         kind = "infusion" if attrs.get("infusion") else "medication"
         value = raw[e:e + len(own)].strip()[:60] or None
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, attrs))
@@ -691,6 +722,9 @@ def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
             if _overlaps(taken, m.start(), m.end()):
                 continue
             clause = _clause(raw, m.end())[:80]
+            nxt_spec = min((x.start() for pat, _ in lex.specimens for x in pat.finditer(clause) if x.start() > 0),
+                           default=len(clause))
+            clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}
             for opat, oword in lex.organisms:
                 om = opat.search(clause)
@@ -700,6 +734,8 @@ def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
                     break
             if "organism" not in attrs and lex.micro_negative.search(clause[:40]):
                 attrs["negative"] = True
+            elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
+                attrs["positive"] = True
             sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause, re.I)
             if sens:
                 attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"

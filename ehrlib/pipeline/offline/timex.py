@@ -127,9 +127,10 @@ def _with_time(day: date, m: re.Match[str]) -> tuple[TimeSpan, bool]:
         hour += 12
     if ampm.startswith("a") and hour == 12:
         hour = 0
-    moment = datetime(day.year, day.month, day.day, hour, minute)
-    # a charted time is exact to the hour at best in notes: +/- 1 h
-    return TimeSpan(fmt(moment - timedelta(hours=1)), fmt(moment + timedelta(hours=1))), True
+    # a note's date-and-time ("[**2107-1-4**] 10:38PM") stamps a results block or an
+    # event; annotators check it against that calendar day (Appendix B.4), not the minute
+    del hour, minute
+    return day_window(day), True
 
 
 def _explicit_dates(text: str, ctx: TimeContext) -> list[tuple[int, int, date, TimeSpan]]:
@@ -211,6 +212,9 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0, 0.0),
     ))
+_CLOCK = re.compile(r"\b(?:at|since|@|by|until|from)\s*(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d))"
+                    r"\s*(?P<ampm>[ap]\.?m\.?)?"
+                    r"(?![\d/])(?!\s*(?:mg|mcg|cc|ml|units?|u\b|meq|%|/))", re.I)
 _FIRST_HOURS = re.compile(r"\b(?:in\s+|within\s+|over\s+|during\s+)?the\s+first\s+(?P<n>\d{1,3}|" + "|".join(_NUM_WORDS)
                           + r")\s*(?P<u>h(?:ours?|rs?)?|days?)\b", re.I)
 _FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b", re.I)
@@ -329,6 +333,16 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             end = parse_datetime(base_span.end) or start
             add(m, TimeSpan(fmt(start - _DAY), fmt(end - _DAY)), "previous")
     ref_day = ctx.reference
+    for m in _CLOCK.finditer(text):
+        # a bare clock time in a progress/nursing note is on the note's day: +/- 1 h
+        hour = int(m.group("hh") or m.group("hh4"))
+        minute = int(m.group("mi") or m.group("mi4"))
+        ampm = (m.group("ampm") or "").lower()
+        if ampm.startswith("p") and hour < 12:
+            hour += 12
+        moment = datetime(ref_day.year, ref_day.month, ref_day.day, hour, minute)
+        # a night-shift note's "at 2300" may be the evening before its date: both days
+        add(m, TimeSpan(fmt(moment - timedelta(days=1, hours=1)), fmt(moment + timedelta(hours=1))), "note")
     for pattern, a, b in _NOTE_RELATIVE:
         for m in pattern.finditer(text):
             # relative to the note's day, widened half a day to cover the charting shift

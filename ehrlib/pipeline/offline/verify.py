@@ -346,9 +346,15 @@ def _verify_extremes(e: Entity, numeric: list[Mapping[str, Any]], concept: Any, 
         checks.append(("max", float(a.get("max_lo", a["max"])), float(a["max"]), "value"))
     elif "max_lo" in a and "min" not in a:
         checks.append(("max", float(a["max_lo"]), float(a["max"]), "value"))
+    if concept.cid == "blood_pressure" and checks and checks[0][3] == "value":
+        part_of = "mean" if re.search(r"map|mean", e.text, re.I) else "systolic"
+        checks = [(k, lo, hi, part_of) for k, lo, hi, _ in checks]
+    lo_ok = float(concept.lo) if concept.lo is not None else float("-inf")
+    if any(lo < lo_ok for _, lo, _, _ in checks):
+        lo_ok = float("-inf")  # the note itself reports the artefact ("RR 12 (0 - 17)")
     for kind, lo, hi, part in checks:
         vals = [float(r["valuenum"]) for r in rows
-                if part == "value" or _bp_part(str(r.get("label", ""))) in (part, None)]
+                if (part == "value" or _bp_part(str(r.get("label", ""))) == part) and float(r["valuenum"]) >= lo_ok]
         if not vals:
             continue
         if is_temp:  # every row in the note's unit (a stay may chart C and F items)
@@ -744,7 +750,7 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
                 return _verdict(e, s, False, f"{e.text}: stated {int(units)} unit(s), recorded {volume:.0f} mL "
                                 f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
     ws, we = (_t(e.window.start), _t(e.window.end)) if e.window else (None, None)
-    if e.time_text and action in ("started", "start", "initiated", "initiate", "begun", "began", "restarted"):
+    if e.time_text and action in ("started", "start", "added", "initiated", "initiate", "begun", "began", "restarted"):
         starts = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[0] <= we]
         if not starts:
             return _verdict(e, s, False, f"{names}: no order started in {tool_spec(e.window)}", inside[:4])
@@ -779,6 +785,24 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
         if routed and not [r for r in routed if any(w in _route_of(r) for w in _ROUTE_WORDS[route])]:
             return _verdict(e, s, False, f"{names}: route {route} not recorded (recorded "
                             f"{', '.join(sorted({_route_of(r) for r in routed}))})", routed[:4])
+    course_day = a.get("course_day")
+    day = _t((e.window.end if e.window else "") or "")
+    if course_day and day is not None:
+        course = [r for k in _keys(e)[:6] for r in s.rows(k, None)[0]]
+        starts = sorted(iv[0] for r in course if (iv := _row_interval(r)) and iv[0] <= day)
+        note_day = core_window(e.window)
+        ref = _t(note_day.start) if note_day else day
+        if starts and ref is not None:
+            # the course's first dose: the earliest start with no gap of more than 2 days after it
+            first = starts[-1]
+            for x in reversed(starts[:-1]):
+                if (first - x).days > 2:
+                    break
+                first = x
+            stated = ref - timedelta(days=int(course_day) - 1)
+            if abs((first.date() - stated.date()).days) > 1:
+                return _verdict(e, s, False, f"{names}: day {course_day} means started {stated.date()}, "
+                                f"first dose {first.date()}", course[:4])
     duration = a.get("duration_days")
     if duration:
         course = [r for k in _keys(e)[:6] for r in s.rows(k, None)[0]]
@@ -1058,6 +1082,8 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
                     return _verdict(e, s, False, f"{e.text}: {ab} not {'resistant' if want == 'R' else 'sensitive'}",
                                     ab_rows[:4])
         return _verdict(e, s, True, f"{e.text} grew {a.get('organism_text')}", hit)
+    if a.get("positive") and not orgs:
+        return _verdict(e, s, False, f"{e.text} stated positive, nothing grew", rows[:4])
     if a.get("negative") and orgs:
         return _verdict(e, s, False, f"{e.text} stated negative, grew {', '.join(sorted({_org(r) for r in orgs})[:3])}",
                         orgs[:4])
@@ -1074,7 +1100,8 @@ _DX_ABBREV = {"chf": "congestive heart failure", "aki": "acute kidney failure", 
               "ards": "acute respiratory distress", "egd": "esophagogastroduodenoscopy",
               "peg": "percutaneous endoscopic gastrostomy", "para": "percutaneous abdominal drainage",
               "paracentesis": "percutaneous abdominal drainage", "cvl": "venous catheter", "picc": "venous catheter",
-              "central line": "venous catheter", "trach": "tracheostomy", "hd": "hemodialysis", "sbo": "intestinal obstruction", "etoh": "alcohol",
+              "central line": "venous catheter", "central venous catheter": "venous catheter",
+              "variceal": "varices", "hemorrhage": "bleeding", "trach": "tracheostomy", "hd": "hemodialysis", "sbo": "intestinal obstruction", "etoh": "alcohol",
               "hcv": "hepatitis c", "osa": "obstructive sleep apnea", "cva": "cerebral infarction"}
 
 
