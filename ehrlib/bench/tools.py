@@ -55,11 +55,24 @@ def _synthetic_db(rows: int) -> Path:
     from ehrlib.synth import generate_hospital
 
     path = _bench_dir() / f"tools_synth_{rows}.duckdb"
+    if path.exists() and not _current(path, rows):
+        path.unlink()       # built by an older generator or at another scale: rebuild
     if not path.exists():
         log.info("building the synthetic hospital with %d CHARTEVENTS rows into %s", rows, path)
         generate_hospital(path, scale=rows)
     _ensure_profile(path)
     return path
+
+
+def _current(path: Path, rows: int) -> bool:
+    from ehrlib.synth import GENERATOR_VERSION
+
+    try:
+        with duckdb.connect(str(path), read_only=True) as con:
+            manifest = dict(con.execute("SELECT key, value FROM ehrlib_manifest").fetchall())
+    except duckdb.Error:
+        return False
+    return manifest.get("version") == GENERATOR_VERSION and manifest.get("scale") == str(rows)
 
 
 def _ensure_profile(path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.access import ValueCondition
 from ehrlib.tools.context import PatientContext
-from ehrlib.tools.items import CatalogItem, ItemKeyError, SEARCHABLE_TABLES, make_key, patient_item_keys, split_key
+from ehrlib.tools.items import CatalogItem, ItemKeyError, SEARCHABLE_TABLES, make_key, patient_items_and_tables, split_key
 from ehrlib.tools.items import Catalog
 from ehrlib.tools.lexical import LexicalIndex, catalog_for, database_identity, lexical_index
 from ehrlib.tools.profile import _PROFILE_PRESENT, PROFILE_TABLE
@@ -100,6 +100,7 @@ class ToolEnv:
         self._index: LexicalIndex | None = None
         self._catalog: Catalog | None = None
         self._patient_keys: frozenset[str] | None = None
+        self._patient_tables: frozenset[str] = frozenset()
         self._has_profile: bool | None = None
 
     @property
@@ -118,10 +119,20 @@ class ToolEnv:
 
     @property
     def patient_keys(self) -> frozenset[str]:
+        """Item keys this patient has records of (computed once per toolset)."""
+        return self._patient_data()[0]
+
+    @property
+    def patient_tables(self) -> frozenset[str]:
+        """Tables holding any row of this patient: the only ones a patient-scoped read needs."""
+        return self._patient_data()[1]
+
+    def _patient_data(self) -> tuple[frozenset[str], frozenset[str]]:
         with self._lock:
             if self._patient_keys is None:
-                self._patient_keys = patient_item_keys(self.con, self.schema, self.patient.subject_id)
-            return self._patient_keys
+                self._patient_keys, self._patient_tables = patient_items_and_tables(
+                    self.con, self.schema, self.patient.subject_id)
+            return self._patient_keys, self._patient_tables
 
     @property
     def has_profile_table(self) -> bool:

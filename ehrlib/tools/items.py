@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from ehrlib.schema import LOGICAL, SchemaMap
 
 __all__ = ["CatalogItem", "Catalog", "build_catalog", "ItemKeyError", "split_key", "MICRO_KINDS",
-           "SEARCHABLE_TABLES", "patient_item_keys"]
+           "SEARCHABLE_TABLES", "patient_item_keys", "patient_items_and_tables"]
 
 #: microbiology key kind -> logical column
 MICRO_KINDS = {"spec": "spec_type_desc", "org": "org_name", "ab": "ab_name"}
@@ -161,8 +161,8 @@ def build_catalog(con: Any, schema: SchemaMap) -> Catalog:
     return Catalog(tuple(items), {i.key: i for i in items})
 
 
-def patient_item_keys(con: Any, schema: SchemaMap, subject_id: int) -> frozenset[str]:
-    """Keys of every item this patient has at least one record of (one UNION ALL query)."""
+def patient_items_and_tables(con: Any, schema: SchemaMap, subject_id: int) -> tuple[frozenset[str], frozenset[str]]:
+    """(keys of every item this patient has a record of, tables holding any of their rows); one query."""
     parts: list[str] = []
     params: list[Any] = []
     for table in SEARCHABLE_TABLES:
@@ -174,9 +174,16 @@ def patient_item_keys(con: Any, schema: SchemaMap, subject_id: int) -> frozenset
             if not pt.has(column):
                 continue
             prefix = make_key(table, column, "")
-            parts.append(f"SELECT DISTINCT ? || CAST({pt.col(column)} AS VARCHAR) AS k FROM {pt.ref} "  # noqa: S608
-                         f"WHERE {pt.col('subject_id')} = ? AND {pt.col(column)} IS NOT NULL")
-            params += [prefix, int(subject_id)]
+            # rows with a NULL item still count for the table (a timeline shows them)
+            parts.append(f"SELECT DISTINCT ? AS t, ? || CAST({pt.col(column)} AS VARCHAR) AS k "  # noqa: S608
+                         f"FROM {pt.ref} WHERE {pt.col('subject_id')} = ?")
+            params += [table, prefix, int(subject_id)]
     if not parts:
-        return frozenset()
-    return frozenset(r[0] for r in con.execute(" UNION ALL ".join(parts), params).fetchall())
+        return frozenset(), frozenset()
+    rows = con.execute(" UNION ALL ".join(parts), params).fetchall()
+    return frozenset(k for _, k in rows if k is not None), frozenset(t for t, _ in rows)
+
+
+def patient_item_keys(con: Any, schema: SchemaMap, subject_id: int) -> frozenset[str]:
+    """Keys of every item this patient has at least one record of."""
+    return patient_items_and_tables(con, schema, subject_id)[0]

@@ -96,7 +96,7 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
                    "trend": stats, "resolved": note}
         return _finish("Analyze_Value_Trend", args, env, rows, header, summary, row_limit, text_rows)
     # No item: every numeric series of the patient in the window (paper: "independent of specific items").
-    readers = [reader(env.schema, t) for t in env.table_arg("all") if t not in _TIMELESS]
+    readers = [reader(env.schema, t) for t in env.table_arg("all") if t not in _TIMELESS and t in env.patient_tables]
     rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window,
                         condition=condition, numeric_only=True)
     for row in rows:
@@ -124,7 +124,9 @@ def general_timeline(env: ToolEnv, args: dict[str, Any], time: str, table: str, 
     tables = env.table_arg(table)
     explicit = len(tables) == 1
     # billing codes have no time: only when asked for by name
-    readers = [reader(env.schema, t) for t in tables if explicit or t not in _TIMELESS]
+    # tables without a row of this patient are skipped (fewer branches in the union)
+    readers = [reader(env.schema, t) for t in tables
+               if (explicit or t not in _TIMELESS) and t in env.patient_tables]
     rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window)
     for row in rows:
         row["label"] = env.label_of(row["table"], row)
