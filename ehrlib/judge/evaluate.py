@@ -3,8 +3,9 @@
 A run directory (written by ``ehrlib.pipeline.runner``) holds ``manifest.json`` and
 ``predictions.jsonl``; the gold labels live in the corpus folder the run read
 (``notes.jsonl`` + ``gold.jsonl``), found through the manifest unless given. Only the
-notes the run finished (its ``progress.jsonl`` ledger) are scored, so a ``--limit 3``
-run is not punished for the notes it never saw.
+notes the run attempted (its ``progress.jsonl`` ledger, crashed notes included) are
+scored, so a ``--limit 3`` run is not punished for the notes it never saw, and a note
+the method crashed on scores zero instead of vanishing.
 
 Several judges can score one run: ``judgements.jsonl`` keeps every judge's verdicts and
 re-judging replaces only that judge's rows; all tables are recomputed from the file.
@@ -50,7 +51,7 @@ _RUN_COLUMNS = ("run_id", "method", "backend", "model")
 
 @dataclass(frozen=True, slots=True)
 class RunData:
-    """A run's predictions with the notes and gold labels of the notes it finished."""
+    """A run's predictions with the notes and gold labels of the notes it attempted."""
 
     run_dir: Path
     manifest: Mapping[str, Any]
@@ -93,7 +94,7 @@ def _finished_notes(run_dir: Path) -> set[str] | None:
 
 
 def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None) -> RunData:
-    """Load a run directory and the gold labels of the notes it finished."""
+    """Load a run directory and the gold labels of the notes it attempted."""
     run_dir = Path(run_dir)
     manifest_path = run_dir / MANIFEST_FILE
     if not (run_dir / "predictions.jsonl").exists():
