@@ -61,8 +61,13 @@ def test_following_day_counts_from_the_previous_reference():
 
 def test_ratio_is_not_a_date_and_time_is_kept():
     assert resolve_line("BCx 2/4 bottles GPC", 0, _ctx()) == []
+    # a dated timestamp stamps an event or results block: the protocol checks that day
     refs = resolve_line("line placed [**2164-10-22**] 14:30", 0, _ctx())
-    assert refs[0].window == TimeSpan("2164-10-22 13:30:00", "2164-10-22 15:30:00")
+    assert refs[0].window == TimeSpan("2164-10-22 00:00:00", "2164-10-22 23:59:59")
+    # a bare clock time in a progress note is on the note's day (or the evening before)
+    refs = resolve_line("levophed off since 0400", 0, _ctx())
+    assert refs[0].window == TimeSpan("2164-10-23 03:00:00", "2164-10-24 05:00:00")
+    assert resolve_line("Na peaked at 152", 0, _ctx()) == []
 
 
 def test_surgery_anchor_from_note_and_durations():
