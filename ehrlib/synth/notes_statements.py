@@ -163,6 +163,8 @@ def _far_dates(ctx: Ctx, true_dates: Sequence[dt.date], min_gap: int = 3) -> lis
     out = []
     for hd in range(1, f.n_days + 1):
         d = f.admittime.date() + dt.timedelta(days=hd - 1)
+        if ctx.note_type != "discharge_summary" and d > ctx.note_date:
+            break  # a progress note cannot report what has not happened yet
         if all(abs((d - t).days) >= min_gap for t in true_dates):
             out.append(d)
     return out
@@ -465,8 +467,9 @@ def interpretation(ctx: Ctx, mode: str, crit_id: str | None = None, keys: Sequen
         said = truth if mode == "ok" else not truth
         word = rng.choice(crit.names if said else (crit.negations or ("no " + crit.names[0],)))
         when = _anchor(ctx, d) if explicit else ""
+        adjective = " " not in word and word.lower().endswith(("ic", "ive", "ile", "ed", "ent"))
         tmpl = rng.choice([t for t in _INTERP_TEXT[said] if ("{when}" in t) == bool(when)
-                           and (" " not in word or "remained" not in t)] or ["{w}"])
+                           and (adjective or not re.search(r"remained|noted to be|^Pt ", t))] or ["{w}"])
         text = tmpl.format(w=word, W=word[:1].upper() + word[1:], when=when).strip()
         if "{W}" in tmpl:
             word = word[:1].upper() + word[1:]
@@ -682,7 +685,8 @@ def categorical(ctx: Ctx, mode: str, concept_key: str) -> Stmt | None:
         item_ref = _iref(r)
     surf = category_surface(claimed, rng)
     name = rng.choice(concept.surfaces)
-    entity = rng.choice((f"{name} {surf}", f"{surf}", f"{name}: {surf}"))
+    bare_ok = concept_key in ("loc", "abd", "skin", "rhythm")  # values that name their system
+    entity = rng.choice((f"{name} {surf}", f"{surf}" if bare_ok else f"{name} {surf}", f"{name}: {surf}"))
     reasoning = "none" if surf.lower() == claimed.lower() else "commonsense"
     path = P_SEM + ("Get_Item_Value_Distribution", "Get_Item_Status_History")
     return Stmt("finding", entity, entity, _label(mode), (item_ref,), ("value", "charttime"),
