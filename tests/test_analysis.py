@@ -114,3 +114,19 @@ def test_paired_bootstrap_and_run_spread():
                          "precision": [0.6, 0.6], "f1": [0.55, 0.65]})
     spread = run_spread(runs).iloc[0]
     assert spread["f1_mean"] == pytest.approx(0.6) and spread["precision_std"] == 0 and spread["f1_count"] == 2
+
+
+def test_run_trace_paths_for_several_runs(tiny_run):
+    import shutil
+
+    from ehrlib.analysis import path_frequency_table, run_trace_paths, transition_graphs
+
+    run, _ = tiny_run
+    shutil.copytree(run, run.parent / "r2")
+    paths = run_trace_paths({"model A": run, "model B": run.parent / "r2"})
+    assert list(paths) == ["Annotators", "model A", "model B"]
+    assert len(paths["Annotators"]) == 5 and len(paths["model A"]) == 4
+    graphs = transition_graphs(paths, min_weight=2)
+    assert graphs["Annotators"]["Lexical_Search"]["Get_Item_Value_History"]["weight"] == 2
+    table = path_frequency_table(paths, top=1)
+    assert table["source"].tolist() == ["Annotators", "model A", "model B"]

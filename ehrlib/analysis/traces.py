@@ -35,6 +35,9 @@ __all__ = [
     "path_frequencies",
     "path_dispersion",
     "compare_dispersion",
+    "run_trace_paths",
+    "transition_graphs",
+    "path_frequency_table",
 ]
 
 START, END = "START", "END"
@@ -142,3 +145,36 @@ def path_dispersion(paths: Iterable[Sequence[str]]) -> dict[str, float]:
 def compare_dispersion(paths_by_source: Mapping[str, Iterable[Sequence[str]]]) -> pd.DataFrame:
     """:func:`path_dispersion` for several sources (annotators, each model), one row each."""
     return pd.DataFrame([{"source": name, **path_dispersion(paths)} for name, paths in paths_by_source.items()])
+
+
+def run_trace_paths(run_dirs: Mapping[str, str | os.PathLike[str]], *, annotators: str | None = "Annotators",
+                    corpus_dir: str | os.PathLike[str] | None = None) -> dict[str, list[tuple[str, ...]]]:
+    """Tool paths per source: the annotators' ``check_path`` (from the first run's corpus,
+    restricted to the notes that run attempted) followed by each run's traced calls.
+
+    This is the input of Figure 5 (annotators vs one model) and Figure 31 (several
+    models): pass ``{"gemini-2.5-flash": run_a, "qwen3-32b": run_b}``.
+    """
+    from ehrlib.judge.evaluate import load_run
+
+    out: dict[str, list[tuple[str, ...]]] = {}
+    items = list(run_dirs.items())
+    if annotators and items:
+        run = load_run(items[0][1], corpus_dir)
+        out[annotators] = [p for p in paths_from_gold(run.gold)["path"] if p]
+    for name, run_dir in items:
+        out[name] = list(paths_from_tool_calls(read_tool_calls(run_dir))["path"])
+    return out
+
+
+def transition_graphs(paths_by_source: Mapping[str, Iterable[Sequence[str]]], *,
+                      min_weight: int = 1) -> dict[str, nx.DiGraph]:
+    """:func:`transition_graph` for each source, ready for ``ehrlib.viz.plot_trace_graphs``."""
+    return {name: transition_graph(paths, min_weight=min_weight) for name, paths in paths_by_source.items()}
+
+
+def path_frequency_table(paths_by_source: Mapping[str, Iterable[Sequence[str]]], top: int | None = 10) -> pd.DataFrame:
+    """The ``top`` paths of every source in one table with a ``source`` column."""
+    frames = [path_frequencies(paths, top).assign(source=name) for name, paths in paths_by_source.items()]
+    cols = ["source", "path", "length", "n", "share"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
