@@ -149,6 +149,10 @@ def _anchor(ctx: Ctx, d: dt.date) -> str:
         opts += ["on admission", "on presentation", "at admission"]
     if d == f.dischtime.date():
         opts += ["at discharge", "on day of discharge"]
+    surgery = [p.start.date() for p in f.procedures if re.match(r"(?i)^or (received|sent)$", p.item.label.strip())]
+    if surgery and 1 <= (d - min(surgery)).days <= 14:
+        pod = (d - min(surgery)).days
+        opts += [f"on POD {pod}", f"POD#{pod}", f"POD {pod}"]
     if ctx.note_type != "discharge_summary":
         if d == ctx.note_date:
             opts += ["today", "this AM", "overnight"]
