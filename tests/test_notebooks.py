@@ -36,7 +36,7 @@ REQUIRES = {
 }
 #: small values for the test run, on top of the notebooks' own offline defaults; one shared
 #: run_id lets 04 and 06 resume the inspector run 03 made instead of running it again
-SMALL = {"patients": 4, "notes_per_type": 1, "methods": ["inspector", "surface"], "n_bootstrap": 100,
+SMALL = {"patients": 4, "notes_per_type": 1, "n_bootstrap": 100,
          "run_id": "nbtest", "layouts": ["mimic3", "perturbed"],
          "ablations": {"inspector": {}, "no_scope_filter": {"scope_filter": False}}, "baseline": "inspector"}
 

@@ -197,6 +197,6 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
         raise ConfigError(f"no judgements by {judge!r} in these runs; run `ehrlib judge` first")
     out = Path(out_dir)
     paths = [write_table(paper_table(summary), out / f"{name}_metrics.csv")]
-    fig = plot_main_results(summary.assign(method=summary["variant"]), title=f"{len(runs)} runs, judge {judge}")
+    fig = plot_main_results(summary, label="variant", title=f"{len(runs)} runs, judge {judge}")
     paths += savefig(fig, "main_results", prefix=name, out_dir=out, formats=formats)
     return paths

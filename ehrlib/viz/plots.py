@@ -72,22 +72,23 @@ def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
     return df
 
 
-def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None,
+def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None, label: str = "method",
                       title: str = "Main results") -> Figure:
     """Recall / precision / F1 per method, one panel per judge mode (Table 2 as bars).
 
-    With ``f1_low``/``f1_high`` columns (``ehrlib.analysis.bootstrap_ci``) F1 bars get
-    error bars.
+    ``label`` names the column whose values are the bar groups (``method``, or ``variant``
+    when one method runs on several models). With ``f1_low``/``f1_high`` columns
+    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars.
     """
-    summary = _require(summary, ["method", "mode", *METRICS], "plot_main_results")
+    summary = _require(summary, [label, "mode", *METRICS], "plot_main_results")
     modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
-    methods = list(methods or dict.fromkeys(summary["method"]))
+    methods = list(methods or dict.fromkeys(summary[label]))
     fig, axes = _figure(len(modes), sharey=True)
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
     for ax, mode in zip(axes, modes):
-        part = summary[summary["mode"] == mode].set_index("method")
+        part = summary[summary["mode"] == mode].set_index(label)
         for i, method in enumerate(methods):
             if method not in part.index:
                 continue
@@ -98,7 +99,7 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
                 lo, hi = 100 * float(row["f1_low"]), 100 * float(row["f1_high"])
                 err = np.array([[0, 0, vals[2] - lo], [0, 0, hi - vals[2]]])
             bars = ax.bar(x + (i - (len(methods) - 1) / 2) * width, vals, width, yerr=err, capsize=3,
-                          color=colors[i], label=method)
+                          color=colors[i], label=str(method))
             ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
         ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
         ax.set_title(mode.capitalize())
