@@ -250,12 +250,14 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.blank()
     doc.add("Brief Hospital Course:")
     doc.add(f"{_age_sex(f)} admitted with {(f.admit_diagnosis or 'the above').lower()}, course as follows.")
-    problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# Lines/procedures:"]
+    problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# FEN:", "# Lines/procedures:"]
     kinds = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
              "# ID:": (("microbiology", {}), ("medication", {"antibiotics": True}), ("interpretation", _ID)),
              "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
-             "# Lines/procedures:": (("procedure", {}), ("procedure", {}))}
+             "# Lines/procedures:": (("procedure", {}), ("procedure", {}), ("procedure", {})),
+             "# FEN:": (("lab_value", {"keys": ("k", "na", "glucose", "hco3")}), ("medication", {}),
+                        ("output", {}))}
     if rng.random() < 0.4:
         problems = []
         days = sorted({f.admittime.date() + dt.timedelta(days=i) for i in range(f.n_days)})
@@ -290,7 +292,7 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.add("Discharge Disposition:")
     doc.add(rng.choice(("Home", "Home With Service", "Extended Care")))
     doc.blank()
-    _listing(doc, w, "Discharge Diagnosis:", "diagnosis", rng.randint(3, 5))
+    _listing(doc, w, "Discharge Diagnosis:", "diagnosis", rng.randint(4, 8))
     doc.blank()
     doc.add("Discharge Condition:")
     doc.add(rng.choice(("Stable. Mental status clear and coherent.", "Good; ambulating independently.")))
@@ -336,7 +338,7 @@ def _physician(w: _Writer) -> _Doc:
     s = w.stmt("finding", concept_key="rhythm")
     if s:
         doc.add("Cardiovascular: ", s)
-    _listing(doc, w, "Labs / Radiology", "lab_value", rng.randint(3, 6))
+    _listing(doc, w, "Labs / Radiology", "lab_value", rng.randint(5, 9))
     doc.add("Assessment and Plan")
     doc.add(f"{_age_sex(f)} with {(f.admit_diagnosis or 'the above').lower()}.")
     for head, kinds in (("# Shock/hemodynamics: ", (("interpretation", _HEMO), ("interpretation", _HEMO))),
