@@ -109,8 +109,11 @@ def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int
         lap("generate")
         con = duckdb.connect(str(tmp))
         try:
-            # DuckDB's own progress bar only for the long, scaled builds
-            con.execute("SET enable_progress_bar = ?", [bool(scale)])
+            if scale:  # DuckDB's own progress bar for the long, scaled builds (never fatal:
+                try:       # inside a Jupyter kernel DuckDB wants ipywidgets for it)
+                    con.execute("SET enable_progress_bar = true")
+                except duckdb.Error as exc:
+                    log.debug("no DuckDB progress bar: %s", exc)
             write_tables(con, frames, layout)
             lap("write")
             added = add_scale_rows(con, layout, target_rows=scale, seed=seed) if scale else 0
