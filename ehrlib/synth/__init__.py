@@ -109,8 +109,10 @@ def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int
         lap("generate")
         con = duckdb.connect(str(tmp))
         try:
-            if scale:  # DuckDB's own progress bar for the long, scaled builds (never fatal:
-                try:       # inside a Jupyter kernel DuckDB wants ipywidgets for it)
+            # DuckDB's own progress bar for the long, scaled builds; never fatal (inside a
+            # Jupyter kernel DuckDB wants ipywidgets for it)
+            if scale:
+                try:
                     con.execute("SET enable_progress_bar = true")
                 except duckdb.Error as exc:
                     log.debug("no DuckDB progress bar: %s", exc)
