@@ -216,8 +216,11 @@ def run(out_dir: Path, scales: Sequence[int] = SCALES, n_patients: int = 60, see
     small, large = scales
     for tool in p95[large]:
         ratio = p95[large][tool] / p95[small][tool] if p95[small].get(tool) else float("nan")
-        rows.append((f"ratio {large}/{small}", "", "", tool, str(tool in _PATIENT_SCOPED).lower(), "", "",
-                     f"{ratio:.2f}", "", RATIO_TARGET, str(ratio <= RATIO_TARGET).lower()))
+        # the flatness target is about reading patient rows from a growing table; the
+        # catalog-only tools (sub-millisecond, in memory) are listed without a target
+        scoped = tool in _PATIENT_SCOPED
+        rows.append((f"ratio {large}/{small}", "", "", tool, str(scoped).lower(), "", "", f"{ratio:.2f}", "",
+                     RATIO_TARGET if scoped else "", str(ratio <= RATIO_TARGET).lower() if scoped else ""))
     demo = _demo_db()
     if demo is not None:
         ms, n_chart, n_labels = _lexical_only(demo, seed)

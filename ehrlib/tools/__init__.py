@@ -1,7 +1,19 @@
 """The table-exploration tools (paper Appendix C) bound to one patient.
 
->>> tools = make_toolset("hospital.duckdb", load_patient_context(con, MIMIC3, 10006, 142345))
->>> tools.call("Lexical_Search", {"query": "WBC"}).text
+    con = ehrlib.db.connect("hospital.duckdb")                      # read-only
+    ctx = load_patient_context(con, schema_map(detect_flavor(con)), subject_id, hadm_id,
+                               note_date="2130-06-28", anchors={"surgery": "2130-06-24 09:00"})
+    tools = make_toolset(con, ctx, categories=("alignment", "profiling", "temporal", "criterion"))
+    res = tools.call("Get_Item_Value_History", {"item": "HR", "operator": "more", "value": "100",
+                                                "time": "admission"})
+    res.text, res.rows, res.evidence(), tools.tracer.records
+
+Tools: Lexical_Search, Semantic_Search (alignment); Get_Item_Value_Distribution,
+Analyze_Category_Trend (profiling); Get_Item_Status_History, Get_Item_Value_History,
+Analyze_Value_Trend, View_General_Timeline (temporal); Get_Clinical_Criterion (criterion).
+Items are named by keys such as ``labevents:50912`` or ``microbiologyevents:org:ESCHERICHIA
+COLI`` (``ehrlib.tools.items``). Declarations for model backends: ``ehrlib.tools.declarations``.
+A database build calls :func:`build_item_profile` once so value distributions are precomputed.
 """
 from __future__ import annotations
 

@@ -107,13 +107,14 @@ class ToolEnv:
     def catalog(self) -> Catalog:
         """Every item under its key (cheap; the n-gram index is built only for searches)."""
         if self._catalog is None:
-            self._catalog = self._index.catalog if self._index is not None else catalog_for(self.con, self.schema)
+            self._catalog = (self._index.catalog if self._index is not None
+                             else catalog_for(self.con, self.schema, self.identity))
         return self._catalog
 
     @property
     def index(self) -> LexicalIndex:
         if self._index is None:
-            self._index = lexical_index(self.con, self.schema)
+            self._index = lexical_index(self.con, self.schema, self.identity)
             self._catalog = self._index.catalog
         return self._index
 

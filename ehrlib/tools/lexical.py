@@ -241,9 +241,9 @@ _CATALOGS: dict[tuple[str, str, str], Catalog] = {}
 _INDEX_LOCK = threading.Lock()
 
 
-def catalog_for(con: Any, schema: SchemaMap) -> Catalog:
+def catalog_for(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = None) -> Catalog:
     """The cached item catalog of this database (cheap: no n-gram index)."""
-    key = (*database_identity(con), schema.flavor)
+    key = (*(identity or database_identity(con)), schema.flavor)
     with _INDEX_LOCK:
         catalog = _CATALOGS.get(key)
         if catalog is None:
@@ -254,10 +254,11 @@ def catalog_for(con: Any, schema: SchemaMap) -> Catalog:
         return catalog
 
 
-def lexical_index(con: Any, schema: SchemaMap) -> LexicalIndex:
+def lexical_index(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = None) -> LexicalIndex:
     """The cached index of this database (built on first use)."""
-    catalog = catalog_for(con, schema)
-    key = (*database_identity(con), schema.flavor)
+    identity = identity or database_identity(con)
+    catalog = catalog_for(con, schema, identity)
+    key = (*identity, schema.flavor)
     with _INDEX_LOCK:
         index = _INDEXES.get(key)
         if index is None or index.catalog is not catalog:
