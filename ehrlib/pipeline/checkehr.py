@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.pipeline.llm_prompts import get_prompt
-from ehrlib.pipeline.llm_stages import LLMCaller, LLMSegmenter, _obj, _out, numbered
+from ehrlib.pipeline.llm_stages import LLMCaller, LLMSegmenter, numbered, object_schema, stage_output
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
 
@@ -40,18 +40,18 @@ _KIND = {"lab": "measurement", "vital": "measurement", "medication": "medication
          "microbiology": "microbiology", "other": "event"}
 _SCHEMA_TABLES = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
 
-NER_SCHEMA = _obj({"entities": {"type": "array", "items": _obj(
+NER_SCHEMA = object_schema({"entities": {"type": "array", "items": object_schema(
     {"line": {"type": "integer"}, "text": {"type": "string"}, "type": {"type": "string"},
      "value": {"type": ["string", "number", "null"]}, "time_text": {"type": ["string", "null"]}},
     ["line", "text"])}}, ["entities"])
-TABLES_SCHEMA = _obj({"tables": {"type": "array", "items": _obj(
+TABLES_SCHEMA = object_schema({"tables": {"type": "array", "items": object_schema(
     {"index": {"type": "integer"}, "tables": {"type": "array", "items": {"type": "string"}}},
     ["index", "tables"])}}, ["tables"])
-TIME_SCHEMA = _obj({"filters": {"type": "array", "items": _obj(
+TIME_SCHEMA = object_schema({"filters": {"type": "array", "items": object_schema(
     {"index": {"type": "integer"}, "mode": {"type": "string", "enum": ["exact", "day", "admission"]},
      "time": {"type": ["string", "null"]}}, ["index", "mode"])}}, ["filters"])
-ROWS_SCHEMA = _obj({"rows": {"type": "array", "items": {"type": "object"}}}, ["rows"])
-SQL_SCHEMA = _obj({"sql": {"type": "string"}}, ["sql"])
+ROWS_SCHEMA = object_schema({"rows": {"type": "array", "items": {"type": "object"}}}, ["rows"])
+SQL_SCHEMA = object_schema({"sql": {"type": "string"}}, ["sql"])
 
 
 def describe_schema(smap: schema.SchemaMap, tables: Sequence[str] = _SCHEMA_TABLES) -> str:
@@ -115,7 +115,7 @@ class CheckEHRExtractor:
                  if isinstance(e.get("line"), int) and segment.start_line <= e["line"] <= segment.end_line
                  and str(e.get("text") or "").strip()]
         if not found:
-            return _out((), [u1], [p_ner.prompt_id], [f1], r1)
+            return stage_output((), [u1], [p_ner.prompt_id], [f1], r1)
         listing = "\n".join(f"{i} | {e['text']} | {e.get('type') or 'other'} | {e.get('value') or ''}"
                             for i, e in enumerate(found))
         tabs, u2, r2, f2 = self.llm.ask(p_tab.render(schema=describe_schema(smap), entities=listing), TABLES_SCHEMA,
@@ -143,7 +143,7 @@ class CheckEHRExtractor:
                 attributes={"entity_type": etype, "tables": tables, "time_filter": mode, "time": when},
                 items=tuple(ItemRef(t, str(e["text"]).strip()) for t in tables),
                 time_text=e.get("time_text") or None, window=time_window(mode, when, ctx), source="baseline"))
-        return _out(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2, f3],
+        return stage_output(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2, f3],
                     [*r1, *r2, *r3])
 
 

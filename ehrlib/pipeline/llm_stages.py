@@ -51,6 +51,8 @@ __all__ = [
     "make_llm_client",
     "json_asker",
     "numbered",
+    "object_schema",
+    "stage_output",
     "SECTIONS",
     "ENTITY_KINDS",
     "RETRIEVAL_TOOLS",
@@ -79,34 +81,35 @@ def numbered(lines: Sequence[str], start: int = 0) -> str:
     return "\n".join(f"{start + i}: {line}" for i, line in enumerate(lines))
 
 
-def _obj(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
+def object_schema(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
+    """A JSON Schema object (the shape a stage's reply must have)."""
     return {"type": "object", "properties": dict(properties), "required": list(required)}
 
 
 _STR_OR_NULL = {"type": ["string", "null"]}
-SEGMENTS_SCHEMA = _obj({"segments": {"type": "array", "items": _obj(
+SEGMENTS_SCHEMA = object_schema({"segments": {"type": "array", "items": object_schema(
     {"start_line": {"type": "integer"}, "end_line": {"type": "integer"}, "title": {"type": "string"},
      "section": {"type": "string"}}, ["start_line", "end_line"])}}, ["segments"])
-ANCHORS_SCHEMA = _obj({"anchors": {"type": "array", "items": _obj(
+ANCHORS_SCHEMA = object_schema({"anchors": {"type": "array", "items": object_schema(
     {"name": {"type": "string"}, "time": {"type": "string"}, "line": {"type": ["integer", "null"]},
      "source": {"type": "string"}}, ["name", "time"])}}, ["anchors"])
-TIMEREFS_SCHEMA = _obj({"time_refs": {"type": "array", "items": _obj(
+TIMEREFS_SCHEMA = object_schema({"time_refs": {"type": "array", "items": object_schema(
     {"line": {"type": "integer"}, "text": {"type": "string"}, "start": _STR_OR_NULL, "end": _STR_OR_NULL,
      "anchor": _STR_OR_NULL}, ["line", "text"])}}, ["time_refs"])
-ENTITIES_SCHEMA = _obj({"entities": {"type": "array", "items": _obj(
+ENTITIES_SCHEMA = object_schema({"entities": {"type": "array", "items": object_schema(
     {"line": {"type": "integer"}, "text": {"type": "string"}, "value": {"type": ["string", "number", "null"]},
      "kind": {"type": "string"}, "item_keys": {"type": "array", "items": {"type": "string"}},
      "group": _STR_OR_NULL, "time_text": _STR_OR_NULL}, ["line", "text"])}}, ["entities"])
-SELECT_SCHEMA = _obj({"selected": {"type": "array", "items": {"type": "string"}}}, ["selected"])
-SCOPE_SCHEMA = _obj({"decisions": {"type": "array", "items": _obj(
+SELECT_SCHEMA = object_schema({"selected": {"type": "array", "items": {"type": "string"}}}, ["selected"])
+SCOPE_SCHEMA = object_schema({"decisions": {"type": "array", "items": object_schema(
     {"entity_id": {"type": "string"}, "answers": {"type": "object"}, "status": {"type": "string"},
      "reason": {"type": "string"}, "cues": {"type": "array", "items": {"type": "string"}}},
     ["entity_id"])}}, ["decisions"])
-VERDICT_SCHEMA = _obj({
+VERDICT_SCHEMA = object_schema({
     "label": {"type": "string", "enum": ["consistent", "inconsistent"]},
     "inconsistency_type": {"type": ["string", "null"], "enum": ["contradiction", "missing", None]},
     "reason": {"type": "string"},
-    "evidence_row_ids": {"type": "array", "items": _obj({"table": {"type": "string"},
+    "evidence_row_ids": {"type": "array", "items": object_schema({"table": {"type": "string"},
                                                          "row_id": {"type": ["integer", "string"]}},
                                                         ["table", "row_id"])},
     "from_cache": {"type": ["integer", "null"]},
@@ -194,8 +197,9 @@ class LLMCaller:
         raise AssertionError("unreachable")
 
 
-def _out(value: Any, usages: Sequence[Usage], prompt_ids: Sequence[str], failures: Sequence[str | None],
-         raws: Sequence[str]) -> StageOutput[Any]:
+def stage_output(value: Any, usages: Sequence[Usage], prompt_ids: Sequence[str], failures: Sequence[str | None],
+                 raws: Sequence[str]) -> StageOutput[Any]:
+    """A StageOutput summing the usages of a stage's calls (failures None are dropped)."""
     return StageOutput(value, add_usage(*usages), tuple(dict.fromkeys(prompt_ids)),
                        tuple(f for f in failures if f), tuple(raws))
 
@@ -223,7 +227,7 @@ class LLMSegmenter:
                                                    validate=check)
         segments = validate_segments(self._parse(value), len(lines)) if value is not None \
             else (whole_note_segment(ctx),)
-        return _out(segments, [usage], [prompt.prompt_id], [failure], raws)
+        return stage_output(segments, [usage], [prompt.prompt_id], [failure], raws)
 
     @staticmethod
     def _parse(value: Any) -> tuple[Segment, ...]:
@@ -300,7 +304,7 @@ class LLMAnchorResolver:
                 refs.append(TimeRef(line, str(t.get("text") or ""), TimeSpan(start or end, end or start),
                                     (str(t["anchor"]).lower() if t.get("anchor") else None)))
         refs.sort(key=lambda r: r.line)
-        return _out(Timeline(tuple(anchors.values()), tuple(refs)), usages, pids, failures, all_raw)
+        return stage_output(Timeline(tuple(anchors.values()), tuple(refs)), usages, pids, failures, all_raw)
 
 
 # --- 3/4. extraction ------------------------------------------------------------------------
@@ -359,7 +363,7 @@ class LLMPatientExtractor:
         entities, notes = _entities_from(value, ctx, segment, allowed, known, "patient", "p")
         notes = notes + ([f"{len(allowed) - MAX_PROMPT_ITEMS} patient items left out of the prompt"]
                          if len(allowed) > MAX_PROMPT_ITEMS else [])
-        return _out(entities, [usage], [prompt.prompt_id], [failure, *notes], raws)
+        return stage_output(entities, [usage], [prompt.prompt_id], [failure, *notes], raws)
 
 
 class LLMOntologyExtractor:
@@ -389,7 +393,7 @@ class LLMOntologyExtractor:
         groups, u1, r1, f1 = self._select(onto.group_names, seg_text, ctx.note_id)
         usages, raws, failures, pids = [u1], list(r1), [f1], [p_sel.prompt_id]
         if not groups:
-            return _out((), usages, pids, failures, raws)
+            return stage_output((), usages, pids, failures, raws)
         # group names contain "/" themselves, so the pair is written with an arrow
         sub_choices = {f"{g} -> {s}": (g, s) for g in groups for s in onto.subgroups(g)}
         subs, u2, r2, f2 = self._select(list(sub_choices), seg_text, ctx.note_id)
@@ -403,7 +407,7 @@ class LLMOntologyExtractor:
             g, s = sub_choices[choice]
             cands.extend(i for i in onto.items_in(g, s) if i.key not in patient_keys)
         if not cands:
-            return _out((), usages, pids, failures, raws)
+            return stage_output((), usages, pids, failures, raws)
         if len(cands) > MAX_PROMPT_ITEMS:
             failures.append(f"{len(cands) - MAX_PROMPT_ITEMS} less related candidate items left out of the prompt")
             cands = _rank_by_overlap(cands, seg_text)[:MAX_PROMPT_ITEMS]
@@ -414,7 +418,7 @@ class LLMOntologyExtractor:
         text = p_ext.render(items=listing, known=known_text, kinds=", ".join(ENTITY_KINDS), segment=seg_text)
         value, u3, r3, f3 = self.llm.ask(text, ENTITIES_SCHEMA, stage="ontology_extraction", note_id=ctx.note_id)
         entities, notes = _entities_from(value, ctx, segment, allowed, known, "ontology", "o")
-        return _out(entities, [*usages, u3], [*pids, p_ext.prompt_id], [*failures, f3, *notes], [*raws, *r3])
+        return stage_output(entities, [*usages, u3], [*pids, p_ext.prompt_id], [*failures, f3, *notes], [*raws, *r3])
 
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
@@ -485,7 +489,7 @@ class LLMScopeFilter:
                 status = status if status in ("past", "active", "plan") else "active"
                 reason = str(d.get("reason") or "")
             out.append(ScopeDecision(eid, status, reason, tuple(str(c) for c in d.get("cues") or ())))
-        return _out(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
+        return stage_output(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
 
 
 # --- 6. verification ------------------------------------------------------------------------
@@ -717,7 +721,7 @@ def make_llm_client(backend: str, params: Any) -> Any:
 def json_asker(client: Any, *, stage: str = "ontology") -> Callable[[str, str], Mapping[str, Any]]:
     """``ask(prompt_id, text) -> JSON`` for :func:`ehrlib.ontology.build_ontology_llm`."""
     llm = LLMCaller(client)
-    schema = _obj({"assignments": {"type": "object"}}, ["assignments"])
+    schema = object_schema({"assignments": {"type": "object"}}, ["assignments"])
 
     def ask(prompt_id: str, text: str) -> Mapping[str, Any]:
         value, _, _, _ = llm.ask(text, schema, stage=stage, note_id=None)
