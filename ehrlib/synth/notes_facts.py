@@ -228,8 +228,8 @@ class ItemIndex:
     @classmethod
     def build(cls, con, smap: SchemaMap) -> ItemIndex:
         idx = cls()
-        d_items = _fetch(con, smap, "d_items", ("itemid", "label", "linksto"))
-        d_lab = _fetch(con, smap, "d_labitems", ("itemid", "label", "fluid"))
+        d_items = _fetch(con, smap, "d_items", ("itemid", "label", "linksto"), order=("itemid",))
+        d_lab = _fetch(con, smap, "d_labitems", ("itemid", "label", "fluid"), order=("itemid",))
         chart_items = [(r["itemid"], r["label"]) for r in d_items
                        if r["label"] and (r["linksto"] or "chartevents").lower() == "chartevents"]
         out_items = [(r["itemid"], r["label"]) for r in d_items
