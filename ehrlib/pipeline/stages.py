@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Literal, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
 from ehrlib.errors import ConfigError
@@ -56,8 +56,6 @@ __all__ = [
     "add_usage",
 ]
 
-Method = Literal["inspector", "checkehr", "surface"]
-Backend = Literal["offline", "gemini", "openai", "scripted", "oracle"]
 METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 #: Known backends and the module that registers each on import.
 BACKENDS: Mapping[str, str] = {
