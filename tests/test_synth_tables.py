@@ -6,14 +6,22 @@ MIMIC-IV and perturbed renderings of the same hospital.
 from __future__ import annotations
 
 import duckdb
+import pandas as pd
 import pytest
 
 from ehrlib import schema
 from ehrlib.cli import main
 from ehrlib.db import read_manifest, table_defs
 from ehrlib.db.contracts import check_not_null_ids, check_unique_row_ids
-from ehrlib.errors import ConfigError
-from ehrlib.synth import STORYLINES, STORYLINES_TABLE, content_checksums, generate_hospital, read_storylines
+from ehrlib.errors import ConfigError, DataError
+from ehrlib.synth import (
+    STORYLINES,
+    STORYLINES_TABLE,
+    admission_view,
+    content_checksums,
+    generate_hospital,
+    read_storylines,
+)
 from ehrlib.synth.dictionaries import CHART_ITEMS, LAB_SPECS
 from ehrlib.synth.storylines import COMORBIDITIES
 from ehrlib.synth.tables import build_tables
@@ -394,3 +402,28 @@ def test_linksto_names_the_layouts_own_tables(layout, request):
     assert links <= own, links - own
     assert m.table("chartevents").name.lower() in links
     con.close()
+
+
+def test_admission_view_reads_the_same_admission_in_every_layout(synth_db, synth_db_mimic4, synth_db_perturbed):
+    con = duckdb.connect(str(synth_db), read_only=True)
+    hadm = next(h for h, ev in _events(con).items() if "pressor_start" in ev)
+    con.close()
+    views = {p: admission_view(p, hadm) for p in (synth_db, synth_db_mimic4, synth_db_perturbed)}
+    base = views[synth_db]
+    assert base.flavor == "mimic3" and base.storyline in STORYLINES and "pressor_start" in base.events
+    cols = ["charttime", "itemid", "value", "valuenum"]
+    for view in views.values():
+        assert view.hadm_id == hadm and view.subject_id == base.subject_id and view.events == base.events
+        for name in ("chartevents", "labevents", "inputevents_mv", "microbiologyevents"):
+            a = base.tables[name]
+            b = view.tables[name]
+            keep = [c for c in (cols if name == "chartevents" else a.columns) if b[c].notna().any() or a[c].isna().all()]
+            pd.testing.assert_frame_equal(a[keep].reset_index(drop=True), b[keep].reset_index(drop=True),
+                                          check_dtype=False)
+    # the pressor in the tables starts when the storyline says
+    inp = base.tables["inputevents_mv"]
+    if len(inp):
+        assert inp.loc[inp.itemid == 221906, "starttime"].min() == base.events["pressor_start"]
+    assert len(views[synth_db_mimic4].tables["emar_detail"]) > 0
+    with pytest.raises(DataError):
+        admission_view(synth_db, 1)

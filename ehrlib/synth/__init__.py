@@ -26,6 +26,7 @@ from ehrlib.synth.render import STORYLINES_TABLE, write_tables
 from ehrlib.synth.scale import add_scale_rows
 from ehrlib.synth.storylines import STORYLINES
 from ehrlib.synth.tables import build_tables
+from ehrlib.synth.truth import AdmissionView, admission_view, read_storylines
 
 __all__ = [
     "GENERATOR_VERSION",
@@ -37,6 +38,8 @@ __all__ = [
     "HospitalBuild",
     "content_checksums",
     "read_storylines",
+    "admission_view",
+    "AdmissionView",
 ]
 
 #: Storyline patients per build: their admissions take hadm_ids 100000-199999 as in MIMIC.
@@ -163,14 +166,3 @@ def content_checksums(path: str | os.PathLike) -> dict[str, str]:
         return out
     finally:
         con.close()
-
-
-def read_storylines(con, hadm_id: int | None = None) -> list[tuple]:
-    """(subject_id, hadm_id, storyline, event, event_time) rows in time order, for one
-    admission or all. The only generator knowledge a database carries; everything else
-    is in the MIMIC tables."""
-    where, params = ("WHERE hadm_id = ? ", [hadm_id]) if hadm_id is not None else ("", [])
-    return con.execute(
-        f"SELECT subject_id, hadm_id, storyline, event, event_time FROM {schema.quote_ident(STORYLINES_TABLE)} "  # noqa: S608
-        f"{where}ORDER BY subject_id, hadm_id, event_time, event", params
-    ).fetchall()
