@@ -730,8 +730,14 @@ def json_asker(client: Any, *, stage: str = "ontology") -> Callable[[str, str], 
     return ask
 
 
+_LLM_METHODS = ("inspector", "checkehr")
+
+
 def _factory(backend: str) -> Callable[[str, Any], Stages]:
     def make(method: str, params: Any) -> Stages:
+        if method not in _LLM_METHODS:  # before building a client: no credentials needed to learn this
+            raise ConfigError(f"method {method!r} has no LLM implementation (surface is an offline baseline; "
+                              "use --backend offline)")
         return build_llm_stages(method, params, make_llm_client(backend, params), backend=backend)
     return make
 
