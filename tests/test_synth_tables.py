@@ -427,3 +427,13 @@ def test_admission_view_reads_the_same_admission_in_every_layout(synth_db, synth
     assert len(views[synth_db_mimic4].tables["emar_detail"]) > 0
     with pytest.raises(DataError):
         admission_view(synth_db, 1)
+
+
+def test_admission_view_on_the_real_mimic3_demo(mimic3_demo_db):
+    con = duckdb.connect(str(mimic3_demo_db), read_only=True)
+    adm = schema.MIMIC3.table("admissions")
+    hadm = _q(con, f"SELECT {adm.col('hadm_id')} FROM {adm.ref} ORDER BY 1 LIMIT 1")[0][0]
+    con.close()
+    view = admission_view(mimic3_demo_db, hadm)
+    assert view.flavor == "mimic3" and view.storyline is None and view.events == {}
+    assert len(view.tables["admissions"]) == 1 and len(view.tables["chartevents"]) > 0
