@@ -206,3 +206,15 @@ def test_predictions_on_a_note_without_gold_count_against_precision():
     assert summary["n_notes"] == 3
     assert summary["recall"] == pytest.approx((2 / 3 + 1) / 2)  # recall mean leaves n3 out
     assert summary["precision"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+
+
+def test_same_segment_or_time_allows_distant_lines_only_for_clear_matches():
+    g = [gold("e1", 2, "WBC", items=[WBC])]
+    far = [pred(6, "WBC", items=[WBC])]
+    assert verdicts(judge_with_matcher(g, far, modes=("harsh",)), "harsh") == {"e1": "incorrect"}
+    seg = {"n1": [(0, 3), (4, 9)]}
+    assert verdicts(judge_with_matcher(g, far, modes=("harsh",), segments=seg), "harsh") == {"e1": "incorrect"}
+    seg = {"n1": [(0, 9)]}
+    assert verdicts(judge_with_matcher(g, far, modes=("harsh",), segments=seg), "harsh") == {"e1": "correct"}
+    vague = [pred(6, "white count", items=[])]  # same segment but only loosely similar: no
+    assert verdicts(judge_with_matcher(g, vague, modes=("lenient",), segments=seg), "lenient") == {"e1": "incorrect"}

@@ -60,6 +60,8 @@ class RunData:
     gold: tuple[GoldEntity, ...]
     corpus_dir: Path
     run_info: Mapping[str, Any] = field(default_factory=dict)
+    #: note id -> the run's segments as (start_line, end_line), from stages.jsonl
+    segments: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
 
 def _corpus_dir(manifest: Mapping[str, Any], given: str | os.PathLike[str] | None) -> Path:
@@ -93,6 +95,26 @@ def _finished_notes(run_dir: Path) -> set[str] | None:
     return done
 
 
+def _segments(run_dir: Path) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Segment line ranges per note from the note-level lines of stages.jsonl (if any)."""
+    path = run_dir / "stages.jsonl"
+    out: dict[str, tuple[tuple[int, int], ...]] = {}
+    if not path.exists():
+        return out
+    with path.open(encoding="utf-8") as fh:
+        for raw in fh:
+            if '"stage": "note"' not in raw:  # cheap filter: most lines are per-stage records
+                continue
+            try:
+                rec = json.loads(raw)
+            except json.JSONDecodeError:
+                continue  # a torn last line of an interrupted run
+            segs = ((rec.get("output") or {}).get("segments")) or []
+            out[str(rec.get("note_id"))] = tuple((int(x["start_line"]), int(x["end_line"])) for x in segs
+                                                 if "start_line" in x and "end_line" in x)
+    return out
+
+
 def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None) -> RunData:
     """Load a run directory and the gold labels of the notes it attempted."""
     run_dir = Path(run_dir)
@@ -116,7 +138,7 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
         raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
     info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
     info["run_id"] = info["run_id"] or run_dir.name
-    return RunData(run_dir, manifest, predictions, notes, gold, cdir, info)
+    return RunData(run_dir, manifest, predictions, notes, gold, cdir, info, _segments(run_dir))
 
 
 def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
@@ -128,7 +150,7 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
     passes of one model (``gemini-2.5-pro#2``, Appendix G) with ``llm={"cache_salt": "2"}``.
     """
     if judge == JUDGE_NAME:
-        return (judge_with_matcher(run.gold, run.predictions, modes, matcher),
+        return (judge_with_matcher(run.gold, run.predictions, modes, matcher, run.segments),
                 {"judge": judge, "kind": "matcher", "config": dataclasses.asdict(matcher)})
     from ehrlib.judge.llm_judge import judge_with_llm
 

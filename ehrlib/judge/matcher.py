@@ -10,7 +10,9 @@ every time; compare it with an LLM judge on a sample before trusting small diffe
 Pairing, per note:
 
 1. A gold entity and a prediction are *compatible* when they are close in the note
-   (line within ``line_tolerance``, or the same explicit time window) and they talk
+   (line within ``line_tolerance``; or, farther apart, the same explicit time window or
+   the same note segment of the run, and then only with strong similarity: the paper's
+   judges compare statements "even if the line numbers are different") and they talk
    about the same thing: the same table item key, or similar text after normalising
    tokens and expanding clinical abbreviations (``HR`` = heart rate), or (lenient
    only) items of the same clinical concept family (heart rhythm vs heart rate).
@@ -32,7 +34,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -229,11 +231,17 @@ def pair_score(gold: GoldEntity, pred: Prediction, mode: Mode = "harsh",
     return None if pair is None else pair.score
 
 
-def _pair(gold: GoldEntity, pred: Prediction, mode: Mode, cfg: MatcherConfig) -> _Pair | None:
+def _same_segment(a: int, b: int, segments: Sequence[tuple[int, int]]) -> bool:
+    return any(lo <= a <= hi and lo <= b <= hi for lo, hi in segments)
+
+
+def _pair(gold: GoldEntity, pred: Prediction, mode: Mode, cfg: MatcherConfig,
+          segments: Sequence[tuple[int, int]] = ()) -> _Pair | None:
     dline = abs(gold.line - pred.line)
-    if dline <= cfg.line_tolerance:
+    near = dline <= cfg.line_tolerance
+    if near:
         position = 1.0 - 0.25 * dline / max(cfg.line_tolerance, 1)
-    elif _same_window(gold.time, pred.time_window):
+    elif _same_window(gold.time, pred.time_window) or _same_segment(gold.line, pred.line, segments):
         position = 0.25
     else:
         return None
@@ -249,6 +257,11 @@ def _pair(gold: GoldEntity, pred: Prediction, mode: Mode, cfg: MatcherConfig) ->
     fam = (concept_families([gold.entity, *(i.label for i in gold.items)])
            & concept_families([pred.entity, *(i.label for i in pred.items)]))
     ok = text >= cfg.text_threshold or (item_match and text >= cfg.text_with_item_threshold)
+    if not near:
+        # away from the line, only a clear match counts (same item and similar text)
+        ok = ok and (key_overlap or text >= 0.95)
+        if not ok:
+            return None
     if mode == "lenient" and not ok:
         # Same place in the note and the same clinical concept ("afebrile" vs "temperature"):
         # the paper's lenient judge treats these as one statement read at another granularity.
@@ -271,8 +284,12 @@ def _cache_pair(gold: GoldEntity, pred: Prediction, cfg: MatcherConfig) -> bool:
 
 
 def match_note(gold: Sequence[GoldEntity], preds: Sequence[Prediction], mode: Mode = "harsh",
-               cfg: MatcherConfig = MatcherConfig()) -> dict[int, tuple[int, _Pair]]:
-    """Optimal one-to-one pairing for one note: {gold index: (prediction index, pair)}."""
+               cfg: MatcherConfig = MatcherConfig(),
+               segments: Sequence[tuple[int, int]] = ()) -> dict[int, tuple[int, _Pair]]:
+    """Optimal one-to-one pairing for one note: {gold index: (prediction index, pair)}.
+
+    ``segments`` are the note's (start_line, end_line) ranges from the run's segmentation.
+    """
     if not gold or not preds:
         return {}
     pairs: dict[tuple[int, int], _Pair] = {}
@@ -281,7 +298,7 @@ def match_note(gold: Sequence[GoldEntity], preds: Sequence[Prediction], mode: Mo
         for pi, p in enumerate(preds):
             if p.failure:
                 continue
-            pair = _pair(g, p, mode, cfg)
+            pair = _pair(g, p, mode, cfg, segments)
             if pair is not None:
                 pairs[gi, pi] = pair
                 score[gi, pi] = pair.score
@@ -301,11 +318,13 @@ def judge_with_matcher(
     predictions: Sequence[Prediction],
     modes: Sequence[Mode] = ("harsh", "lenient"),
     cfg: MatcherConfig = MatcherConfig(),
+    segments: Mapping[str, Sequence[tuple[int, int]]] | None = None,
 ) -> list[Judgement]:
     """Judge every gold entity against the predictions; one Judgement per entity and mode.
 
     ``matched_prediction`` is the index of the prediction in ``predictions`` (for a run,
-    its 0-based line in predictions.jsonl).
+    its 0-based line in predictions.jsonl). ``segments`` maps note ids to the run's
+    segment line ranges (``ehrlib.judge.evaluate`` reads them from stages.jsonl).
     """
     by_note: dict[str, list[int]] = {}
     for idx, p in enumerate(predictions):
@@ -318,7 +337,7 @@ def judge_with_matcher(
         for note_id, note_gold in gold_by_note.items():
             idxs = by_note.get(note_id, [])
             note_preds = [predictions[i] for i in idxs]
-            matched = match_note(note_gold, note_preds, mode, cfg)
+            matched = match_note(note_gold, note_preds, mode, cfg, (segments or {}).get(note_id, ()))
             used = {pi for pi, _ in matched.values()}
             for gi, g in enumerate(note_gold):
                 out.append(_verdict(g, gi, matched, note_preds, idxs, used, mode, cfg))
