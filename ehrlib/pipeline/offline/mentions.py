@@ -344,6 +344,12 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
                                           {"value": float(m.group(group))}, f"L{line}ABG{m.start()}"))
         taken.append((m.start(), m.end()))
 
+    # 2b. oxygen flow written before its device: "2L NC", "4 L nasal cannula", "15L NRB"
+    for m in _O2_FLOW.finditer(raw):
+        if not _overlaps(taken, m.start(), m.end()):
+            _emit(out, taken, Mention(line, m.start(), m.start() + len(m.group("v")) + 1, "O2 flow", "measurement",
+                                      "o2_flow", m.group(0).strip(), {"value": float(m.group("v")), "unit": "L/min"}))
+
     # 2. concept mentions: measurements, outputs, findings, procedures
     hits = [m for m in lex.concept_re.finditer(raw)] + [m for m in lex.cased_re.finditer(raw)]
     hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
@@ -365,6 +371,9 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     return sorted(out, key=lambda x: x.start)
 
 
+_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)\b\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
+                      r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
+                      r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
 _ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})"
                   r"\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
 
@@ -456,13 +465,25 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
         end = stop.start() if stop else len(raw)
         if nxt is not None and nxt < end and nxt >= m.end():
             end = nxt  # the next concept starts its own observation
-        if concept.cid in _SELF_DESCRIBING and concept.cid not in ("lung_sounds", "skin"):
+        header = bool(re.match(r"\s*:", raw[m.end():]))  # "Code status: Full code", "Orientation: x3"
+        self_describing = concept.cid in _SELF_DESCRIBING and not header
+        if self_describing and concept.cid not in ("lung_sounds", "skin"):
             comma = re.search(r"[,.;]", raw[m.end():end])
             if comma:
                 end = m.end() + comma.start()  # "arouses to voice, not following commands": two observations
+        if header:
+            colon_end = m.end() + raw[m.end():].index(":") + 1
+            stop2 = re.search(r"[,.;]", raw[colon_end:])
+            end = max(end, colon_end + (stop2.start() if stop2 else len(raw) - colon_end))
+            if nxt is not None and m.end() < nxt < end:
+                inner = re.match(lex.concept_re.pattern, raw[nxt:], re.I) or re.match(lex.cased_re.pattern, raw[nxt:])
+                inner_ids = {c.cid for c in lex.concepts_for(inner.group(0))} if inner else set()
+                if concept.cid not in inner_ids:
+                    return False  # the content is a concept of its own
+                # "Heart rhythm: SR", "Code status: Full code": one statement, named by its header
         words = raw[m.end():end].strip(" :,-")
         negated = negated_before(raw[:m.start()])
-        if concept.cid in _SELF_DESCRIBING:
+        if self_describing:
             lead = raw[max(0, m.start() - 24):m.start()]
             adj = re.search(r"(?:\b(?:hypo|hyper)?active|\babsent|\bdiminished|\bclear|\bopen|\bsoft|\bfirm|\bnormal|"
                             r"\bpositive|\+)\s*$", lead, re.I)
@@ -532,7 +553,7 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
 
 
 _SELF_DESCRIBING = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "skin", "pupils", "stool",
-                    "bowel_sounds")
+                    "bowel_sounds", "code_status", "o2_device", "ectopy", "ventilator_mode")
 
 
 def _emit(out: list[Mention], taken: list[tuple[int, int]], m: Mention) -> None:
@@ -639,6 +660,8 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
             continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
+        if word == "levo" and re.match(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*\d*\.?\d*\s*(?:mcg|gtt|drip)", raw[m.end():m.end() + 20], re.I):
+            names = ["norepinephrine"]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
@@ -715,14 +738,29 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
     return out
 
 
+_BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
+                   (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I), "wound|swab"),
+                   (re.compile(r"\bstool\b", re.I), "stool|feces"),
+                   (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
+                   (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
+                   (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:cx|cultures?|grew|growing|grows|sent|ngtd|no\s+growth|"
+                            r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
+                            r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/))", re.I)
+
+
 def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
     out: list[Mention] = []
-    for pattern, table_word in lex.specimens:
+    specimens = list(lex.specimens)
+    for pattern, word in _BARE_SPECIMENS:
+        # a bare specimen is a culture only when culture words follow ("sputum grew yeast")
+        specimens.append((re.compile(pattern.pattern + r"(?=" + _MICRO_CONTEXT.pattern[1:] + r")", re.I), word))
+    for pattern, table_word in specimens:
         for m in pattern.finditer(raw):
             if _overlaps(taken, m.start(), m.end()):
                 continue
             clause = _clause(raw, m.end())[:80]
-            nxt_spec = min((x.start() for pat, _ in lex.specimens for x in pat.finditer(clause) if x.start() > 0),
+            nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > 0),
                            default=len(clause))
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}

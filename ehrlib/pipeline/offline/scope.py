@@ -37,8 +37,7 @@ PLAN_CUES = re.compile(
     r"if\s+(?:needed|persists|worsens|febrile|hypotensive|\w+)|prn\s+for|f/u|follow[-\s]?up|please|needs?\s+to|"
     r"scheduled\s+for|tomorrow|next\s+(?:week|dose)|upon\s+discharge|after\s+discharge|at\s+rehab|goal|target|"
     r"re-?check|recheck|repeat\s+in|pending|to\s+complete|to\s+finish|to\s+continue|continue\s+to\s+monitor|"
-    r"monitor\s+for|plan:?|rec(?:s)?:?|cont(?:inue)?(?!d|ing)|titrat(?:e|ed|ing)\s+to|maintain|keep\s+(?:k|mg|map|sbp|hct)|"
-    r"as\s+needed|prn)\b", re.I)
+    r"monitor\s+for|plan:?|rec(?:s)?:?|cont(?:inue)?(?!d|ing)|titrat(?:e|ed|ing)\s+to|maintain|keep\s+(?:k|mg|map|sbp|hct))\b", re.I)
 FAMILY_CUES = re.compile(r"\b(?:mother|father|mom|dad|brother|sister|sibling|son|daughter|aunt|uncle|grand(?:mother|father)|"
                          r"family\s+history|fhx?|fam\s+hx)\b", re.I)
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b", re.I)

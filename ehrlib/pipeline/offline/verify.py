@@ -626,8 +626,11 @@ def _verify_lexicon_state(e: Entity, s: _Session, crit_id: str, extra: Mapping[s
     if not numeric:
         return _verdict(e, s, False, f"no {extra['concept']} values in the window to judge {crit_id}", every[:2],
                         missing=True)
-    meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), float(r["valuenum"]),
-                                                     float(extra["threshold"]))]
+    def value(r: Mapping[str, Any]) -> float:
+        v = float(r["valuenum"])
+        return _in_f(v, r) if extra["concept"] == "temperature" else v  # thresholds in the note's units
+
+    meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), value(r), float(extra["threshold"]))]
     holds = bool(meeting)
     what = "holds" if holds else "does not hold"
     if holds == (not negated):
@@ -958,6 +961,22 @@ _FINDING_VOCAB: Mapping[str, tuple[tuple[str, str, str], ...]] = {
         ("wheezes", r"wheez", r"wheez"),
         ("coarse", r"coarse", r"coarse"),
     ),
+    "code_status": (
+        ("full", r"full\s*(?:code)?", r"full code|full"),
+        ("dnr", r"\bdnr\b|do not resusc", r"\bdnr\b|do not resusc"),
+        ("dni", r"\bdni\b|do not intubate", r"\bdni\b|do not intub"),
+        ("cmo", r"\bcmo\b|comfort", r"\bcmo\b|comfort"),
+    ),
+    "o2_device": (
+        ("nc", r"\bnc\b|nasal cannula", r"nasal cannula"),
+        ("face_tent", r"face\s*tent", r"face tent"),
+        ("mask", r"face\s*mask|facemask|venti|aerosol|shovel", r"mask"),
+        ("nrb", r"\bnrb\b|non-?\s?rebreather", r"non-?rebreather"),
+        ("hfnc", r"hfnc|high flow", r"high flow"),
+        ("niv", r"bipap|cpap", r"bipap|cpap"),
+        ("room_air", r"room air|\bra\b", r"^none$|room air"),
+        ("trach", r"trach", r"trach"),
+    ),
     "edema": (
         ("none", r"^no$|\bno edema\b|^none", r"^none$|^absent$|^0\b"),
         ("present", r"edema|\d\s*\+|\+\s*\d|trace|pitting|anasarca", r"\d\s*(?:mm|\+)|trace|pitting|general|\bleg|\barm|sacr|scrot|both|dependent|\+"),
@@ -1020,6 +1039,7 @@ def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> 
 #: (a sedated patient may still "arouse to voice"); single-valued concepts (rhythm,
 #: orientation) are contradicted by any other charted state.
 _OPPOSITES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "code_status": {"full": ("dnr", "dni", "cmo"), "dnr": ("full",), "dni": ("full",), "cmo": ("full",)},
     "consciousness": {"alert": ("unresponsive", "sedated", "lethargic", "pain"), "unresponsive": ("alert", "voice"),
                       "voice": ("unresponsive",), "lethargic": ("alert",), "sedated": ("alert",),
                       "pain": ("alert",), "stimulation": ("alert",)},
@@ -1031,7 +1051,8 @@ _OPPOSITES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
                      "hypoactive": ("hyperactive", "present"), "hyperactive": ("hypoactive", "absent")},
 }
 
-_SELF_NAMED = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "bowel_sounds")
+_SELF_NAMED = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "bowel_sounds", "code_status",
+               "o2_device")
 
 
 def _org(r: Mapping[str, Any]) -> str:
