@@ -66,7 +66,7 @@ def test_builder_contracts_row_ids_unique_and_ids_not_null(layout_db):
 
 def test_same_seed_same_content_other_seed_differs(synth_db, tmp_path):
     again = generate_hospital(tmp_path / "again.duckdb", seed=0)
-    other = generate_hospital(tmp_path / "other.duckdb", seed=1)
+    other = generate_hospital(tmp_path / "other.duckdb", seed=1, patients=8)
     base = content_checksums(synth_db)
     assert content_checksums(again) == base
     diff = content_checksums(other)
