@@ -24,6 +24,8 @@ def D(day: int, hour: int = 0, minute: int = 0) -> dt.datetime:
     ("On Admission", D(22, 14, 30), D(24, 14, 30)),
     ("discharge", D(27, 11), D(29, 11)),
     ("note date", D(27), D(30)),                          # the note's day, widened
+    ("yesterday", D(26), D(29)),                          # the day before the note, widened
+    ("overnight", D(26, 18), D(29, 8)),                   # 18:00-08:00 before the note, widened
     ("HD 1", D(22), D(25)),                               # HD 1 = admission day
     ("hospital day 3", D(24), D(27)),
     ("POD 0", D(23), D(26)),                              # surgery day

@@ -5,8 +5,9 @@ timestamps. Following the paper (Appendix C.3, Get_Item_Status_History):
 
 * an exact date matches that calendar day; an exact timestamp matches one hour either
   side (charting is rarely to the minute of a note's time);
-* a narrative anchor ("admission", "discharge", "note date", "HD n", "POD n", a named
-  context event such as "surgery") is interpreted, then widened to one day either side,
+* a narrative anchor ("admission", "discharge", "note date", "yesterday", "overnight",
+  "HD n", "POD n", a named context event such as "surgery") is interpreted, then widened
+  to one day either side,
   because the note's author places it only roughly;
 * a duration "A to B" runs from one day before A to one day after B.
 
@@ -56,6 +57,8 @@ _ADMISSION = {"admission", "admit", "on admission", "at admission", "upon admiss
               "presentation", "on presentation", "at presentation", "arrival", "on arrival"}
 _DISCHARGE = {"discharge", "at discharge", "on discharge", "upon discharge", "discharge day", "day of discharge"}
 _NOTE = {"note date", "note", "note day", "today", "date of note", "note time"}
+_YESTERDAY = {"yesterday", "day before", "the day before", "prior day", "previous day"}
+_OVERNIGHT = {"overnight", "last night", "over night", "o/n"}
 _SURGERY_NAMES = ("surgery", "operation", "procedure", "op", "or")
 _RANGE = re.compile(r"^\s*(?:from\s+|between\s+)?(.+?)\s+(?:to|until|through|thru|and|-|–|—)\s+(.+?)\s*$",
                     re.IGNORECASE)
@@ -116,6 +119,13 @@ def _point(spec: str, ctx: PatientContext) -> tuple[_dt.datetime, _dt.datetime, 
             raise TimeSpecError("the note date is not known for this patient; give a date instead")
         lo, hi = _day(ctx.note_date)
         return lo, hi, True, "note date"
+    if s in _YESTERDAY or s in _OVERNIGHT:
+        if ctx.note_date is None:
+            raise TimeSpecError(f"{spec!r} is relative to the note date, which is not known; give a date instead")
+        day, _ = _day(ctx.note_date)
+        if s in _YESTERDAY:
+            return day - DAY, day, True, "the day before the note date"
+        return day - DAY + 18 * HOUR, day + 8 * HOUR, True, "overnight before the note (18:00 to 08:00)"
     if m := _HD.match(s):
         n = _day_number(m.group(1), spec)
         lo, hi = _day(ctx.admittime + (n - 1) * DAY)
