@@ -237,7 +237,7 @@ class _Paragraph:
         return self.lines[k], pos - self.offsets[k]
 
 
-_NEW_ITEM = re.compile(r"\s*(?:[-*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-z0-9 /&]{1,28}:|[A-Z]{2,}[A-Z /&]*:)")
+_NEW_ITEM = re.compile(r"\s*(?:-(?!>)|[*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-z0-9 /&]{1,28}:|[A-Z]{2,}[A-Z /&]*:)")
 
 
 def _continues(prev: str, nxt: str) -> bool:

@@ -99,10 +99,11 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
 _TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|trended\s+up|"
                r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
                r"normalized|peaked|nadired|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
-_SEP = r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
+_SEP = r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + _TREND_VERB + r"?(?:(?:at|to)\s+)?"
 _SERIES = re.compile(r"(?P<a>" + _NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + _NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + _NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + _NUM + r"))?")
-_FROM_TO = re.compile(r"(?:from|down from|up from|improved from|decreased from|increased from)\s+(?P<a>" + _NUM + r")\s*"
+_FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
+                      r"down|up|climbed)\s+)?from\s+(?P<a>" + _NUM + r")\s*"
                       r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
                       r"(?P<b>" + _NUM + r")", re.I)
 _VALUE_FROM = re.compile(r"(?P<b>" + _NUM + r")\**\s*(?:" + _UNIT + r")?\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
@@ -397,7 +398,7 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
     nxt = _next_start(starts, m.start())
     if concept.kind in ("measurement", "output"):
         if (before.endswith(tuple("0123456789")) and concept.cid in ("magnesium", "potassium", "calcium")
-                and not re.match(r"\s*[:=]?\s*\d", raw[m.end():])):
+                and not re.match(r"\s*[:=-]?\s*\d", raw[m.end():])):
             return False  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
         if concept.cid == "temperature" and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I):
             return False

@@ -81,8 +81,10 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))
     scope = section_scope(segment.section)
     if scope == "past":
-        if segment.section == "hpi" and not _ED.search(line_text) and note_type != "discharge_summary":
-            # a progress note's subjective/interval history describes the current stay
+        if (segment.section == "hpi" or (segment.section == "social_family" and note_type == "nursing")) \
+                and not _ED.search(line_text) and note_type != "discharge_summary":
+            # a progress note's subjective/interval history, and a nursing note's "Social:" (family
+            # meetings, code status changes), describe the current stay
             return ScopeDecision(entity.entity_id, "active", f"{segment.section} of a {note_type} note", ())
         return ScopeDecision(entity.entity_id, "past", f"section {segment.title!r} is history", (segment.section,))
     if scope == "plan":
