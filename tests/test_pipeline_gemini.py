@@ -55,3 +55,37 @@ def test_verifier_tool_loop_over_gemini_wire(clean_env, synth_db):
     assert {"Lexical_Search", "Get_Item_Value_History", "Get_Clinical_Criterion"} <= declared
     assert "You check whether a statement" in json.dumps(requests[0]["systemInstruction"])
     assert verdict.prompt_id.startswith("verify_entity@")
+
+
+def test_llm_semantic_search_plugs_into_the_tools(synth_db):
+    """The paper's LLM Semantic_Search: the model re-ranks the tools' candidates."""
+    from ehrlib.llm import Client, GenerationConfig, LLMResponse
+    from ehrlib.pipeline.llm_stages import LLMSemanticRanker
+    from ehrlib.tools import PatientContext, make_toolset
+
+    class Picker:
+        name, endpoint = "picker", "http://127.0.0.1:9/v1"
+        seen: list[str] = []
+
+        def describe(self):
+            return {}
+
+        async def send(self, messages, tools, config, timeout_s):
+            text = messages[-1].text
+            self.seen.append(text)
+            keys = [line.split(" | ")[0] for line in text.splitlines() if "| Level of Consciousness |" in line]
+            return LLMResponse(text=json.dumps({"ranked": [{"key": k, "score": 0.99} for k in keys]
+                                                + [{"key": "chartevents:0", "score": 1.0}]}))
+
+    con = connect(synth_db)
+    try:
+        s, h, a, d = con.execute("SELECT SUBJECT_ID, HADM_ID, ADMITTIME, DISCHTIME FROM ADMISSIONS LIMIT 1").fetchone()
+        ranker = LLMSemanticRanker(LLMCaller(Client(Picker(), GenerationConfig(model="picker"))))
+        result = make_toolset(con.cursor(), PatientContext(s, h, a, d), semantic_ranker=ranker).call(
+            "Semantic_Search", {"query": "alert"})
+    finally:
+        con.close()
+    assert 'Term: "alert"' in Picker.seen[0]
+    top = result.rows[0]
+    assert top["label"] == "Level of Consciousness" and top["matched"] == "llm"
+    assert all(r["key"] != "chartevents:0" for r in result.rows)  # keys the tools never offered are ignored

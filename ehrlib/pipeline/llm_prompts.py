@@ -16,7 +16,7 @@ __all__ = ["PIPELINE_PROMPTS", "CHECKEHR_PROMPTS", "get_prompt", "prompt_ids"]
 PIPELINE_PROMPTS: tuple[str, ...] = (
     "segmentation", "anchors_global", "anchors_relative", "extract_patient", "ontology_select_groups",
     "extract_ontology", "scope_filter", "verify_system", "verify_entity", "verify_push",
-    "ontology_build_groups", "ontology_build_subgroups",
+    "ontology_build_groups", "ontology_build_subgroups", "semantic_search",
 )
 CHECKEHR_PROMPTS: tuple[str, ...] = (
     "checkehr_ner", "checkehr_tables", "checkehr_time", "checkehr_pseudo_table", "checkehr_self_correct",

@@ -13,6 +13,7 @@ builds the same bundle around any :class:`ehrlib.llm.Client` (tests pass a fake 
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import re
@@ -47,6 +48,7 @@ __all__ = [
     "LLMOntologyExtractor",
     "LLMScopeFilter",
     "LLMVerifier",
+    "LLMSemanticRanker",
     "build_llm_stages",
     "make_llm_client",
     "json_asker",
@@ -665,6 +667,36 @@ def _capture_rows(fn: Callable[..., Any], seen: set[tuple[str, str]]) -> Callabl
     return call
 
 
+# --- Semantic_Search, LLM-backed (paper Appendix C.1) -------------------------------------------
+
+RANKED_SCHEMA = object_schema({"ranked": {"type": "array", "items": object_schema(
+    {"key": {"type": "string"}, "score": {"type": "number"}}, ["key"])}}, ["ranked"])
+
+
+class LLMSemanticRanker:
+    """The paper's Semantic_Search: the model picks, from the tools' candidate items, those
+    that record a note term's concept. Plugged into ``ehrlib.tools.make_toolset`` as its
+    ``semantic_ranker``; its calls are logged under stage ``semantic_search``."""
+
+    def __init__(self, llm: LLMCaller) -> None:
+        self.llm = llm
+
+    def __call__(self, query: str, candidates: Sequence[Any], k: int) -> list[tuple[str, float]]:
+        if not candidates:
+            return []
+        prompt = get_prompt("semantic_search")
+        listing = "\n".join(f"{c.key} | {c.table} | {c.label} | {c.category or ''}" for c in candidates)
+        value, _, _, _ = self.llm.ask(prompt.render(query=query, items=listing, k=str(k)), RANKED_SCHEMA,
+                                      stage="semantic_search", note_id=None)
+        keys = {c.key for c in candidates}
+        out = []
+        for r in (value or {}).get("ranked", ())[:k]:
+            key = str(r.get("key"))
+            if key in keys:
+                out.append((key, min(1.0, max(0.0, float(r.get("score", 0.5))))))
+        return out
+
+
 # --- the bundle and the registry --------------------------------------------------------------
 
 def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
@@ -682,12 +714,14 @@ def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "l
             recs = ledger.records()
             out["response_cache"] = {"hits": sum(1 for r in recs if r.cached),
                                      "misses": sum(1 for r in recs if not r.cached)}
+            # every model call, including those made inside tools (LLM Semantic_Search)
+            out["calls_by_stage"] = dict(sorted(collections.Counter(r.stage or "other" for r in recs).items()))
         if cache is not None:
             out["response_cache_entries"] = len(cache)
         return out
 
     common = dict(method=method, backend=backend, concurrency=int(getattr(client, "max_concurrency", 1)),
-                  model=llm.model, endpoint=endpoint, stats=stats)
+                  model=llm.model, endpoint=endpoint, stats=stats, semantic_ranker=LLMSemanticRanker(llm))
     if method == "inspector":
         return Stages(anchors=LLMAnchorResolver(llm),
                       verifier=LLMVerifier(llm, max_steps=params.max_steps, evidence_guard=params.evidence_guard),

@@ -309,7 +309,7 @@ def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     return con, info
 
 
-def _toolset_factory(params: RunParams) -> Callable[[Any, Any], Any] | None:
+def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable[[Any, Any], Any] | None:
     """``(cursor, NoteContext) -> toolset`` from ehrlib.tools, or None if not installed."""
     try:
         from ehrlib.tools import make_toolset  # type: ignore[attr-defined]
@@ -320,7 +320,9 @@ def _toolset_factory(params: RunParams) -> Callable[[Any, Any], Any] | None:
     def make(cur: Any, ctx: Any) -> Any:
         patient = PatientContext(ctx.subject_id, ctx.hadm_id, ctx.admittime, ctx.dischtime,
                                  ctx.note.charttime or ctx.chartdate, ctx.sex)
-        kwargs = {"categories": tuple(params.tools)} if params.tools is not None else {}
+        kwargs: dict[str, Any] = {"categories": tuple(params.tools)} if params.tools is not None else {}
+        if semantic_ranker is not None:
+            kwargs["semantic_ranker"] = semantic_ranker
         return make_toolset(cur, patient, **kwargs)
 
     return make
@@ -436,7 +438,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
 
         lock = threading.Lock()
         profiler = ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k)
-        make_tools = _toolset_factory(params)
+        make_tools = _toolset_factory(params, stages.semantic_ranker)
 
         def work(note: Note) -> NoteResult:
             cur = _cursor(con, lock)

@@ -312,6 +312,8 @@ class Stages:
     endpoint: str | None = None
     #: counters the backend keeps (LLM response-cache hits/misses ...), for the manifest
     stats: Callable[[], Mapping[str, Any]] | None = None
+    #: ranker for the tools' Semantic_Search (the paper's LLM variant); None = offline engine
+    semantic_ranker: Callable[[str, Sequence[Any], int], Sequence[tuple[str, float]]] | None = None
 
     def __post_init__(self) -> None:
         if self.patient_extractor is None and self.ontology_extractor is None:
