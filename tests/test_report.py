@@ -111,3 +111,14 @@ def test_cli_report_compares_several_runs(tiny_run, tmp_path, capsys):
     assert table["variant"].tolist() == ["r1", "r2"]
     assert (figs / "compare_main_results.png").exists()
     assert "comparison:" in capsys.readouterr().out
+
+
+def test_run_failures_view(tiny_run):
+    from ehrlib.corpus.io import write_jsonl
+    from ehrlib.report import run_failures
+
+    run, _ = tiny_run
+    assert run_failures(run).empty
+    write_jsonl([{"note_id": "n1", "stage": "note", "entity_id": None, "error": "IndexError: boom"}],
+                run / "failures.jsonl", run_id="r1")
+    assert run_failures(run)["error"].tolist() == ["IndexError: boom"]

@@ -6,10 +6,11 @@ from ehrlib.report.build import ReportResult, build_comparison, build_report, me
 from ehrlib.report.inputs import layout_variants, prepare_inputs, project_path, run_variants
 from ehrlib.report.tables import PERCENT_COLUMNS, markdown_table, paper_table, write_markdown_sections, write_table
 from ehrlib.report.views import (
-    ablation_table, compare_runs, database_overview, note_findings, schema_mapping, schema_overview, stage_overview,
+    ablation_table, compare_runs, database_overview, note_findings, run_failures, schema_mapping, schema_overview,
+    stage_overview,
 )
 
 __all__ = ["ReportResult", "build_comparison", "build_report", "method_label", "layout_variants", "prepare_inputs", "project_path",
            "run_variants", "PERCENT_COLUMNS", "markdown_table", "paper_table", "write_markdown_sections", "write_table",
-           "ablation_table", "compare_runs", "database_overview", "note_findings", "schema_mapping",
+           "ablation_table", "compare_runs", "database_overview", "note_findings", "run_failures", "schema_mapping",
            "schema_overview", "stage_overview"]

@@ -14,8 +14,8 @@ import pandas as pd
 
 from ehrlib import schema
 
-__all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "note_findings",
-           "compare_runs", "ablation_table"]
+__all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "run_failures",
+           "note_findings", "compare_runs", "ablation_table"]
 
 
 def schema_overview() -> pd.DataFrame:
@@ -64,6 +64,17 @@ def stage_overview(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
     rows = [{"stage": name, **values} for name, values in (manifest.get("stages") or {}).items()]
     return pd.DataFrame(rows)
+
+
+def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """What failed in a run (failures.jsonl: note, stage, entity, error), counted apart
+    from predictions; empty when nothing failed."""
+    path = Path(run_dir) / "failures.jsonl"
+    cols = ["note_id", "stage", "entity_id", "error"]
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=cols)
+    df = pd.read_json(path, lines=True, dtype={"note_id": str, "entity_id": str})
+    return df[[c for c in cols if c in df.columns]]
 
 
 def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *, judge: str = "matcher",
