@@ -174,20 +174,24 @@ def _tokens(text: str) -> list[str]:
     return [t for t in out if t not in _STOPWORDS]
 
 
+@functools.lru_cache(maxsize=65536)
 def normalise(text: str) -> str:
-    """Lower-cased, abbreviation-expanded, stopword-free tokens joined by spaces."""
+    """Lower-cased, abbreviation-expanded, stopword-free tokens joined by spaces.
+
+    Cached: a long note pairs every gold entity with every nearby prediction.
+    """
     return " ".join(_tokens(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _families(text: str) -> frozenset[str]:
+    padded = f" {normalise(text)} "
+    return frozenset(f for f, phrases in _FAMILIES.items() if any(f" {p} " in padded for p in phrases))
 
 
 def concept_families(texts: Iterable[str]) -> frozenset[str]:
     """Concept families (see ``_FAMILIES``) any of ``texts`` mentions."""
-    found: set[str] = set()
-    for text in texts:
-        padded = f" {normalise(text)} "
-        for family, phrases in _FAMILIES.items():
-            if any(f" {p} " in padded for p in phrases):
-                found.add(family)
-    return frozenset(found)
+    return frozenset().union(*(_families(t) for t in texts))
 
 
 def _item_keys(items: Sequence[ItemRef]) -> set[tuple[str, str]]:
