@@ -23,6 +23,7 @@ plot_table                      any (drawn as a table, e.g. Table 1)
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 
 import networkx as nx
@@ -59,6 +60,14 @@ def _figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 
     fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, **kw)).ravel()
     return fig, axes
+
+
+def _heatmap(data: pd.DataFrame, **kwargs: object) -> None:
+    # seaborn 0.13 calls a matplotlib API that warns of its own future deprecation; the
+    # warning is about seaborn's internals, not our call, so keep it out of user output.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=PendingDeprecationWarning, module="seaborn")
+        sns.heatmap(data, **kwargs)
 
 
 def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
@@ -123,7 +132,7 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
     table.index = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in table.index]
     fig, (ax,) = _figure(width=1.2 * max(table.shape[1], 3) + 2, height=0.5 * max(table.shape[0], 2) + 1.5)
     # the paper shades around 40 (orange below, blue above)
-    sns.heatmap(table, ax=ax, annot=True, fmt=".1f", cmap="RdBu", center=40, vmin=0, vmax=100,
+    _heatmap(table, ax=ax, annot=True, fmt=".1f", cmap="RdBu", center=40, vmin=0, vmax=100,
                 cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
     ax.set_xlabel(column.replace("_", " "))
     ax.set_ylabel("")
@@ -173,7 +182,7 @@ def plot_share_heatmap(df: pd.DataFrame, rows: str | None = None, columns: str |
         table = table.reindex(columns=[c for c in column_order if c in table.columns])
     shares = 100 * table.div(table.sum(axis=1).replace(0, np.nan), axis=0)
     fig, (ax,) = _figure(width=1.1 * max(shares.shape[1], 3) + 2, height=0.55 * max(shares.shape[0], 2) + 1.4)
-    sns.heatmap(shares, ax=ax, annot=True, fmt=".1f", cmap="Blues", vmin=0, vmax=100,
+    _heatmap(shares, ax=ax, annot=True, fmt=".1f", cmap="Blues", vmin=0, vmax=100,
                 cbar_kws={"label": "share of row (%)"})
     ax.set_xlabel(columns.replace("_", " "))
     ax.set_ylabel(rows.replace("_", " "))
