@@ -377,6 +377,16 @@ def test_checker_agrees_in_other_physical_layouts(request, layout_fixture, tmp_p
     assert not problems, f"{len(problems)} of {n} disagree:\n" + "\n".join(problems[:20])
 
 
+def test_checker_agrees_on_real_mimic4_demo_patients(mimic4_demo_db, tmp_path):
+    """MIMIC-IV demo (hosp/icu schemas, no chartevents in the open demo): same writer, same checker."""
+    from ehrlib.synth.notes import write_corpus
+
+    out = write_corpus(mimic4_demo_db, tmp_path / "corpus", seed=2, notes_per_type=3, progress=False)
+    n, problems = check_corpus(mimic4_demo_db, out)
+    assert n > 40
+    assert not problems, f"{len(problems)} of {n} disagree:\n" + "\n".join(problems[:20])
+
+
 def test_cli_on_real_demo_patients(mimic3_demo_db, tmp_path, capsys):
     from ehrlib.cli import main
 

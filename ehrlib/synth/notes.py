@@ -44,7 +44,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "notes-2"
+GENERATOR_VERSION = "notes-3"
 NOTE_TYPES = ("discharge_summary", "physician", "nursing")
 _SHORT = {"discharge_summary": "ds", "physician": "md", "nursing": "rn"}
 #: share of inconsistencies that are "missing" per note type (paper Figure 8)

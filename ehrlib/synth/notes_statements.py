@@ -182,6 +182,12 @@ def _claimed_date(ctx: Ctx, mode: str, true_date: dt.date, event_dates: Sequence
     return ctx.rng.choice(cands) if cands else None
 
 
+def _missing_path(ctx: Ctx) -> tuple[str, ...]:
+    """An annotator who finds nothing widens the search: synonyms, then the item's category."""
+    extra = ("Analyze_Category_Trend",) if ctx.rng.random() < 0.5 else ()
+    return P_LEX + P_SEM + extra + ("Get_Item_Status_History",)
+
+
 def _iref(o: Obs) -> ItemRef:
     return ItemRef(o.table, o.item.label, o.item.itemid)
 
@@ -307,7 +313,7 @@ def _missing_lab(ctx: Ctx, panel_date: dt.date | None = None) -> Stmt | None:
         return Stmt("lab_value", text, entity, "inconsistent", (ItemRef("labevents", it.label, it.itemid),),
                     ("valuenum", "charttime"), {"valuenum": float(val)}, val, window,
                     _incon("missing", ()), (), "none", None,
-                    P_LEX + P_SEM + ("Get_Item_Status_History",))
+                    _missing_path(ctx))
     return None
 
 
@@ -580,7 +586,8 @@ def urine_output(ctx: Ctx, mode: str) -> Stmt | None:
     total = round(sum(o.valuenum for o in rows))
     if mode == "value":
         total = round(total * rng.choice((0.3, 2.2, 2.6))) + 100
-    shown = rng.choice((f"{total:,} mL", f"{total} cc", f"{total / 1000:.2f} L"))
+    forms = [f"{total:,} mL", f"{total} cc"] + ([f"{total / 1000:.2f} L"] if total >= 1000 else [])
+    shown = rng.choice(forms)  # litres only where 10 mL of rounding stays within the 2 % tolerance
     claimed = float(shown.split()[0].replace(",", "")) * (1000 if shown.endswith(" L") else 1)
     name = rng.choice(("UOP", "urine output", "U/O", "foley output"))
     entity = f"{name} {shown}"
@@ -811,7 +818,7 @@ def _missing_drug(ctx: Ctx, antibiotics: bool = False) -> Stmt | None:
                 ("drug", "dose_val_rx", "dose_unit_rx", "route", "startdate"),
                 {"drug": drug, "dose_val_rx": dose, "dose_unit_rx": unit, "route": route}, f"{dose:g} {unit} {route}",
                 day_window(d), _incon("missing", ()), (), "none", None,
-                P_LEX + P_SEM + ("Get_Item_Status_History",))
+                _missing_path(ctx))
 
 
 # --- infusions -------------------------------------------------------------------------------
@@ -844,7 +851,7 @@ def _missing_input(ctx: Ctx) -> Stmt | None:
         return Stmt("infusion", text, name, "inconsistent", (ItemRef(tables[0], label, itemid),),
                     ("itemid", "starttime" if tables[0] == "inputevents_mv" else "charttime"), {"started": True},
                     None, day_window(d), _incon("missing", ()), (), "commonsense", None,
-                    P_LEX + P_SEM + ("Get_Item_Status_History",))
+                    _missing_path(ctx))
     return None
 
 
@@ -1015,7 +1022,7 @@ def _missing_proc(ctx: Ctx) -> Stmt | None:
         return Stmt("procedure", f"s/p {entity} {when}", entity, "inconsistent",
                     (ItemRef("procedureevents_mv", label, itemid),), ("itemid", "starttime"), {"performed": True},
                     None, day_window(d), _incon("missing", ()), (), "none", None,
-                    P_LEX + P_SEM + ("Get_Item_Status_History",))
+                    _missing_path(ctx))
     return None
 
 
@@ -1163,7 +1170,7 @@ def diagnosis(ctx: Ctx, mode: str, exclude: set | None = None) -> Stmt | None:
             text = dx_surface(row[0], row[1], rng)
             return Stmt("diagnosis", text, text, "inconsistent", (ItemRef("diagnoses_icd", row[1] or row[0], code),),
                         ("icd9_code",), {"icd9_code": code}, code, None, _incon("missing", ()), (),
-                        "commonsense", None, P_LEX + P_SEM + ("Get_Item_Status_History",))
+                        "commonsense", None, _missing_path(ctx))
         return None
     if mode != "ok":
         return None
