@@ -63,9 +63,17 @@ def order_event_tables(con, layout: str) -> list[str]:
 
 
 def finalize(con, layout: str) -> None:
-    """Order the event tables, then refresh the manifest's row counts and checksums
-    (if :func:`ehrlib.db.write_manifest` ran already; the checksum does not depend on
-    row order, so the two calls may come in either order), then checkpoint."""
+    """Order the event tables, precompute the tools' item value profile (global top-K
+    values per item, so Get_Item_Value_Distribution never scans an event table at query
+    time), then refresh the manifest's row counts and checksums (if
+    :func:`ehrlib.db.write_manifest` ran already; the checksum does not depend on row
+    order, so the two calls may come in either order), then checkpoint."""
+    from ehrlib.tools.profile import build_item_profile  # tools import db: resolve late
+
     order_event_tables(con, layout)
+    defs = table_defs(layout)
+    if all(table_exists(con, d) for logical, d in defs.items() if schema.LOGICAL[logical].kind == "event"):
+        build_item_profile(con, schema.schema_map(layout_of(layout)))
+    # else: a partial database (tests, custom subsets); the tools profile it on first use
     refresh_table_stats(con, layout_of(layout))
     con.execute("CHECKPOINT")
