@@ -35,7 +35,7 @@ _EXTRA_TERMS: dict[str, tuple[str, ...]] = {
 _EXTRA_NEGATIONS: dict[str, tuple[str, ...]] = {
     "fever": ("afebrile", "afebrile x24h", "no fevers", "no fever", "no temp spikes"),
     "tachycardia": ("not tachycardic", "no tachycardia"),
-    "hypotension": ("normotensive", "no hypotension", "bp stable", "bps stable", "hemodynamically stable", "hd stable"),
+    "hypotension": ("normotensive", "no hypotension"),
     "hypoxia": ("no hypoxia", "no desats", "no desaturations", "sats stable"),
     "aki": ("no aki", "renal function stable", "cr at baseline", "creatinine at baseline"),
     "oliguria": ("good uop", "adequate uop", "uop adequate", "making good urine", "good urine output"),

@@ -264,6 +264,8 @@ _NEG_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|\bdenies\b|\bdenied\b|\bwithout\b|\
                          r"[\w\s,/]{0,25}$", re.I)
 
 
+_PROBLEM_HEADING = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*•]\s*)?(?:[A-Za-z/]+\s*){0,3}$")
+
 #: "Hypotension: none", "Fever - resolved": a problem heading negated by what follows it
 _NEG_AFTER = re.compile(r"\s*[:\-–]\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\b|\s+(?:resolved|none)\b", re.I)
 
@@ -318,6 +320,9 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
         term = lex.term_index.get(re.sub(r"\s+", " ", m.group(0).lower()))
         if term is None:
             continue
+        if (_PROBLEM_HEADING.match(raw[:m.start()]) and not _NEG_AFTER.match(raw[m.end():])
+                and re.match(r"\s*(?:[:/]|-\s|$|,\s*(?:s/p|resolved|improved))", raw[m.end():])):
+            continue  # "# Hypokalemia:", "3. Anemia -": a problem list heading names a diagnosis
         negated = term.negated or negated_before(raw[:m.start()]) or bool(_NEG_AFTER.match(raw[m.end():]))
         attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
         tail = raw[m.end():m.end() + 40]
@@ -402,6 +407,9 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
             return False  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
         if concept.cid == "temperature" and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I):
             return False
+        if re.match(r"\s*(?:goal\s*)?(?:[<>≤≥]=?|less than|greater than|below|above)\s*\d", raw[m.end():], re.I) or \
+                re.search(r"\b(?:goal|target|keep|maintain|if|for)\s+$", raw[max(0, m.start() - 12):m.start()], re.I):
+            return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
         val = parse_value(raw[m.end():], concept)
         if val is not None and not _plausible(val, concept):
             val = None
@@ -733,6 +741,8 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         if re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b", own, re.I):
             attrs["negated_after"] = True
         attrs["negated"] = negated_before(raw[:s]) or bool(attrs.pop("negated_after", False))
+        if len(names) > 1 and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
+            continue  # a bare class word ("Abx changed", "sedation") names no checkable order
         kind = "infusion" if attrs.get("infusion") else "medication"
         value = raw[e:e + len(own)].strip()[:60] or None
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, attrs))

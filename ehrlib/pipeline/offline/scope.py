@@ -74,7 +74,8 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         hist = HISTORICAL_CUES.search(after_clause)
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
-    plan = PLAN_CUES.search(clause)
+    plan = PLAN_CUES.search(clause) or re.match(r"[^.;]{0,25}?\b(?:tomorrow|pending|planned|to\s+be\s+(?:started|given|"
+                                                 r"placed|done)|in\s+(?:the\s+)?am|if\s+needed)\b", after, re.I)
     if plan and not (entity.kind in ("medication", "infusion") and entity.attributes.get("action") in
                      ("started", "start", "given", "stopped", "discontinued", "received")
                      and re.search(r"\b(?:was|were|had|been)\b", clause)):
