@@ -122,3 +122,22 @@ def test_run_failures_view(tiny_run):
     write_jsonl([{"note_id": "n1", "stage": "note", "entity_id": None, "error": "IndexError: boom"}],
                 run / "failures.jsonl", run_id="r1")
     assert run_failures(run)["error"].tolist() == ["IndexError: boom"]
+
+
+def test_report_of_a_run_judged_twice_plots_one_judge(tiny_run, tmp_path):
+    """matcher + an LLM judge give two rows per mode; each report figure shows one judge."""
+    import pytest
+
+    from ehrlib.judge import evaluate_run
+
+    llm_factory = pytest.importorskip("ehrlib.llm.factory")
+    run, _ = tiny_run
+    evaluate_run(run, progress=False)
+    client = llm_factory.make_client("scripted", replies=["Result: Correct"] * 10, max_concurrency=1)
+    evaluate_run(run, judge="fake-pro", client=client, progress=False)
+    result = build_report(run, judge="fake-pro", figures_dir=None, n_bootstrap=20, formats=("png",),
+                          viewer=False, progress=False)
+    assert result.summary["judge"].unique().tolist() == ["fake-pro"]
+    assert (run / "figures" / "f1_per_note.png").exists()
+    agreement = pd.read_csv(run / "judge_agreement.csv")
+    assert set(agreement["judge"]) == {"fake-pro"} and set(agreement["mode"]) == {"harsh", "lenient"}

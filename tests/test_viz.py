@@ -148,3 +148,16 @@ def test_viewer_css_is_scoped_so_it_can_be_shown_inside_jupyter():
 
     selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", _CSS) for sel in rule.split(",")]
     assert selectors and all(sel.startswith(".ehrlib-viewer") for sel in selectors), selectors
+
+
+def test_note_scores_figure_has_one_dot_per_scored_note():
+    from matplotlib.collections import PathCollection
+
+    from ehrlib.viz import plot_note_scores
+
+    scores = pd.DataFrame({"mode": ["harsh"] * 5, "note_type": ["nursing", "nursing", "physician", "physician",
+                                                                 "physician"],
+                           "f1": [0.5, 0.7, 0.9, None, 0.8]})
+    ax = plot_note_scores(scores).axes[0]
+    dots = sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+    assert dots == 4  # the note without gold (no F1) is left out

@@ -70,23 +70,27 @@ def method_label(info: dict | pd.Series) -> str:
     return f"{method} ({model})" if model and not pd.isna(model) else method
 
 
-def _figures(run, tables, ci, dist, tool_paths, gold_paths, figure_dirs, formats) -> list[Path]:
+def _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, formats) -> list[Path]:
     _headless()
     from ehrlib.viz import (
-        plot_error_distribution, plot_main_results, plot_metric_heatmap, plot_trace_graphs, savefig,
+        plot_error_distribution, plot_main_results, plot_metric_heatmap, plot_note_scores, plot_trace_graphs, savefig,
     )
 
+    # one judge per figure: a run judged by the matcher and an LLM has two rows per mode
+    mine = {name: df[df["judge"] == judge] if "judge" in df.columns else df for name, df in tables.items()}
     label = method_label(dict(run.run_info))
-    summary = tables["metrics"].assign(method=label)
+    summary = mine["metrics"].assign(method=label)
     if not ci.empty:
         summary = summary.merge(ci[["judge", "mode", "f1_low", "f1_high"]], on=["judge", "mode"], how="left")
-    figs = {"main_results": plot_main_results(summary, title=f"Run {run.run_info['run_id']}")}
-    if not tables["metrics_by_note_type"].empty:
-        figs["f1_by_note_type"] = plot_metric_heatmap(tables["metrics_by_note_type"].assign(method=label),
+    figs = {"main_results": plot_main_results(summary, title=f"Run {run.run_info['run_id']} (judge {judge})")}
+    if not mine["metrics_by_note_type"].empty:
+        figs["f1_by_note_type"] = plot_metric_heatmap(mine["metrics_by_note_type"].assign(method=label),
                                                       "note_type", "f1")
-    if not tables["metrics_by_inconsistency"].empty:
+    if not mine["note_scores"].empty:
+        figs["f1_per_note"] = plot_note_scores(mine["note_scores"])
+    if not mine["metrics_by_inconsistency"].empty:
         figs["recall_by_inconsistency"] = plot_metric_heatmap(
-            tables["metrics_by_inconsistency"].assign(method=label), "inconsistency", "recall",
+            mine["metrics_by_inconsistency"].assign(method=label), "inconsistency", "recall",
             order=INCONSISTENCY_GROUPS)
     if not dist.empty:
         figs["error_types"] = plot_error_distribution(dist.assign(method=label + " / " + dist["mode"]))
@@ -140,7 +144,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     figure_dirs: list[tuple[Path, str | None]] = [(run.run_dir / "figures", None)]
     if figures_dir is not None:
         figure_dirs.append((Path(figures_dir), run_id))
-    figures = _figures(run, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
+    figures = _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
     pages: list[Path] = []
     if viewer:
         from ehrlib.viz.viewer import write_findings_viewer

@@ -41,6 +41,7 @@ __all__ = [
     "plot_category_counts",
     "plot_share_heatmap",
     "plot_error_distribution",
+    "plot_note_scores",
     "plot_ablation",
     "plot_stacked_shares",
     "plot_table",
@@ -187,6 +188,31 @@ def plot_share_heatmap(df: pd.DataFrame, rows: str | None = None, columns: str |
     ax.set_xlabel(columns.replace("_", " "))
     ax.set_ylabel(rows.replace("_", " "))
     ax.set_title(title)
+    return fig
+
+
+def plot_note_scores(scores: pd.DataFrame, metric: str = "f1", *, by: str = "note_type",
+                     title: str | None = None) -> Figure:
+    """Per-note ``metric`` (one dot per note over a box) per ``by`` group, one panel per
+    mode: the spread that the paper's mean over notes hides (``note_scores.csv``)."""
+    scores = _require(scores, [by, "mode", metric], "plot_note_scores")
+    data = scores.dropna(subset=[metric]).assign(_v=lambda d: 100 * d[metric])
+    modes = [m for m in ("lenient", "harsh") if m in set(data["mode"])] or sorted(set(data["mode"]))
+    order = list(dict.fromkeys(data[by]))
+    fig, axes = _figure(len(modes), width=max(4.0, 1.3 * len(order) + 1.5), sharey=True)
+    for ax, mode in zip(axes, modes):
+        part = data[data["mode"] == mode]
+        groups = [part.loc[part[by] == g, "_v"].to_numpy() for g in order]
+        ax.boxplot([g if len(g) else [np.nan] for g in groups], positions=range(len(order)), widths=0.5,
+                   showfliers=False, medianprops={"color": "0.3"})
+        sns.stripplot(data=part, x=by, y="_v", order=order, ax=ax, size=4, jitter=0.15,
+                      color=sns.color_palette(_PALETTE)[0])
+        ax.set_xticks(range(len(order)), order)
+        ax.set_title(mode.capitalize())
+        ax.set_xlabel(by.replace("_", " "))
+        ax.set_ylabel(f"{_METRIC_LABEL.get(metric, metric)} per note (%)")
+        ax.set_ylim(-5, 105)
+    fig.suptitle(title or f"{_METRIC_LABEL.get(metric, metric)} per note")
     return fig
 
 
