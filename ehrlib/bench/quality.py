@@ -154,8 +154,9 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
 
 def _real_patient_sets(work: Path) -> dict[str, tuple[Path, Path]]:
     """The hand-written real-patient sets on the MIMIC-III demo, when its CSVs are present:
-    ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind) and the
-    independently written ``realnotes``."""
+    ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind), the
+    independently written ``realnotes`` and its never-tuned-on ``realnotes_holdout``
+    (scored only: its errors are not read)."""
     from ehrlib.bench import repo_root
     from ehrlib.bench.build import demo_folder
     from ehrlib.db.build import build_db
@@ -167,5 +168,6 @@ def _real_patient_sets(work: Path) -> dict[str, tuple[Path, Path]]:
     if not db.exists():
         build_db(src, db)
     fixtures = repo_root() / "tests" / "fixtures"
-    return {name: (fixtures / name, db) for name in ("handwritten", "handwritten_holdout", "realnotes")
+    return {name: (fixtures / name, db) for name in ("handwritten", "handwritten_holdout", "realnotes",
+                                                     "realnotes_holdout")
             if (fixtures / name / "gold.jsonl").exists()}
