@@ -408,7 +408,7 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
         if concept.cid == "temperature" and re.match(r"\s*(?:cell|wave|score)", raw[m.end():], re.I):
             return False
         if re.match(r"\s*(?:goal\s*)?(?:[<>≤≥]=?|less than|greater than|below|above)\s*\d", raw[m.end():], re.I) or \
-                re.search(r"\b(?:goal|target|keep|maintain|if|for)\s+$", raw[max(0, m.start() - 12):m.start()], re.I):
+                re.search(r"\b(?:goal|target|keep|maintain|if)\s+$", raw[max(0, m.start() - 12):m.start()], re.I):
             return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
         val = parse_value(raw[m.end():], concept)
         if val is not None and not _plausible(val, concept):
@@ -520,6 +520,18 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
             attrs["grade"] = grade.group(1).replace(" ", "")
         _emit(out, taken, Mention(line, start, max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
                                   concept.cid, words[:80] or ("no" if negated else None), attrs, f"L{line}F{m.start()}"))
+        if concept.cid == "heart_rhythm" and not header:
+            # "ST 90s-120s", "AF 110s": the rhythm carries its rate
+            rate = re.match(r"\s*(?:w/\s*|with\s+|at\s+|in\s+the\s+|,\s*)?(?=\d{2,3}s?\b)", raw[m.end():])
+            hr = lex.concepts.get("heart_rate")
+            if rate is not None and hr is not None:
+                val = parse_value(raw[m.end() + rate.end():], hr)
+                if val is not None and _plausible(val, hr):
+                    e2 = m.end() + rate.end() + int(val.pop("_end"))
+                    kind = "range" if any(k in val for k in ("min", "max")) else "measurement"
+                    out.append(Mention(line, m.start(), e2, f"{m.group(0).strip()} rate", kind, "heart_rate",
+                                       raw[m.end() + rate.end():e2].strip(), val))
+                    taken.append((m.end(), e2))
         return True
     if concept.kind == "procedure":
         if concept.cid == "dialysis" and re.match(r"\s*#?\s*\d", raw[m.end():]):
