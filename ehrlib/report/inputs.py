@@ -91,11 +91,18 @@ def prepare_inputs(work_dir: str | os.PathLike[str], *, db: str | None = None, c
 
 def layout_variants(work_dir: str | os.PathLike[str], layouts: Sequence[str], **kwargs: Any) -> dict[str, dict[str, str]]:
     """``{layout: {"db": ..., "corpus": ...}}``: the synthetic hospital in each physical
-    layout (mimic3, mimic4, perturbed) with its notes, as run variants (see run_variants)."""
+    layout (mimic3, mimic4, perturbed), as run variants (see run_variants).
+
+    All layouts share ONE corpus, written from the first layout's database: as in the
+    paper's Appendix M, the same notes and gold labels are verified against each schema,
+    so a score difference can only come from the schema, not from different notes.
+    """
     out = {}
+    corpus = None
     for layout in layouts:
-        db, corpus = prepare_inputs(work_dir, layout=layout, **kwargs)
-        out[layout] = {"db": str(db), "corpus": str(corpus)}
+        db, written = prepare_inputs(work_dir, layout=layout, corpus=corpus, **kwargs)
+        corpus = corpus or str(written)
+        out[layout] = {"db": str(db), "corpus": corpus}
     return out
 
 
