@@ -230,10 +230,18 @@ class ItemIndex:
         idx = cls()
         d_items = _fetch(con, smap, "d_items", ("itemid", "label", "linksto"), order=("itemid",))
         d_lab = _fetch(con, smap, "d_labitems", ("itemid", "label", "fluid"), order=("itemid",))
+        # D_ITEMS.LINKSTO holds the physical table name of the layout (VITALS_TIMESERIES in
+        # the perturbed schema, chartevents in MIMIC-IV): map it back to the logical table
+        linked = {t.name.lower(): logical for logical, t in smap.tables.items()}
+        linked.update({logical: logical for logical in smap.tables})
+
+        def links(r: Mapping[str, Any], default: str) -> str:
+            return linked.get((r["linksto"] or default).strip().lower(), "")
+
         chart_items = [(r["itemid"], r["label"]) for r in d_items
-                       if r["label"] and (r["linksto"] or "chartevents").lower() == "chartevents"]
+                       if r["label"] and links(r, "chartevents") == "chartevents"]
         out_items = [(r["itemid"], r["label"]) for r in d_items
-                     if r["label"] and (r["linksto"] or "").lower() == "outputevents"]
+                     if r["label"] and links(r, "") == "outputevents"]
         for r in d_items:
             if r["label"]:
                 idx.labels[("d_items", r["itemid"])] = r["label"]
