@@ -176,8 +176,10 @@ class Checker:
                          and re.search(test["label"], i["label"].strip(), re.I)
                          and re.search(test.get("fluid") or "", (i["fluid"] or "").strip(), re.I)]
             else:
+                # LINKSTO names the layout's physical table (VITALS_TIMESERIES when perturbed)
+                physical = self.smap.table(test["table"]).name.lower()
                 items = [i for i in self.dictionary("d_items") if i["label"]
-                         and (i["linksto"] or "chartevents").lower() == test["table"]
+                         and (i["linksto"] or "chartevents").lower() in (test["table"], physical)
                          and re.search(test["label"], i["label"].strip(), re.I)]
             if not items:
                 continue
