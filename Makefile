@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m ehrlib demo
+	$(PY) -m ehrlib demo --notebooks
 
 test: $(STAMP)
 	$(PY) -m pytest -q
