@@ -66,7 +66,7 @@ def test_ratio_is_not_a_date_and_time_is_kept():
     assert refs[0].window == TimeSpan("2164-10-22 00:00:00", "2164-10-22 23:59:59")
     # a bare clock time in a progress note is on the note's day (or the evening before)
     refs = resolve_line("levophed off since 0400", 0, _ctx())
-    assert refs[0].window == TimeSpan("2164-10-23 03:00:00", "2164-10-24 05:00:00")
+    assert refs[0].window == TimeSpan("2164-10-23 02:00:00", "2164-10-24 06:00:00")  # +/- 2 h
     assert resolve_line("Na peaked at 152", 0, _ctx()) == []
 
 

@@ -212,9 +212,26 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0, 0.0),
     ))
-_CLOCK = re.compile(r"\b(?:at|since|@|by|until|from)\s*(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d))"
+_CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s*(?P<tilde>~)?\s*|(?<=(?:ed|en|ne)\s)(?P<tilde2>~)\s*)"
+                    r"(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)"
+                    r"|(?P<h12>1[0-2]|0?[1-9])(?=\s*[ap]\.?m\b))"
                     r"\s*(?P<ampm>[ap]\.?m\.?)?"
                     r"(?![\d/])(?!\s*(?:mg|mcg|cc|ml|units?|u\b|meq|%|/))", re.I)
+
+
+def clock_of(m: re.Match[str]) -> tuple[int, int]:
+    """24-hour (hour, minute) of a clock match with groups hh/mi, hh4/mi4, h12 and ampm
+    (12 AM is midnight, 12 PM noon)."""
+    hour = int(m.group("hh") or m.group("hh4") or m.group("h12"))
+    minute = int(m.group("mi") or m.group("mi4") or 0)
+    ampm = (m.group("ampm") or "").lower()
+    if ampm.startswith("p") and hour < 12:
+        hour += 12
+    if ampm.startswith("a") and hour == 12:
+        hour = 0
+    return hour, minute
+
+
 _FIRST_HOURS = re.compile(r"\b(?:in\s+|within\s+|over\s+|during\s+)?the\s+first\s+(?P<n>\d{1,3}|" + "|".join(_NUM_WORDS)
                           + r")\s*(?P<u>h(?:ours?|rs?)?|days?)\b", re.I)
 _FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b", re.I)
@@ -334,15 +351,14 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             add(m, TimeSpan(fmt(start - _DAY), fmt(end - _DAY)), "previous")
     ref_day = ctx.reference
     for m in _CLOCK.finditer(text):
-        # a bare clock time in a progress/nursing note is on the note's day: +/- 1 h
-        hour = int(m.group("hh") or m.group("hh4"))
-        minute = int(m.group("mi") or m.group("mi4"))
-        ampm = (m.group("ampm") or "").lower()
-        if ampm.startswith("p") and hour < 12:
-            hour += 12
+        # a bare clock time in a progress/nursing note is on the note's day: +/- 2 h
+        # (+/- 3 h when approximate: "~1600", "around 9pm"; see .clocktime)
+        hour, minute = clock_of(m)
         moment = datetime(ref_day.year, ref_day.month, ref_day.day, hour, minute)
+        tol = timedelta(hours=3 if (m.group("tilde") or m.group("tilde2") or re.match(r"(?:around|about|approx)",
+                                                                                      m.group(0), re.I)) else 2)
         # a night-shift note's "at 2300" may be the evening before its date: both days
-        add(m, TimeSpan(fmt(moment - timedelta(days=1, hours=1)), fmt(moment + timedelta(hours=1))), "note")
+        add(m, TimeSpan(fmt(moment - timedelta(days=1) - tol), fmt(moment + tol)), "note")
     for pattern, a, b in _NOTE_RELATIVE:
         for m in pattern.finditer(text):
             # relative to the note's day, widened half a day to cover the charting shift

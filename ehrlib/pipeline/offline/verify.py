@@ -43,8 +43,17 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.cache import related_entries
+from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.qualifiers import (
+    attached_value,
+    normal_range,
+    qualifier_holds,
+    reference_qualifier,
+    state_holds_on,
+)
 from ehrlib.pipeline.offline.timex import parse_datetime
+from ehrlib.pipeline.offline.trendwords import direction_of, parse_origin
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
 
@@ -569,6 +578,50 @@ def _verify_value_direction(e: Entity, s: _Session, claim: str, num: Verdict) ->
     return _verdict(e, s, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
+def _with_origin(e: Entity, s: _Session, ctx: NoteContext) -> Verdict | None:
+    """"down to 1.1 from 2.3" (:mod:`.trendwords`): the new value is recorded in the window,
+    the origin is among the three values recorded before it (three-day look-back, the
+    concept's tolerance; a discharge summary's origin may be any earlier value of the
+    stay), and the direction word agrees with new - origin. None when the
+    statement has no stated origin or the new value is not recorded (the value check
+    then decides)."""
+    line = _line_of(e, ctx)
+    if line is None or e.span is None:
+        return None
+    origin = parse_origin(line[e.span[0]:e.span[0] + 90])
+    stated = {float(e.attributes[k]) for k in ("value", "max", "min") if e.attributes.get(k) is not None}
+    keys = _keys(e)
+    if origin is None or origin.new not in stated or not keys:
+        return None
+    concept = load_lexicon().concepts.get(str(e.attributes.get("concept")))
+    tol = concept.tol if concept else 0.05
+    window = e.window
+    ws = _t(window.start) if window else None
+    wider = TimeSpan((ws - timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S"), window.end) if ws and window else window
+    rows = _numeric_rows(s, keys, wider)
+    hits = [r for r in rows if value_matches(origin.new, float(r["valuenum"]), tol) and in_window(r, window)]
+    if not hits:
+        return None
+    claimed = direction_of(origin.word, concept.lower_is_worse if concept else None)
+    actual = "rising" if origin.new > origin.origin else "falling" if origin.new < origin.origin else "stable"
+    if claimed is not None and claimed != actual:
+        return _verdict(e, s, False, f"{e.text}: stated {origin.word} to {origin.new:g} from {origin.origin:g}, "
+                        f"which is {actual}", hits[:2])
+    ds = ctx.note_type == "discharge_summary"
+    for hit in hits:
+        t_hit = _t(hit.get("time"))
+        before = [r for r in rows if str(r.get("time")) < str(hit.get("time"))
+                  and (ds or t_hit is None or (rt := _t(r.get("time"))) is None or t_hit - rt <= timedelta(days=3))]
+        if not ds:
+            before = before[-3:]  # a progress note's "from" is the previous draw; a summary's spans the stay
+        prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
+        if prior:
+            return _verdict(e, s, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1], hit])
+    prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
+    return _verdict(e, s, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
+                    f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])
+
+
 def _criterion_rows(s: _Session, e: Entity, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
     res = s.call("Get_Clinical_Criterion", state=state)
     if res is None:
@@ -581,6 +634,9 @@ def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     crit_id = str(a.get("criterion"))
     negated = bool(a.get("negated"))
     extra = load_lexicon().extra_criteria.get(crit_id)
+    attached = _attached_state(e, s, ctx, crit_id, extra, negated)
+    if attached is not None:
+        return attached
     if extra is not None:
         return _verify_lexicon_state(e, s, crit_id, extra, negated)
     summary, tests = _criterion_rows(s, e, crit_id if crit_id != "None" else e.text)
@@ -615,6 +671,60 @@ def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     what = "holds" if holds else "does not hold"
     return _verdict(e, s, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
                     f"({src})", rows or any_rows[:4])
+
+
+def _line_of(e: Entity, ctx: NoteContext) -> str | None:
+    lines = getattr(ctx, "lines", None) or ()
+    return lines[e.line] if e.span is not None and 0 <= e.line < len(lines) else None
+
+
+def _attached_state(e: Entity, s: _Session, ctx: NoteContext, crit_id: str, extra: Mapping[str, Any] | None,
+                    negated: bool) -> Verdict | None:
+    """"K 5.9, hyperkalemic" / "plt 95 (thrombocytopenic)": a state set off right after a
+    value interprets that value (:mod:`.qualifiers`); None when the word stands alone or
+    the value is not an item the state is judged on."""
+    line = _line_of(e, ctx)
+    if line is None or e.span is None:
+        return None
+    lex = load_lexicon()
+    found = attached_value(line, e.span[0], lex)
+    if found is None:
+        return None
+    cid, value = found
+    if extra is not None:
+        if extra.get("concept") != cid:
+            return None
+        holds: bool | None = criterion_holds(str(extra["operator"]), value, float(extra["threshold"]))
+        src = str(extra.get("source", ""))
+    else:
+        summary, tests = _criterion_rows(s, e, crit_id)
+        concept = lex.concepts.get(cid)
+        holds = state_holds_on(value, concept.items if concept else None, tests)
+        src = str((summary or {}).get("source", ""))
+    if holds is None:
+        return None
+    ok = holds == (not negated)
+    what = "meets" if holds else "does not meet"
+    return _verdict(e, s, ok, f"the stated value {value:g} it qualifies {what} {crit_id} ({src})", ())
+
+
+def _with_reference(e: Entity, s: _Session, ctx: NoteContext, v: Verdict) -> Verdict:
+    """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word
+    contradicts the concept's adult reference interval is inconsistent."""
+    line = _line_of(e, ctx)
+    if v.label != "consistent" or line is None or e.span is None or e.attributes.get("value") is None:
+        return v
+    q = reference_qualifier(line, e.span[1])
+    concept = str(e.attributes.get("concept"))
+    if q is None:
+        return v
+    value = float(e.attributes["value"])
+    holds = qualifier_holds(q, concept, value)
+    if holds is None or holds:
+        return v
+    lo, hi = normal_range(concept, value) or (0.0, 0.0)
+    return Verdict(e.entity_id, "inconsistent", "contradiction", f"{e.text}: {value:g} is recorded but not "
+                   f"{q.text} (reference {lo:g}-{hi:g})", v.evidence_row_ids, v.tool_calls)
 
 
 def _verify_lexicon_state(e: Entity, s: _Session, crit_id: str, extra: Mapping[str, Any], negated: bool) -> Verdict:
@@ -752,6 +862,9 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
             if abs(estimate - float(units)) > max(1.0, 0.25 * float(units)):
                 return _verdict(e, s, False, f"{e.text}: stated {int(units)} unit(s), recorded {volume:.0f} mL "
                                 f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
+    clocked = _clock_edge(e, s, action, names)
+    if clocked is not None:
+        return clocked
     ws, we = (_t(e.window.start), _t(e.window.end)) if e.window else (None, None)
     if e.time_text and action in ("started", "start", "added", "initiated", "initiate", "begun", "began", "restarted"):
         starts = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[0] <= we]
@@ -816,6 +929,28 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
                 return _verdict(e, s, False, f"{names}: stated {float(duration):g} days, recorded course "
                                 f"{span:.1f} days", course[:4])
     return _verdict(e, s, True, f"{names} recorded in the window", inside)
+
+
+_START_ACTIONS = ("started", "start", "added", "initiated", "initiate", "begun", "began", "restarted", "resumed",
+                  "hung")
+
+
+def _clock_edge(e: Entity, s: _Session, action: str, names: str) -> Verdict | None:
+    """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
+    time (:mod:`.clocktime`); a contradiction is returned, otherwise None (the other
+    checks go on)."""
+    clock = parse_clock(e.time_text)
+    off = action.startswith(("off", "stop", "discontinued", "d/c", "dc", "held")) or (
+        action.startswith("weaned") and "off" in e.text.lower())
+    edge = "start" if action in _START_ACTIONS else "end" if off else None
+    if clock is None or edge is None:
+        return None
+    course = [r for k in _keys(e)[:6] for r in s.rows(k, None)[0]]
+    ok, evidence, detail = edge_matches(clock, e.window, course, edge)
+    if ok is False:
+        return _verdict(e, s, False, f"{names}: stated {edge} {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
+                        f"{detail}", evidence)
+    return None
 
 
 def _rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
@@ -1184,11 +1319,11 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
     if kind == "interpretation":
         return _verify_interpretation(entity, s, ctx)
     if kind == "trend":
-        return _verify_trend(entity, s, ctx)
+        return _with_origin(entity, s, ctx) or _verify_trend(entity, s, ctx)
     if kind in ("measurement", "range") or (kind == "output" and any(k in entity.attributes for k in _NUMERIC_KEYS)):
         if kind == "output" and entity.attributes.get("per_hour"):
             return _verify_event(entity, s)
-        return _verify_numbers(entity, s)
+        return _with_origin(entity, s, ctx) or _with_reference(entity, s, ctx, _verify_numbers(entity, s))
     if kind in ("medication", "infusion"):
         return _verify_medication(entity, s)
     if kind == "microbiology":

@@ -1,0 +1,56 @@
+"""Trend statements with a stated origin: "down to 1.1 from 2.3", "up to 14 from 9.2",
+"Cr improved to 1.0 from 1.4", "rose from 2.0 to 4.3".
+
+The claim has three parts, each checked against the table (:func:`.verify._with_origin`):
+the new value is recorded in the entity's window, the origin is one of the values
+recorded before it (the previous three, within a three-day look-back: "from" means the
+previous measurement, not any earlier one), and the direction word agrees with the sign
+of new - origin ("improved"/"worsened" through the concept's ``lower_is_worse``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["StatedOrigin", "parse_origin", "direction_of"]
+
+_UP = ("up", "increased", "rose", "risen", "rising", "climbed", "uptrended", "trended up", "trending up", "bumped")
+_DOWN = ("down", "decreased", "fell", "fallen", "falling", "dropped", "downtrended", "trended down",
+         "trending down", "declined")
+_QUAL = ("improved", "improving", "worsened", "worsening")
+_WORD = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _UP + _DOWN + _QUAL), key=len, reverse=True))
+_NUM = r"\d+(?:\.\d+)?"
+_TO_FROM = re.compile(rf"\b(?P<dir>{_WORD})\s+(?:to\s+)?(?P<to>{_NUM})\s*\*?\s*(?:[a-zA-Z/%]{{1,6}}\s*)?"
+                      rf"\(?from\s+(?:a\s+\w+\s+of\s+)?(?P<frm>{_NUM})", re.I)
+_FROM_TO = re.compile(rf"\b(?P<dir>{_WORD})\s+from\s+(?P<frm>{_NUM})\s*\*?\s*(?:[a-zA-Z/%]{{1,6}}\s*)?to\s+"
+                      rf"(?:a\s+\w+\s+of\s+)?(?P<to>{_NUM})", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class StatedOrigin:
+    """A direction word with its new and origin values."""
+
+    word: str
+    new: float
+    origin: float
+
+
+def parse_origin(text: str) -> StatedOrigin | None:
+    """The first "<dir> to X from Y" / "<dir> from Y to X" of a statement's text."""
+    m = _TO_FROM.search(text) or _FROM_TO.search(text)
+    if m is None:
+        return None
+    return StatedOrigin(re.sub(r"\s+", " ", m.group("dir").lower()), float(m.group("to")), float(m.group("frm")))
+
+
+def direction_of(word: str, lower_is_worse: bool | None) -> str | None:
+    """rising | falling for a direction word; None when "improved" has no known polarity."""
+    if word in _UP:
+        return "rising"
+    if word in _DOWN:
+        return "falling"
+    if lower_is_worse is None:
+        return None
+    better = "rising" if lower_is_worse else "falling"
+    worse = "falling" if lower_is_worse else "rising"
+    return better if word.startswith("improv") else worse

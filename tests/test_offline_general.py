@@ -1,0 +1,155 @@
+"""Known-answer tests for the offline verifier's general rule families (clock-time
+precision, value-attached qualifiers, stated-from trends), on real MIMIC-III demo rows.
+
+Truth read off the demo tables for admission 176016 (subject 41976, MetaVision):
+vasopressin ran 2199-02-01 12:06-13:55 (two rate rows, one run); norepinephrine ran
+02-01 02:10-04:30 and again 02-01 10:10 until 02-02 09:51 (many rate rows); prescriptions
+of both start at midnight of 02-01 (date only). Labs on 02-03: WBC 9.6/10.9/10.8,
+platelets 80/95/86, K 4.1/4.0/3.4, Na 146/146/148; lactate 2.3 on 02-02 14:24 then 0.8
+on 02-03 18:21.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+import duckdb
+import pytest
+
+from ehrlib.corpus.records import Note, TimeSpan
+from ehrlib.pipeline.inspector import inspect_note
+from ehrlib.pipeline.offline.clocktime import clock_moments, edge_matches, infusion_runs, parse_clock
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.stages import StageEnv, get_stages
+
+SUBJECT, HADM = 41976, 176016
+
+
+# --- pure clock-time rules -----------------------------------------------------------------
+
+@pytest.mark.parametrize("text,hour,minute,approx", [
+    ("at 0700", 7, 0, False), ("since 0400", 4, 0, False), ("10:51PM", 22, 51, False),
+    ("~1600", 16, 0, True), ("~9pm", 21, 0, True), ("at 12:15 AM", 0, 15, False), ("around 6 am", 6, 0, True),
+])
+def test_parse_clock(text, hour, minute, approx):
+    c = parse_clock(text)
+    assert c is not None and (c.hour, c.minute, c.approx) == (hour, minute, approx)
+    assert c.tolerance.seconds == (3 if approx else 2) * 3600
+
+
+def test_parse_clock_rejects_non_times():
+    assert parse_clock("this AM") is None and parse_clock("x3 days") is None and parse_clock("") is None
+
+
+def _row(start: str, end: str | None, table: str = "inputevents_mv", label: str = "Norepinephrine") -> dict:
+    return {"table": table, "label": label, "time": start, "end": end}
+
+
+def test_rate_change_rows_form_one_run_and_dates_do_not_confirm_a_clock_time():
+    rows = [_row("2199-02-01 12:06:00", "2199-02-01 12:36:00"), _row("2199-02-01 12:36:00", "2199-02-01 13:55:00"),
+            _row("2199-02-01 00:00:00", "2199-02-02 00:00:00", table="prescriptions")]
+    runs = infusion_runs(rows)
+    assert [(a, b) for a, b, _ in runs] == [(datetime(2199, 2, 1, 12, 6), datetime(2199, 2, 1, 13, 55))]
+    day = TimeSpan("2199-02-01 00:00:00", "2199-02-01 23:59:59")
+    assert edge_matches(parse_clock("at 1200"), day, rows, "start")[0] is True
+    assert edge_matches(parse_clock("at 0300"), day, rows, "start")[0] is False  # the midnight order date is not 0300
+    titrated = [_row("2199-02-01 08:00:00", "2199-02-01 12:00:00"), _row("2199-02-01 12:00:00", "2199-02-01 18:00:00")]
+    assert edge_matches(parse_clock("at 1200"), day, titrated, "end")[0] is False  # a rate change is not a stop
+    assert edge_matches(parse_clock("at 1400"), day, rows, "end")[0] is True
+    assert edge_matches(parse_clock("at 0300"), day, rows[2:], "start")[0] is None  # only dates: not judged here
+    assert clock_moments(parse_clock("at 2300"), TimeSpan("2199-01-31 21:00:00", "2199-02-02 01:00:00")) == [
+        datetime(2199, 1, 31, 23), datetime(2199, 2, 1, 23)]
+
+
+def test_off_since_requires_no_later_run():
+    rows = [_row("2199-02-01 02:10:00", "2199-02-01 04:30:00"), _row("2199-02-01 10:10:00", "2199-02-02 09:51:00")]
+    w = TimeSpan("2199-02-01 02:00:00", "2199-02-02 06:00:00")
+    assert edge_matches(parse_clock("since 0400"), w, rows, "end")[0] is False
+    assert edge_matches(parse_clock("at 0930"), TimeSpan("2199-02-02 00:00:00", "2199-02-02 23:59:59"), rows,
+                        "end")[0] is True
+
+
+# --- through the tools on the real demo -----------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run_note(mimic3_demo_db):
+    from ehrlib.pipeline.context import note_context
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    con = duckdb.connect(str(mimic3_demo_db), read_only=True)
+    stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+
+    def run(text: str, chartdate: str, note_type: str = "physician") -> dict:
+        note = Note(f"g-{abs(hash((text, chartdate)))}", SUBJECT, HADM, note_type, chartdate, text)
+        ctx = note_context(con, note, flavor="mimic3")
+        tools = make_toolset(con, PatientContext(SUBJECT, HADM, ctx.admittime, ctx.dischtime, chartdate, ctx.sex))
+        result = inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
+        return {p.entity.split()[0].lower(): p.label for p in result.predictions}
+
+    yield run
+    con.close()
+
+
+_CLOCK_CASES = [
+    ("vasopressin started at 1200", "2199-02-01", "vasopressin", "consistent"),
+    ("vasopressin started at 0300", "2199-02-01", "vasopressin", "inconsistent"),
+    ("vaso added ~1pm", "2199-02-01", "vaso", "consistent"),
+    ("vaso started around 9pm", "2199-02-01", "vaso", "inconsistent"),
+    ("levophed started at 1800", "2199-02-01", "levophed", "inconsistent"),
+    ("off levophed since 0400", "2199-02-02", "levophed", "inconsistent"),
+    ("levophed off at 0930", "2199-02-02", "levophed", "consistent"),
+]
+
+
+# --- value-attached qualifiers and stated-origin trends -------------------------------------
+
+def test_reference_words_and_attached_values():
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.qualifiers import attached_value, qualifier_holds, reference_qualifier
+
+    line = "WBC 16.2 (WNL), Cr 2.1 - elevated"
+    q = reference_qualifier(line, len("WBC 16.2"))
+    assert q is not None and q.kind == "normal" and qualifier_holds(q, "wbc", 16.2) is False
+    q = reference_qualifier(line, line.index(" - elevated"))
+    assert q is not None and q.kind == "high" and qualifier_holds(q, "creatinine", 2.1) is True
+    assert reference_qualifier("WBC 16.2, Cr 2.1", len("WBC 16.2")) is None
+    assert qualifier_holds(q, "no_such_concept", 1.0) is None
+    lex = load_lexicon()
+    text = "K 5.9, hyperkalemic; plt 285 (thrombocytopenic)"
+    assert attached_value(text, text.index("hyperkalemic"), lex) == ("potassium", 5.9)
+    assert attached_value(text, text.index("thrombocytopenic"), lex) == ("platelets", 285.0)
+    assert attached_value("pt hyperkalemic overnight", 3, lex) is None
+
+
+def test_stated_origin_parsing():
+    from ehrlib.pipeline.offline.trendwords import direction_of, parse_origin
+
+    o = parse_origin("lactate down to 1.1 from 2.3 this AM")
+    assert o is not None and (o.word, o.new, o.origin) == ("down", 1.1, 2.3)
+    o = parse_origin("Cr rose from 2.0 to a peak of 4.3")
+    assert o is not None and (o.new, o.origin) == (4.3, 2.0)
+    assert parse_origin("WBC 11.7, stable") is None
+    assert direction_of("improved", lower_is_worse=False) == "falling"  # a creatinine improves downwards
+    assert direction_of("improved", lower_is_worse=True) == "rising"  # a platelet count improves upwards
+    assert direction_of("improved", lower_is_worse=None) is None
+
+
+_QUALIFIER_CASES = [
+    ("WBC 10.9 (WNL)", "2199-02-03", "wbc", "consistent"),
+    ("plt 95 (WNL)", "2199-02-03", "plt", "inconsistent"),
+    ("WBC 10.9 (leukocytosis)", "2199-02-03", "leukocytosis", "inconsistent"),  # 12.2 the next day is not this value
+    ("plt 95 (thrombocytopenic)", "2199-02-03", "thrombocytopenic", "consistent"),
+    ("K 4.1, hyperkalemic", "2199-02-03", "hyperkalemic", "inconsistent"),
+    ("Na 148 - hypernatremic", "2199-02-03", "hypernatremic", "consistent"),
+    ("Tmax 37.2, febrile", "2199-02-03", "febrile", "inconsistent"),
+    ("lactate down to 0.8 from 2.3", "2199-02-03", "lactate", "consistent"),
+    ("lactate up to 0.8 from 2.3", "2199-02-03", "lactate", "inconsistent"),
+    ("plt up to 145 from 115", "2199-02-05", "plt", "consistent"),
+    ("plt up to 145 from 80", "2199-02-05", "plt", "inconsistent"),  # 80 was two days and five draws earlier
+]
+
+
+@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES)
+def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
+    preds = run_note(text, chartdate)
+    assert preds.get(word) == label, preds
