@@ -741,11 +741,13 @@ def make_llm_client(backend: str, params: Any) -> Any:
     from ehrlib.llm import make_client
 
     settings = dict(params.backend_options.get("llm") or {})
+    settings.pop("backend", None)  # the run's backend decides (params.backend)
     if backend == "scripted":
         settings.setdefault("replies", list(params.backend_options.get("replies") or ()))
     else:
         settings.setdefault("cache", str(Path(params.runs_dir) / "llm_cache.sqlite"))
-        settings.setdefault("temperature", params.temperature)
+        if params.temperature is not None:  # else the backend's (paper) defaults apply
+            settings.setdefault("temperature", params.temperature)
         settings.setdefault("seed", params.seed)
     if params.model:
         settings["model"] = params.model

@@ -71,7 +71,9 @@ class RunParams:
     #: CheckEHR SQL guard rails
     sql_timeout_s: float = 10.0
     sql_row_cap: int = 200
-    temperature: float = 0.0
+    #: sampling temperature for LLM backends; None = the backend's default (the paper's
+    #: settings: Gemini defaults; 0.5 for open models). Set it to override.
+    temperature: float | None = None
     seed: int = 0
     progress: bool = True
     #: backend-specific options (e.g. scripted replies file, oracle latency)
@@ -158,6 +160,16 @@ def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
     if not isinstance(data, Mapping):
         raise ConfigError(f"params must be a mapping, got {type(data).__name__}")
     data = dict(data)
+    if "llm" in data:  # the documented `llm:` block (docs/llm_backends.md) = client settings
+        llm = data.pop("llm")
+        if llm is not None and not isinstance(llm, Mapping):
+            raise ConfigError("llm must be a mapping of client settings (backend, model, ...)")
+        if llm:
+            options = dict(data.get("backend_options") or {})
+            options["llm"] = {**dict(options.get("llm") or {}), **dict(llm)}
+            data["backend_options"] = options
+            if llm.get("backend") and data.get("backend") in (None, "offline") and llm["backend"] != "offline":
+                data["backend"] = llm["backend"]
     if "note_id" in data:  # notebooks select one note; the runner takes a list
         one = data.pop("note_id")
         if one is not None and not data.get("note_ids"):
