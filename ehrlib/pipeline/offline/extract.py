@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.mentions import Mention, find_mentions
+from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
@@ -285,12 +286,14 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                          if m.kind in ("procedure", "medication", "infusion")]
         per_line += procedure_mentions(ctx.lines, seg, per_line)
         for i in range(seg.start_line, seg.end_line + 1):
-            ms = [m for m in per_line if m.line == i]
+            ms = drop_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
             if ms:
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
-        ms = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section)
+        if is_allergy_paragraph(ctx.lines, para.lines[0]):
+            continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
+        ms = drop_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names, seg.section))
         if ms:
             out.append((para, ms))
     return out

@@ -34,7 +34,7 @@ PLAN_CUES = re.compile(
     r"\b(?:plan(?:s|ned|ning)?\s+(?:to|for)|will\s+(?:need|start|continue|consider|check|get|give|f/u|follow|recheck|"
     r"repeat|trend|monitor|obtain|send|re-?dose|restart|resume|discuss|be|have|require|titrate|wean|hold|increase|"
     r"decrease)|to\s+(?:start|begin|be\s+(?:started|given|checked|continued))|consider(?:ing)?|should|would|recommend(?:ed|s)?|"
-    r"if\s+(?:needed|persists|worsens|febrile|hypotensive|\w+)|prn\s+for|f/u|follow[-\s]?up|please|needs?\s+to|"
+    r"if\s+(?:needed|persists|worsens|febrile|hypotensive|\w+)|prn\s+for|f/u|follow[-\s]?up|please|hold|discussing|needs?\s+to|"
     r"scheduled\s+for|tomorrow|next\s+(?:week|dose)|upon\s+discharge|after\s+discharge|at\s+rehab|goal|target|"
     r"re-?check|recheck|repeat\s+in|pending|to\s+complete|to\s+finish|to\s+continue|continue\s+to\s+monitor|"
     r"monitor\s+for|plan:?|rec(?:s)?:?|cont(?:inue)?(?!d|ing)|titrat(?:e|ed|ing)\s+to|maintain|keep\s+(?:k|mg|map|sbp|hct))\b", re.I)

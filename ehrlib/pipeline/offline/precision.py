@@ -1,0 +1,103 @@
+"""Which extracted mentions are statements at all (paper Appendix B.3, "Definition of Entity").
+
+The annotation protocol labels statements that can be checked against the tables; it
+does not label the words around them. Real notes are full of such words, and each one
+the extractor keeps is a false positive however it is verified:
+
+- a problem-list title ("# Anemia: no overt bleeding", "# Hypotension: likely sedation
+  related") names the problem the following text discusses; the statements are in that
+  text (a title mention that already carries the body's claim, "# AFib: currently in AF",
+  stays);
+- "code" as an event ("code called", "asystole during code", "post-code") is not a code
+  status; only a status word (full, DNR, DNI, CMO) or "code status" makes one;
+- an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
+  showed ...") is an imaging interpretation, out of scope;
+- a generic "transfused" / "transfusion" next to the product that was given ("transfused
+  2 units of packed red cells") is the same statement as the product mention;
+- the tail of a procedure name split at "with" / "and" ("Bronchoscopy with bronchoalveolar
+  lavage") is part of one procedure, one entity;
+- a urinary catheter merely present ("foley in place", "via foley") asserts nothing about the
+  catheter; only an action (placed, removed, changed) or the urine it drains does;
+- the allergy list is not part of the hospitalization.
+
+Each rule looks only at the mention and its own clause, so it carries over to unseen notes.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ehrlib.pipeline.offline.mentions import Mention
+
+__all__ = ["drop_non_statements", "is_allergy_paragraph", "non_statement_reason"]
+
+_TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
+_TITLE_SUFFIX = re.compile(r"^[A-Za-z/&' -]{0,40}?\s*(?::|\s-\s|\s--\s|$)")
+_TITLE_CLAIM = re.compile(r"^\s*(?::|-|--)\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\s*(?:$|[.;,\n])", re.I)
+_STATUS_WORD = re.compile(r"\b(?:full|dnr|dni|cmo|comfort|status|do\s+not\s+(?:resuscitate|intubate))\b", re.I)
+_IMAGING_READ = re.compile(r"^\s*(?:\([^)]{0,30}\)\s*)?(?::|-\s|(?:was|is)?\s*(?:with|showed|shows|show|showing|revealed|"
+                           r"reveals|demonstrat\w*|notable\s+for|significant\s+for|c/w|consistent\s+with|without|w/o|"
+                           r"no\s+(?:new|acute|change)|unchanged|improved|clear|negative|neg\b|read\s+as|impression))", re.I)
+_GENERIC_TRANSFUSION = re.compile(r"^(?:transfus\w*|blood\s+transfusions?)$", re.I)
+_UNITS_OF = re.compile(r"^\s*(?:(?:an?|one|two|three|\d+)\s*(?:units?|u|bags?|packs?)?\s*(?:of\s+)?)?$", re.I)
+_PROC_JOIN = re.compile(r"^\s*(?:with|and|w/|&|plus)\s*$", re.I)
+_DEVICE_ACTION = re.compile(r"\b(?:plac(?:ed|ement)|insert\w*|remov\w*|pulled|d/?c'?d|discontinu\w*|chang\w*|exchang\w*|"
+                            r"replac\w*|re-?sited|new|started|out)\b", re.I)
+_URINE_LOOK = re.compile(r"\b(?:yellow|amber|clear|cloudy|sediment\w*|bloody|pink|tea|concentrated|dark|hematuria)\b", re.I)
+_ALLERGY = re.compile(r"^\s*(?:allerg(?:y|ies)|adverse\s+drug\s+reactions?|nkda)\b", re.I)
+
+
+def _clause(text: str, start: int, end: int) -> tuple[str, str]:
+    """The clause text before and after a mention (to the nearest sentence or list break)."""
+    before = re.split(r"[.;]\s|[,;]\s(?=[A-Z#])|\n", text[:start])[-1]
+    after = re.split(r"[.;](?:\s|$)", text[end:])[0]
+    return before, after
+
+
+def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) -> str | None:
+    """Why mention ``m`` (positions in ``text``) is not a statement, or None when it may be one."""
+    before, after = _clause(text, m.start, m.end)
+    full_before = text[:m.start]
+    line_before = full_before.rsplit("\n", 1)[-1]
+    title_end = m.start + len(m.text) if text.startswith(m.text, m.start) else m.end
+    if (m.concept != "code_status" and m.end <= title_end + 1 and _TITLE_PREFIX.match(line_before)
+            and re.match(r"^\s*(?::|-\s|--)", text[title_end:]) and not _TITLE_CLAIM.match(text[title_end:])):
+        return "problem-list title"
+    if m.concept == "code_status" and m.text.lower() == "code":
+        window = text[max(0, m.start - 12):m.end + 25]
+        if not _STATUS_WORD.search(window) and not re.match(r"\s*:\s*\w", text[m.end:]):
+            return "a code event, not a code status"
+    if m.concept.startswith("imaging_") and _IMAGING_READ.match(text[m.end:]):
+        return "imaging interpretation"
+    if m.concept == "transfusion" and _GENERIC_TRANSFUSION.match(m.text.strip()):
+        for o in others:
+            if o is not m and o.concept == "transfusion" and o.start >= m.end and not _GENERIC_TRANSFUSION.match(
+                    o.text.strip()) and _UNITS_OF.match(text[m.end:o.start]):
+                return "generic transfusion word beside its product"
+    if m.concept == "procedure_code":
+        for o in others:
+            # after a named bedside procedure ("Bronchoscopy with BAL"); two coded procedures
+            # ("colectomy with end ileostomy") stay two entities
+            if (o is not m and o.end <= m.start and o.line == m.line and o.concept != "procedure_code"
+                    and _PROC_JOIN.match(text[o.end:m.start] + " ".join(m.text.split()[:1]) * m.text.lower().startswith(
+                        ("with ", "and ")))):
+                return "tail of a split procedure name"
+    if (m.concept == "foley" and not _DEVICE_ACTION.search(before + " " + m.text + " " + after[:30])
+            and not _URINE_LOOK.search(after[:40])):
+        return "device named without a claim about it"
+    return None
+
+
+def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
+    """The paragraph is (or directly follows) an allergy header: drug names there are reactions."""
+    if _ALLERGY.match(lines[first_line]):
+        return True
+    j = first_line - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    return j >= 0 and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I)) and first_line - j <= 1
+
+
+def drop_non_statements(text: str, mentions: Sequence[Mention]) -> list[Mention]:
+    """``mentions`` of one paragraph without those that are not statements (see module doc)."""
+    return [m for m in mentions if non_statement_reason(m, text, mentions) is None]

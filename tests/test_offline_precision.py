@@ -1,0 +1,87 @@
+"""Known answers for the offline inspector's "is this a statement at all" rules (precision)."""
+from __future__ import annotations
+
+import pytest
+
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.mentions import Mention, find_mentions
+from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, non_statement_reason
+from ehrlib.pipeline.offline.scope import PLAN_CUES
+
+
+def _reasons(text: str) -> dict[str, str | None]:
+    ms = find_mentions(text, 0, load_lexicon(), ["Norepinephrine"], "other")
+    return {m.text: non_statement_reason(m, text, ms) for m in ms}
+
+
+@pytest.mark.parametrize("text, word, dropped", [
+    ("# Anemia: no overt bleeding; on protonix gtt.", "Anemia", True),
+    ("# Hypokalemia: resolved", "Hypokalemia", False),          # the title is the claim
+    ("# Code: Full", "Code", False),
+    ("Events: found unresponsive, code called, brief asystole.", "code", True),
+    ("Lactate 8.9 post-code, down to 3.4.", "code", True),
+    ("Full code", "Full code", False),
+    ("CXR: possible RLL atelectasis.", "CXR", True),
+    ("Imaging: CXR with persistent RLL opacity.", "CXR", True),
+    ("CXR done at 0800.", "CXR", False),
+    ("He was transfused 2 units of FFP.", "transfused", True),
+    ("GU: foley in place, UOP 222 cc.", "foley", True),
+    ("Foley placed at 1400.", "Foley", False),
+    ("GU: Foley draining clear yellow urine", "Foley", False),  # the urine it drains is the claim
+])
+def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
+    reasons = _reasons(text)
+    assert word in reasons, reasons
+    assert (reasons[word] is not None) is dropped, reasons
+
+
+def test_statements_beside_dropped_words_survive() -> None:
+    reasons = _reasons("# Anemia: no overt bleeding; on protonix gtt.")
+    assert reasons["protonix gtt"] is None
+    assert _reasons("GU: foley in place, UOP 222 cc.")["UOP"] is None
+    assert _reasons("He was transfused 2 units of FFP.")["FFP"] is None
+
+
+def test_split_procedure_name_is_one_entity() -> None:
+    text = "Bronchoscopy with bronchoalveolar lavage"
+    head = Mention(0, 0, 12, "Bronchoscopy", "procedure", "bronchoscopy")
+    tail = Mention(0, 13, len(text), "with bronchoalveolar lavage", "diagnosis", "procedure_code")
+    assert drop_non_statements(text, [head, tail]) == [head]
+    text = "Endotracheal intubation and mechanical ventilation"
+    head = Mention(0, 13, 23, "intubation", "procedure", "intubation")
+    tail = Mention(0, 28, len(text), "mechanical ventilation", "diagnosis", "procedure_code")
+    assert drop_non_statements(text, [head, tail]) == [head]
+    # two coded procedures stay two entities
+    text = "Total abdominal colectomy with end ileostomy"
+    head = Mention(0, 0, 25, "Total abdominal colectomy", "diagnosis", "procedure_code")
+    tail = Mention(0, 26, len(text), "with end ileostomy", "diagnosis", "procedure_code")
+    assert drop_non_statements(text, [head, tail]) == [head, tail]
+
+
+def test_allergy_paragraphs() -> None:
+    lines = ["Allergies:", "Aspirin", "", "Chief Complaint:", "Allergies: Penicillins (rash)", "K 3.1"]
+    assert is_allergy_paragraph(lines, 1)
+    assert is_allergy_paragraph(lines, 4)
+    assert not is_allergy_paragraph(lines, 3)
+    assert not is_allergy_paragraph(lines, 5)
+
+
+@pytest.mark.parametrize("clause, plan", [("hold coumadin", True), ("Discussing CMO w/ team", True),
+                                          ("anticoagulation held given bleed", False)])
+def test_hold_and_discussing_are_plans(clause: str, plan: bool) -> None:
+    assert bool(PLAN_CUES.search(clause)) is plan
+
+
+def test_precision_dev_set_loads_and_is_disjoint_from_other_sets() -> None:
+    from pathlib import Path
+
+    from ehrlib.corpus.io import load_corpus
+
+    root = Path(__file__).parent / "fixtures"
+    corpus = load_corpus(root / "precision_dev")
+    assert len(corpus.notes) == 5 and len(corpus.gold) == 125
+    lines = {n.note_id: n.lines for n in corpus.notes}
+    assert all(g.line < len(lines[g.note_id]) and lines[g.note_id][g.line].strip() for g in corpus.gold)
+    others = {n.hadm_id for d in root.iterdir() if d.is_dir() and d.name != "precision_dev"
+              for n in load_corpus(d).notes}
+    assert not others & {n.hadm_id for n in corpus.notes}
