@@ -28,6 +28,19 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("GU: foley in place, UOP 222 cc.", "foley", True),
     ("Foley placed at 1400.", "Foley", False),
     ("GU: Foley draining clear yellow urine", "Foley", False),  # the urine it drains is the claim
+    ("CV: SBP 95-177 via aline, MAP 62-110.", "aline", True),
+    ("BP 85-144 systolic on A-line", "A-line", True),
+    ("free water flushes via OGT started.", "OGT", True),
+    ("GI: OGT in place, TF started", "OGT", True),
+    ("R radial aline placed.", "aline", False),
+    ("Access: PICC, R radial aline, L IJ", "PICC", False),
+    ("R IJ TLC intact.", "R IJ TLC", False),
+    ("septic shock. Intubated at OSH. Hx asthma", "Intubated", True),
+    ("intubated in ED. Family has made pt DNR.", "intubated", True),
+    ("Intubated at 1300.", "Intubated", False),
+    ("ERCP consult re: stent exchange.", "ERCP", True),
+    ("Endotracheal intubation and mechanical ventilation", "mechanical ventilation", True),
+    ("Endotracheal intubation and mechanical ventilation", "intubation", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

@@ -18,6 +18,12 @@ the extractor keeps is a false positive however it is verified:
   lavage") is part of one procedure, one entity;
 - a urinary catheter merely present ("foley in place", "via foley") asserts nothing about the
   catheter; only an action (placed, removed, changed) or the urine it drains does;
+- a line or tube named as the route or site of something else ("SBP 95-177 via aline",
+  "flushes via OGT", "OGT in place") is not a statement about the device ("R IJ TLC
+  intact" is: lines are charted with start and end);
+- "ERCP consult" is a consult request; "intubated at OSH", "intubated in ED" happened before
+  this stay's record (paper §4.3: the ED visit is out of scope);
+- one procedure named twice ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
 Each rule looks only at the mention and its own clause, so it carries over to unseen notes.
@@ -39,6 +45,12 @@ _IMAGING_READ = re.compile(r"^\s*(?:\([^)]{0,30}\)\s*)?(?::|-\s|(?:was|is)?\s*(?
                            r"reveals|demonstrat\w*|notable\s+for|significant\s+for|c/w|consistent\s+with|without|w/o|"
                            r"no\s+(?:new|acute|change)|unchanged|improved|clear|negative|neg\b|read\s+as|impression))", re.I)
 _GENERIC_TRANSFUSION = re.compile(r"^(?:transfus\w*|blood\s+transfusions?)$", re.I)
+_LINES_TUBES = ("arterial_line", "ng_tube", "foley", "central_line", "picc")
+_ROUTE_BEFORE = re.compile(r"\b(?:via|through|thru|per|by|from)\s+(?:the\s+|an?\s+|his\s+|her\s+|(?:r|l|rt|lt|right|left)\s+)?$"
+                           r"|\bon\s+(?:the\s+)?$", re.I)
+_ELSEWHERE_AFTER = re.compile(r"^\s*(?:at|in|from)\s+(?:the\s+|an?\s+)?(?:osh|outside\s+(?:hospital|facility)|ed|er|"
+                              r"emergency\s+(?:department|room)|field|nursing\s+home|rehab)\b|^\s*prior\s+to\s+"
+                              r"(?:arrival|admission|transfer)\b", re.I)
 _UNITS_OF = re.compile(r"^\s*(?:(?:an?|one|two|three|\d+)\s*(?:units?|u|bags?|packs?)?\s*(?:of\s+)?)?$", re.I)
 _PROC_JOIN = re.compile(r"^\s*(?:with|and|w/|&|plus)\s*$", re.I)
 _DEVICE_ACTION = re.compile(r"\b(?:plac(?:ed|ement)|insert\w*|remov\w*|pulled|d/?c'?d|discontinu\w*|chang\w*|exchang\w*|"
@@ -74,6 +86,19 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
             if o is not m and o.concept == "transfusion" and o.start >= m.end and not _GENERIC_TRANSFUSION.match(
                     o.text.strip()) and _UNITS_OF.match(text[m.end:o.start]):
                 return "generic transfusion word beside its product"
+    if m.concept in _LINES_TUBES and (_ROUTE_BEFORE.search(before) or (
+            m.concept in ("ng_tube", "foley") and re.match(r"^\s*(?:in\s+place|intact)\b", after, re.I))):
+        # a central or arterial line "intact" / "in place" is charted as a line with a start and end;
+        # a tube in place is not a statement annotators check
+        return "device named as a route or site, not a claim about it"
+    if re.match(r"^\s*(?:consult|consulted|team|recs?)\b", after, re.I) and m.kind == "procedure":
+        return "a consult request, not the procedure"
+    if m.kind in ("procedure", "medication", "infusion", "diagnosis") and _ELSEWHERE_AFTER.match(after):
+        return "an event at the outside hospital or in the ED"
+    if not m.value and m.kind == "procedure":
+        for o in others:
+            if o is not m and o.concept == m.concept and o.end <= m.start and _PROC_JOIN.match(text[o.end:m.start]):
+                return "the same procedure named twice ('intubation and mechanical ventilation')"
     if m.concept == "procedure_code":
         for o in others:
             # after a named bedside procedure ("Bronchoscopy with BAL"); two coded procedures
