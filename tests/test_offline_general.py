@@ -153,3 +153,55 @@ _QUALIFIER_CASES = [
 def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
     preds = run_note(text, chartdate)
     assert preds.get(word) == label, preds
+
+
+# --- microbiology susceptibilities ------------------------------------------------------------
+
+def test_susceptibility_parsing_and_check():
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.microsens import check_susceptibilities, is_susceptibility_name, parse_susceptibilities
+
+    lex = load_lexicon()
+    assert parse_susceptibilities("E. coli resistant to cipro and levo, sensitive to ceftriaxone", lex) == (
+        [("ciprofloxacin", "R"), ("levofloxacin", "R"), ("ceftriaxone", "S")], False)
+    assert parse_susceptibilities("MSSA, oxacillin-sensitive", lex) == ([("oxacillin", "S")], False)
+    assert parse_susceptibilities("E. coli (levo R, CTX S)", lex)[0] == [("levofloxacin", "R"), ("ceftriaxone", "S")]
+    assert parse_susceptibilities("Klebsiella, pan-sensitive", lex) == ([], True)
+    assert parse_susceptibilities("started levo x 7 days", lex) == ([], False)
+    line = "sputum E coli (levo R), R to cipro; levo 750 mg daily"
+    assert is_susceptibility_name(line, line.index("levo"), line.index("levo") + 4)
+    assert is_susceptibility_name(line, line.index("cipro"), line.index("cipro") + 5)
+    assert not is_susceptibility_name(line, line.rindex("levo"), line.rindex("levo") + 4)  # the order
+    assert not is_susceptibility_name("vanc R arm PICC", 0, 4)  # no culture on the line
+    rows = [{"extra": {"antibiotic": "LEVOFLOXACIN", "interpretation": "R"}},
+            {"extra": {"antibiotic": "CEFTRIAXONE", "interpretation": "S"}}]
+    assert check_susceptibilities(rows, [("levofloxacin", "R"), ("ceftriaxone", "S")], False)[0]
+    assert not check_susceptibilities(rows, [("levofloxacin", "S")], False)[0]
+    assert not check_susceptibilities(rows, [], True)[0]  # pan-sensitive, but R to levofloxacin
+    assert check_susceptibilities(rows, [("meropenem", "S")], False)[0]  # never tested: not judged
+
+
+_MICRO_CASES = [  # subject 10061, admission 145203: sputum drawn 2107-01-29 grew E. coli (levo/cipro R, CTX S)
+    ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent", "levofloxacin": "consistent"}),
+    ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "inconsistent", "levofloxacin": "inconsistent"}),
+    ("Sputum cx: E. coli, pan-sensitive", {"sputum": "inconsistent"}),
+    ("sputum cx E coli (levo R, CTX S), cipro S", {"sputum": "consistent", "levo": "consistent", "ctx": "consistent",
+                                                   "cipro": "inconsistent"}),
+]
+
+
+@pytest.mark.parametrize("text,expected", _MICRO_CASES)
+def test_susceptibilities_on_the_demo(mimic3_demo_db, text, expected):
+    from ehrlib.pipeline.context import note_context
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
+        # two days after the specimen was drawn: the result is reported in a later note
+        note = Note(f"m-{abs(hash(text))}", 10061, 145203, "physician", "2107-02-01", text)
+        ctx = note_context(con, note, flavor="mimic3")
+        tools = make_toolset(con, PatientContext(10061, 145203, ctx.admittime, ctx.dischtime, "2107-02-01", ctx.sex))
+        stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+        result = inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
+    labels = {p.entity.split()[0].lower(): p.label for p in result.predictions}
+    assert labels == expected, labels

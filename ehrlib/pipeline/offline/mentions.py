@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
+from ehrlib.pipeline.offline.microsens import is_susceptibility_name, parse_susceptibilities, susceptibility_mentions
 from ehrlib.pipeline.offline.timex import parse_duration_days
 
 __all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before"]
@@ -372,8 +373,13 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
 
     # 3. medications: lexicon names + the patient's own drug names
     out.extend(_medications(raw, line, lex, patient_drugs, taken))
-    # 4. microbiology
-    out.extend(_microbiology(raw, line, lex, taken))
+    # 4. microbiology, and each antibiotic's susceptibility after an organism (.microsens)
+    micro = _microbiology(raw, line, lex, taken)
+    out.extend(micro)
+    for a, b, drug, level in susceptibility_mentions(raw, micro, lex):
+        base = next(m for m in reversed(micro) if m.start <= a)
+        attrs = {k: v for k, v in base.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
+        out.append(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]}))
     return sorted(out, key=lambda x: x.start)
 
 
@@ -700,6 +706,7 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
                                                  r"(?:[a-z/\-]+\s*(?:,|and|/)\s*)*$", raw[max(0, sp[0] - 60):sp[0]], re.I)]
+    spans = [sp for sp in spans if not is_susceptibility_name(raw, sp[0], sp[1])]  # "levo R", "R to cipro"
     deduped: list[tuple[int, int, list[str]]] = []
     for sp in spans:
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
@@ -802,6 +809,8 @@ def _microbiology(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
                 attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
                 names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
                 attrs["antibiotics"] = [a for a in names if len(a.split()) <= 2][:4]
+            if parse_susceptibilities(clause, lex)[1]:
+                attrs["pan_sensitive"] = True  # per-antibiotic claims are their own statements (find_mentions)
             if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
                 attrs["pending"] = True
             end = m.end()

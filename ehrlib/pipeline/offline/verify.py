@@ -45,6 +45,7 @@ from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.cache import related_entries
 from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.microsens import check_susceptibilities
 from ehrlib.pipeline.offline.qualifiers import (
     attached_value,
     normal_range,
@@ -1213,6 +1214,8 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
     rows = [r for r in (res.rows if res else ()) if in_window(r, e.window)]
     spec = re.compile(str(a.get("specimen") or "."), re.I)
     rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
+    if not rows and core_window(e.window) is not None and (a.get("organism") or a.get("negative") or a.get("positive")):
+        rows = _micro_lookback(s, e, spec)
     if not rows:
         every = s.call("View_General_Timeline", time="during admission", table="microbiologyevents")
         any_spec = [r for r in (every.rows if every else ()) if spec.search(str(r.get("item") or r.get("label") or ""))]
@@ -1229,7 +1232,13 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
             return _verdict(e, s, False, f"{e.text}: {a.get('organism_text')} not grown"
                             + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
                             missing=not orgs)
-        if a.get("antibiotics"):
+        if a.get("sensitivities") or a.get("pan_sensitive"):
+            ok, why, ev = check_susceptibilities(hit, [tuple(c) for c in a.get("sensitivities") or ()],
+                                                 bool(a.get("pan_sensitive")))
+            if not ok:
+                return _verdict(e, s, False, f"{e.text}: {why}", ev)
+            return _verdict(e, s, True, f"{e.text}: {a.get('organism_text')} {why}", ev or hit)
+        elif a.get("antibiotics"):
             want = str(a.get("susceptibility") or "S")
             for ab in a["antibiotics"]:
                 ab_rows = [r for r in hit if ab[:6] in str((r.get("extra") or {}).get("antibiotic") or "").lower()]
@@ -1244,6 +1253,21 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
         return _verdict(e, s, False, f"{e.text} stated negative, grew {', '.join(sorted({_org(r) for r in orgs})[:3])}",
                         orgs[:4])
     return _verdict(e, s, True, f"{e.text} collected in the window", rows)
+
+
+#: a culture result is reported days after the specimen was drawn: a progress note's
+#: "sputum grew E. coli" / "BCx NGTD" may be about a specimen up to this many days before its day
+MICRO_LOOKBACK_DAYS = 4
+
+
+def _micro_lookback(s: _Session, e: Entity, spec: re.Pattern[str]) -> list[Mapping[str, Any]]:
+    ws = _t(e.window.start) if e.window else None
+    if ws is None or e.window is None:
+        return []
+    back = TimeSpan((ws - timedelta(days=MICRO_LOOKBACK_DAYS)).strftime("%Y-%m-%d %H:%M:%S"), e.window.end)
+    res = s.call("View_General_Timeline", time=tool_spec(back), table="microbiologyevents")
+    return [r for r in (res.rows if res else ()) if in_window(r, back)
+            and spec.search(str(r.get("item") or r.get("label") or ""))]
 
 
 _DX_ABBREV = {"chf": "congestive heart failure", "aki": "acute kidney failure", "arf": "acute kidney failure",

@@ -1,0 +1,148 @@
+"""Susceptibility claims of a culture statement ("sensitive to ceftriaxone", "R to levo",
+"(levo R, CTX S)", "oxacillin-resistant", "pan-sensitive") and their check against the
+interpretation column of the organism's rows.
+
+Rules:
+
+* Antibiotic names are normalised through the lexicon's drug map (``levo`` ->
+  levofloxacin, ``CTX`` -> ceftriaxone) and matched to the row's antibiotic by the
+  first six letters of the generic name (MIMIC writes ``PIPERACILLIN/TAZO``).
+* A claim "S" is met by an S row of that antibiotic, "R" by R, "I" by I; a claim is
+  contradicted when the organism has rows for that antibiotic and none with the stated
+  interpretation. An antibiotic never tested is not judged.
+* "pan-sensitive" is contradicted by any R row of the organism.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from ehrlib.pipeline.offline.lexicon import Lexicon
+
+__all__ = ["parse_susceptibilities", "is_susceptibility_name", "check_susceptibilities", "susceptibility_mentions"]
+
+_LEVEL = {"sensitive": "S", "susceptible": "S", "sens": "S", "s": "S", "resistant": "R", "resistance": "R",
+          "r": "R", "res": "R", "intermediate": "I", "i": "I"}
+_WORD = r"(?!(?:sensitive|susceptible|resistant|intermediate|to|and)\b)[A-Za-z][A-Za-z\-]{1,24}"
+#: antibiotic-shaped words the drug map may lack (oxacillin, nitrofurantoin, tobramycin...)
+_AB_SHAPE = re.compile(r"cillin|mycin|micin|floxacin|^cef|penem|cycline|bactam|^vanc|sulfa|^bactrim|nitrofur|"
+                       r"linezolid|dapto|rifamp|^tobra|^genta|^amika|^clinda|^erythro|colistin|aztreonam", re.I)
+_LIST = rf"{_WORD}(?:\s*(?:,|/|and|&)\s*{_WORD}){{0,5}}"
+#: single letters only upper-case ("levo R", "R to cipro"); words in any case
+_LVL = r"(?P<lvl>sensitive|susceptible|resistant|intermediate|(?-i:[SRI]))"
+_PREFIX = re.compile(rf"\b{_LVL}\s+to\s+(?P<abs>{_LIST})", re.I)
+_SUFFIX = re.compile(rf"\b(?P<ab>{_WORD})\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
+_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant)\s+to\s+(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
+                          re.I)
+_NAME_AFTER = re.compile(r"\s*(?:-|:)?\s*(?:(?-i:[SRI])|sensitive|susceptible|resistant)\b(?!/|\s*(?:x\b|\d))", re.I)
+_CULTURE_CONTEXT = re.compile(r"\b(?:cx|cultures?|grew|growing|isolate|sensitiv|resistan|susceptib|MRSA|MSSA|coli|"
+                              r"klebsiella|staph|strep|pseudomonas|enterococ|GNR|GPC|GNRs|GPCs|VRE|organism)", re.I)
+_PAN = re.compile(r"\bpan-?\s?(?:sensitive|susceptible|sens)\b", re.I)
+
+
+def _generic(word: str, lex: Lexicon) -> str | None:
+    w = word.strip(" -").lower()
+    if not w:
+        return None
+    generic = lex.drugs.get(w)
+    if generic is not None:
+        return generic
+    if _AB_SHAPE.search(w):
+        return w
+    if len(w) >= 4:
+        return next((g for g in lex.drugs.values() if g.startswith(w) and _AB_SHAPE.search(g)), None)
+    return None
+
+
+def _names(part: str, lex: Lexicon) -> list[tuple[str, str, int]]:
+    """(generic, surface, offset) of a list item: one drug name ("pip/tazo") or, failing
+    that, its slash parts ("vanc/zosyn")."""
+    whole = lex.drugs.get(part.strip(" -").lower())
+    if whole is not None or "/" not in part:
+        g = whole or _generic(part, lex)
+        return [(g, part, 0)] if g is not None else []
+    out, pos = [], 0
+    for piece in part.split("/"):
+        g = _generic(piece, lex)
+        if g is not None:
+            out.append((g, piece, pos))
+        pos += len(piece) + 1
+    return out
+
+
+def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, str]], bool]:
+    """([(generic antibiotic, S|R|I)], pan-sensitive) stated in a culture clause."""
+    found: list[tuple[str, str]] = []
+    for m in _PREFIX.finditer(clause):
+        level = _LEVEL[m.group("lvl").lower()]
+        for part in re.split(r"\s*(?:,|\band\b|&)\s*", m.group("abs")):
+            for g, _, _ in _names(part, lex):
+                if (g, level) not in found:
+                    found.append((g, level))
+    for m in _SUFFIX.finditer(clause):
+        g = _generic(m.group("ab"), lex)
+        if g is not None and (g, _LEVEL[m.group("lvl").lower()]) not in found:
+            found.append((g, _LEVEL[m.group("lvl").lower()]))
+    return found, bool(_PAN.search(clause))
+
+
+def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
+    """Whether a drug word at raw[start:end] names a susceptibility ("R to levo",
+    "levo R", "ceftriaxone-sensitive"), not an order."""
+    if not _CULTURE_CONTEXT.search(raw):
+        return False
+    return bool(_NAME_BEFORE.search(raw[max(0, start - 30):start]) or _NAME_AFTER.match(raw[end:end + 16]))
+
+
+def _antibiotic(row: Mapping[str, Any]) -> str:
+    return str((row.get("extra") or {}).get("antibiotic") or "").lower()
+
+
+def _interpretation(row: Mapping[str, Any]) -> str:
+    return str((row.get("extra") or {}).get("interpretation") or "").upper()[:1]
+
+
+def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[tuple[str, str]], pan: bool
+                           ) -> tuple[bool, str, list[Mapping[str, Any]]]:
+    """(consistent, reason, evidence) of the claims against one organism's rows."""
+    tested = [r for r in rows if _antibiotic(r)]
+    if pan:
+        resistant = [r for r in tested if _interpretation(r) == "R"]
+        if resistant:
+            names = sorted({_antibiotic(r) for r in resistant})
+            return False, f"stated pan-sensitive, resistant to {', '.join(names[:4])}", resistant[:4]
+    for ab, level in claims:
+        ab_rows = [r for r in tested if ab[:6] in _antibiotic(r) or _antibiotic(r)[:6] in ab]
+        if ab_rows and not any(_interpretation(r) == level for r in ab_rows):
+            got = sorted({_interpretation(r) for r in ab_rows})
+            return False, f"{ab}: stated {level}, recorded {'/'.join(got)}", ab_rows[:4]
+    if not tested and (claims or pan):
+        return True, "no susceptibility rows recorded; not judged", []
+    return True, "susceptibilities as stated", tested[:4]
+
+
+def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> list[tuple[int, int, str, str]]:
+    """(start, end, generic antibiotic, S|R|I) of every antibiotic claim that follows a
+    culture mention with an organism on the line, up to the next culture or sentence end:
+    each is its own statement ("BCx E. coli - S to pip/tazo, R to ceftriaxone" makes two)."""
+    out: list[tuple[int, int, str, str]] = []
+    starts = sorted(c.start for c in cultures)
+    for c in cultures:
+        if not (c.attributes or {}).get("organism"):
+            continue
+        stop = min([s for s in starts if s > c.start] + [len(raw)])
+        end_sentence = re.search(r"[.;](?:\s|$)", raw[c.end:stop])
+        stop = c.end + end_sentence.start() if end_sentence else stop
+        seg = raw[c.start:stop]
+        for m in _PREFIX.finditer(seg):
+            level = _LEVEL[m.group("lvl").lower()]
+            pos = m.start("abs")
+            for part in re.split(r"(\s*(?:,|\band\b|&)\s*)", m.group("abs")):
+                for g, sub, off in _names(part, lex):
+                    out.append((c.start + pos + off, c.start + pos + off + len(sub), g, level))
+                pos += len(part)
+        for m in _SUFFIX.finditer(seg):
+            g = _generic(m.group("ab"), lex)
+            if g is not None and not any(a <= c.start + m.start("ab") < b for a, b, _, _ in out):
+                out.append((c.start + m.start("ab"), c.start + m.end("ab"), g, _LEVEL[m.group("lvl").lower()]))
+    return sorted(out)
