@@ -41,6 +41,16 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("ERCP consult re: stent exchange.", "ERCP", True),
     ("Endotracheal intubation and mechanical ventilation", "mechanical ventilation", True),
     ("Endotracheal intubation and mechanical ventilation", "intubation", False),
+    ("Abx changed to daptomycin today.", "Abx", True),
+    ("Abx changed to daptomycin today.", "daptomycin", False),
+    ("# CHF: once off pressors he was gently diuresed", "pressors", True),
+    ("off pressors since yesterday", "pressors", False),
+    ("6. FEN: NPO for now, advance diet after ERCP.", "ERCP", True),
+    ("Once extubated she was gently diuresed with Lasix 20 mg PO", "extubated", True),
+    ("after extubation on [**8-14**] she did well", "extubation", False),
+    ("Vitamin K 10 mg PO was given for his coagulopathy.", "coagulopathy", True),
+    ("started on levophed for hypotension", "levophed", False),
+    ("Lopressor IV given at 2000 for HR 120s.", "HR", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

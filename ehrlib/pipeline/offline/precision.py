@@ -23,6 +23,10 @@ the extractor keeps is a false positive however it is verified:
   intact" is: lines are charted with start and end);
 - "ERCP consult" is a consult request; "intubated at OSH", "intubated in ED" happened before
   this stay's record (paper §4.3: the ED visit is out of scope);
+- a drug class beside the member it means ("Abx changed to daptomycin", "max pressors: levo
+  0.8") is the member's statement; a class or procedure used as a time reference ("once off
+  pressors he was diuresed", "advance diet after ERCP") asserts nothing; a problem named as
+  the indication of a treatment ("vitamin K for his coagulopathy") is not a finding;
 - one procedure named twice ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
@@ -51,6 +55,10 @@ _ROUTE_BEFORE = re.compile(r"\b(?:via|through|thru|per|by|from)\s+(?:the\s+|an?\
 _ELSEWHERE_AFTER = re.compile(r"^\s*(?:at|in|from)\s+(?:the\s+|an?\s+)?(?:osh|outside\s+(?:hospital|facility)|ed|er|"
                               r"emergency\s+(?:department|room)|field|nursing\s+home|rehab)\b|^\s*prior\s+to\s+"
                               r"(?:arrival|admission|transfer)\b", re.I)
+_TIME_CLAUSE = re.compile(r"\b(?:once|after|until|till|before|following|upon|when|while)\s+(?:(?:being|getting|the|his|her|"
+                          r"off|on|of|she|he|pt|was|is|were)\s+){0,3}$", re.I)
+_INDICATION = re.compile(r"\b(?:for|given\s+for|treated\s+for|to\s+treat)\s+(?:his|her|the|their|presumed|possible|"
+                         r"likely|ongoing|worsening|persistent|suspected)?\s*$", re.I)
 _UNITS_OF = re.compile(r"^\s*(?:(?:an?|one|two|three|\d+)\s*(?:units?|u|bags?|packs?)?\s*(?:of\s+)?)?$", re.I)
 _PROC_JOIN = re.compile(r"^\s*(?:with|and|w/|&|plus)\s*$", re.I)
 _DEVICE_ACTION = re.compile(r"\b(?:plac(?:ed|ement)|insert\w*|remov\w*|pulled|d/?c'?d|discontinu\w*|chang\w*|exchang\w*|"
@@ -99,6 +107,17 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
         for o in others:
             if o is not m and o.concept == m.concept and o.end <= m.start and _PROC_JOIN.match(text[o.end:m.start]):
                 return "the same procedure named twice ('intubation and mechanical ventilation')"
+    members = m.attributes.get("drugs") or ()
+    if m.concept == "drug" and len(members) > 1:
+        for o in others:
+            if (o is not m and o.concept == "drug" and o.start >= m.end and len(o.attributes.get("drugs") or ()) == 1
+                    and o.attributes["drugs"][0] in members and not re.search(r"[.;]", text[m.end:o.start])):
+                return "a drug class whose member drug the clause names"
+    if (m.kind in ("procedure", "medication", "infusion") and _TIME_CLAUSE.search(before)
+            and not re.search(r"\d", (m.value or "") + after[:15])):
+        return "a time reference ('once off pressors', 'after ERCP'), not a claim"
+    if m.kind in ("interpretation", "diagnosis") and _INDICATION.search(before):
+        return "the indication of a treatment, not a claim about the patient's state"
     if m.concept == "procedure_code":
         for o in others:
             # after a named bedside procedure ("Bronchoscopy with BAL"); two coded procedures
