@@ -149,7 +149,15 @@ _QUALIFIER_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES)
+_RATE_CASES = [  # drip rates are the note day's: propofol ran 24.8-40 mcg/kg/min on 02-04 (faster on 02-05)
+    ("propofol 50 mcg/kg/min", "2199-02-04", "propofol", "inconsistent"),
+    ("propofol 40 mcg/kg/min", "2199-02-04", "propofol", "consistent"),
+    ("vaso 0.04 u/min", "2199-02-01", "vaso", "consistent"),  # charted as 2.4 units/hour
+    ("vaso 0.1 u/min", "2199-02-01", "vaso", "inconsistent"),
+]
+
+
+@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES + _RATE_CASES)
 def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
     preds = run_note(text, chartdate)
     assert preds.get(word) == label, preds
@@ -182,8 +190,9 @@ def test_susceptibility_parsing_and_check():
 
 
 _MICRO_CASES = [  # subject 10061, admission 145203: sputum drawn 2107-01-29 grew E. coli (levo/cipro R, CTX S)
-    ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent", "levofloxacin": "consistent"}),
-    ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "inconsistent", "levofloxacin": "inconsistent"}),
+    # one claim qualifies the culture statement; a list is one statement per antibiotic
+    ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent"}),
+    ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "inconsistent"}),
     ("Sputum cx: E. coli, pan-sensitive", {"sputum": "inconsistent"}),
     ("sputum cx E coli (levo R, CTX S), cipro S", {"sputum": "consistent", "levo": "consistent", "ctx": "consistent",
                                                    "cipro": "inconsistent"}),

@@ -20,7 +20,7 @@ interpretation ("check lactate") is not a statement.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
@@ -374,12 +374,18 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     # 3. medications: lexicon names + the patient's own drug names
     out.extend(_medications(raw, line, lex, patient_drugs, taken))
     # 4. microbiology, and each antibiotic's susceptibility after an organism (.microsens)
+    # (one claim qualifies its culture: "E. coli resistant to cipro"; a list is one statement per drug)
     micro = _microbiology(raw, line, lex, taken)
-    out.extend(micro)
-    for a, b, drug, level in susceptibility_mentions(raw, micro, lex):
-        base = next(m for m in reversed(micro) if m.start <= a)
-        attrs = {k: v for k, v in base.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
-        out.append(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]}))
+    claims = susceptibility_mentions(raw, micro, lex)
+    for culture in micro:
+        own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
+        if len(own) == 1:
+            out.append(replace(culture, attributes={**culture.attributes, "sensitivities": [own[0][2:]]}))
+            continue
+        out.append(culture)
+        attrs = {k: v for k, v in culture.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
+        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]})
+                   for a, b, drug, level in own)
     return sorted(out, key=lambda x: x.start)
 
 

@@ -880,6 +880,9 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
     rate = a.get("rate")
     if rate is not None:
         rated = [r for r in inside if (r.get("extra") or {}).get("rate") is not None]
+        # a drip rate in a progress note is the rate of its day, not of the widened window
+        core = core_window(e.window)
+        rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
         ok = [r for r in rated if _rate_matches(float(rate), str(a.get("rate_unit") or ""), r)]
         if rated and not ok:
             seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
@@ -964,6 +967,8 @@ def _rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
         rate /= 1000
     if re.search(r"/h", note_unit) and "min" in runit:
         rate /= 60
+    if re.search(r"/\s*min", note_unit) and re.search(r"/\s*h", runit) and "kg" not in note_unit:
+        rate *= 60  # "vaso 0.04 u/min" charted as 2.4 units/hour
     return abs(obs - rate) <= max(0.05 * abs(rate), 0.01)
 
 
