@@ -51,6 +51,13 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Vitamin K 10 mg PO was given for his coagulopathy.", "coagulopathy", True),
     ("started on levophed for hypotension", "levophed", False),
     ("Lopressor IV given at 2000 for HR 120s.", "HR", False),
+    ("If hypotensive again, give IVF bolus.", "hypotensive", True),
+    ("If hypotensive again, give IVF bolus.", "IVF", True),
+    ("Pt hypotensive this AM requiring fluid.", "hypotensive", False),
+    ("- start heparin gtt", "heparin", True),
+    ("Started heparin gtt at 1400", "heparin", False),
+    ("Consults: ID recommends meropenem; renal feels AKI is prerenal.", "AKI", True),
+    ("Gave 2L IVF", "IVF", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

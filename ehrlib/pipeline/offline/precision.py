@@ -27,6 +27,9 @@ the extractor keeps is a false positive however it is verified:
   0.8") is the member's statement; a class or procedure used as a time reference ("once off
   pressors he was diuresed", "advance diet after ERCP") asserts nothing; a problem named as
   the indication of a treatment ("vitamin K for his coagulopathy") is not a finding;
+- conditions of orders ("if hypotensive again, give IVF"), orders in the imperative
+  ("replete lytes prn", "- start heparin") and consultants' opinions or hedged impressions
+  ("renal feels AKI is prerenal", "likely pneumonia") are plans and opinions, not facts;
 - one procedure named twice ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
@@ -55,6 +58,13 @@ _ROUTE_BEFORE = re.compile(r"\b(?:via|through|thru|per|by|from)\s+(?:the\s+|an?\
 _ELSEWHERE_AFTER = re.compile(r"^\s*(?:at|in|from)\s+(?:the\s+|an?\s+)?(?:osh|outside\s+(?:hospital|facility)|ed|er|"
                               r"emergency\s+(?:department|room)|field|nursing\s+home|rehab)\b|^\s*prior\s+to\s+"
                               r"(?:arrival|admission|transfer)\b", re.I)
+_CONDITIONAL = re.compile(r"\b(?:if|unless|in\s+case\s+of|should\s+(?:he|she|pt|patient)\s+(?:become|be|get))\s+[^.;:]{0,40}$", re.I)
+_IMPERATIVE = re.compile(r"^\s*(?:[-*\u2022]\s*|#\s*[A-Za-z/ ]{1,20}?\s+-\s+)?(?:start|give|replete|avoid|check|send|obtain|transfuse|add|"
+                         r"increase|decrease|restart|resume|wean|trend|monitor|hold|continue|cont|titrate|consider|"
+                         r"discontinue|d/c|stop|dose|renally\s+dose|recheck|repeat|follow|f/u|goal)\b", re.I)
+_OPINION = re.compile(r"\b(?:recommend\w*|recs?|feels?|felt|thinks?|thought|believes?|suggest\w*|likely|possibl[ey]|"
+                      r"probabl[ey]|presum\w*|suspect\w*|concern(?:ed|ing)?\s+for|r/o|rule\s+out|ddx|differential|"
+                      r"cannot\s+exclude|versus|vs\.?|\?)\s+(?:\S+\s+){0,2}$", re.I)
 _TIME_CLAUSE = re.compile(r"\b(?:once|after|until|till|before|following|upon|when|while)\s+(?:(?:being|getting|the|his|her|"
                           r"off|on|of|she|he|pt|was|is|were)\s+){0,3}$", re.I)
 _INDICATION = re.compile(r"\b(?:for|given\s+for|treated\s+for|to\s+treat)\s+(?:his|her|the|their|presumed|possible|"
@@ -107,6 +117,12 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
         for o in others:
             if o is not m and o.concept == m.concept and o.end <= m.start and _PROC_JOIN.match(text[o.end:m.start]):
                 return "the same procedure named twice ('intubation and mechanical ventilation')"
+    if _CONDITIONAL.search(before):
+        return "a condition of an order ('if hypotensive again, give IVF'), not an observation"
+    if _IMPERATIVE.match(before + m.text) and not re.search(r"\b(?:was|were|had|has\s+been)\b", before):
+        return "an order in the imperative ('replete lytes prn', 'start heparin'), a plan"
+    if m.kind in ("interpretation", "diagnosis") and _OPINION.search(before):
+        return "a consultant's opinion or a hedged impression, not a charted fact"
     members = m.attributes.get("drugs") or ()
     if m.concept == "drug" and len(members) > 1:
         for o in others:
