@@ -121,6 +121,20 @@ def test_reference_words_and_attached_values():
     assert attached_value("pt hyperkalemic overnight", 3, lex) is None
 
 
+def test_day_over_day_compares_with_the_previous_day():
+    from ehrlib.pipeline.offline.trendwords import day_over_day
+
+    def rows(*pairs):
+        return [{"time": t, "valuenum": v} for t, v in pairs]
+
+    # a same-day wobble (16 -> 17.9) does not decide: the previous day's last draw (19.5) does
+    assert day_over_day(rows(("2199-02-10 00:18", 20.2), ("2199-02-10 04:14", 19.5), ("2199-02-11 02:49", 16.2),
+                             ("2199-02-11 14:00", 17.9)), 0.05) == "falling"
+    assert day_over_day(rows(("2199-02-03 18:04", 27.7), ("2199-02-04 19:15", 26.5)), 0.05) == "stable"  # within 5 %
+    assert day_over_day(rows(("2199-02-04 19:15", 115.0), ("2199-02-05 03:06", 145.0)), 0.5) == "rising"
+    assert day_over_day(rows(("2199-02-05 03:06", 145.0), ("2199-02-05 09:00", 150.0)), 0.5) is None  # one day only
+
+
 def test_stated_origin_parsing():
     from ehrlib.pipeline.offline.trendwords import direction_of, parse_origin
 
@@ -157,7 +171,15 @@ _RATE_CASES = [  # drip rates are the note day's: propofol ran 24.8-40 mcg/kg/mi
 ]
 
 
-@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES + _RATE_CASES)
+_TREND_CASES = [  # lactate 12.7 (02-01 13:51) -> 6.2 (02-01 18:51) -> 2.5, 3.3, 2.3 on 02-02 (1.8 on 01-31)
+    ("lactate trending up", "2199-02-02", "lactate", "inconsistent"),  # 01-31's 1.8 is not the previous draw
+    ("lactate trending down", "2199-02-02", "lactate", "consistent"),
+    ("WBC downtrending", "2199-02-11", "wbc", "consistent"),  # 20.2/19.5 on 02-10 -> 16.2
+    ("WBC uptrending", "2199-02-11", "wbc", "inconsistent"),
+]
+
+
+@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES + _RATE_CASES + _TREND_CASES)
 def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
     preds = run_note(text, chartdate)
     assert preds.get(word) == label, preds

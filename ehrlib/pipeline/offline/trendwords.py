@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
-__all__ = ["StatedOrigin", "parse_origin", "direction_of"]
+__all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day"]
 
 _UP = ("up", "increased", "rose", "risen", "rising", "climbed", "uptrended", "trended up", "trending up", "bumped")
 _DOWN = ("down", "decreased", "fell", "fallen", "falling", "dropped", "downtrended", "trended down",
@@ -54,3 +55,23 @@ def direction_of(word: str, lower_is_worse: bool | None) -> str | None:
     better = "rising" if lower_is_worse else "falling"
     worse = "falling" if lower_is_worse else "rising"
     return better if word.startswith("improv") else worse
+
+
+def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float) -> str | None:
+    """A progress note's trend word read as clinicians mean it: the latest value against
+    the last value of the previous day with values (the previous draw, not a neighbour
+    within the same day), rising/falling beyond a dead band of max(tol, 5 % of the
+    reference), else stable. None without values on two different days."""
+    timed = [(str(r.get("time")), float(r["valuenum"])) for r in rows if r.get("valuenum") is not None and r.get("time")]
+    if not timed:
+        return None
+    timed.sort()
+    last_t, last_v = timed[-1]
+    earlier = [v for t, v in timed if t[:10] < last_t[:10]]
+    if not earlier:
+        return None
+    ref = earlier[-1]
+    band = max(tol, 0.05 * abs(ref))
+    if abs(last_v - ref) <= band:
+        return "stable"
+    return "rising" if last_v > ref else "falling"

@@ -54,7 +54,7 @@ from ehrlib.pipeline.offline.qualifiers import (
     state_holds_on,
 )
 from ehrlib.pipeline.offline.timex import parse_datetime
-from ehrlib.pipeline.offline.trendwords import direction_of, parse_origin
+from ehrlib.pipeline.offline.trendwords import day_over_day, direction_of, parse_origin
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
 
@@ -532,6 +532,14 @@ def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
         recent = [float(r["valuenum"]) for r in rows if (rt := _t(r.get("time"))) and last_t - rt <= timedelta(hours=24)]
         if len(recent) >= 2:
             directions.add(trend_direction(recent))
+    if ctx.note_type != "discharge_summary":
+        # the latest draw against the previous day's (documented in .trendwords.day_over_day);
+        # the window's least-squares fit may also carry the claim, a start-vs-end of an
+        # arbitrary window may not
+        concept = load_lexicon().concepts.get(str(a.get("concept")))
+        dod = day_over_day(rows, concept.tol if concept else 0.05)
+        if dod is not None:
+            directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable" else set())
     ev = [rows[0], rows[-1]]
     if claim in directions:
         return _verdict(e, s, True, f"{e.text} {claim} in the table as stated "
