@@ -236,3 +236,21 @@ def test_susceptibilities_on_the_demo(mimic3_demo_db, text, expected):
         result = inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
     labels = {p.entity.split()[0].lower(): p.label for p in result.predictions}
     assert labels == expected, labels
+
+
+# --- flowsheet shorthand -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,concept,value", [
+    ("sats 98% on 4LNC", "o2_flow", 4.0),  # no space between flow and device
+    ("3L NC", "o2_flow", 3.0),
+    ("fingersticks 70s-90s", "glucose", None),
+    ("accuchecks 59-107", "glucose", 59.0),
+])
+def test_flowsheet_shorthand_mentions(text, concept, value):
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+
+    found = [m for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
+    assert found, [(m.text, m.concept) for m in find_mentions(text, 0, load_lexicon())]
+    if value is not None:
+        assert found[0].attributes.get("value", found[0].attributes.get("min")) == value

@@ -389,7 +389,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     return sorted(out, key=lambda x: x.start)
 
 
-_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)\b\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
+_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)(?:\b|(?=nc\b|nrb\b|fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
                       r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
                       r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
 _ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})"
