@@ -58,6 +58,13 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Started heparin gtt at 1400", "heparin", False),
     ("Consults: ID recommends meropenem; renal feels AKI is prerenal.", "AKI", True),
     ("Gave 2L IVF", "IVF", False),
+    ("Tachycardia to 120s: given lopressor", "Tachycardia to 120s", False),  # the title carries a value
+    ("Problem: Hyperkalemia", "Hyperkalemia", True),
+    ("Anemia.", "Anemia", True),
+    ("Afebrile.", "Afebrile", False),
+    ("Hypotension (resolved)", "Hypotension", False),
+    ("Lungs: clear", "Lungs", False),
+    ("Holding home lisinopril.", "lisinopril", True),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

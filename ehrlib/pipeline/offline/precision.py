@@ -7,7 +7,9 @@ the extractor keeps is a false positive however it is verified:
 - a problem-list title ("# Anemia: no overt bleeding", "# Hypotension: likely sedation
   related") names the problem the following text discusses; the statements are in that
   text (a title mention that already carries the body's claim, "# AFib: currently in AF",
-  stays);
+  stays); so is a problem named alone on its line ("# Hypotension", "Problem: Hyperkalemia",
+  "Anemia.") outside the discharge-diagnosis list; adjectives alone ("Afebrile.") are states;
+- a home medication ("holding home lisinopril") is not this stay's order;
 - "code" as an event ("code called", "asystole during code", "post-code") is not a code
   status; only a status word (full, DNR, DNI, CMO) or "code status" makes one;
 - an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
@@ -46,6 +48,8 @@ __all__ = ["drop_non_statements", "is_allergy_paragraph", "non_statement_reason"
 
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
 _TITLE_SUFFIX = re.compile(r"^[A-Za-z/&' -]{0,40}?\s*(?::|\s-\s|\s--\s|$)")
+_LONE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
+_ADJECTIVE = re.compile(r"(?:ive|ile|ic|ed|ent|ing|al)$", re.I)
 _TITLE_CLAIM = re.compile(r"^\s*(?::|-|--)\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\s*(?:$|[.;,\n])", re.I)
 _STATUS_WORD = re.compile(r"\b(?:full|dnr|dni|cmo|comfort|status|do\s+not\s+(?:resuscitate|intubate))\b", re.I)
 _IMAGING_READ = re.compile(r"^\s*(?:\([^)]{0,30}\)\s*)?(?::|-\s|(?:was|is)?\s*(?:with|showed|shows|show|showing|revealed|"
@@ -90,9 +94,22 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
     full_before = text[:m.start]
     line_before = full_before.rsplit("\n", 1)[-1]
     title_end = m.start + len(m.text) if text.startswith(m.text, m.start) else m.end
-    if (m.concept != "code_status" and m.end <= title_end + 1 and _TITLE_PREFIX.match(line_before)
+    headed = bool(_TITLE_PREFIX.match(line_before)) or (
+        # "HYPERTENSION: continued metoprolol", "Hyperkalemia: K 6.9": a problem named as the
+        # label of its own paragraph (a field label with its value, "Lungs: clear", is a finding)
+        not line_before.strip() and m.kind in ("interpretation", "diagnosis")
+        and (not m.value or m.value.lower() == m.text.lower()))
+    if (m.concept != "code_status" and m.end <= title_end + 1 and headed and not re.search(r"\d", m.text)
             and re.match(r"^\s*(?::|-\s|--)", text[title_end:]) and not _TITLE_CLAIM.match(text[title_end:])):
         return "problem-list title"
+    line_after = text[title_end:].split("\n", 1)[0]
+    if (m.kind in ("interpretation", "diagnosis", "finding") and m.concept not in ("procedure_code", "code_status")
+            and not m.attributes.get("negated")
+            and (not m.value or m.value.lower() == m.text.lower()) and not _ADJECTIVE.search(m.text)
+            and _LONE_PREFIX.match(line_before) and re.fullmatch(r"\s*[:.]?\s*", line_after)):
+        return "a problem title alone on its line ('# Hypotension', 'Problem: Hyperkalemia', 'Anemia.')"
+    if re.search(r"\bhome\s+(?:dose\s+(?:of\s+)?)?$", before, re.I) and m.kind in ("medication", "infusion"):
+        return "a home medication"
     if m.concept == "code_status" and m.text.lower() == "code":
         window = text[max(0, m.start - 12):m.end + 25]
         if not _STATUS_WORD.search(window) and not re.match(r"\s*:\s*\w", text[m.end:]):
