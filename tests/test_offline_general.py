@@ -254,3 +254,12 @@ def test_flowsheet_shorthand_mentions(text, concept, value):
     assert found, [(m.text, m.concept) for m in find_mentions(text, 0, load_lexicon())]
     if value is not None:
         assert found[0].attributes.get("value", found[0].attributes.get("min")) == value
+
+
+@pytest.mark.parametrize("text,chartdate,word,label", [
+    # lactate peaked at 12.7 on 02-01 13:51; a note of 02-02 tells the course, not 02-02's maximum (3.3)
+    ("lactate peaked at 12.7", "2199-02-02", "lactate", "consistent"),
+    ("lactate peaked at 10.7", "2199-02-02", "lactate", "inconsistent"),
+])
+def test_peak_statements_look_back(run_note, text, chartdate, word, label):
+    assert run_note(text, chartdate).get(word) == label

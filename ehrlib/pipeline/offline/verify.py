@@ -339,8 +339,12 @@ def _verify_extremes(e: Entity, numeric: list[Mapping[str, Any]], concept: Any, 
     if concept is None or (concept.cid not in _VITALS and not ("max_lo" in a and "min" not in a)):
         return None  # lab and output ranges summarise typical values; vitals ranges are min..max
     core = core_window(e.window)
-    rows = [r for r in numeric if in_window(r, core)] if core is not None else (
-        numeric if "max_lo" in a and "min" not in a else [])
+    if core is not None and str(a.get("trend_word") or "").startswith(("peak", "nadir")):
+        # "lactate peaked at 12.7" tells the course up to the note's day, not that day's maximum
+        rows = [r for r in numeric if str(r.get("time"))[:10] <= str(core.end)[:10]]
+    else:
+        rows = [r for r in numeric if in_window(r, core)] if core is not None else (
+            numeric if "max_lo" in a and "min" not in a else [])
     if not rows:
         return None
     is_temp = concept is not None and concept.cid == "temperature"
