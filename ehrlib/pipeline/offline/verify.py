@@ -1231,8 +1231,9 @@ def _verify_micro(e: Entity, s: _Session) -> Verdict:
     rows = [r for r in (res.rows if res else ()) if in_window(r, e.window)]
     spec = re.compile(str(a.get("specimen") or "."), re.I)
     rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
-    if not rows and core_window(e.window) is not None and (a.get("organism") or a.get("negative") or a.get("positive")):
-        rows = _micro_lookback(s, e, spec)
+    if not rows and not e.time_text and core_window(e.window) is not None and (
+            a.get("organism") or a.get("negative") or a.get("positive")):
+        rows = _micro_lookback(s, e, spec)  # a stated date is the specimen's: no look-back then
     if not rows:
         every = s.call("View_General_Timeline", time="during admission", table="microbiologyevents")
         any_spec = [r for r in (every.rows if every else ()) if spec.search(str(r.get("item") or r.get("label") or ""))]
