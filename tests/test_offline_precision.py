@@ -65,6 +65,11 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Hypotension (resolved)", "Hypotension", False),
     ("Lungs: clear", "Lungs", False),
     ("Holding home lisinopril.", "lisinopril", True),
+    ("79M admitted [**4-17**] w/ cardiogenic shock and ARF.", "ARF", True),
+    ("Admitted with sepsis. Now hypotensive to 80s.", "hypotensive to 80s", False),
+    ("NEURO: Sedated on fentanyl 150 mcg/hr.", "Sedated", True),
+    ("NEURO: Sedated on fentanyl 150 mcg/hr.", "fentanyl", False),
+    ("General: intubated, sedated, arouses to voice", "sedated", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

@@ -9,7 +9,10 @@ the extractor keeps is a false positive however it is verified:
   text (a title mention that already carries the body's claim, "# AFib: currently in AF",
   stays); so is a problem named alone on its line ("# Hypotension", "Problem: Hyperkalemia",
   "Anemia.") outside the discharge-diagnosis list; adjectives alone ("Afebrile.") are states;
-- a home medication ("holding home lisinopril") is not this stay's order;
+- a home medication ("holding home lisinopril") is not this stay's order; the problem a
+  patient was admitted with ("admitted [**7-7**] with COPD flare and ARF") is history, told
+  in the one-liner, not a finding of the stay; "sedated on propofol 30 mcg/kg/min" is the
+  propofol statement;
 - "code" as an event ("code called", "asystole during code", "post-code") is not a code
   status; only a status word (full, DNR, DNI, CMO) or "code status" makes one;
 - an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
@@ -69,6 +72,8 @@ _IMPERATIVE = re.compile(r"^\s*(?:[-*\u2022]\s*|#\s*[A-Za-z/ ]{1,20}?\s+-\s+)?(?
 _OPINION = re.compile(r"\b(?:recommend\w*|recs?|feels?|felt|thinks?|thought|believes?|suggest\w*|likely|possibl[ey]|"
                       r"probabl[ey]|presum\w*|suspect\w*|concern(?:ed|ing)?\s+for|r/o|rule\s+out|ddx|differential|"
                       r"cannot\s+exclude|versus|vs\.?|\?)\s+(?:\S+\s+){0,2}$", re.I)
+_ADMITTED_WITH = re.compile(r"\b(?:admitted|readmitted|presented|presents|presenting|transferred|sent\s+in|brought\s+in)\b"
+                            r"[^.;]{0,80}?\b(?:with|w/|for|after)(?=\s)[^.;]*$", re.I)
 _TIME_CLAUSE = re.compile(r"\b(?:once|after|until|till|before|following|upon|when|while)\s+(?:(?:being|getting|the|his|her|"
                           r"off|on|of|she|he|pt|was|is|were)\s+){0,3}$", re.I)
 _INDICATION = re.compile(r"\b(?:for|given\s+for|treated\s+for|to\s+treat)\s+(?:his|her|the|their|presumed|possible|"
@@ -140,6 +145,11 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
         return "an order in the imperative ('replete lytes prn', 'start heparin'), a plan"
     if m.kind in ("interpretation", "diagnosis") and _OPINION.search(before):
         return "a consultant's opinion or a hedged impression, not a charted fact"
+    if m.kind in ("interpretation", "diagnosis") and _ADMITTED_WITH.search(full_before[-160:]):
+        return "the reason for admission ('admitted with septic shock'), told as history"
+    if m.concept == "consciousness" and re.match(r"^\s*(?:on|with|w/)\s", text[title_end:], re.I) and any(
+            o.concept == "drug" and 0 <= o.start - title_end <= 8 for o in others):
+        return "sedation named by its drug ('sedated on propofol 30'): the drug is the statement"
     members = m.attributes.get("drugs") or ()
     if m.concept == "drug" and len(members) > 1:
         for o in others:
