@@ -168,6 +168,9 @@ _RATE_CASES = [  # drip rates are the note day's: propofol ran 24.8-40 mcg/kg/mi
     ("propofol 40 mcg/kg/min", "2199-02-04", "propofol", "consistent"),
     ("vaso 0.04 u/min", "2199-02-01", "vaso", "consistent"),  # charted as 2.4 units/hour
     ("vaso 0.1 u/min", "2199-02-01", "vaso", "inconsistent"),
+    # propofol went to 40 mcg/kg/min at 11:30 on 02-04
+    ("propofol increased to 40 mcg/kg/min at 1130", "2199-02-04", "propofol", "consistent"),
+    ("propofol increased to 40 mcg/kg/min at 1800", "2199-02-04", "propofol", "inconsistent"),
 ]
 
 
@@ -176,6 +179,9 @@ _TREND_CASES = [  # lactate 12.7 (02-01 13:51) -> 6.2 (02-01 18:51) -> 2.5, 3.3,
     ("lactate trending down", "2199-02-02", "lactate", "consistent"),
     ("WBC downtrending", "2199-02-11", "wbc", "consistent"),  # 20.2/19.5 on 02-10 -> 16.2
     ("WBC uptrending", "2199-02-11", "wbc", "inconsistent"),
+    # platelets 96 late on 02-02, then 80/95/86 on 02-03; 115 late on 02-04, 145 on 02-05 (49 on 02-01)
+    ("Plt rose to 95", "2199-02-03", "plt", "inconsistent"),  # 49 two days before is not the previous draw
+    ("Plt rose to 145", "2199-02-05", "plt", "consistent"),
 ]
 
 

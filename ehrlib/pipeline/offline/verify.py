@@ -576,6 +576,15 @@ def _verify_value_direction(e: Entity, s: _Session, claim: str, num: Verdict) ->
         before = [float(r["valuenum"]) for r in rows if str(r.get("time")) < t_hit]
         if not before:
             continue
+        if core_window(window) is not None and claim in ("rising", "falling"):
+            # a progress note's "uptrending, 14.9": against the previous day's last draw
+            # (the one before it when none), not the lowest value of the look-back
+            prev_day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] < t_hit[:10]]
+            ref = prev_day[-1] if prev_day else before[-1]
+            if (ref < value - tol) if claim == "rising" else (ref > value + tol):
+                return _verdict(e, s, True, f"{e.text} {'rose' if claim == 'rising' else 'fell'} to {value:g} "
+                                f"(from {ref:g} the previous draw day)", [hit])
+            continue
         if claim == "rising" and min(before) < value - tol:
             return _verdict(e, s, True, f"{e.text} rose to {value:g} (from {min(before):g})", [hit])
         if claim == "falling" and max(before) > value + tol:
@@ -896,6 +905,13 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
         core = core_window(e.window)
         rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
         ok = [r for r in rated if _rate_matches(float(rate), str(a.get("rate_unit") or ""), r)]
+        clock = parse_clock(e.time_text)
+        if ok and clock is not None:
+            # "increased to 20 mg/hr at 1400": a row at that rate must start near that time
+            timed, _, detail = edge_matches(clock, e.window, ok, "start")
+            if timed is False:
+                return _verdict(e, s, False, f"{names}: rate {float(rate):g} {a.get('rate_unit', '')} recorded, but "
+                                f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4])
         if rated and not ok:
             seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
             return _verdict(e, s, False, f"{names}: rate {float(rate):g} {a.get('rate_unit', '')} not recorded "
