@@ -70,6 +70,11 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("NEURO: Sedated on fentanyl 150 mcg/hr.", "Sedated", True),
     ("NEURO: Sedated on fentanyl 150 mcg/hr.", "fentanyl", False),
     ("General: intubated, sedated, arouses to voice", "sedated", False),
+    ("EKG: sinus rhythm, no ST changes.", "sinus rhythm", True),
+    ("EKG showed atrial fibrillation", "atrial fibrillation", True),
+    ("CV: sinus rhythm 80s, no ectopy.", "sinus rhythm", False),
+    ("Subjective: pt reports feeling better.", "pt", True),
+    ("PT 14.2, INR 1.3", "PT", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

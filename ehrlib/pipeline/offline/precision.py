@@ -16,7 +16,9 @@ the extractor keeps is a false positive however it is verified:
 - "code" as an event ("code called", "asystole during code", "post-code") is not a code
   status; only a status word (full, DNR, DNI, CMO) or "code status" makes one;
 - an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
-  showed ...") is an imaging interpretation, out of scope;
+  showed ...") is an imaging interpretation, out of scope, and so is every finding in the
+  reading ("EKG: sinus rhythm", "Echo at OSH showed a large effusion");
+- "pt" without a number is the patient, not the prothrombin time;
 - a generic "transfused" / "transfusion" next to the product that was given ("transfused
   2 units of packed red cells") is the same statement as the product mention;
 - the tail of a procedure name split at "with" / "and" ("Bronchoscopy with bronchoalveolar
@@ -58,6 +60,11 @@ _STATUS_WORD = re.compile(r"\b(?:full|dnr|dni|cmo|comfort|status|do\s+not\s+(?:r
 _IMAGING_READ = re.compile(r"^\s*(?:\([^)]{0,30}\)\s*)?(?::|-\s|(?:was|is)?\s*(?:with|showed|shows|show|showing|revealed|"
                            r"reveals|demonstrat\w*|notable\s+for|significant\s+for|c/w|consistent\s+with|without|w/o|"
                            r"no\s+(?:new|acute|change)|unchanged|improved|clear|negative|neg\b|read\s+as|impression))", re.I)
+_STUDY = (r"(?:portable\s+)?(?:cxr|chest\s+x-?ray|x-?ray|ct|cta|mri|mra|echo(?:cardiogram)?|tte|tee|ekg|ecg|kub|"
+          r"(?:ruq\s+|renal\s+|abd(?:ominal)?\s+)?(?:us|ultrasound|u/s|doppler)|imaging|radiology|scan)")
+_READING_HEAD = re.compile(r"^\s*(?:[-*#\u2022]\s*)?" + _STUDY + r"\b[^:.;]{0,30}:", re.I)
+_READING_VERB = re.compile(r"\b" + _STUDY + r"\b[^.;]{0,40}?\b(?:showed|shows|show|showing|revealed|reveals|demonstrat\w*|"
+                           r"c/w|consistent\s+with|notable\s+for|significant\s+for|read\s+as|concerning\s+for)\b[^.;]*$", re.I)
 _GENERIC_TRANSFUSION = re.compile(r"^(?:transfus\w*|blood\s+transfusions?)$", re.I)
 _LINES_TUBES = ("arterial_line", "ng_tube", "foley", "central_line", "picc")
 _ROUTE_BEFORE = re.compile(r"\b(?:via|through|thru|per|by|from)\s+(?:the\s+|an?\s+|his\s+|her\s+|(?:r|l|rt|lt|right|left)\s+)?$"
@@ -121,6 +128,10 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
             return "a code event, not a code status"
     if m.concept.startswith("imaging_") and _IMAGING_READ.match(text[m.end:]):
         return "imaging interpretation"
+    if _READING_HEAD.match(line_before) or _READING_VERB.search(before):
+        return "part of a study's reading ('EKG: sinus rhythm', 'Echo at OSH showed ...')"
+    if m.text in ("pt", "Pt") and m.kind != "interpretation" and not re.search(r"\d", (m.value or "") + after[:12]):
+        return "'pt' meaning the patient, not the prothrombin time"
     if m.concept == "transfusion" and _GENERIC_TRANSFUSION.match(m.text.strip()):
         for o in others:
             if o is not m and o.concept == "transfusion" and o.start >= m.end and not _GENERIC_TRANSFUSION.match(
