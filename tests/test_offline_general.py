@@ -185,7 +185,14 @@ _TREND_CASES = [  # lactate 12.7 (02-01 13:51) -> 6.2 (02-01 18:51) -> 2.5, 3.3,
 ]
 
 
-@pytest.mark.parametrize("text,chartdate,word,label", _CLOCK_CASES + _QUALIFIER_CASES + _RATE_CASES + _TREND_CASES)
+_CULTURE_CASES = [  # blood cultures of 01-31 and 02-01 never grew; a 02-03 note reports them
+    ("BCx grew GPCs", "2199-02-03", "bcx", "inconsistent"),
+    ("BCx NGTD", "2199-02-03", "bcx", "consistent"),
+]
+
+
+@pytest.mark.parametrize("text,chartdate,word,label",
+                         _CLOCK_CASES + _QUALIFIER_CASES + _RATE_CASES + _TREND_CASES + _CULTURE_CASES)
 def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
     preds = run_note(text, chartdate)
     assert preds.get(word) == label, preds
