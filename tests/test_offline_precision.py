@@ -61,6 +61,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Tachycardia to 120s: given lopressor", "Tachycardia to 120s", False),  # the title carries a value
     ("Problem: Hyperkalemia", "Hyperkalemia", True),
     ("Anemia.", "Anemia", True),
+    ("Hypotension (not Shock)", "Hypotension", True),
     ("Afebrile.", "Afebrile", False),
     ("Hypotension (resolved)", "Hypotension", False),
     ("Lungs: clear", "Lungs", False),
@@ -75,6 +76,8 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("CV: sinus rhythm 80s, no ectopy.", "sinus rhythm", False),
     ("Subjective: pt reports feeling better.", "pt", True),
     ("PT 14.2, INR 1.3", "PT", False),
+    ("Fluid balance", "bal", True),
+    ("BAL sent from RLL", "BAL", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:
     reasons = _reasons(text)

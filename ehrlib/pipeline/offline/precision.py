@@ -8,7 +8,8 @@ the extractor keeps is a false positive however it is verified:
   related") names the problem the following text discusses; the statements are in that
   text (a title mention that already carries the body's claim, "# AFib: currently in AF",
   stays); so is a problem named alone on its line ("# Hypotension", "Problem: Hyperkalemia",
-  "Anemia.") outside the discharge-diagnosis list; adjectives alone ("Afebrile.") are states;
+  "Anemia.", the nursing care-plan title "Hypotension (not Shock)") outside the
+  discharge-diagnosis list; adjectives alone ("Afebrile.") are states;
 - a home medication ("holding home lisinopril") is not this stay's order; the problem a
   patient was admitted with ("admitted [**7-7**] with COPD flare and ARF") is history, told
   in the one-liner, not a finding of the stay; "sedated on propofol 30 mcg/kg/min" is the
@@ -18,6 +19,7 @@ the extractor keeps is a false positive however it is verified:
 - an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
   showed ...") is an imaging interpretation, out of scope, and so is every finding in the
   reading ("EKG: sinus rhythm", "Echo at OSH showed a large effusion");
+- a match inside a longer word ("bal" in "balance") is no mention at all;
 - "pt" without a number is the patient, not the prothrombin time;
 - a generic "transfused" / "transfusion" next to the product that was given ("transfused
   2 units of packed red cells") is the same statement as the product mention;
@@ -54,6 +56,8 @@ __all__ = ["drop_non_statements", "is_allergy_paragraph", "non_statement_reason"
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
 _TITLE_SUFFIX = re.compile(r"^[A-Za-z/&' -]{0,40}?\s*(?::|\s-\s|\s--\s|$)")
 _LONE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
+# nothing after the title, or a care-plan qualifier ("Hypotension (not Shock)", "... (acute, chronic)")
+_LONE_SUFFIX = re.compile(r"\s*(?:\((?:not|non|w/o|without|other|acute|chronic|unspecified)\b[^)]*\))?\s*[:.]?\s*", re.I)
 _ADJECTIVE = re.compile(r"(?:ive|ile|ic|ed|ent|ing|al)$", re.I)
 _TITLE_CLAIM = re.compile(r"^\s*(?::|-|--)\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\s*(?:$|[.;,\n])", re.I)
 _STATUS_WORD = re.compile(r"\b(?:full|dnr|dni|cmo|comfort|status|do\s+not\s+(?:resuscitate|intubate))\b", re.I)
@@ -114,11 +118,14 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
     if (m.concept != "code_status" and m.end <= title_end + 1 and headed and not re.search(r"\d", m.text)
             and re.match(r"^\s*(?::|-\s|--)", text[title_end:]) and not _TITLE_CLAIM.match(text[title_end:])):
         return "problem-list title"
+    if (m.text[:1].isalpha() and m.start > 0 and text[m.start - 1].isalpha()) or (
+            m.text[-1:].isalpha() and text[title_end:title_end + 1].isalpha()):
+        return "a fragment of a longer word ('bal' in 'balance')"
     line_after = text[title_end:].split("\n", 1)[0]
     if (m.kind in ("interpretation", "diagnosis", "finding") and m.concept not in ("procedure_code", "code_status")
             and not m.attributes.get("negated")
             and (not m.value or m.value.lower() == m.text.lower()) and not _ADJECTIVE.search(m.text)
-            and _LONE_PREFIX.match(line_before) and re.fullmatch(r"\s*[:.]?\s*", line_after)):
+            and _LONE_PREFIX.match(line_before) and _LONE_SUFFIX.fullmatch(line_after)):
         return "a problem title alone on its line ('# Hypotension', 'Problem: Hyperkalemia', 'Anemia.')"
     if re.search(r"\bhome\s+(?:dose\s+(?:of\s+)?)?$", before, re.I) and m.kind in ("medication", "infusion"):
         return "a home medication"
