@@ -38,6 +38,9 @@ def test_parse_clock(text, hour, minute, approx):
 
 def test_parse_clock_rejects_non_times():
     assert parse_clock("this AM") is None and parse_clock("x3 days") is None and parse_clock("") is None
+    assert parse_clock("on [**2155-01-02**]") is None  # a year is not 21:55
+    c = parse_clock("[**2145-7-10**] 06:29 AM")
+    assert c is not None and (c.hour, c.minute) == (6, 29)
 
 
 def _row(start: str, end: str | None, table: str = "inputevents_mv", label: str = "Norepinephrine") -> dict:
@@ -98,6 +101,13 @@ _CLOCK_CASES = [
     ("levophed started at 1800", "2199-02-01", "levophed", "inconsistent"),
     ("off levophed since 0400", "2199-02-02", "levophed", "inconsistent"),
     ("levophed off at 0930", "2199-02-02", "levophed", "consistent"),
+    # procedure records: a multi-lumen line placed 02-01 02:14 and another at 13:00 (overlapping dwell,
+    # two events); extubation 02-07 09:33; the arterial line removed 02-11 11:29
+    ("CVL placed ~1pm", "2199-02-01", "cvl", "consistent"),
+    ("CVL placed at 2100", "2199-02-01", "cvl", "inconsistent"),
+    ("extubated at 1700", "2199-02-07", "extubated", "inconsistent"),
+    ("A-line pulled at 1130", "2199-02-11", "a-line", "consistent"),
+    ("A-line pulled at 0300", "2199-02-11", "a-line", "inconsistent"),
 ]
 
 

@@ -31,9 +31,9 @@ RUN_GAP = timedelta(hours=1)
 
 _CLOCK_TEXT = re.compile(
     r"(?P<approx>~|\bapprox(?:\.|imately)?\s*|\baround\s+|\babout\s+|\bca\.?\s*)?"
-    r"(?<![\d.:/])(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)"
+    r"(?<![\d.:/\-])(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)"
     r"|(?P<h12>1[0-2]|0?[1-9])(?=\s*[ap]\.?m\b))"
-    r"\s*(?P<ampm>[ap]\.?m\b\.?)?(?![\d/])", re.I)
+    r"\s*(?P<ampm>[ap]\.?m\b\.?)?(?![\d/]|-\d)", re.I)  # never a year: [**2155-01-02**]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,10 @@ def _timed(row: Mapping[str, Any]) -> bool:
                                                              and not row.get("end")))
 
 
-def infusion_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
-    """Timed rows merged per item into runs (gap ≤ :data:`RUN_GAP`), sorted by start."""
+def infusion_runs(rows: Iterable[Mapping[str, Any]], merge: bool = True
+                  ) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
+    """Timed rows merged per item into runs (gap ≤ :data:`RUN_GAP`), sorted by start;
+    ``merge=False`` keeps each row its own event (procedures: two lines may overlap)."""
     by_item: dict[str, list[tuple[datetime, datetime, Mapping[str, Any]]]] = {}
     for r in rows:
         if not _timed(r):
@@ -103,7 +105,7 @@ def infusion_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, dat
         items.sort(key=lambda x: x[0])
         cur: list[Any] | None = None
         for a, b, r in items:
-            if cur is not None and a <= cur[1] + RUN_GAP:
+            if merge and cur is not None and a <= cur[1] + RUN_GAP:
                 cur[1] = max(cur[1], b)
                 cur[2].append(r)
             else:
@@ -116,10 +118,10 @@ def infusion_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, dat
 
 
 def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapping[str, Any]],
-                 edge: str) -> tuple[bool | None, list[Mapping[str, Any]], str]:
+                 edge: str, merge: bool = True) -> tuple[bool | None, list[Mapping[str, Any]], str]:
     """Whether some run of ``rows`` starts (edge="start") or ends (edge="end") at the
     stated clock time. Returns (verdict or None when no timed rows exist, evidence, detail)."""
-    runs = infusion_runs(rows)
+    runs = infusion_runs(rows, merge)
     if not runs:
         return None, [], "no timed rows"
     moments = clock_moments(claim, window)

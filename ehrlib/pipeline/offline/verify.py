@@ -1062,6 +1062,10 @@ def _verify_event(e: Entity, s: _Session) -> Verdict:
     if not inside:
         return _verdict(e, s, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}",
                         every[:4])
+    if e.kind == "procedure" and not e.attributes.get("negated"):
+        clocked = _procedure_clock(e, s, inside)
+        if clocked is not None:
+            return clocked
     side = e.attributes.get("side")
     if side in ("r", "l") and e.kind == "procedure":
         located = [r for r in inside if (r.get("extra") or {}).get("location")]
@@ -1075,6 +1079,34 @@ def _verify_event(e: Entity, s: _Session) -> Verdict:
     if e.attributes.get("negated"):
         return _verdict(e, s, False, f"note says no {e.text}, but it is recorded in the window", inside[:4])
     return _verdict(e, s, True, f"{e.text} recorded in the window", inside)
+
+
+_REMOVAL = re.compile(r"\b(?:pulled|removed|d/?c'?d?|discontinued|taken out|came out|out)\b", re.I)
+_PLACEMENT = re.compile(r"\b(?:placed|inserted|put in|started|initiated|intubated|extubated|done|performed)\b", re.I)
+
+
+def _procedure_clock(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> Verdict | None:
+    """"CVL placed ~9pm" / "A-line pulled at 0300" / "thoracentesis at 1500": a record of
+    the item starts (or, for a removal, ends) at that clock time (.clocktime tolerance;
+    each row is its own event, lines are not merged). A bare time on a long-lived device
+    (a line's whole dwell) is not judged."""
+    clock = parse_clock(e.time_text)
+    if clock is None:
+        return None
+    said = f"{e.text} {e.attributes.get('action') or ''}"
+    # the procedure records (start/end columns), not observations charted along a line's dwell
+    course = [r for k in _keys(e) if k.startswith("procedureevents") for r in s.rows(k, None)[0]]
+    if not course:
+        return None
+    point = all((iv := _row_interval(r)) is not None and iv[1] - iv[0] <= timedelta(hours=1) for r in course)
+    edge = "end" if _REMOVAL.search(said) else "start" if (_PLACEMENT.search(said) or point) else None
+    if edge is None:
+        return None
+    ok, evidence, detail = edge_matches(clock, e.window, course, edge, merge=False)
+    if ok is False:
+        return _verdict(e, s, False, f"{e.text}: stated {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
+                        f"{detail}", evidence)
+    return None
 
 
 #: Finding vocabulary: canonical state -> (how notes write it, how tables chart it). A note
