@@ -33,6 +33,13 @@ Rules (paper §4.4, Appendix B.4-B.8):
   other days: a time error).
 * **Validation cache** (m = 5): an entity restating a cached claim on the same item and
   window (or the same observation group) reuses the cached verdict without tool calls.
+* **General rule families** (modules of their own, each with its tolerance documented):
+  clock times of starts/stops of drips, orders and procedures (:mod:`.clocktime`: ±2 h,
+  "~" ±3 h, runs of rate rows, dates never confirm a clock time); value-attached
+  qualifiers ("WBC 16.2 (WNL)", "K 5.9, hyperkalemic": :mod:`.qualifiers`); stated
+  origins and day-over-day trend words (:mod:`.trendwords`); susceptibilities
+  (:mod:`.microsens`); drip rates on the note's day; culture results looking back
+  ``MICRO_LOOKBACK_DAYS`` for an undated specimen.
 """
 from __future__ import annotations
 
