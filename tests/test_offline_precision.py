@@ -18,7 +18,8 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("# Anemia: no overt bleeding; on protonix gtt.", "Anemia", True),
     ("# Hypokalemia: resolved", "Hypokalemia", False),          # the title is the claim
     ("# Code: Full", "Code", False),
-    ("Events: found unresponsive, code called, brief asystole.", "code", True),
+    ("Events: found unresponsive, code called, brief asystole.", "code", False),
+    ("HR 48-133, asystole during code, now SR.", "code", True),
     ("Lactate 8.9 post-code, down to 3.4.", "code", True),
     ("Full code", "Full code", False),
     ("CXR: possible RLL atelectasis.", "CXR", True),
@@ -27,6 +28,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("He was transfused 2 units of FFP.", "transfused", True),
     ("GU: foley in place, UOP 222 cc.", "foley", True),
     ("Foley placed at 1400.", "Foley", False),
+    ("I/O: foley 2.4 L today, ostomy 150 cc", "foley", False),
     ("GU: Foley draining clear yellow urine", "Foley", False),  # the urine it drains is the claim
     ("CV: SBP 95-177 via aline, MAP 62-110.", "aline", True),
     ("BP 85-144 systolic on A-line", "A-line", True),

@@ -14,8 +14,9 @@ the extractor keeps is a false positive however it is verified:
   patient was admitted with ("admitted [**7-7**] with COPD flare and ARF") is history, told
   in the one-liner, not a finding of the stay; "sedated on propofol 30 mcg/kg/min" is the
   propofol statement;
-- "code" as an event ("code called", "asystole during code", "post-code") is not a code
-  status; only a status word (full, DNR, DNI, CMO) or "code status" makes one;
+- "code" as a time reference ("asystole during code", "post-code") is not a code status;
+  a status word (full, DNR, DNI, CMO) or "code status" makes one, and "code called" is the
+  arrest itself;
 - an imaging study named as the head of its reading ("CXR: possible atelectasis", "CT
   showed ...") is an imaging interpretation, out of scope, and so is every finding in the
   reading ("EKG: sinus rhythm", "Echo at OSH showed a large effusion");
@@ -131,7 +132,10 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
         return "a home medication"
     if m.concept == "code_status" and m.text.lower() == "code":
         window = text[max(0, m.start - 12):m.end + 25]
-        if not _STATUS_WORD.search(window) and not re.match(r"\s*:\s*\w", text[m.end:]):
+        if (not _STATUS_WORD.search(window) and not re.match(r"\s*:\s*\w", text[m.end:])
+                and re.search(r"(?:\b(?:during|after|since|before|following|post)\s+(?:the\s+|a\s+)?|\bpost-)$", text[:m.start], re.I)):
+            # "asystole during code", "post-code": the arrest as a time reference; "code called" is the
+            # arrest itself (a procedure event), left to verification
             return "a code event, not a code status"
     if m.concept.startswith("imaging_") and _IMAGING_READ.match(text[m.end:]):
         return "imaging interpretation"
@@ -188,7 +192,8 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
                         ("with ", "and ")))):
                 return "tail of a split procedure name"
     if (m.concept == "foley" and not _DEVICE_ACTION.search(before + " " + m.text + " " + after[:30])
-            and not _URINE_LOOK.search(after[:40])):
+            and not _URINE_LOOK.search(after[:40]) and not re.match(r"^\W{0,3}\d", after)):
+        # "foley 2.4 L today" is the urine output
         return "device named without a claim about it"
     return None
 
