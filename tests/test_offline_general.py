@@ -286,3 +286,20 @@ def test_flowsheet_shorthand_mentions(text, concept, value):
 ])
 def test_peak_statements_look_back(run_note, text, chartdate, word, label):
     assert run_note(text, chartdate).get(word) == label
+
+
+@pytest.mark.parametrize("chartdate,label", [("2148-01-15", "inconsistent"), ("2148-01-16", "consistent")])
+def test_trend_follows_one_items_series(mimic3_demo_db, chartdate, label):
+    """Subject 10112 (admission 188574): blood WBC 14.1 (01-13), 16.9 (01-14), 14.9 (01-15),
+    15.9 (01-16). "WBC" also aligns a urine WBC item, whose values must not join the series."""
+    from ehrlib.pipeline.context import note_context
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
+        note = Note(f"w-{chartdate}", 10112, 188574, "physician", chartdate, "white count trending up")
+        ctx = note_context(con, note, flavor="mimic3")
+        tools = make_toolset(con, PatientContext(10112, 188574, ctx.admittime, ctx.dischtime, chartdate, ctx.sex))
+        stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+        result = inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
+    assert [p.label for p in result.predictions] == [label], [(p.entity, p.label, p.reason) for p in result.predictions]

@@ -547,8 +547,11 @@ def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
         # the latest draw against the previous day's (documented in .trendwords.day_over_day);
         # the window's least-squares fit may also carry the claim, a start-vs-end of an
         # arbitrary window may not
+        # one item's own series: the first aligned item with values on two days ("WBC" may
+        # also align a urine WBC, whose values are not this series)
         concept = load_lexicon().concepts.get(str(a.get("concept")))
-        dod = day_over_day(rows, concept.tol if concept else 0.05)
+        dod = next((d for k in keys if (d := day_over_day([r for r in rows if r.get("key") == k],
+                                                           concept.tol if concept else 0.05)) is not None), None)
         if dod is not None:
             directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable" else set())
     ev = [rows[0], rows[-1]]
