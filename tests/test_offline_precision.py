@@ -79,6 +79,9 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Subjective: pt reports feeling better.", "pt", True),
     ("PT 14.2, INR 1.3", "PT", False),
     ("Fluid balance", "bal", True),
+    ("FSBS 124-184, covered w/ regular insulin SSI.", "SSI", True),
+    ("FSBS 124-184, covered w/ regular insulin SSI.", "insulin", False),
+    ("on vanc/zosyn day 5", "zosyn", False),
     ("BAL sent from RLL", "BAL", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:

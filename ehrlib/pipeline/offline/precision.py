@@ -40,7 +40,7 @@ the extractor keeps is a false positive however it is verified:
 - conditions of orders ("if hypotensive again, give IVF"), orders in the imperative
   ("replete lytes prn", "- start heparin") and consultants' opinions or hedged impressions
   ("renal feels AKI is prerenal", "likely pneumonia") are plans and opinions, not facts;
-- one procedure named twice ("intubation and mechanical ventilation") is one entity;
+- one drug named twice in a row ("regular insulin SSI") and one procedure named twice ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
 Each rule looks only at the mention and its own clause, so it carries over to unseen notes.
@@ -173,6 +173,10 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
             o.concept == "drug" and 0 <= o.start - title_end <= 8 for o in others):
         return "sedation named by its drug ('sedated on propofol 30'): the drug is the statement"
     members = m.attributes.get("drugs") or ()
+    if m.concept == "drug" and members and any(
+            o.concept == "drug" and o.end <= m.start and re.fullmatch(r"[ \t]?", text[o.end:m.start])
+            and list(o.attributes.get("drugs") or ()) == list(members) for o in others):
+        return "a second name of the drug just named ('regular insulin SSI')"
     if m.concept == "drug" and len(members) > 1:
         for o in others:
             if (o is not m and o.concept == "drug" and o.start >= m.end and len(o.attributes.get("drugs") or ()) == 1
