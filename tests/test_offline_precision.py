@@ -82,6 +82,9 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("FSBS 124-184, covered w/ regular insulin SSI.", "SSI", True),
     ("FSBS 124-184, covered w/ regular insulin SSI.", "insulin", False),
     ("on vanc/zosyn day 5", "zosyn", False),
+    ("2L NC, sats 92-100%.", "O2 flow", True),
+    ("2L NC, sats 92-100%.", "NC", False),
+    ("SpO2 75-100% on 10L face tent.", "face tent", False),
     ("BAL sent from RLL", "BAL", False),
 ])
 def test_non_statement_rules(text: str, word: str, dropped: bool) -> None:

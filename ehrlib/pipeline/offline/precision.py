@@ -40,6 +40,8 @@ the extractor keeps is a false positive however it is verified:
 - conditions of orders ("if hypotensive again, give IVF"), orders in the imperative
   ("replete lytes prn", "- start heparin") and consultants' opinions or hedged impressions
   ("renal feels AKI is prerenal", "likely pneumonia") are plans and opinions, not facts;
+- an oxygen flow stated with its device ("2L NC", "10L face tent") is one statement, the
+  device's (the flow mention's value already names it);
 - one drug named twice in a row ("regular insulin SSI") and one procedure named twice ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
@@ -172,6 +174,8 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
     if m.concept == "consciousness" and re.match(r"^\s*(?:on|with|w/)\s", text[title_end:], re.I) and any(
             o.concept == "drug" and 0 <= o.start - title_end <= 8 for o in others):
         return "sedation named by its drug ('sedated on propofol 30'): the drug is the statement"
+    if m.concept == "o2_flow" and any(o.concept == "o2_device" and 0 <= o.start - m.end <= 2 for o in others):
+        return "the flow of the oxygen device named next ('2L NC'): one statement, the device's"
     members = m.attributes.get("drugs") or ()
     if m.concept == "drug" and members and any(
             o.concept == "drug" and o.end <= m.start and re.fullmatch(r"[ \t]?", text[o.end:m.start])
