@@ -58,6 +58,8 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Pt hypotensive this AM requiring fluid.", "hypotensive", False),
     ("- start heparin gtt", "heparin", True),
     ("Started heparin gtt at 1400", "heparin", False),
+    ("Repeat lactate 2.1, down from 4.", "lactate", False),
+    ("- dose of lasix increased to 40 mg IV", "lasix", False),
     ("Consults: ID recommends meropenem; renal feels AKI is prerenal.", "AKI", True),
     ("Gave 2L IVF", "IVF", False),
     ("Tachycardia to 120s: given lopressor", "Tachycardia to 120s", False),  # the title carries a value

@@ -82,7 +82,7 @@ _ELSEWHERE_AFTER = re.compile(r"^\s*(?:at|in|from)\s+(?:the\s+|an?\s+)?(?:osh|ou
 _CONDITIONAL = re.compile(r"\b(?:if|unless|in\s+case\s+of|should\s+(?:he|she|pt|patient)\s+(?:become|be|get))\s+[^.;:]{0,40}$", re.I)
 _IMPERATIVE = re.compile(r"^\s*(?:[-*\u2022]\s*|#\s*[A-Za-z/ ]{1,20}?\s+-\s+)?(?:start|give|replete|avoid|check|send|obtain|transfuse|add|"
                          r"increase|decrease|restart|resume|wean|trend|monitor|hold|continue|cont|titrate|consider|"
-                         r"discontinue|d/c|stop|dose|renally\s+dose|recheck|repeat|follow|f/u|goal)\b", re.I)
+                         r"discontinue|d/c|stop|renally\s+dose|recheck|repeat|follow|f/u|goal)\b", re.I)
 _OPINION = re.compile(r"\b(?:recommend\w*|recs?|feels?|felt|thinks?|thought|believes?|suggest\w*|likely|possibl[ey]|"
                       r"probabl[ey]|presum\w*|suspect\w*|concern(?:ed|ing)?\s+for|r/o|rule\s+out|ddx|differential|"
                       r"cannot\s+exclude|versus|vs\.?|\?)\s+(?:\S+\s+){0,2}$", re.I)
@@ -165,7 +165,9 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
                 return "the same procedure named twice ('intubation and mechanical ventilation')"
     if _CONDITIONAL.search(before):
         return "a condition of an order ('if hypotensive again, give IVF'), not an observation"
-    if _IMPERATIVE.match(before + m.text) and not re.search(r"\b(?:was|were|had|has\s+been)\b", before):
+    if (_IMPERATIVE.match(before + m.text) and not re.search(r"\b(?:was|were|had|has\s+been)\b", before)
+            and not (m.kind in ("measurement", "range", "trend") and re.search(r"\d", m.value or ""))):
+        # "Repeat lactate 2.1": a lab with its number is a result, not an order
         return "an order in the imperative ('replete lytes prn', 'start heparin'), a plan"
     if m.kind in ("interpretation", "diagnosis") and _OPINION.search(before):
         return "a consultant's opinion or a hedged impression, not a charted fact"
