@@ -42,7 +42,8 @@ the extractor keeps is a false positive however it is verified:
   ("renal feels AKI is prerenal", "likely pneumonia") are plans and opinions, not facts;
 - an oxygen flow stated with its device ("2L NC", "10L face tent") is one statement, the
   device's (the flow mention's value already names it);
-- one drug named twice in a row ("regular insulin SSI") and one procedure named twice ("intubation and mechanical ventilation") is one entity;
+- one drug named twice in a row ("regular insulin SSI") and one procedure named twice
+  ("intubation and mechanical ventilation") is one entity;
 - the allergy list is not part of the hospitalization.
 
 Each rule looks only at the mention and its own clause, so it carries over to unseen notes.
@@ -57,7 +58,6 @@ from ehrlib.pipeline.offline.mentions import Mention
 __all__ = ["drop_non_statements", "is_allergy_paragraph", "non_statement_reason"]
 
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
-_TITLE_SUFFIX = re.compile(r"^[A-Za-z/&' -]{0,40}?\s*(?::|\s-\s|\s--\s|$)")
 _LONE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
 # nothing after the title, or a care-plan qualifier ("Hypotension (not Shock)", "... (acute, chronic)")
 _LONE_SUFFIX = re.compile(r"\s*(?:\((?:not|non|w/o|without|other|acute|chronic|unspecified)\b[^)]*\))?\s*[:.]?\s*", re.I)
@@ -194,12 +194,13 @@ def non_statement_reason(m: Mention, text: str, others: Sequence[Mention] = ()) 
     if m.kind in ("interpretation", "diagnosis") and _INDICATION.search(before):
         return "the indication of a treatment, not a claim about the patient's state"
     if m.concept == "procedure_code":
+        # the joining word may sit inside the tail's own text ("with control of bleeding")
+        lead = re.match(r"(?:with|and)(?=\s)", m.text, re.I)
         for o in others:
             # after a named bedside procedure ("Bronchoscopy with BAL"); two coded procedures
             # ("colectomy with end ileostomy") stay two entities
             if (o is not m and o.end <= m.start and o.line == m.line and o.concept != "procedure_code"
-                    and _PROC_JOIN.match(text[o.end:m.start] + " ".join(m.text.split()[:1]) * m.text.lower().startswith(
-                        ("with ", "and ")))):
+                    and _PROC_JOIN.match(text[o.end:m.start] + (lead.group(0) if lead else ""))):
                 return "tail of a split procedure name"
     if (m.concept == "foley" and not _DEVICE_ACTION.search(before + " " + m.text + " " + after[:30])
             and not _URINE_LOOK.search(after[:40]) and not re.match(r"^\W{0,3}\d", after)):
