@@ -145,3 +145,11 @@ def test_precision_dev_set_loads_and_is_disjoint_from_other_sets() -> None:
     others = {n.hadm_id for d in root.iterdir() if d.is_dir() and d.name != "precision_dev"
               for n in load_corpus(d).notes}
     assert not others & {n.hadm_id for n in corpus.notes}
+
+
+def test_drug_class_words_need_a_member_item() -> None:
+    from ehrlib.pipeline.offline.precision import is_drug_class
+
+    lex = load_lexicon()
+    classes = {m.text: is_drug_class(m) for m in find_mentions("remains on abx; levophed 0.1", 0, lex, [], "other")}
+    assert classes == {"abx": True, "levophed": False}

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.mentions import Mention, find_mentions
-from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph
+from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, is_drug_class
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
@@ -334,6 +334,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             else:
                 if needs_items and items:
                     continue  # the patient-specific step has it
+                if is_drug_class(m):
+                    continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
                     items = _ontology_items(env, placed, lex)
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)

@@ -55,7 +55,7 @@ from typing import Sequence
 
 from ehrlib.pipeline.offline.mentions import Mention
 
-__all__ = ["drop_non_statements", "is_allergy_paragraph", "non_statement_reason"]
+__all__ = ["drop_non_statements", "is_allergy_paragraph", "is_drug_class", "non_statement_reason"]
 
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
 _LONE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
@@ -217,6 +217,12 @@ def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
     while j >= 0 and not lines[j].strip():
         j -= 1
     return j >= 0 and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I)) and first_line - j <= 1
+
+
+def is_drug_class(m: Mention) -> bool:
+    """A class word ("abx", "pressors", "IVF"): an entity only when the patient has a member
+    item to check it against (protocol: a class maps to a concrete item or is no entity)."""
+    return m.concept == "drug" and len(m.attributes.get("drugs") or ()) > 1
 
 
 def drop_non_statements(text: str, mentions: Sequence[Mention]) -> list[Mention]:
