@@ -199,6 +199,27 @@ _FREE_TEXT = {ItemRef}  # records whose `label` is a name, not a consistency lab
 
 R = TypeVar("R")
 
+#: Spellings of the three note types met in the wild (MIMIC-III NOTEEVENTS.CATEGORY
+#: values, EHRCon files, hand-written corpora), normalised on load so a corpus written
+#: by someone else does not fail on "Discharge summary" or "Nursing/other".
+NOTE_TYPE_ALIASES: Mapping[str, str] = {
+    "discharge_summary": "discharge_summary", "discharge summary": "discharge_summary",
+    "discharge": "discharge_summary", "ds": "discharge_summary", "dischargesummary": "discharge_summary",
+    "physician": "physician", "physician note": "physician", "physician_note": "physician",
+    "progress note": "physician", "progress_note": "physician", "physician progress note": "physician",
+    "md": "physician", "nursing": "nursing", "nursing/other": "nursing", "nursing note": "nursing",
+    "nursing_note": "nursing", "nursing progress note": "nursing", "rn": "nursing",
+}
+
+
+def normalise_note_type(value: Any) -> Any:
+    """The canonical note type for a known spelling; other values are returned unchanged
+    (and then rejected by validation with the list of accepted values)."""
+    if isinstance(value, str):
+        key = " ".join(value.strip().lower().replace("-", " ").split())
+        return NOTE_TYPE_ALIASES.get(key, NOTE_TYPE_ALIASES.get(key.replace(" ", "_"), value))
+    return value
+
 
 def to_dict(record: Any) -> dict[str, Any]:
     """A JSON-ready dict (tuples become lists, nested records dicts)."""
@@ -231,6 +252,8 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
                 raise RecordError(f"{cls.__name__}: missing required field '{name}'")
             continue
         value = data[name]
+        if cls is Note and name == "note_type":
+            value = normalise_note_type(value)
         if name in nested and value is not None:
             sub, many = nested[name]
             try:
