@@ -80,8 +80,12 @@ def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path) -> Path:
     from ehrlib.pipeline.params import load_params
     from ehrlib.pipeline.runner import run_experiment
 
+    runs_dir = cfg.out_dir / "runs"
+    # offline runs take seconds: start them afresh, so a demo after a code update never
+    # reports predictions resumed from the previous version
+    shutil.rmtree(runs_dir / f"demo-{method}", ignore_errors=True)
     params = load_params(None, corpus=str(corpus), db=str(db), method=method, backend="offline",
-                         run_id=f"demo-{method}", runs_dir=str(cfg.out_dir / "runs"))
+                         run_id=f"demo-{method}", runs_dir=str(runs_dir))
     t0 = time.perf_counter()
     run_dir = run_experiment(params)
     print(f"[3/5] {method}: predictions in {run_dir} ({time.perf_counter() - t0:.1f} s)")

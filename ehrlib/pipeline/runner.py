@@ -365,6 +365,10 @@ def _check_resume(run_dir: Path, params: RunParams) -> str | None:
     if diff:
         raise ConfigError(f"run {run_dir.name} exists with different parameters ({', '.join(diff)}); "
                           "use a new --run-id")
+    sha = _git_sha()
+    if old.get("git_sha") and sha and old["git_sha"] != sha:
+        log.warning("run %s was started by code at %s, now at %s: resuming mixes predictions of two code "
+                    "versions; use a new --run-id for a clean run", run_dir.name, old["git_sha"][:8], sha[:8])
     return old.get("started")
 
 
