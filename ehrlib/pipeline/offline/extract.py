@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.mentions import Mention, find_mentions
 from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, is_drug_class
@@ -343,6 +344,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
                 window = _union(window, seg.default_window)
             out.append(_entity(placed, seg, items, window, ttext, step))
+    if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
+        out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
     return StageOutput(tuple(out))
 
 

@@ -51,6 +51,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.cache import related_entries
 from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
+from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, judge_data_finding
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.microsens import check_susceptibilities
 from ehrlib.pipeline.offline.qualifiers import (
@@ -1430,6 +1431,9 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
         return _verify_micro(entity, s)
     if kind == "diagnosis":
         return _verify_diagnosis(entity, s)
+    if kind == "finding" and entity.attributes.get("concept") == DATA_CONCEPT:
+        ok, reason, rows = judge_data_finding(entity, _all_rows(s, entity)[0])
+        return _verdict(entity, s, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
     return _verify_event(entity, s)
 
 

@@ -1,0 +1,84 @@
+"""Known answers for the data-driven categorical-finding fallback (findings_data)."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from ehrlib.corpus.records import ItemRef, Note
+from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, judge_data_finding, normalise_value
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.records import Entity
+from ehrlib.pipeline.stages import StageEnv, get_stages
+
+SUBJECT, HADM, DAY = 40612, 104697, "2159-11-18"  # Urine Color "Yellow", Skin Temperature "Warm" that day
+
+
+def test_normalise_value_expands_ward_abbreviations():
+    assert normalise_value("NT, ND") == {"non-tender", "non-distended"}
+    assert normalise_value("on RA") == {"room", "air"}
+    assert normalise_value("Dim.") == {"diminished"}
+
+
+def _entity(value: str) -> Entity:
+    return Entity(entity_id="L1:0", line=1, text=f"LS {value}", kind="finding", segment=0, value=value,
+                  attributes={"concept": DATA_CONCEPT}, items=(ItemRef("chartevents", "RUL Lung Sounds", 223986),),
+                  item_keys=("chartevents:223986",))
+
+
+@pytest.mark.parametrize("value, rows, expected", [
+    ("clear", ["Clear", "Rhonchi"], True),        # a matching value was charted
+    ("clear", ["Diminished", "Crackles"], False),  # only opposite values: contradiction
+    ("clear", ["Bronchial"], None),                # different but not opposite: not judged
+    ("clear", [], None),                           # nothing charted: never "missing" here
+])
+def test_judge_data_finding(value, rows, expected):
+    ok, reason, _ = judge_data_finding(_entity(value), [{"value": v} for v in rows])
+    assert ok is expected, reason
+
+
+@pytest.fixture(scope="module")
+def run_note(mimic3_demo_db):
+    from ehrlib.pipeline.context import ItemProfiler, note_context
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    con = duckdb.connect(str(mimic3_demo_db), read_only=True)
+    stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+    profiler = ItemProfiler(lambda: con.cursor(), "mimic3", 10)
+
+    def run(text: str) -> list:
+        note = Note(f"f-{abs(hash(text))}", SUBJECT, HADM, "nursing", DAY, text)
+        ctx = note_context(con, note, flavor="mimic3")
+        tools = make_toolset(con, PatientContext(SUBJECT, HADM, ctx.admittime, ctx.dischtime, DAY, ctx.sex))
+        env = StageEnv(con=con, toolset=tools, item_profile=profiler)
+        return list(inspect(ctx, stages, env).predictions)
+
+    yield run
+    con.close()
+
+
+def inspect(ctx, stages, env):
+    from ehrlib.pipeline.inspector import inspect_note
+
+    return inspect_note(ctx, stages, env, cache_size=5)
+
+
+def test_uncovered_finding_aligns_to_the_patients_item_and_is_consistent(run_note):
+    preds = run_note("NURSING NOTE\nGU: voiding clear yellow urine.\n")
+    urine = [p for p in preds if p.entity == "yellow urine"]
+    assert len(urine) == 1
+    assert urine[0].label == "consistent"
+    assert [i.itemid for i in urine[0].items] == [224016]  # Urine Color
+
+
+def test_opposite_charted_value_is_a_contradiction(run_note):
+    preds = run_note("NURSING NOTE\nSkin: pale, skin cool to touch.\n")
+    cool = [p for p in preds if p.entity.lower() == "skin cool"]
+    assert len(cool) == 1
+    assert (cool[0].label, cool[0].inconsistency_type) == ("inconsistent", "contradiction")
+
+
+def test_vocabulary_findings_keep_their_entities(run_note):
+    preds = run_note("NURSING NOTE\nGI: abd soft, hypoactive BS.\n")
+    assert not [p for p in preds if "charted values neither" in p.reason or p.entity.lower() in ("abd soft",)]
+    assert any(p.entity.lower().startswith("abd") for p in preds)
