@@ -1,0 +1,53 @@
+"""The one loader for the package's data files (``ehrlib/data/*.yaml`` and ``*.json``).
+
+Vocabularies, cue words, concept flags, criteria and prices are data, not code; every
+module reads them through :func:`load_data`, which caches the parsed document and, when a
+JSON Schema of the same stem exists under ``ehrlib/data/schemas/``, validates it once so a
+typo in a vocabulary fails at load with the file and the offending path rather than as a
+silent miss at match time.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+from typing import Any
+
+import yaml
+
+from ehrlib.errors import ConfigError
+
+__all__ = ["load_data", "data_text"]
+
+
+def data_text(name: str) -> str:
+    """The text of ``ehrlib/data/<name>`` (``name`` may contain ``/``)."""
+    ref = importlib.resources.files("ehrlib").joinpath("data", *name.split("/"))
+    try:
+        return ref.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"package data file ehrlib/data/{name} is missing (broken install?)") from None
+
+
+@functools.lru_cache(maxsize=None)
+def load_data(name: str) -> Any:
+    """Parse ``ehrlib/data/<name>`` (YAML or JSON by extension), checked against
+    ``ehrlib/data/schemas/<stem>.schema.json`` when that schema exists.
+
+    The result is cached and shared: callers must not mutate it.
+    """
+    text = data_text(name)
+    doc = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+    stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    schema_ref = importlib.resources.files("ehrlib").joinpath("data", "schemas", f"{stem}.schema.json")
+    if schema_ref.is_file():
+        import jsonschema  # deferred: only files with a schema pay for the import
+
+        schema = json.loads(schema_ref.read_text(encoding="utf-8"))
+        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+        if errors:
+            err = errors[0]
+            where = "/".join(str(p) for p in err.path) or "(top level)"
+            raise ConfigError(f"ehrlib/data/{name}: {where}: {err.message}"
+                              + (f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""))
+    return doc
