@@ -43,11 +43,14 @@ Rules (paper §4.4, Appendix B.4-B.8):
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
+from ehrlib.datafiles import load_data
+from ehrlib.errors import ConfigError
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.cache import related_entries
 from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
@@ -344,7 +347,7 @@ def _verify_extremes(e: Entity, numeric: list[Mapping[str, Any]], concept: Any, 
     "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
     window must match, not only appear. Returns the reason when they do not."""
     a = e.attributes
-    if concept is None or (concept.cid not in _VITALS and not ("max_lo" in a and "min" not in a)):
+    if concept is None or (concept.cid not in _terms()["vital_concepts"] and not ("max_lo" in a and "min" not in a)):
         return None  # lab and output ranges summarise typical values; vitals ranges are min..max
     core = core_window(e.window)
     if core is not None and str(a.get("trend_word") or "").startswith(("peak", "nadir")):
@@ -390,9 +393,6 @@ def _verify_extremes(e: Entity, numeric: list[Mapping[str, Any]], concept: Any, 
             return (f"{e.text}: stated {part if part != 'value' else ''} {kind} {label}, charted {kind} "
                     f"{observed:g} in {tool_spec(core) if core else 'the window'}").replace("  ", " ")
     return None
-
-
-_VITALS = ("heart_rate", "blood_pressure", "respiratory_rate", "spo2", "temperature", "cvp")
 
 
 def _in_c(v: float, row: Mapping[str, Any]) -> float:
@@ -689,8 +689,7 @@ def _verify_interpretation(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
     src = summary.get("source", "")
     if holds == (not negated):
         # a stated value ("febrile to 101.5") must also be recorded
-        if any(k in a for k in ("value", "max", "min")) and crit_id in ("fever", "tachycardia", "hypotension",
-                                                                        "hypoxia", "tachypnea", "bradycardia"):
+        if any(k in a for k in ("value", "max", "min")) and crit_id in _terms()["valued_states"]:
             vals = [float(r["valuenum"]) for r in any_rows if r.get("valuenum") is not None]
             target = float(a.get("value", a.get("max", 0)))
             upper = float(a["max"]) if "max" in a and a.get("min") is not None else None
@@ -857,9 +856,8 @@ def _row_interval(r: Mapping[str, Any]) -> tuple[datetime, datetime] | None:
     return a, b
 
 
-_ROUTE_WORDS = {"IV": ("iv", "intraven", "drip", "ivpb"), "PO": ("po", "oral", "ng", "tube"),
-                "SC": ("sc", "subcut", "sq"), "IM": ("im", "intramusc"), "PR": ("pr", "rectal"),
-                "SL": ("sl", "subling"), "INH": ("inh", "neb")}
+def _terms() -> Mapping[str, Any]:
+    return load_data("verification_terms.yaml")
 
 
 def _verify_medication(e: Entity, s: _Session) -> Verdict:
@@ -872,7 +870,7 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
             return _verdict(e, s, False, f"note says no {names}, but it was given in the window", inside)
         return _verdict(e, s, True, f"no {names} in the window, as stated", every[:2])
     action = str(a.get("action") or "")
-    stopped = action.startswith(("off", "held", "hold", "stop", "discontinued", "d/c", "dc", "weaned"))
+    stopped = action.startswith(tuple(_terms()["actions"]["stopped_prefixes"]))
     if stopped and not e.time_text:
         # "off octreotide", "lasix held": not running at the end of the window
         we_ = _t(e.window.end) if e.window else None
@@ -899,12 +897,12 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
     if clocked is not None:
         return clocked
     ws, we = (_t(e.window.start), _t(e.window.end)) if e.window else (None, None)
-    if e.time_text and action in ("started", "start", "added", "initiated", "initiate", "begun", "began", "restarted"):
+    if e.time_text and action in _terms()["actions"]["dated_start"]:
         starts = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[0] <= we]
         if not starts:
             return _verdict(e, s, False, f"{names}: no order started in {tool_spec(e.window)}", inside[:4])
         inside = starts
-    if e.time_text and action.startswith(("stop", "discontinued", "d/c", "dc", "weaned", "held", "off")):
+    if e.time_text and action.startswith(tuple(_terms()["actions"]["dated_stop_prefixes"])):
         ends = [r for r in inside if (iv := _row_interval(r)) and ws and we and ws <= iv[1] <= we]
         if not ends:
             return _verdict(e, s, False, f"{names}: no order ended in {tool_spec(e.window)}", inside[:4])
@@ -939,9 +937,10 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
                             f"(recorded {', '.join(doses[:6])})", inside[:4])
         inside = with_dose or inside
     route = a.get("route")
-    if route and route in _ROUTE_WORDS:
+    routes = _terms()["routes"]
+    if route and route in routes:
         routed = [r for r in inside if _route_of(r)]
-        if routed and not [r for r in routed if any(w in _route_of(r) for w in _ROUTE_WORDS[route])]:
+        if routed and not [r for r in routed if any(w in _route_of(r) for w in routes[route])]:
             return _verdict(e, s, False, f"{names}: route {route} not recorded (recorded "
                             f"{', '.join(sorted({_route_of(r) for r in routed}))})", routed[:4])
     course_day = a.get("course_day")
@@ -974,18 +973,14 @@ def _verify_medication(e: Entity, s: _Session) -> Verdict:
     return _verdict(e, s, True, f"{names} recorded in the window", inside)
 
 
-_START_ACTIONS = ("started", "start", "added", "initiated", "initiate", "begun", "began", "restarted", "resumed",
-                  "hung")
-
-
 def _clock_edge(e: Entity, s: _Session, action: str, names: str) -> Verdict | None:
     """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
     time (:mod:`.clocktime`); a contradiction is returned, otherwise None (the other
     checks go on)."""
     clock = parse_clock(e.time_text)
-    off = action.startswith(("off", "stop", "discontinued", "d/c", "dc", "held")) or (
+    off = action.startswith(tuple(_terms()["actions"]["clock_stop_prefixes"])) or (
         action.startswith("weaned") and "off" in e.text.lower())
-    edge = "start" if action in _START_ACTIONS else "end" if off else None
+    edge = "start" if action in _terms()["actions"]["clock_start"] else "end" if off else None
     if clock is None or edge is None:
         return None
     course = [r for k in _keys(e)[:6] for r in s.rows(k, None)[0]]
@@ -1021,15 +1016,11 @@ def _row_dose(r: Mapping[str, Any]) -> float | None:
     return float(v)
 
 
-_UNIT_FAMILY = {"mg": "mass", "mcg": "mass", "g": "mass", "gm": "mass", "grams": "mass", "gram": "mass",
-                "units": "unit", "unit": "unit", "u": "unit", "meq": "meq", "ml": "volume", "cc": "volume",
-                "l": "volume"}
-
-
 def _same_dose_unit(unit: str, r: Mapping[str, Any]) -> bool:
     """Whether a row's dose can be compared with the note's (mg vs mcg yes, mg vs mL no)."""
     runit = re.sub(r"[^a-z]", "", str(r.get("unit") or "").lower())
-    a, b = _UNIT_FAMILY.get(unit.lower()), _UNIT_FAMILY.get(runit)
+    families = _terms()["dose_units"]
+    a, b = families.get(unit.lower()), families.get(runit)
     return a is not None and a == b
 
 
@@ -1092,8 +1083,9 @@ def _verify_event(e: Entity, s: _Session) -> Verdict:
     return _verdict(e, s, True, f"{e.text} recorded in the window", inside)
 
 
-_REMOVAL = re.compile(r"\b(?:pulled|removed|d/?c'?d?|discontinued|taken out|came out|out)\b", re.I)
-_PLACEMENT = re.compile(r"\b(?:placed|inserted|put in|started|initiated|intubated|extubated|done|performed)\b", re.I)
+@functools.lru_cache(maxsize=None)
+def _edge_words(which: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(_terms()["procedure_edges"][which]) + r")\b", re.I)
 
 
 def _procedure_clock(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> Verdict | None:
@@ -1110,7 +1102,7 @@ def _procedure_clock(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) ->
     if not course:
         return None
     point = all((iv := _row_interval(r)) is not None and iv[1] - iv[0] <= timedelta(hours=1) for r in course)
-    edge = "end" if _REMOVAL.search(said) else "start" if (_PLACEMENT.search(said) or point) else None
+    edge = "end" if _edge_words("removal").search(said) else "start" if (_edge_words("placement").search(said) or point) else None
     if edge is None:
         return None
     ok, evidence, detail = edge_matches(clock, e.window, course, edge, merge=False)
@@ -1120,90 +1112,20 @@ def _procedure_clock(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) ->
     return None
 
 
-#: Finding vocabulary: canonical state -> (how notes write it, how tables chart it). A note
-#: state is confirmed by a charted value of the same state; it is contradicted when the
-#: window's values use this vocabulary but never the stated state (MIMIC charts "Soft
-#: Distended", "Hypoactive", "Arouse to Voice", "SR (Sinus Rhythm)", "Oriented x3").
-_FINDING_VOCAB: Mapping[str, tuple[tuple[str, str, str], ...]] = {
-    "abdomen": (
-        ("soft", r"\bsoft\b", r"\bsoft\b"),
-        ("distended", r"(?<!non)(?<!non-)(?<!not )\bdistended\b|(?<![n/])\bd\b(?!/)", r"(?<!non)(?<!non-)\bdistended\b"),
-        ("nondistended", r"\bnd\b|non-?distended|not distended", r"non-?distended|\bsoft\b$"),
-        ("tender", r"(?<!non)(?<!non-)(?<!not )\btender\b", r"(?<!non)(?<!non-)\btender\b"),
-        ("firm", r"\bfirm\b|\brigid\b", r"\bfirm\b|\brigid\b"),
-        ("obese", r"\bobese\b", r"\bobese\b"),
-        ("open", r"\bopen\b", r"\bopen\b"),
-    ),
-    "bowel_sounds": (
-        ("hypoactive", r"hypoactive|\bhypo\b|decreased", r"hypoactive"),
-        ("hyperactive", r"hyperactive", r"hyperactive"),
-        ("absent", r"absent|no (?:bowel sounds|bs)|\bbs\s*(?:-|neg)|\b-bs\b", r"absent"),
-        ("present", r"(?<!hypo)(?<!hyper)\bactive\b|\+\s*bs|bs\s*\+|\bnabs\b|present|normoactive|bsx4|\bbs\b(?!.*(?:hypo|hyper|absent))",
-         r"(?<!hypo)(?<!hyper)\bactive\b|present|normal"),
-    ),
-    "consciousness": (
-        ("alert", r"\balert\b", r"\balert\b"),
-        ("voice", r"(?:arous\w*|respond\w*) to voice|\bverbal\b", r"arouse to voice|voice"),
-        ("pain", r"(?:arous\w*|respond\w*) to (?:pain|noxious|sternal)", r"arouse to pain|pain"),
-        ("stimulation", r"(?:arous\w*|respond\w*) to (?:touch|stim\w*)", r"stimul"),
-        ("sedated", r"\bsedated\b", r"sedated"),
-        ("unresponsive", r"unresponsive|obtunded", r"unresponsive"),
-        ("lethargic", r"lethargic|somnolent|drowsy", r"lethargic|dozing|drowsy"),
-    ),
-    "orientation": (
-        ("x3", r"(?:a\s*&?\s*\+?\s*o|oriented)\s*x\s*3|alert and oriented(?! x ?[12])|aaox3", r"oriented x ?3"),
-        ("x2", r"(?:a\s*&?\s*o|oriented)\s*x\s*2", r"oriented x ?2"),
-        ("x1", r"(?:a\s*&?\s*o|oriented)\s*x\s*1|oriented to (?:self|person)", r"oriented x ?1"),
-        ("unable", r"unable to assess|cannot assess|not assessable", r"unable to assess"),
-        ("disoriented", r"disoriented|confused", r"disoriented|confused"),
-    ),
-    "heart_rhythm": (
-        ("sinus", r"\bn?sr\b|sinus rhythm|\bnsr\b|normal sinus", r"\bsr\b|sinus rhythm|normal sinus"),
-        ("sinus_tach", r"sinus tach|\bst\b", r"sinus tach|\bst\b"),
-        ("sinus_brady", r"sinus brady|\bsb\b", r"sinus brady|\bsb\b"),
-        ("af", r"\baf\b|a-?fib|atrial fib", r"\baf\b|a-?fib|atrial fib"),
-        ("flutter", r"flutter", r"flutter"),
-        ("paced", r"paced", r"paced"),
-    ),
-    "lung_sounds": (
-        ("clear", r"\bclear\b|\bctab\b|\bcta\b", r"\bclear\b"),
-        ("diminished", r"diminished|decreased", r"diminished"),
-        ("crackles", r"crackles|rales", r"crackles|rales"),
-        ("rhonchi", r"rhonch", r"rhonch"),
-        ("wheezes", r"wheez", r"wheez"),
-        ("coarse", r"coarse", r"coarse"),
-    ),
-    "code_status": (
-        ("full", r"full\s*(?:code)?", r"full code|full"),
-        ("dnr", r"\bdnr\b|do not resusc", r"\bdnr\b|do not resusc"),
-        ("dni", r"\bdni\b|do not intubate", r"\bdni\b|do not intub"),
-        ("cmo", r"\bcmo\b|comfort", r"\bcmo\b|comfort"),
-    ),
-    "o2_device": (
-        ("nc", r"\bnc\b|nasal cannula", r"nasal cannula"),
-        ("face_tent", r"face\s*tent", r"face tent"),
-        ("mask", r"face\s*mask|facemask|venti|aerosol|shovel", r"mask"),
-        ("nrb", r"\bnrb\b|non-?\s?rebreather", r"non-?rebreather"),
-        ("hfnc", r"hfnc|high flow", r"high flow"),
-        ("niv", r"bipap|cpap", r"bipap|cpap"),
-        ("room_air", r"room air|\bra\b", r"^none$|room air"),
-        ("trach", r"trach", r"trach"),
-    ),
-    "edema": (
-        ("none", r"^no$|\bno edema\b|^none", r"^none$|^absent$|^0\b"),
-        ("present", r"edema|\d\s*\+|\+\s*\d|trace|pitting|anasarca", r"\d\s*(?:mm|\+)|trace|pitting|general|\bleg|\barm|sacr|scrot|both|dependent|\+"),
-    ),
-}
+def _finding_vocab() -> Mapping[str, Any]:
+    """States, opposites and self-named concepts of ``finding_states.yaml``."""
+    return load_data("finding_states.yaml")
 
 
 def _finding_states(concept: str, text: str, column: int) -> set[str]:
-    vocab = _FINDING_VOCAB.get(concept, ())
-    return {name for name, *pats in vocab if re.search(pats[column - 1], text, re.I)}
+    vocab = _finding_vocab()["states"].get(concept, ())
+    col = "note" if column == 1 else "chart"
+    return {x["state"] for x in vocab if re.search(x[col], text, re.I)}
 
 
 def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> Verdict:
     concept = str(e.attributes.get("concept"))
-    note = f"{e.value or ''}" if concept not in _SELF_NAMED else f"{e.text} {e.value or ''}"
+    note = f"{e.value or ''}" if concept not in _finding_vocab()["self_named"] else f"{e.text} {e.value or ''}"
     if concept == "edema" and e.attributes.get("negated"):
         note = "no"
     stated = _finding_states(concept, note.lower(), 1)
@@ -1238,33 +1160,14 @@ def _verify_finding(e: Entity, s: _Session, inside: list[Mapping[str, Any]]) -> 
     missing = stated - charted
     if not charted:
         return _verdict(e, s, True, f"{e.text}: charted values do not use the stated terms; not contradicted", inside[:3])
-    against = {o for st in missing for o in _OPPOSITES.get(concept, {}).get(st, ())}
-    if missing and concept in _OPPOSITES and not (charted & against):
+    opposites = _finding_vocab()["opposites"]
+    against = {o for st in missing for o in opposites.get(concept, {}).get(st, ())}
+    if missing and concept in opposites and not (charted & against):
         return _verdict(e, s, True, f"{e.text}: {', '.join(sorted(charted))} charted; not contradicted", inside[:3])
     if missing:
         return _verdict(e, s, False, f"{e.text}: note says {', '.join(sorted(missing))}; table charts "
                         f"{', '.join(sorted(charted))}", inside[:4])
     return _verdict(e, s, True, f"{e.text}: {', '.join(sorted(stated))} charted in the window", hits)
-
-
-#: States that exclude each other, for concepts where several can be charted at once
-#: (a sedated patient may still "arouse to voice"); single-valued concepts (rhythm,
-#: orientation) are contradicted by any other charted state.
-_OPPOSITES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "code_status": {"full": ("dnr", "dni", "cmo"), "dnr": ("full",), "dni": ("full",), "cmo": ("full",)},
-    "consciousness": {"alert": ("unresponsive", "sedated", "lethargic", "pain"), "unresponsive": ("alert", "voice"),
-                      "voice": ("unresponsive",), "lethargic": ("alert",), "sedated": ("alert",),
-                      "pain": ("alert",), "stimulation": ("alert",)},
-    "lung_sounds": {"clear": ("crackles", "rhonchi", "wheezes", "coarse"), "crackles": ("clear",),
-                    "rhonchi": ("clear",), "wheezes": ("clear",), "coarse": ("clear",), "diminished": ("clear",)},
-    "abdomen": {"soft": ("firm",), "firm": ("soft",), "distended": ("nondistended",),
-                "nondistended": ("distended",), "tender": (), "obese": (), "open": ()},
-    "bowel_sounds": {"present": ("absent",), "absent": ("present", "hypoactive", "hyperactive"),
-                     "hypoactive": ("hyperactive", "present"), "hyperactive": ("hypoactive", "absent")},
-}
-
-_SELF_NAMED = ("orientation", "consciousness", "heart_rhythm", "lung_sounds", "bowel_sounds", "code_status",
-               "o2_device")
 
 
 def _org(r: Mapping[str, Any]) -> str:
@@ -1347,25 +1250,30 @@ def _micro_lookback(s: _Session, e: Entity, spec: re.Pattern[str]) -> list[Mappi
             and spec.search(str(r.get("item") or r.get("label") or ""))]
 
 
-_DX_ABBREV = {"chf": "congestive heart failure", "aki": "acute kidney failure", "arf": "acute kidney failure",
-              "uti": "urinary tract infection", "pna": "pneumonia", "afib": "atrial fibrillation",
-              "dm": "diabetes mellitus", "htn": "hypertension", "cad": "coronary atherosclerosis",
-              "copd": "chronic obstructive pulmonary disease", "gib": "gastrointestinal hemorrhage",
-              "ugib": "gastrointestinal hemorrhage", "esrd": "end stage renal disease", "ckd": "chronic kidney disease",
-              "dvt": "deep vein thrombosis", "pe": "pulmonary embolism", "mi": "myocardial infarction",
-              "nstemi": "subendocardial infarction", "stemi": "acute myocardial infarction",
-              "ards": "acute respiratory distress", "egd": "esophagogastroduodenoscopy",
-              "peg": "percutaneous endoscopic gastrostomy", "para": "percutaneous abdominal drainage",
-              "paracentesis": "percutaneous abdominal drainage", "cvl": "venous catheter", "picc": "venous catheter",
-              "central line": "venous catheter", "central venous catheter": "venous catheter",
-              "variceal": "varices", "hemorrhage": "bleeding", "trach": "tracheostomy", "hd": "hemodialysis", "sbo": "intestinal obstruction", "etoh": "alcohol",
-              "hcv": "hepatitis c", "osa": "obstructive sleep apnea", "cva": "cerebral infarction"}
+@functools.lru_cache(maxsize=1)
+def icd_rewrites() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The ordered shorthand -> ICD wording rewrites of ``diagnosis_wording.yaml``, an
+    ``abbreviation`` entry taking its first expansion from ``abbreviations.yaml``."""
+    abbreviations = load_data("abbreviations.yaml")["abbreviations"]
+    folded = {str(k).lower(): v for k, v in reversed(list(abbreviations.items()))}
+    out = []
+    for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
+        if "abbreviation" in entry:
+            key = str(entry["abbreviation"])
+            expansions = abbreviations.get(key) or folded.get(key.lower())
+            if not expansions:
+                raise ConfigError(f"ehrlib/data/diagnosis_wording.yaml: {key!r} is not in abbreviations.yaml")
+            term, icd = key.lower(), str(expansions[0])
+        else:
+            term, icd = str(entry["term"]), str(entry["icd"])
+        out.append((re.compile(rf"\b{term}\b"), icd))
+    return tuple(out)
 
 
 def _verify_diagnosis(e: Entity, s: _Session) -> Verdict:
     text = e.text.lower()
-    for k, v in _DX_ABBREV.items():
-        text = re.sub(rf"\b{k}\b", v, text)
+    for pattern, icd in icd_rewrites():
+        text = pattern.sub(icd, text)
     res = s.call("Lexical_Search", query=text[:100], k=25)
     rows = [r for r in (res.rows if res else ()) if r.get("table") in ("diagnoses_icd", "procedures_icd")]
     if not rows:
