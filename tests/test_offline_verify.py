@@ -16,15 +16,9 @@ import pytest
 
 from ehrlib.corpus.records import Note, TimeSpan
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.offline.verify import (
-    core_window,
-    criterion_holds,
-    in_window,
-    intervals_overlap,
-    tool_spec,
-    trend_direction,
-    value_matches,
-)
+from ehrlib.pipeline.offline.verification.trends import trend_direction
+from ehrlib.pipeline.offline.verification.values import criterion_holds, value_matches
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, intervals_overlap, tool_spec
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, get_stages
 

@@ -1,7 +1,7 @@
 """Trend statements with a stated origin: "down to 1.1 from 2.3", "up to 14 from 9.2",
 "Cr improved to 1.0 from 1.4", "rose from 2.0 to 4.3".
 
-The claim has three parts, each checked against the table (:func:`.verify._with_origin`):
+The claim has three parts, each checked against the table (:data:`.trends.STATED_ORIGIN`):
 the new value is recorded in the entity's window, the origin is one of the values
 recorded before it (the previous three, within a three-day look-back: "from" means the
 previous measurement, not any earlier one), and the direction word agrees with the sign
