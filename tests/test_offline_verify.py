@@ -76,6 +76,8 @@ def test_numeric_range_is_min_max_of_the_day(run_note):
     bad, _ = run_note("Vital signs\nHR: 75 (60 - 91) bpm")
     assert _label(ok, "hr") == "consistent"
     assert _label(bad, "hr") == "inconsistent" and bad["hr"].inconsistency_type == "contradiction"
+    # the prediction names the rule that decided: 60 is charted in the window, but not as the day's minimum
+    assert ok["hr"].rule_id == "numbers.value_in_window" and bad["hr"].rule_id == "numbers.range_extremes"
 
 
 def test_bp_braces_parse_into_extremes(run_note):
@@ -118,6 +120,8 @@ def test_microbiology_and_billing_codes(run_note):
     assert by_line[1].label == "consistent"          # cultures never grew
     assert by_line[3].label == "consistent"          # 008.45 billed
     assert by_line[4].label == "inconsistent" and by_line[4].inconsistency_type == "missing"  # 785.52 not
+    assert by_line[1].rule_id == "microbiology.collected"  # stated negative, nothing grew
+    assert by_line[3].rule_id == by_line[4].rule_id == "diagnoses.billed_code"
 
 
 def test_scope_filter_drops_history_and_plans(run_note):
@@ -135,3 +139,4 @@ def test_surface_baseline_checks_values_not_reasoning(run_note):
     assert _label(preds, "k") == "consistent"
     # no trend reasoning: an aligned item with records in the window passes
     assert _label(preds, "lactate") == "consistent"
+    assert preds["lactate"].rule_id == "surface.record_exists"
