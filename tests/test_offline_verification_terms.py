@@ -12,7 +12,7 @@ import yaml
 from ehrlib.datafiles import load_data
 
 DATA = Path(__file__).resolve().parents[1] / "ehrlib" / "data"
-FILES = ("finding_states.yaml", "verification_terms.yaml", "diagnosis_wording.yaml")
+FILES = ("finding_states.yaml", "verification_terms.yaml", "diagnosis_wording.yaml", "charted_findings.yaml")
 
 
 @pytest.mark.parametrize("name", FILES)

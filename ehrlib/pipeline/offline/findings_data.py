@@ -17,6 +17,7 @@ import re
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "normalise_value"]
@@ -24,23 +25,14 @@ __all__ = ["DATA_CONCEPT", "data_findings", "normalise_value"]
 #: ``attributes["concept"]`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
 
-_SECTIONS = ("exam", "nursing_system")  # the section kinds of offline_sections.yaml that hold exam systems
-
-#: ward abbreviations of item words -> label words
-_ITEM_ABBREV: Mapping[str, str] = {
-    "ls": "lung sounds", "abd": "abdomen", "bs": "bowel sounds", "resp": "respiratory", "neuro": "neuro",
-    "ext": "extremities", "rul": "right upper lobe", "lul": "left upper lobe", "rll": "right lower lobe",
-    "lll": "left lower lobe", "rue": "right upper extremity", "lue": "left upper extremity",
-    "rle": "right lower extremity", "lle": "left lower extremity", "r": "right", "l": "left", "gu": "urine", "uo": "urine", "o2": "o2", "loc": "level of consciousness",
-}
-#: value abbreviations -> charted words
-_VALUE_ABBREV: Mapping[str, str] = {
-    "nt": "non-tender", "nd": "non-distended", "ra": "room air", "nc": "nasal cannula", "dim": "diminished",
-    "diminshed": "diminished", "cdi": "clean dry intact", "c/d/i": "clean dry intact", "wnl": "within normal limits",
-    "nsr": "normal sinus", "brisk": "brisk", "neg": "negative", "pos": "positive", "hypo": "hypoactive",
-    "hyper": "hyperactive", "abs": "absent", "intact": "intact", "perrl": "brisk", "wdl": "within defined limits",
-}
-_STOP = frozenset({"and", "or", "with", "the", "a", "of", "to", "on", "in", "at", "x", "is", "are", "pt", "but"})
+#: word lists of the fallback (``charted_findings.yaml``): see that file for each one
+_DATA = load_data("charted_findings.yaml")
+_SECTIONS: tuple[str, ...] = tuple(_DATA["sections"])
+_ITEM_ABBREV: Mapping[str, str] = _DATA["item_abbreviations"]
+_VALUE_ABBREV: Mapping[str, str] = _DATA["value_abbreviations"]
+_STOP = frozenset(_DATA["stop_words"])
+_GENERIC = frozenset(_DATA["generic_label_words"])
+_EMPTY = frozenset(_DATA["empty_values"])
 
 
 def _words(text: str) -> list[str]:
@@ -56,13 +48,6 @@ def normalise_value(text: str) -> frozenset[str]:
     return frozenset(w for w in out if len(w) >= 2)
 
 
-#: label words too generic to name an item by themselves ("Skin Color": the item word is "skin")
-_GENERIC = frozenset({"color", "type", "level", "assessment", "status", "right", "left", "size", "source",
-                      "present", "location", "amount", "quality", "character", "activity", "response", "appearance",
-                      "site", "method", "drainage", "sounds", "pattern", "effort", "tube", "strength", "movement"})
-#: charted values that say nothing categorical on their own
-_EMPTY = frozenset({"yes", "no", "none", "normal", "not applicable", "not assessed", "unable to assess", "other",
-                    "done", "not done", "positive", "negative", "intact"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+/-]*")
 
 

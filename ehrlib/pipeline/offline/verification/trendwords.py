@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ehrlib.datafiles import load_data
+
 __all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day"]
 
-_UP = ("up", "increased", "rose", "risen", "rising", "climbed", "uptrended", "trended up", "trending up", "bumped")
-_DOWN = ("down", "decreased", "fell", "fallen", "falling", "dropped", "downtrended", "trended down",
-         "trending down", "declined")
-_QUAL = ("improved", "improving", "worsened", "worsening")
+_WORDS = load_data("verification_terms.yaml")["trend_words"]
+_UP: tuple[str, ...] = tuple(_WORDS["up"])
+_DOWN: tuple[str, ...] = tuple(_WORDS["down"])
+_QUAL: tuple[str, ...] = tuple(_WORDS["qualitative"])
 _WORD = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _UP + _DOWN + _QUAL), key=len, reverse=True))
 _NUM = r"\d+(?:\.\d+)?"
 _TO_FROM = re.compile(rf"\b(?P<dir>{_WORD})\s+(?:to\s+)?(?P<to>{_NUM})\s*\*?\s*(?:[a-zA-Z/%]{{1,6}}\s*)?"
