@@ -27,6 +27,7 @@ from ehrlib.pipeline.offline.verification.windows import (
 )
 from ehrlib.pipeline.records import Verdict
 from ehrlib.pipeline.stages import NoteContext
+from ehrlib.tools.trend import trend_stats
 
 __all__ = ["RULES", "CHAIN", "STATED_ORIGIN", "DIRECTION", "VALUE_DIRECTION", "trend_direction"]
 
@@ -90,8 +91,6 @@ def _stable(values: Sequence[float]) -> bool:
 
 def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
     """The trend tool's least-squares direction, as the LLM would read it."""
-    from ehrlib.tools.trend import trend_stats
-
     stats = trend_stats([(r.get("time"), r.get("valuenum")) for r in rows])
     d = stats.get("direction")
     return d if d in ("rising", "falling", "stable") else None
