@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.offline.rule import Rule
@@ -66,7 +66,11 @@ class Session:
 
 @dataclass
 class Claim:
-    """One entity under verification with its note context and tool session."""
+    """One entity under verification with its note context and tool session.
+
+    Mutable working state, one per entity: the item rows are fetched once and shared by
+    the chain's rules, and a rule may narrow the rows the rules after it look at.
+    """
 
     entity: Entity
     ctx: NoteContext
@@ -75,8 +79,8 @@ class Claim:
     cache: Sequence[CacheEntry] = ()
     #: rows the earlier rules of a chain kept as matching what they checked (a medication's
     #: window rows narrowed to those that started in it, then to those at the stated dose)
-    narrowed: Optional[Rows] = None
-    _item_rows: Optional[tuple[Rows, Rows]] = field(default=None, repr=False)
+    narrowed: Rows | None = None
+    _item_rows: tuple[Rows, Rows] | None = field(default=None, repr=False)
 
     @property
     def attrs(self) -> Mapping[str, Any]:
@@ -105,7 +109,7 @@ class Claim:
         return lines[e.line] if e.span is not None and 0 <= e.line < len(lines) else None
 
 
-Check = Callable[[Claim], Optional[Verdict]]
+Check = Callable[[Claim], Verdict | None]
 VerificationRule = Rule[Check]
 
 
