@@ -130,7 +130,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
 
 def _write_overview(cfg: DemoConfig, metrics) -> None:
     """The README picture: recall/precision/F1 per method, harsh vs lenient."""
-    from ehrlib.report.tables import write_table
+    from ehrlib.result_tables import write_table
     from ehrlib.viz.plots import plot_main_results
     from ehrlib.viz.save import savefig
 

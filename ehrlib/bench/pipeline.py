@@ -183,7 +183,8 @@ def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Pat
 def _measure(corpus: Path, db: Path, runs: Path, run_id: str, concurrency: int, latency: float,
              cache: int = 5) -> dict[str, Any]:
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment
+    from ehrlib.pipeline.rundir import read_ledger
+    from ehrlib.pipeline.runner import run_experiment
 
     params = load_params(None, corpus=str(corpus), db=str(db), backend="oracle", run_id=run_id, runs_dir=str(runs),
                          concurrency=concurrency, validation_cache=cache, progress=False,

@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.tables import markdown_table
+    from ehrlib.result_tables import markdown_table
 
     modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
     llm: dict[str, Any] = {"backend": args.backend}

@@ -199,7 +199,7 @@ def metric_tables(run: RunData, judgements: Sequence[Judgement]) -> dict[str, pd
 
 def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Each table as CSV + Markdown; ``metrics.md`` also gathers the breakdowns."""
-    from ehrlib.report.tables import write_markdown_sections, write_table
+    from ehrlib.result_tables import write_markdown_sections, write_table
 
     out_dir = Path(out_dir)
     paths = [write_table(df, out_dir / f"{name}.csv") for name, df in tables.items()]

@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
+    from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
+    from ehrlib.pipeline.runner import run_experiment
 
     params = load_params(
         args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
@@ -77,7 +78,7 @@ def _ontology(args: argparse.Namespace) -> int:
             onto = build_ontology_rules(con)
         else:
             from ehrlib.llm import make_client
-            from ehrlib.pipeline.llm_stages import json_asker
+            from ehrlib.pipeline.llm.caller import json_asker
 
             settings = {"source_kind": read_manifest(con).get("source_kind", "credentialed"),
                         "cache": args.cache or str(Path(args.out).with_suffix(".llm_cache.sqlite"))}

@@ -1,7 +1,7 @@
 """Stage protocols of EHR-Inspector, the per-note context they share, and the backend registry.
 
 A *stage* is a small synchronous callable. Each has an LLM-backed implementation (prompt
-template + parser, :mod:`ehrlib.pipeline.llm_stages`) and an offline rule-based one
+template + parser, :mod:`ehrlib.pipeline.llm`) and an offline rule-based one
 (:mod:`ehrlib.pipeline.offline`); :func:`get_stages` picks one bundle by method and backend,
 so the orchestration (:mod:`ehrlib.pipeline.inspector`) never knows which it runs.
 
@@ -20,17 +20,16 @@ imports an implementation (and the offline backend can be developed independentl
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.params import METHODS, RunParams
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ehrlib.pipeline.params import RunParams
 
 __all__ = [
     "METHODS",
@@ -56,15 +55,14 @@ __all__ = [
     "add_usage",
 ]
 
-METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
-#: Known backends and the module that registers each on import.
+#: The core backends and the package that registers each on import. Other backends (the
+#: speed benchmark's gold oracle in :mod:`ehrlib.bench.pipeline`) register themselves
+#: with :func:`register_backend` when their module is imported.
 BACKENDS: Mapping[str, str] = {
     "offline": "ehrlib.pipeline.offline",
-    "gemini": "ehrlib.pipeline.llm_stages",
-    "openai": "ehrlib.pipeline.llm_stages",
-    "scripted": "ehrlib.pipeline.llm_stages",
-    # orchestration oracle of the speed benchmark (answers from gold; never scored)
-    "oracle": "ehrlib.bench.pipeline",
+    "gemini": "ehrlib.pipeline.llm",
+    "openai": "ehrlib.pipeline.llm",
+    "scripted": "ehrlib.pipeline.llm",
 }
 
 T = TypeVar("T")
@@ -367,9 +365,7 @@ def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Sta
     """The ablation switches every backend shares (paper Tables 3-5, 11): segmentation
     and scope filtering on/off, and which extraction steps run. Backends build the full
     bundle; verifier-side switches (tools, evidence guard, cache size) are theirs or the
-    runner's."""
-    import dataclasses
-
+    runner's. This is the one place these switches are applied."""
     changes: dict[str, Any] = {}
     if not params.segmentation:
         changes["segmenter"] = None

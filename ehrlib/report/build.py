@@ -27,7 +27,7 @@ from ehrlib.analysis import (
 from ehrlib.corpus.io import write_text
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
-from ehrlib.report.tables import markdown_table, write_table
+from ehrlib.result_tables import markdown_table, write_table
 
 __all__ = ["ReportResult", "method_label", "build_report", "build_comparison"]
 
@@ -180,7 +180,7 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
     method) by run id, then by folder name.
     """
     _headless()
-    from ehrlib.report.tables import paper_table
+    from ehrlib.result_tables import paper_table
     from ehrlib.report.views import compare_runs
     from ehrlib.viz import plot_main_results, savefig
 

@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from ehrlib.corpus.records import Inconsistency, ItemRef, RowRef, TimeSpan
 from ehrlib.schema import SchemaMap
-from ehrlib.synth.gold_criteria import Criterion, load_criteria
+from ehrlib.criteria import Criterion, load_criteria
 from ehrlib.synth.notes_facts import (
     CATEGORICAL_CONCEPTS,
     LAB_CONCEPTS,

@@ -49,6 +49,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.criteria import criterion_holds
 from ehrlib.pipeline.cache import related_entries
 from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, judge_data_finding
@@ -134,11 +135,6 @@ def trend_direction(values: Sequence[float]) -> str:
     if abs(last - first) <= 0.05 * max(abs(first), abs(last), 1e-9):
         return "stable"
     return "rising" if last > first else "falling"
-
-
-def criterion_holds(op: str, value: float, threshold: float) -> bool:
-    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
-            ">=": value >= threshold}.get(op, False)
 
 
 # --- the tool session of one entity ---------------------------------------------------------------------
