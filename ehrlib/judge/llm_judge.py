@@ -23,6 +23,8 @@ from tqdm.auto import tqdm
 
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.errors import EhrlibError
+from ehrlib.llm.client import run_sync
+from ehrlib.llm.records import user
 from ehrlib.prompting import PromptTemplate, load_prompt
 
 __all__ = ["PromptTemplate", "load_prompt", "parse_verdict", "render_gold", "render_prediction",
@@ -104,8 +106,6 @@ def render_judge_prompt(prompt: PromptTemplate, gold: GoldEntity, preds: Sequenc
 
 async def _judge_one(client: Any, prompt: PromptTemplate, mode: Mode, judge_name: str, g: GoldEntity,
                      preds: Sequence[Prediction], idxs: Sequence[int], note_type: str) -> Judgement:
-    from ehrlib.llm.records import user
-
     if not any(not p.failure for p in preds):
         # Nothing to compare with: the paper's rule (an unmatched gold item is incorrect)
         # decides without paying for a call.
@@ -140,8 +140,6 @@ def judge_with_llm(
     Calls run concurrently up to the client's ``max_concurrency``; results keep the
     order modes x gold. ``matched_prediction`` indexes ``predictions``.
     """
-    from ehrlib.llm.client import run_sync
-
     name = judge_name or getattr(getattr(client, "config", None), "model", None) or "llm"
     note_types = {n.note_id: n.note_type for n in notes}
     by_note: dict[str, list[int]] = {}

@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.pipeline.params import load_params
     from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
     from ehrlib.pipeline.runner import run_experiment
@@ -66,6 +67,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _ontology(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from pathlib import Path
 
     from ehrlib.db import read_manifest
@@ -77,6 +79,7 @@ def _ontology(args: argparse.Namespace) -> int:
         if args.method == "rules":
             onto = build_ontology_rules(con)
         else:
+            # deferred: the CLI loads a command's code only when that command runs (fast --help)
             from ehrlib.llm import make_client
             from ehrlib.pipeline.llm.caller import json_asker
 

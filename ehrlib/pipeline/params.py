@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+import yaml
+
 from ehrlib.errors import ConfigError
 
 __all__ = [
@@ -197,8 +199,6 @@ def load_params(path: str | Path | None, **overrides: Any) -> RunParams:
     Relative ``corpus``/``db``/``ontology`` paths in the file resolve against the
     current directory, as papermill and the CLI both run from the project root.
     """
-    import yaml
-
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import duckdb
 from tqdm import tqdm
 
 from ehrlib import __version__
@@ -470,8 +471,6 @@ def write_corpus(db_path: str | Path, out_dir: str | Path, *, seed: int = 0, not
     Admissions are drawn (seeded) from those with at least two hospital days; each note
     type gets ``notes_per_type`` notes on distinct admissions where the data allow it.
     """
-    import duckdb
-
     db_path = Path(db_path)
     if not db_path.exists():
         raise DataError(f"database not found: {db_path}")

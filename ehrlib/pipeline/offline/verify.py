@@ -66,6 +66,7 @@ from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.offline.trendwords import day_over_day, direction_of, parse_origin
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
+from ehrlib.tools.trend import trend_stats
 
 __all__ = ["verify_entity", "verify_surface", "in_window", "tool_spec", "value_matches", "criterion_holds",
            "trend_direction", "intervals_overlap"]
@@ -560,8 +561,6 @@ def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
 
 
 def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    from ehrlib.tools.trend import trend_stats
-
     stats = trend_stats([(r.get("time"), r.get("valuenum")) for r in rows])
     d = stats.get("direction")
     return d if d in ("rising", "falling", "stable") else None
