@@ -12,6 +12,9 @@ protocol (Appendix B.3).
 validation/test split. Same seed, same database -> byte-identical JSONL: every random
 choice comes from a ``random.Random`` seeded by (seed, admission, note type), and every
 query orders its rows.
+
+Size: one note writer per note type sharing the section layout and the seeded
+choices; splitting it would spread one byte-identical random stream over modules.
 """
 from __future__ import annotations
 
