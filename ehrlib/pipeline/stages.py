@@ -24,12 +24,18 @@ import dataclasses
 import importlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.params import METHODS, RunParams
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
+
+if TYPE_CHECKING:  # types only: importing the stage protocols stays light
+    from duckdb import DuckDBPyConnection
+
+    from ehrlib.ontology import Ontology
+    from ehrlib.tools.toolset import Toolset
 
 __all__ = [
     "METHODS",
@@ -185,12 +191,12 @@ class StageEnv:
     TopV(l), the global top-K values of an item key (empty when unknown).
     """
 
-    def __init__(self, *, con: Any = None, toolset: Any = None,
-                 connect: Callable[[], Any] | None = None,
-                 make_tools: Callable[[Any], Any] | None = None,
-                 ontology: Any = None,
+    def __init__(self, *, con: DuckDBPyConnection | None = None, toolset: Toolset | None = None,
+                 connect: Callable[[], DuckDBPyConnection] | None = None,
+                 make_tools: Callable[[DuckDBPyConnection], Toolset] | None = None,
+                 ontology: Ontology | None = None,
                  item_profile: Callable[[str], Sequence[str]] | None = None,
-                 params: Any = None) -> None:
+                 params: RunParams | None = None) -> None:
         self._con = con
         self._toolset = toolset
         self._connect = connect
@@ -199,11 +205,11 @@ class StageEnv:
         self.item_profile: Callable[[str], Sequence[str]] = item_profile or (lambda key: ())
         self.params = params
         self._local = threading.local()
-        self._opened: list[Any] = []
+        self._opened: list[DuckDBPyConnection] = []
         self._lock = threading.Lock()
 
     @property
-    def con(self) -> Any:
+    def con(self) -> DuckDBPyConnection | None:
         if self._con is not None or self._connect is None:
             return self._con
         cur = getattr(self._local, "con", None)
@@ -215,7 +221,7 @@ class StageEnv:
         return cur
 
     @property
-    def toolset(self) -> Any:
+    def toolset(self) -> Toolset | None:
         if self._toolset is not None or self._make_tools is None:
             return self._toolset
         tools = getattr(self._local, "toolset", None)
