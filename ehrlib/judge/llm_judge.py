@@ -27,7 +27,7 @@ from ehrlib.llm.client import run_sync
 from ehrlib.llm.records import user
 from ehrlib.prompting import PromptTemplate, load_prompt
 
-__all__ = ["PromptTemplate", "load_prompt", "parse_verdict", "render_gold", "render_prediction",
+__all__ = ["parse_verdict", "render_gold", "render_prediction",
            "render_judge_prompt", "judge_with_llm"]
 
 log = logging.getLogger(__name__)
