@@ -44,7 +44,7 @@ from ehrlib.pipeline.rundir import (
     summarize_ledger,
     write_manifest,
 )
-from ehrlib.pipeline.stages import Stages, StageEnv, get_stages
+from ehrlib.pipeline.stages import StageEnv, Stages, get_stages
 from ehrlib.tools import make_toolset
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.toolset import Toolset
