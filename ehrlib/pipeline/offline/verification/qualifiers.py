@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
+from ehrlib.criteria import criterion_holds
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.offline.lexicon import Lexicon
-from ehrlib.pipeline.offline.verification.values import criterion_holds
 
 __all__ = ["Qualifier", "reference_qualifier", "attached_value", "normal_range", "qualifier_holds", "state_holds_on"]
 

@@ -13,12 +13,13 @@ from datetime import timedelta
 from typing import Any, Mapping
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.criteria import criterion_holds
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
 from ehrlib.pipeline.offline.verification.session import Claim, Session, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.values import criterion_holds, in_fahrenheit, temp_match, value_matches
+from ehrlib.pipeline.offline.verification.values import in_fahrenheit, temp_match, value_matches
 from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
 from ehrlib.pipeline.records import Verdict
 

@@ -9,18 +9,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-__all__ = ["value_matches", "criterion_holds", "is_celsius", "convert_temp", "in_celsius", "in_fahrenheit",
+__all__ = ["value_matches", "is_celsius", "convert_temp", "in_celsius", "in_fahrenheit",
            "temp_match"]
 
 
 def value_matches(stated: float, observed: float, tol: float) -> bool:
     return abs(stated - observed) <= tol + 1e-9 or (abs(stated) >= 50 and abs(stated - observed) <= 0.01 * abs(stated))
-
-
-def criterion_holds(op: str, value: float, threshold: float) -> bool:
-    """Whether ``value <op> threshold`` (op one of < <= > >=; anything else: False)."""
-    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
-            ">=": value >= threshold}.get(op, False)
 
 
 def is_celsius(row: Mapping[str, Any]) -> bool:
