@@ -70,3 +70,10 @@ def test_decide_stamps_the_deciding_rule_and_keeps_a_delegates_id():
     assert decide(c, (passes, only_trend, inner)).rule_id == "t.inner"
     assert decide(c, (outer,)).rule_id == "t.inner"
     assert decide(c, (passes,)) is None
+
+
+def test_rule_table_in_the_docs_is_current():
+    doc = (TESTS.parent / "docs" / "offline_rules.md").read_text(encoding="utf-8")
+    for r in ALL_RULES:
+        assert f"| `{r.rule_id}` | {', '.join(r.kinds)} | {r.principle} |" in doc, f"docs/offline_rules.md: {r.rule_id}"
+    assert len(re.findall(r"^\| `[a-z]+\.[a-z_]+` \|", doc, re.M)) == len(ALL_RULES)

@@ -71,5 +71,6 @@ def billed_match(c: Claim) -> Verdict:
 
 
 BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis stated for the admission claims a billed ICD code of that "
-                   "admission whose title matches it; with no close title the statement is not judged.", billed_match)
+                   "admission whose title matches it; with no close title the statement is not judged.", billed_match,
+                   ("diagnosis",))
 RULES = (BILLED_CODE,)
