@@ -23,32 +23,16 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before
+from ehrlib.pipeline.offline.context import cue, negated_before
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
+from ehrlib.pipeline.offline.mention import Mention, clean_line
 from ehrlib.pipeline.offline.microsens import is_susceptibility_name, parse_susceptibilities, susceptibility_mentions
 from ehrlib.pipeline.offline.timex import parse_duration_days
 
 __all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before"]
 
 _NUM = r"-?\d+(?:\.\d+)?"
-
-
-@dataclass(frozen=True, slots=True)
-class Mention:
-    line: int
-    start: int
-    end: int
-    text: str
-    kind: str
-    concept: str
-    value: str | None = None
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    group: str | None = None
-
-
-def clean_line(text: str) -> str:
-    """De-identification brackets masked with backticks of the same length (offsets stay
-    valid; not spaces, which would read as a flowsheet column gap)."""
-    return re.sub(r"\[\*\*|\*\*\]", lambda m: "`" * len(m.group(0)), text)
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -260,26 +244,14 @@ def trend_word(text: str) -> tuple[str, str] | None:
     return (best[1], best[2]) if best else None
 
 
-_NEG_BEFORE = re.compile(r"(?:\bno\b|\bnot\b|\bdenies\b|\bdenied\b|\bwithout\b|\bw/o\b|\bnegative\s+for\b|\bneg\s+for\b|"
-                         r"\bfree\s+of\b|\babsent\b|\bnone\b|\bnever\b|\bno\s+evidence\s+of\b|(?<![\w+])-(?=\w))"
-                         r"[\w\s,/]{0,25}$", re.I)
-
-
 _PROBLEM_HEADING = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*•]\s*)?(?:[A-Za-z/]+\s*){0,3}$")
 
 #: "Hypotension: none", "Fever - resolved": a problem heading negated by what follows it
-_NEG_AFTER = re.compile(r"\s*[:\-–]\s*(?:none|no|neg(?:ative)?|absent|resolved|denies|n/a)\b|\s+(?:resolved|none)\b", re.I)
-
-
-def negated_before(prefix: str) -> bool:
-    """ConText-style negation: a trigger within the same clause before the term."""
-    clause = re.split(r"[.;:]|\bbut\b|\bhowever\b", prefix)[-1]
-    return bool(_NEG_BEFORE.search(clause))
+_NEG_AFTER = cue("negation_after_title")
 
 
 # --- line scanning ---------------------------------------------------------------------------------
 
-_CLAUSE_END = re.compile(r"(?<!\b[A-Za-z])[.;]\s|[.;]$|\s{3,}|\|")
 _DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|mg/hr|units/hr|u/hr|l)\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b", re.I)
@@ -296,8 +268,7 @@ _FINDING_STOP = re.compile(r"[.;]|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|E
 
 
 def _clause(text: str, start: int) -> str:
-    m = _CLAUSE_END.search(text, start)
-    return text[start:m.start() if m else len(text)]
+    return clause_after(text, start, "line_item")
 
 
 def _overlaps(spans: list[tuple[int, int]], s: int, e: int) -> bool:
@@ -726,8 +697,7 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
     for s, e, names in spans:
         if _overlaps(taken, s, e):
             continue
-        clause_end = _CLAUSE_END.search(raw, e)
-        clause = raw[e:clause_end.start() if clause_end else len(raw)]
+        clause = clause_after(raw, e, "line_item")
         nxt = next((a for a, _, _ in spans if a > s), None)
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
@@ -750,7 +720,8 @@ def _medications(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str]
         freq = _FREQ.search(own[:50])
         if freq:
             attrs["freq"] = freq.group(1).lower()
-        lead = re.split(r"[.;]\s", raw[max(0, s - 25):s])[-1]
+        near = raw[max(0, s - 25):s]
+        lead = clause_before(near, len(near), "phrase")
         act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(lead)
         if act:
             attrs["action"] = act.group("a").lower()
