@@ -17,14 +17,15 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
-from ehrlib.pipeline.offline.mentions import Mention, find_mentions
-from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, is_drug_class
+from ehrlib.pipeline.offline.mention import Mention
+from ehrlib.pipeline.offline.mentions import find_mentions
+from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
@@ -273,9 +274,10 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
     return out
 
 
-def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str]
-              ) -> list[tuple[_Paragraph, list[Mention]]]:
-    """Mentions per paragraph, positions in paragraph text (line = first line)."""
+def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
+              dropped: list[DroppedMention]) -> list[tuple[_Paragraph, list[Mention]]]:
+    """Mentions per paragraph, positions in paragraph text (line = first line); the
+    non-statements filtered out are appended to ``dropped`` (line and column of the note)."""
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
@@ -287,14 +289,19 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                          if m.kind in ("procedure", "medication", "infusion")]
         per_line += procedure_mentions(ctx.lines, seg, per_line)
         for i in range(seg.start_line, seg.end_line + 1):
-            ms = drop_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
+            ms, gone = split_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
+            dropped.extend(gone)
             if ms:
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        ms = drop_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names, seg.section))
+        ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
+                                                                 seg.section))
+        for d in gone:
+            line, col = para.locate(d.start)
+            dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
         if ms:
             out.append((para, ms))
     return out
@@ -309,7 +316,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     tctx = time_context(ctx)
     out: list[Entity] = []
     previous: TimeSpan | None = None
-    for para, mentions in _mentions(ctx, seg, lex, drug_names):
+    dropped: list[DroppedMention] = []
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
         refs = resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous)
         if refs:
             previous = refs[-1].window
@@ -346,7 +354,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
-    return StageOutput(tuple(out))
+    return StageOutput(tuple(out), dropped=tuple(dropped))
 
 
 def _union(a: TimeSpan, b: TimeSpan) -> TimeSpan:
