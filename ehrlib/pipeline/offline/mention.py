@@ -10,7 +10,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["Mention", "clean_line", "emit", "overlaps"]
+from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.clauses import clause_after
+
+__all__ = ["Mention", "NUM", "clean_line", "concept_flags", "emit", "line_clause", "overlaps"]
+
+#: a number as notes write it ("-2", "7.49")
+NUM = r"-?\d+(?:\.\d+)?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +49,13 @@ def emit(out: list[Mention], taken: list[tuple[int, int]], m: Mention) -> None:
     """Append ``m`` and mark its span taken."""
     out.append(m)
     taken.append((m.start, m.end))
+
+
+def line_clause(text: str, start: int) -> str:
+    """The rest of the clause from ``start`` (a sentence end, a column gap or a bar ends it)."""
+    return clause_after(text, start, "line_item")
+
+
+def concept_flags() -> Mapping[str, Any]:
+    """Which concept gets which parsing rule (``offline_concept_flags.yaml``; cached, read-only)."""
+    return load_data("offline_concept_flags.yaml")
