@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ehrlib.errors import ConfigError
-from ehrlib.pipeline.offline.clauses import clause_after, clause_before, clause_breaks
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before, clause_breaks, has_break
 
 
 @pytest.mark.parametrize("text, pos, breaks, want", [
@@ -43,3 +43,8 @@ def test_lookahead_never_sees_past_the_position() -> None:
 def test_unknown_break_set_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         clause_breaks("no_such_set")
+
+
+def test_has_break_treats_the_slice_end_as_a_text_end() -> None:
+    assert has_break("K 3.1.", "sentence") and has_break("K 3.1. Mg", "sentence")
+    assert not has_break("ratio 3.5 today", "sentence")

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 
-__all__ = ["ClauseBreaks", "clause_breaks", "clause_before", "clause_after"]
+__all__ = ["ClauseBreaks", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break"]
+
+#: what opens a list item or a problem entry: "#", "# ", "3.", "3)", "-", "*", "•"
+LIST_MARKER = r"#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +68,8 @@ def clause_after(text: str, pos: int, breaks: str) -> str:
     """
     m = clause_breaks(breaks).pattern.search(text, pos)
     return text[pos:m.start() if m else len(text)]
+
+
+def has_break(span: str, breaks: str) -> bool:
+    """Whether ``span`` (a slice: its end counts as a text end) holds a break of the set."""
+    return clause_breaks(breaks).pattern.search(span) is not None

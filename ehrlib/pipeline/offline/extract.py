@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.mention import Mention
@@ -149,7 +150,7 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     Sentence ends (. ;) always break the link.
     """
     def same_sentence(a: int, b: int) -> bool:
-        return not re.search(r"[.;](?:\s|$)", text[a:b])
+        return not has_break(text[a:b], "sentence")
 
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:

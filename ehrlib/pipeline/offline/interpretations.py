@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ehrlib.pipeline.offline.clauses import LIST_MARKER
 from ehrlib.pipeline.offline.context import cue, negated_before
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, emit
@@ -19,7 +20,7 @@ from ehrlib.pipeline.offline.values import parse_value
 
 __all__ = ["interpretation_mentions"]
 
-_PROBLEM_HEADING = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*•]\s*)?(?:[A-Za-z/]+\s*){0,3}$")
+_PROBLEM_HEADING = re.compile(r"^\s*(?:" + LIST_MARKER + r")?(?:[A-Za-z/]+\s*){0,3}$")
 
 #: "Hypotension: none", "Fever - resolved": a problem heading negated by what follows it
 _NEG_AFTER = cue("negation_after_title")

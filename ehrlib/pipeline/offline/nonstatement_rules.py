@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ehrlib.datafiles import load_data
-from ehrlib.pipeline.offline.clauses import clause_after, clause_before
+from ehrlib.pipeline.offline.clauses import LIST_MARKER, clause_after, clause_before
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
@@ -32,7 +32,7 @@ def _ids(name: str) -> tuple[str, ...]:
 
 
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
-_LONE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
+_LONE_PREFIX = re.compile(r"^\s*(?:" + LIST_MARKER + r"|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
 # nothing after the title, or a care-plan qualifier ("Hypotension (not Shock)", "... (acute, chronic)")
 _LONE_SUFFIX = re.compile(r"\s*(?:\((?:not|non|w/o|without|other|acute|chronic|unspecified)\b[^)]*\))?\s*[:.]?\s*", re.I)
 _ADJECTIVE = re.compile(r"(?:ive|ile|ic|ed|ent|ing|al)$", re.I)
