@@ -33,6 +33,7 @@ from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_
 from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
 
+#: ``find_mentions`` is the entry point; the others are re-exported from their owning modules
 __all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before", "trend_word"]
 
 _DAY_COUNT_FORMS = tuple(concept_flags()["day_count_forms"])
