@@ -24,6 +24,8 @@ __all__ = ["CueSet", "cue_set", "cue", "cue_in_clause_before", "negated_before"]
 
 @dataclass(frozen=True, slots=True)
 class CueSet:
+    """One cue set of ``offline_context.yaml``, its default frame compiled."""
+
     name: str
     category: str
     direction: str

@@ -66,8 +66,12 @@ __all__ = ["DroppedMention", "NON_STATEMENT_RULES", "drop_non_statements", "is_a
 
 @dataclass(frozen=True, slots=True)
 class DroppedMention:
-    """A candidate mention filtered out as a non-statement, with the rule that dropped it
-    (recorded in the extraction stages' output, for error analysis)."""
+    """A candidate mention filtered out as a non-statement, with the rule that dropped it.
+
+    Recorded in each extraction stage's output (``dropped`` in stages.jsonl), positions in
+    note line and column; both extraction steps scan the same candidates, so both list the
+    same drops.
+    """
 
     line: int
     start: int
