@@ -161,7 +161,7 @@ def test_dropped_mentions_reach_the_stage_records_with_their_rule(mimic3_demo_db
     from ehrlib.pipeline.context import note_context
     from ehrlib.pipeline.inspector import inspect_note
     from ehrlib.pipeline.params import RunParams
-    from ehrlib.pipeline.runner import note_lines
+    from ehrlib.pipeline.rundir import note_lines
     from ehrlib.pipeline.stages import StageEnv, get_stages
     from ehrlib.tools import make_toolset
     from ehrlib.tools.context import PatientContext
