@@ -63,8 +63,12 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     With ``use_params_file`` the YAML's full-run values are injected; without it the
     notebook's own fast defaults run (what the test suite does).
     """
-    import papermill as pm
     import yaml
+
+    try:
+        import papermill as pm
+    except ImportError as exc:  # the notebook stack is an extra, not a core dependency
+        raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
