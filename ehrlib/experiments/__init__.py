@@ -56,6 +56,21 @@ def _select(experiments: list[Experiment], name: str) -> list[Experiment]:
     return chosen
 
 
+def _quiet_notebook_logs() -> dict:
+    """Keep papermill's per-notebook INFO lines and the kernels' start-up warnings off the
+    console unless debug logging is on; returns the engine options that do it.
+
+    The "Kernel is running over TCP without encryption" warning is logged by each kernel
+    process (ipykernel) to its own stderr, so only the kernel's log level can hold it back;
+    the kernels here are local and short-lived. Cell errors still fail the run.
+    """
+    if logging.getLogger().isEnabledFor(logging.DEBUG):
+        return {}
+    for name in ("papermill", "traitlets"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return {"extra_arguments": ["--IPKernelApp.log_level=ERROR"]}
+
+
 def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | Path = "runs/notebooks",
                   use_params_file: bool = True, overrides: dict | None = None) -> list[Path]:
     """Execute the selected notebooks with papermill; returns the executed copies.
@@ -69,6 +84,7 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
         import papermill as pm
     except ImportError as exc:  # the notebook stack is an extra, not a core dependency
         raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
+    quiet = _quiet_notebook_logs()
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -80,9 +96,9 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
         params.update(overrides or {})
         target = out / exp.notebook.name
         t0 = time.perf_counter()
-        print(f"running {exp.name} ...", flush=True)
+        print(f"notebook {exp.name} ...", end=" ", flush=True)
         pm.execute_notebook(str(exp.notebook), str(target), parameters=params, cwd=str(Path(root).resolve()),
-                            progress_bar=False, kernel_name="python3")
-        print(f"  done in {time.perf_counter() - t0:.1f} s -> {target}")
+                            progress_bar=False, kernel_name="python3", **quiet)
+        print(f"{time.perf_counter() - t0:.1f} s -> {target}")
         written.append(target)
     return written
