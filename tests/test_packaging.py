@@ -196,3 +196,13 @@ def test_constraints_pin_every_installed_requirement():
 def test_console_script_declared():
     project = _project()
     assert project["scripts"]["ehrlib"] == "ehrlib.cli:main"
+
+
+def test_license_and_citation_agree_with_pyproject():
+    project = _project()
+    assert project["license"]["text"] == "MIT"
+    assert (REPO_ROOT / "LICENSE").read_text().startswith("MIT License")
+    cff = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
+    assert cff["version"] == project["version"] and cff["license"] == "MIT"
+    paper = cff["preferred-citation"]
+    assert paper["title"] and paper["authors"] and paper["year"]
