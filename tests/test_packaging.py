@@ -12,6 +12,7 @@ dependency someone adds (or forgets to add) is judged by the same rule:
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import sys
@@ -97,9 +98,14 @@ def _third_party_imports() -> list[_Import]:
     return found
 
 
+@functools.cache
+def _installed_providers() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
 def _distributions(module: str) -> set[str]:
     """Distribution names that provide top-level `module` (its own name when not installed)."""
-    installed = importlib.metadata.packages_distributions().get(module, [])
+    installed = _installed_providers().get(module, [])
     return {_name(d) for d in installed} or {_name(module)}
 
 
@@ -200,7 +206,7 @@ def test_console_script_declared():
 
 def test_license_and_citation_agree_with_pyproject():
     project = _project()
-    assert project["license"]["text"] == "MIT"
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert (REPO_ROOT / "LICENSE").read_text().startswith("MIT License")
     cff = yaml.safe_load((REPO_ROOT / "CITATION.cff").read_text())
     assert cff["version"] == project["version"] and cff["license"] == "MIT"
