@@ -166,6 +166,10 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     """Run every step; returns the paths of the hospital, corpus and run folders."""
     import pandas as pd
 
+    if cfg.notebooks:
+        from ehrlib.experiments import papermill
+
+        papermill()  # fail before the work, not after it, when the notebooks extra is missing
     if cfg.fresh and cfg.out_dir.exists():
         shutil.rmtree(cfg.out_dir)
     cfg.out_dir.mkdir(parents=True, exist_ok=True)

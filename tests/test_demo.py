@@ -68,3 +68,23 @@ def test_real_notes_absent_everywhere(tmp_path, monkeypatch):
 
     monkeypatch.setattr(ehrlib.bench.build, "demo_folder", lambda: None)
     assert demo._real_notes(DemoConfig(figures_dir=tmp_path)) is None
+
+
+def test_notebooks_without_the_extra_fail_before_any_work(tmp_path, monkeypatch):
+    import builtins
+
+    import pytest
+
+    from ehrlib.errors import ConfigError
+
+    real_import = builtins.__import__
+
+    def no_papermill(name, *args, **kwargs):
+        if name == "papermill":
+            raise ImportError("no papermill")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_papermill)
+    with pytest.raises(ConfigError, match=r"ehrlib\[notebooks\]"):
+        demo.run_demo(DemoConfig(out_dir=tmp_path / "demo", notebooks=True))
+    assert not (tmp_path / "demo").exists()

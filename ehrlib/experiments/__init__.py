@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ehrlib.errors import ConfigError
 
-__all__ = ["Experiment", "list_experiments", "run_notebooks"]
+__all__ = ["Experiment", "list_experiments", "run_notebooks", "papermill"]
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
@@ -56,6 +56,15 @@ def _select(experiments: list[Experiment], name: str) -> list[Experiment]:
     return chosen
 
 
+def papermill():
+    """The papermill module, or a one-line error: the notebook stack is an extra."""
+    try:
+        import papermill as pm
+    except ImportError as exc:
+        raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
+    return pm
+
+
 def _quiet_notebook_logs() -> dict:
     """Keep papermill's per-notebook INFO lines and the kernels' start-up warnings off the
     console unless debug logging is on; returns the engine options that do it.
@@ -80,10 +89,7 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     """
     import yaml
 
-    try:
-        import papermill as pm
-    except ImportError as exc:  # the notebook stack is an extra, not a core dependency
-        raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
+    pm = papermill()
     quiet = _quiet_notebook_logs()
 
     out = Path(out_dir)
