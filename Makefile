@@ -10,7 +10,8 @@ PY := .venv/bin/python
 STAMPS := .venv
 VENV := .venv/bin/python
 endif
-PIP_INSTALL := $(PY) -m pip install -q -c constraints.txt
+# (setuptools warns about editable installs on every build: noise for a user)
+PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
 .PHONY: demo test bench install lock clean
 

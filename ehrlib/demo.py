@@ -1,7 +1,7 @@
 """`ehrlib demo`: the whole study on the embedded synthetic hospital, offline.
 
 Builds the seeded synthetic hospital, writes its note corpus with gold labels, runs the
-offline EHR-Inspector and the surface-level baseline over the test split, judges both
+offline EHR-Inspector and the surface-level baseline over its notes, judges both
 with the deterministic matcher, writes reports and figures, and prints a summary. The
 two methods also run on the hand-written notes for real MIMIC-III demo patients (the
 held-out set) when the MIMIC-III demo folder is found; otherwise the committed
@@ -75,13 +75,21 @@ def _corpus(cfg: DemoConfig, db: Path) -> Path:
     stamp = {"db": str(db), "seed": cfg.seed, "notes_per_type": cfg.notes_per_type}
     stamp_path = cfg.out_dir / "corpus.json"
     if (corpus / "gold.jsonl").exists() and stamp_path.exists() and json.loads(stamp_path.read_text()) == stamp:
-        print(f"[2/6] corpus: reusing {corpus}")
+        action = "reusing"
     else:
         write_corpus(db, corpus, seed=cfg.seed, notes_per_type=cfg.notes_per_type)
         stamp_path.write_text(json.dumps(stamp))
-        print(f"[2/6] corpus: wrote {corpus}")
-    print(table1(load_corpus(corpus)).to_string())
+        action = "wrote"
+    print(f"[2/6] corpus: {action} {corpus}: {_corpus_line(table1(load_corpus(corpus)))}")
     return corpus
+
+
+def _corpus_line(stats: pd.DataFrame) -> str:
+    """Table 1 in one line: notes per type, gold statements, inconsistent ones."""
+    types = ", ".join(f"{int(row['notes'])} {name}" for name, row in stats.drop(index="total").iterrows())
+    total = stats.loc["total"]
+    return (f"{int(total['notes'])} notes ({types}), {int(total['entities'])} gold statements, "
+            f"{int(total['inconsistent'])} inconsistent")
 
 
 def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path, run_id: str | None = None,
@@ -181,7 +189,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     judged = {method: _judge_and_report(run_dir, corpus) for method, run_dir in runs.items()}
     metrics = pd.concat([summary for summary, _ in judged.values()], ignore_index=True)
     figures = _write_overview(cfg, metrics, real)
-    print("[6/6] results on the synthetic test split (mean over notes):")
+    print("[6/6] results on the synthetic notes (mean over notes):")
     print(results_table(metrics))
     notebooks: list[Path] = []
     if cfg.notebooks:
@@ -217,7 +225,7 @@ def closing_lines(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | Non
                   to_open: list[Path | None]) -> list[str]:
     """The demo's last three lines: what ran, the headline numbers, the files to open."""
     n_notes = int(metrics["n_notes"].iloc[0])
-    ran = f"ran: {' and '.join(cfg.methods)} (offline backend, matcher judge) on {n_notes} synthetic test notes"
+    ran = f"ran: {' and '.join(cfg.methods)} (offline backend, matcher judge) on {n_notes} synthetic notes"
     if real is not None and real.ran:
         ran += f" and {int(real.metrics['n_notes'].iloc[0])} held-out real-patient notes"
     if notebooks:
@@ -242,7 +250,7 @@ def _write_overview(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | N
     from ehrlib.viz.save import savefig
 
     write_table(metrics, cfg.figures_dir / "demo_metrics.csv")
-    panels = [_panel(metrics[metrics["mode"] == "lenient"], "synthetic test split")]
+    panels = [_panel(metrics[metrics["mode"] == "lenient"], "synthetic notes (embedded hospital)")]
     caption = "Lenient matcher judge, per-note mean."
     if real is not None:
         panels.append(_panel(real.metrics, "hand-written notes, real MIMIC-III demo patients (held out)"))

@@ -39,7 +39,7 @@ def test_closing_lines_say_what_ran_the_numbers_and_what_to_open(tmp_path):
     viewer = Path("runs/demo/runs/demo-inspector/viewer/index.html")
     lines = closing_lines(cfg, _metrics(), real, [Path("runs/notebooks/01_x.ipynb")], [viewer, None])
     assert len(lines) == 3
-    assert "24 synthetic test notes" in lines[0] and "9 held-out real-patient notes" in lines[0]
+    assert "24 synthetic notes" in lines[0] and "9 held-out real-patient notes" in lines[0]
     assert "1 notebooks" in lines[0]
     assert "inspector 0.860, surface 0.660" in lines[1]
     assert lines[2].startswith("open: ") and str(viewer) in lines[2] and "runs/notebooks/" in lines[2]
