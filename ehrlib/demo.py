@@ -203,7 +203,7 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
 
 def results_table(metrics: pd.DataFrame) -> str:
     """One row per method and judge mode, as text; a method's harsh and lenient rows fold
-    into one when every number agrees (the matcher's modes differ only on partial values)."""
+    into one when every number agrees (with the deterministic matcher they often do)."""
     import pandas as pd
 
     cols = [c for c in ("method", "mode", "n_notes", "recall", "precision", "f1", "n_gold", "n_pred")
