@@ -4,13 +4,19 @@ Each command group lives next to the code it drives: a module listed in
 `_COMMAND_MODULES` exposes `register(subparsers)`, which adds its parsers and sets
 `func` to a handler taking the parsed arguments and returning an exit code. Keeping
 the parsers beside their code lets modules grow commands without touching this file.
+
+Exit status: 0 done, 1 a run that failed (:class:`~ehrlib.errors.RunError`, or notes
+left in error), 2 bad usage or input (any other :class:`~ehrlib.errors.EhrlibError`,
+printed as one line; ``--debug`` adds its traceback).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import logging
 import sys
+import traceback
 
 from ehrlib.errors import EhrlibError
 
@@ -36,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log debug output (also accepted after the subcommand)")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (normally one line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -52,11 +60,9 @@ _VERBOSE = ("-v", "--verbose")
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version("ehrlib")
-    except PackageNotFoundError:  # a source tree that was never installed
+        return importlib.metadata.version("ehrlib")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
         return "unknown (not installed)"
 
 
@@ -78,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except EhrlibError as exc:
+    except EhrlibError as exc:  # expected: one line, unless --debug asks for the traceback
+        if args.debug:
+            traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

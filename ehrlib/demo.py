@@ -16,13 +16,27 @@ import argparse
 import json
 import logging
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import pandas as pd
+import pandas as pd
+
+from ehrlib.bench.build import demo_folder
+from ehrlib.bench.realnotes import fixture_dir
+from ehrlib.corpus.io import load_corpus
+from ehrlib.corpus.stats import table1
+from ehrlib.db import connect, read_manifest, summarize
+from ehrlib.db.build import build_db
+from ehrlib.experiments import papermill, run_notebooks
+from ehrlib.judge.evaluate import evaluate_run
+from ehrlib.pipeline.params import load_params
+from ehrlib.pipeline.runner import run_experiment
+from ehrlib.report.build import build_report
+from ehrlib.result_tables import write_table
+from ehrlib.synth import GENERATOR_VERSION, generate_hospital
+from ehrlib.synth.notes import write_corpus
 
 __all__ = ["DemoConfig", "run_demo", "register"]
 
@@ -42,9 +56,6 @@ class DemoConfig:
 
 
 def _hospital(cfg: DemoConfig) -> Path:
-    from ehrlib.db import connect, read_manifest, summarize
-    from ehrlib.synth import GENERATOR_VERSION, generate_hospital
-
     db = cfg.out_dir / "hospital.duckdb"
     stamp = {"generator": GENERATOR_VERSION, "patients": cfg.patients, "seed": cfg.seed}
     stamp_path = cfg.out_dir / "hospital.json"
@@ -67,10 +78,6 @@ def _hospital(cfg: DemoConfig) -> Path:
 
 
 def _corpus(cfg: DemoConfig, db: Path) -> Path:
-    from ehrlib.corpus.io import load_corpus
-    from ehrlib.corpus.stats import table1
-    from ehrlib.synth.notes import write_corpus
-
     corpus = cfg.out_dir / "corpus"
     stamp = {"db": str(db), "seed": cfg.seed, "notes_per_type": cfg.notes_per_type}
     stamp_path = cfg.out_dir / "corpus.json"
@@ -94,9 +101,6 @@ def _corpus_line(stats: pd.DataFrame) -> str:
 
 def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path, run_id: str | None = None,
          step: str = "3/6") -> Path:
-    from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import run_experiment
-
     runs_dir = cfg.out_dir / "runs"
     run_id = run_id or f"demo-{method}"
     # offline runs take seconds: start them afresh, so a demo after a code update never
@@ -112,9 +116,6 @@ def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path, run_id: str | Non
 
 def _judge_and_report(run_dir: Path, corpus: Path) -> tuple[pd.DataFrame, Path | None]:
     """The matcher's summary of one run and its findings-viewer index page."""
-    from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.build import build_report
-
     summary = evaluate_run(run_dir, corpus, judge="matcher", progress=False)
     report = build_report(run_dir, corpus, figures_dir=None, progress=False)  # per-run figures stay in the run dir
     index = [p for p in report.viewer if p.name == "index.html"]
@@ -139,17 +140,8 @@ def _real_notes(cfg: DemoConfig) -> _RealNotes | None:
     Runs them when the MIMIC-III demo folder and the fixture are present; else reads the
     committed benchmark CSV; else (an installed package away from the repository) None.
     """
-    import tempfile
-
-    import pandas as pd
-
-    from ehrlib.bench.build import demo_folder
-    from ehrlib.bench.realnotes import fixture_dir
-
     src, corpus = demo_folder(), fixture_dir("holdout")
     if src is not None and (corpus / "gold.jsonl").exists():
-        from ehrlib.db.build import build_db
-
         with tempfile.TemporaryDirectory(prefix="ehrlib-demo-") as tmp:
             t0 = time.perf_counter()
             db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
@@ -172,11 +164,7 @@ def _real_notes(cfg: DemoConfig) -> _RealNotes | None:
 
 def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     """Run every step; returns the paths of the hospital, corpus and run folders."""
-    import pandas as pd
-
     if cfg.notebooks:
-        from ehrlib.experiments import papermill
-
         papermill()  # fail before the work, not after it, when the notebooks extra is missing
     if cfg.fresh and cfg.out_dir.exists():
         shutil.rmtree(cfg.out_dir)
@@ -193,8 +181,6 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     print(results_table(metrics))
     notebooks: list[Path] = []
     if cfg.notebooks:
-        from ehrlib.experiments import run_notebooks
-
         notebooks = run_notebooks("all")
     viewer = judged[cfg.methods[0]][1]
     print("\n".join(closing_lines(cfg, metrics, real, notebooks, [viewer, *figures])))
@@ -204,8 +190,6 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
 def results_table(metrics: pd.DataFrame) -> str:
     """One row per method and judge mode, as text; a method's harsh and lenient rows fold
     into one when every number agrees (with the deterministic matcher they often do)."""
-    import pandas as pd
-
     cols = [c for c in ("method", "mode", "n_notes", "recall", "precision", "f1", "n_gold", "n_pred")
             if c in metrics.columns]
     parts = []
@@ -243,9 +227,7 @@ def closing_lines(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | Non
 def _write_overview(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | None) -> list[Path]:
     """The README picture: recall/precision/F1 per method (lenient judge), the synthetic
     split and the real-patient notes side by side."""
-    import pandas as pd
-
-    from ehrlib.report.tables import write_table
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.plots import plot_main_results
     from ehrlib.viz.save import savefig
 

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from ehrlib.errors import ConfigError
 
 __all__ = ["Experiment", "list_experiments", "run_notebooks", "papermill"]
@@ -59,7 +61,7 @@ def _select(experiments: list[Experiment], name: str) -> list[Experiment]:
 def papermill():
     """The papermill module, or a one-line error: the notebook stack is an extra."""
     try:
-        import papermill as pm
+        import papermill as pm  # deferred: an extra (the notebook stack); only running notebooks needs it
     except ImportError as exc:
         raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
     return pm
@@ -87,7 +89,6 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     With ``use_params_file`` the YAML's full-run values are injected; without it the
     notebook's own fast defaults run (what the test suite does).
     """
-    import yaml
 
     pm = papermill()
     quiet = _quiet_notebook_logs()
