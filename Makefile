@@ -13,7 +13,7 @@ endif
 # (setuptools warns about editable installs on every build: noise for a user)
 PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: demo test bench install lock clean
+.PHONY: demo test lint bench install lock clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -30,8 +30,13 @@ install: $(STAMPS)/.installed-dev.stamp
 demo: $(STAMPS)/.installed-notebooks.stamp
 	$(PY) -m ehrlib demo --notebooks
 
-test: $(STAMPS)/.installed-dev.stamp
+# lint and type checks first: they take seconds, the suite minutes
+test: lint
 	$(PY) -m pytest -q
+
+lint: $(STAMPS)/.installed-dev.stamp
+	$(PY) -m ruff check ehrlib tests
+	$(PY) -m mypy
 
 bench: $(STAMPS)/.installed-dev.stamp
 	$(PY) -m ehrlib bench

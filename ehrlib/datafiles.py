@@ -29,7 +29,7 @@ def data_text(name: str) -> str:
         raise ConfigError(f"package data file ehrlib/data/{name} is missing (broken install?)") from None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_data(name: str) -> Any:
     """Parse ``ehrlib/data/<name>`` (YAML or JSON by extension), checked against
     ``ehrlib/data/schemas/<stem>.schema.json`` when that schema exists.

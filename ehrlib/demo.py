@@ -189,7 +189,8 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
 
 def results_table(metrics: pd.DataFrame) -> str:
     """One row per method and judge mode, as text; a method's harsh and lenient rows fold
-    into one when every number agrees (with the deterministic matcher they often do)."""
+    into one when every number agrees (with the deterministic matcher they often do).
+    """
     cols = [c for c in ("method", "mode", "n_notes", "recall", "precision", "f1", "n_gold", "n_pred")
             if c in metrics.columns]
     parts = []
@@ -226,7 +227,8 @@ def closing_lines(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | Non
 
 def _write_overview(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | None) -> list[Path]:
     """The README picture: recall/precision/F1 per method (lenient judge), the synthetic
-    split and the real-patient notes side by side."""
+    split and the real-patient notes side by side.
+    """
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.plots import plot_main_results
     from ehrlib.viz.save import savefig

@@ -25,9 +25,10 @@ import importlib.resources
 import json
 import re
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ehrlib import schema
 from ehrlib.corpus.io import write_json
@@ -161,7 +162,8 @@ class _Raw:
 
 def dictionary_items(con: Any, flavor: str | None = None) -> list[_Raw]:
     """Every item of the database under the tools' item keys (``ehrlib.tools`` catalog:
-    d_items by linksto, d_labitems, ICD dictionaries, drug names, microbiology names)."""
+    d_items by linksto, d_labitems, ICD dictionaries, drug names, microbiology names).
+    """
     smap = schema.schema_map(flavor or schema.detect_flavor(con))
     out = []
     for it in lexical_index(con, smap).catalog.items:
@@ -465,7 +467,8 @@ def _db_key(con: Any) -> str:
 
 def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     """The ontology for this database: the JSON at ``path`` if given, else the rule-built
-    default, built once per database file (memoised by path, size and mtime)."""
+    default, built once per database file (memoised by path, size and mtime).
+    """
     if path is not None:
         return read_ontology(path)
     key = (_db_key(con), "rules")

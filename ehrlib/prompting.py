@@ -46,7 +46,7 @@ def load_prompt(stem: str) -> PromptTemplate:
     return PromptTemplate(stem, Template(ref.read_text(encoding="utf-8")))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_prompt(stem: str) -> PromptTemplate:
     """:func:`load_prompt`, read once per process (the files are part of the package)."""
     return load_prompt(stem)

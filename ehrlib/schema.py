@@ -14,9 +14,10 @@ renders it as ``NULL``.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 __all__ = [
     "LogicalTable",
@@ -264,7 +265,8 @@ class SchemaMap:
 def _map(flavor: str, spec: Mapping[str, tuple[str, str | None, Mapping[str, str | None]]],
          default_case: Literal["upper", "lower"]) -> SchemaMap:
     """Build a map: every logical column maps to itself (in ``default_case``) unless
-    the spec overrides it (``None`` = absent)."""
+    the spec overrides it (``None`` = absent).
+    """
     tables = {}
     for logical, (name, schema, overrides) in spec.items():
         cols: dict[str, str | None] = {}

@@ -72,8 +72,16 @@ def tiny_run(tmp_path) -> tuple[Path, Path]:
     Hand-built so judge/analysis/viz tests know every right answer without a pipeline.
     """
     from ehrlib.corpus.io import write_json, write_jsonl
-    from ehrlib.corpus.records import (GoldEntity, Inconsistency, ItemRef, Note, Prediction, RowRef,
-                                       ToolCallRecord, to_dict)
+    from ehrlib.corpus.records import (
+        GoldEntity,
+        Inconsistency,
+        ItemRef,
+        Note,
+        Prediction,
+        RowRef,
+        ToolCallRecord,
+        to_dict,
+    )
 
     wbc, hr = ItemRef("labevents", "White Blood Cells", 51301), ItemRef("chartevents", "Heart Rate", 220045)
     notes = [Note("n1", 1, 11, "discharge_summary", "2150-01-05", "WBC 20 on admission\nHR 130s\nafebrile"),

@@ -7,12 +7,23 @@ import pandas as pd
 import pytest
 
 from ehrlib.analysis import (
-    END, START, bootstrap_ci, classify_error, classify_errors, error_distribution, paired_bootstrap,
-    path_dispersion, path_frequencies, paths_from_gold, paths_from_tool_calls, read_tool_calls, run_spread,
+    END,
+    START,
+    bootstrap_ci,
+    classify_error,
+    classify_errors,
+    error_distribution,
+    paired_bootstrap,
+    path_dispersion,
+    path_frequencies,
+    paths_from_gold,
+    paths_from_tool_calls,
+    read_tool_calls,
+    run_spread,
     transition_graph,
 )
-from ehrlib.corpus.records import GoldEntity, Inconsistency, Judgement, Prediction, RowRef, TimeSpan, ToolCallRecord
 from ehrlib.corpus.io import read_gold, read_predictions
+from ehrlib.corpus.records import GoldEntity, Inconsistency, Judgement, Prediction, RowRef, TimeSpan, ToolCallRecord
 
 
 def test_transition_graph_counts_consecutive_calls():

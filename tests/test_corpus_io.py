@@ -6,8 +6,7 @@ import json
 import pytest
 
 from ehrlib.corpus.io import load_corpus, read_gold, read_notes, read_predictions, write_json, write_jsonl
-from ehrlib.corpus.records import (GoldEntity, Inconsistency, ItemRef, Note, Prediction, RecordError, RowRef,
-                                   TimeSpan)
+from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, Prediction, RecordError, RowRef, TimeSpan
 
 NOTE = Note("n1", 1, 11, "nursing", "2150-01-02", "HR 80\nlasix 40 mg IV", "2150-01-02 06:00:00")
 GOLD = GoldEntity("n1", "n1-e0", 1, "lasix 40 mg IV", "inconsistent", (ItemRef("prescriptions", "Furosemide"),),

@@ -3,8 +3,15 @@ from __future__ import annotations
 
 from ehrlib.corpus.io import Corpus
 from ehrlib.corpus.records import GoldEntity, Inconsistency, Note
-from ehrlib.corpus.stats import (column_error_types, column_vs_missing, count_tokens, inconsistent_column_counts,
-                                 summary, table1, type_by_note_type)
+from ehrlib.corpus.stats import (
+    column_error_types,
+    column_vs_missing,
+    count_tokens,
+    inconsistent_column_counts,
+    summary,
+    table1,
+    type_by_note_type,
+)
 
 
 def _g(note, i, label="consistent", inc=None):

@@ -4,12 +4,12 @@ from __future__ import annotations
 import csv
 
 import pytest
+from test_db_build import write_table
 
 from ehrlib.bench import available
 from ehrlib.bench import build as bench_build
 from ehrlib.bench.cli import run_benchmarks
 from ehrlib.errors import ConfigError
-from test_db_build import write_table
 
 
 def test_discovers_build_and_rejects_unknown(tmp_path):

@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from ehrlib import schema
 from ehrlib.db import build_db, connect, read_manifest
 from ehrlib.db.finalize import order_keys

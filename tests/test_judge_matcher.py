@@ -6,7 +6,14 @@ import math
 import pytest
 
 from ehrlib.corpus.records import (
-    GoldEntity, Inconsistency, ItemRef, Judgement, Note, Prediction, RowRef, ToolCallRecord,
+    GoldEntity,
+    Inconsistency,
+    ItemRef,
+    Judgement,
+    Note,
+    Prediction,
+    RowRef,
+    ToolCallRecord,
 )
 from ehrlib.judge.matcher import concept_families, judge_with_matcher, normalise
 from ehrlib.judge.metrics import by_gold_group, by_note_type, note_scores, summarize

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-
 from conftest import REPO_ROOT
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}

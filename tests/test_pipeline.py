@@ -10,20 +10,20 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 
-from ehrlib.corpus.records import Note, RowRef
+from ehrlib.corpus.records import Note, RowRef, TimeSpan, ToolCallRecord
 from ehrlib.db.connect import connect
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message, ToolCall
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.llm import build_llm_stages, retrieval_covers, scope_status
+from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, apply_switches
-from ehrlib.corpus.records import TimeSpan, ToolCallRecord
 
 SUBJECT, HADM = 10040, 104852  # synthetic hospital seed 0: septic shock; dates are read from the DB
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
 
 from ehrlib.corpus.records import ItemRef, Note, RowRef, TimeSpan
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
 from ehrlib.ontology import Ontology, OntologyItem
-from ehrlib.pipeline.llm.prompts import CHECKEHR_PROMPTS, PIPELINE_PROMPTS, get_prompt
 from ehrlib.pipeline.llm.caller import LLMCaller
+from ehrlib.pipeline.llm.prompts import CHECKEHR_PROMPTS, PIPELINE_PROMPTS, get_prompt
 from ehrlib.pipeline.llm.stages import (
     LLMAnchorResolver,
     LLMOntologyExtractor,

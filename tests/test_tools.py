@@ -7,13 +7,19 @@ import json
 
 import duckdb
 import pytest
+from test_tools_testdb import ADMIT, DISCH, HA, LAYOUTS, A, B, T, build_tiny_hospital
 
 from ehrlib.errors import ConfigError
 from ehrlib.schema import detect_flavor, schema_map
 from ehrlib.tools import (
-    PROFILE_TABLE, TOOL_NAMES, PatientContext, Tracer, build_item_profile, load_patient_context, make_toolset,
+    PROFILE_TABLE,
+    TOOL_NAMES,
+    PatientContext,
+    Tracer,
+    build_item_profile,
+    load_patient_context,
+    make_toolset,
 )
-from test_tools_testdb import A, ADMIT, DISCH, HA, LAYOUTS, B, T, build_tiny_hospital
 
 
 @pytest.fixture(scope="module", params=sorted(LAYOUTS))

@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from test_tools_testdb import ADMIT, DISCH, HA, A, build_tiny_hospital
 
 from ehrlib.tools import TOOL_NAMES, PatientContext, make_toolset
 from ehrlib.tools.declarations import genai_function_declarations, openai_tools
-from test_tools_testdb import A, ADMIT, DISCH, HA, build_tiny_hospital
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_openai.json"
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import duckdb
 import pytest
+from test_tools_testdb import ADMIT, DISCH, HA, LAYOUTS, A, T, build_tiny_hospital
 
 from ehrlib.schema import LOGICAL, schema_map
 from ehrlib.tools import PatientContext, make_toolset
-from test_tools_testdb import A, ADMIT, DISCH, HA, LAYOUTS, T, build_tiny_hospital
 
 HOSTILE = [
     "'", '"', "''", "';", "\\", "%", "_", "%%", "*", "?", "$1", ":item", "NULL", "null", "None", "true",

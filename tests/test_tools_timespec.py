@@ -99,9 +99,9 @@ def test_char_wb_tfidf_equals_scikit_learn():
     """The per-word TF-IDF (ehrlib.tools.ngrams) reproduces TfidfVectorizer(char_wb, 2-4, sublinear)."""
     import numpy as np
     from sklearn.feature_extraction.text import TfidfVectorizer
+    from test_tools_testdb import tiny_rows
 
     from ehrlib.tools.ngrams import CharWbTfidf
-    from test_tools_testdb import tiny_rows
 
     rows = tiny_rows()
     texts = [r["label"] for r in rows["d_items"] + rows["d_labitems"]] + [r["long_title"] for r in rows["d_icd_diagnoses"]]

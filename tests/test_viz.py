@@ -13,8 +13,17 @@ from matplotlib.patches import Rectangle  # noqa: E402
 from ehrlib.analysis import transition_graph  # noqa: E402
 from ehrlib.judge import evaluate_run  # noqa: E402
 from ehrlib.viz import (  # noqa: E402
-    findings_html, plot_ablation, plot_category_counts, plot_error_distribution, plot_main_results,
-    plot_metric_heatmap, plot_share_heatmap, plot_table, plot_trace_graphs, savefig, write_findings_viewer,
+    findings_html,
+    plot_ablation,
+    plot_category_counts,
+    plot_error_distribution,
+    plot_main_results,
+    plot_metric_heatmap,
+    plot_share_heatmap,
+    plot_table,
+    plot_trace_graphs,
+    savefig,
+    write_findings_viewer,
 )
 
 

@@ -7,8 +7,9 @@ and with which label.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import Note, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.offline.verification import verify_entity, verify_surface

@@ -45,7 +45,8 @@ START, END = "START", "END"
 
 def tool_category(tool: str) -> str:
     """The ablation category of a tool (``ehrlib.tools``: alignment, profiling, temporal,
-    criterion); a tool the toolset does not know is ``other``."""
+    criterion); a tool the toolset does not know is ``other``.
+    """
     return TOOL_CATEGORIES.get(tool, "other")
 
 

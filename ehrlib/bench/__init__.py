@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import os
 import pkgutil
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 __all__ = ["BenchSkipped", "available", "write_csv", "repo_root"]
 

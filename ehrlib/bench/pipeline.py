@@ -24,8 +24,9 @@ import datetime as dt
 import os
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import duckdb
 
@@ -150,7 +151,8 @@ register_backend("oracle", oracle_stages)
 def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Path:
     """Nursing-style exam notes whose lines each hold several findings of one item, read
     from the charted categorical values of one day ("Skin Condition: Clammy, Dry"), with
-    their gold (all consistent; bench-only, to measure the validation cache)."""
+    their gold (all consistent; bench-only, to measure the validation cache).
+    """
     con = duckdb.connect(str(db), read_only=True)
     try:
         smap = schema.schema_map(schema.detect_flavor(con))

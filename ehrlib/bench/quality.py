@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import statistics
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.bench import repo_root, write_csv
 from ehrlib.bench.build import demo_folder
@@ -132,7 +133,8 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
         work_dir: Path | None = None, extra_corpora: Mapping[str, tuple[Path, Path]] | None = None) -> Path:
     """Build the hospital and corpus (in ``work_dir`` or a temporary folder), run and judge
     both methods on the test split (plus ``extra_corpora``: name -> (corpus dir, db)),
-    and write ``out_dir/bench_quality.csv``."""
+    and write ``out_dir/bench_quality.csv``.
+    """
     with tempfile.TemporaryDirectory(prefix="ehrlib-quality-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -154,7 +156,8 @@ def _real_patient_sets(work: Path) -> dict[str, tuple[Path, Path]]:
     """The hand-written real-patient sets on the MIMIC-III demo, when its CSVs are present:
     ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind), the
     independently written ``realnotes`` and its never-tuned-on ``realnotes_holdout``
-    (scored only: its errors are not read)."""
+    (scored only: its errors are not read).
+    """
     src = demo_folder()
     if src is None:
         return {}

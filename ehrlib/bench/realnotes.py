@@ -26,8 +26,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
 from ehrlib.bench.build import demo_folder

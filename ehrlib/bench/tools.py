@@ -17,8 +17,9 @@ import datetime as dt
 import logging
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 import numpy as np

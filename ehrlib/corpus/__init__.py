@@ -1,6 +1,16 @@
 """Notes, gold labels and predictions: records, JSONL I/O, format adapters, statistics."""
 from __future__ import annotations
 
+from ehrlib.corpus.io import (  # noqa: E402 - after the records it builds on
+    Corpus,
+    load_corpus,
+    read_gold,
+    read_manifest,
+    read_notes,
+    read_predictions,
+    write_json,
+    write_jsonl,
+)
 from ehrlib.corpus.records import (
     SCHEMA_VERSION,
     GoldEntity,
@@ -16,17 +26,6 @@ from ehrlib.corpus.records import (
     Usage,
     from_dict,
     to_dict,
-)
-
-from ehrlib.corpus.io import (  # noqa: E402 - after the records it builds on
-    Corpus,
-    load_corpus,
-    read_gold,
-    read_manifest,
-    read_notes,
-    read_predictions,
-    write_json,
-    write_jsonl,
 )
 
 __all__ = [

@@ -23,8 +23,9 @@ import csv
 import json
 import pickle
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ehrlib.corpus.io import iter_jsonl, read_notes
 from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, RecordError, RowRef, TimeSpan
@@ -196,7 +197,8 @@ def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int
 
 def read_ehrcon(folder: str | Path, *, line_offset: int = 0) -> tuple[list[Note], list[GoldEntity]]:
     """A whole EHRCon split folder (``discharge/``, ``nursing/``, ``physician/`` each with a
-    CSV and a ``*_label`` folder of pickles), gold restricted to notes present."""
+    CSV and a ``*_label`` folder of pickles), gold restricted to notes present.
+    """
     folder = Path(folder)
     csvs = sorted(folder.rglob("*.csv"))
     pickles = sorted(p for p in folder.rglob("*") if p.suffix in (".pkl", ".pickle"))
@@ -314,7 +316,8 @@ def _reasoncon_entity(obj: dict[str, Any], k: int, where: str) -> GoldEntity:
 def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None = None
                    ) -> tuple[list[Note], list[GoldEntity]]:
     """EHR-ReasonCon-style entity JSONL (+ notes from an EHRCon-style CSV, our notes.jsonl,
-    or records) -> (notes, gold). Lines carrying a ``text`` field are read as notes."""
+    or records) -> (notes, gold). Lines carrying a ``text`` field are read as notes.
+    """
     gold: list[GoldEntity] = []
     inline: dict[str, Note] = {}
     counters: dict[str, int] = {}

@@ -8,8 +8,9 @@ a loader can report "line 12, field 'label': ...".
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from ehrlib.errors import EhrlibError
 
@@ -46,7 +47,8 @@ class RecordError(EhrlibError, ValueError):
     """A record does not match its contract; the message names the field.
 
     An :class:`~ehrlib.errors.EhrlibError` (the CLI prints one line) and a ValueError
-    (callers that validate with ``except ValueError`` keep working)."""
+    (callers that validate with ``except ValueError`` keep working).
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +224,8 @@ NOTE_TYPE_ALIASES: Mapping[str, str] = {
 
 def normalise_note_type(value: Any) -> Any:
     """The canonical note type for a known spelling; other values are returned unchanged
-    (and then rejected by validation with the list of accepted values)."""
+    (and then rejected by validation with the list of accepted values).
+    """
     if isinstance(value, str):
         key = " ".join(value.strip().lower().replace("-", " ").split())
         return NOTE_TYPE_ALIASES.get(key, NOTE_TYPE_ALIASES.get(key.replace(" ", "_"), value))

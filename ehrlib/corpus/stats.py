@@ -9,7 +9,7 @@ its tokenizer: compare token means across corpora counted the same way only.
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -57,7 +57,8 @@ def _order(types: Iterable[str]) -> list[str]:
 
 def table1(notes: Sequence[Note] | Corpus, gold: Sequence[GoldEntity] | None = None) -> pd.DataFrame:
     """Per note type and in total: notes, entities, consistent, inconsistent, mean entities
-    per note and mean tokens per note (paper Table 1)."""
+    per note and mean tokens per note (paper Table 1).
+    """
     notes, gold = _unpack(notes, gold)
     df = _frame(gold, notes)
     out = []

@@ -10,7 +10,6 @@ from ehrlib.db.build import BuildResult, TableLoad, build_db
 from ehrlib.db.connect import connect
 from ehrlib.db.ddl import LAYOUTS, ColumnDef, TableDef, create_tables, table_defs
 from ehrlib.db.finalize import finalize, order_keys
-from ehrlib.db.summary import DbSummary, summarize
 from ehrlib.db.manifest import (
     MANIFEST_TABLES_TABLE,
     SOURCE_KINDS,
@@ -18,6 +17,7 @@ from ehrlib.db.manifest import (
     read_manifest,
     write_manifest,
 )
+from ehrlib.db.summary import DbSummary, summarize
 
 __all__ = [
     "build_db",

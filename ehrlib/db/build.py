@@ -74,7 +74,8 @@ class BuildResult:
 
 def _one_line(exc: BaseException) -> str:
     """DuckDB's message on one line, without the offending row's text (which may be
-    credentialed data) and without reader hints that do not apply (types are explicit)."""
+    credentialed data) and without reader hints that do not apply (types are explicit).
+    """
     text = " ".join(str(exc).split())
     text = re.sub(r"Original Line: .*?(?=Error when|$)", "", text)
     text = re.split(r" (?:This type was auto-detected|Possible solutions|Column \S+ is being converted)", text)[0]
@@ -90,7 +91,8 @@ def _files_by_lower_name(folder: Path) -> dict[str, Path]:
 def find_source_file(src: Path, stem: str) -> Path | None:
     """The CSV for ``stem`` (e.g. ``CHARTEVENTS`` or ``icu/chartevents``): ``.csv.gz``
     preferred over ``.csv``; the file name is matched case-insensitively because
-    distributions differ (PhysioNet ships MIMIC-III upper-case, MIMIC-IV lower-case)."""
+    distributions differ (PhysioNet ships MIMIC-III upper-case, MIMIC-IV lower-case).
+    """
     folder, _, name = stem.rpartition("/")
     files = _files_by_lower_name(src / folder if folder else src)
     for suffix in _SUFFIXES:
@@ -112,7 +114,8 @@ def detect_source_flavor(src: Path) -> str:
 
 def _detect_version(src: Path, flavor: str) -> str:
     """Dataset version from the folder name (PhysioNet folders end in it, e.g.
-    ``mimic-iv-clinical-database-demo-2.2`` or ``files/mimiciv/3.1``)."""
+    ``mimic-iv-clinical-database-demo-2.2`` or ``files/mimiciv/3.1``).
+    """
     for part in (src.name, src.parent.name):
         m = re.search(r"(?<![\d.])(\d+\.\d+)$", part)
         if m:

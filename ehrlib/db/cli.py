@@ -28,7 +28,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _build_db(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.db.build import build_db
-
     from ehrlib.db.connect import connect
     from ehrlib.db.summary import summarize
 

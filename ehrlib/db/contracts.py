@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 from ehrlib import schema
 from ehrlib.db.ddl import TableDef
@@ -114,7 +114,8 @@ def _id_columns(layout: str, d: TableDef) -> list[str]:
 
 def check_not_null_ids(con, layout: str, d: TableDef) -> None:
     """No NULL in an id column the DDL declares NOT NULL (a belt-and-braces check of
-    the constraint, also for tables a generator filled)."""
+    the constraint, also for tables a generator filled).
+    """
     for col in _id_columns(layout, d):
         n = con.execute(f"SELECT count(*) FROM {d.ref} WHERE {schema.quote_ident(col)} IS NULL").fetchone()[0]  # noqa: S608
         if n:

@@ -10,10 +10,10 @@ MIMIC-IV tables without a natural row key get a generated ``row_id`` (schema.MIM
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Iterable
 
 from ehrlib import schema
 from ehrlib.errors import ConfigError
@@ -29,8 +29,11 @@ ROW_ID_TYPE = "BIGINT"
 
 @dataclass(frozen=True, slots=True)
 class ColumnDef:
-    """One physical column. ``source`` is the CSV header name it is loaded from
-    (None for a column the builder generates, such as MIMIC-IV ``row_id``)."""
+    """One physical column.
+
+    ``source`` is the CSV header name it is loaded from (None for a column the builder generates, such as
+    MIMIC-IV ``row_id``).
+    """
 
     name: str
     type: str

@@ -9,10 +9,10 @@ Files already present with the right checksum are skipped.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
-from typing import Mapping
 
 import httpx
 from tqdm import tqdm
@@ -47,8 +47,8 @@ def _safe_relpath(name: str) -> PurePosixPath:
 
 
 def _fetch(client: httpx.Client, url: str, target: Path, *, progress: bool) -> None:
-    """Download ``url`` to ``target.part`` (resuming it if present), then nothing else:
-    the caller verifies and renames."""
+    """Download ``url`` to ``target.part`` (resuming it if present), then nothing else: the caller verifies and renames.
+    """
     part = target.with_name(target.name + ".part")
     have = part.stat().st_size if part.exists() else 0
     headers = {"Range": f"bytes={have}-"} if have else {}

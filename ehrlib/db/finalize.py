@@ -68,7 +68,8 @@ def finalize(con, layout: str) -> None:
     values per item, so Get_Item_Value_Distribution never scans an event table at query
     time), then refresh the manifest's row counts and checksums (if
     :func:`ehrlib.db.write_manifest` ran already; the checksum does not depend on row
-    order, so the two calls may come in either order), then checkpoint."""
+    order, so the two calls may come in either order), then checkpoint.
+    """
     order_event_tables(con, layout)
     defs = table_defs(layout)
     if all(table_exists(con, d) for logical, d in defs.items() if schema.LOGICAL[logical].kind == "event"):

@@ -11,8 +11,8 @@ physical tables back through ``ehrlib.schema.PERTURBED``).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import duckdb
 
@@ -101,7 +101,7 @@ def write_manifest(con, *, source: str, source_kind: str, flavor: str, layout: s
         "flavor": flavor,
         "layout": layout,
         "version": version,
-        "built_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "built_at": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
         "ehrlib_version": ehrlib.__version__,
         "duckdb_version": duckdb.__version__,
         "checksum_algorithm": CHECKSUM_ALGORITHM,
@@ -152,7 +152,8 @@ def _has_table(con, name: str) -> bool:
 def read_manifest(con) -> dict:
     """The manifest as a dict: every key/value row, plus ``tables``: a list of dicts
     (table_name, table_schema, logical_name, status, row_count, source_file,
-    source_sha256, content_checksum). Raises LookupError if there is no manifest."""
+    source_sha256, content_checksum). Raises LookupError if there is no manifest.
+    """
     if not _has_table(con, schema.MANIFEST_TABLE):
         raise LookupError("this database has no ehrlib manifest (not built by ehrlib)")
     out: dict = dict(con.execute(f"SELECT key, value FROM {schema.MANIFEST_TABLE}").fetchall())  # noqa: S608

@@ -89,7 +89,6 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     With ``use_params_file`` the YAML's full-run values are injected; without it the
     notebook's own fast defaults run (what the test suite does).
     """
-
     pm = papermill()
     quiet = _quiet_notebook_logs()
 

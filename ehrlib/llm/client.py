@@ -208,7 +208,7 @@ class Client:
             response = await asyncio.wait_for(
                 self.backend_impl.send(msgs, tools, cfg, self.timeout_s), self.timeout_s + 5.0
             )
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise LLMCallError(f"{self.backend} call timed out after {self.timeout_s:g} s",
                                transient=True) from exc
         latency = (time.perf_counter() - start) * 1000.0

@@ -18,7 +18,6 @@ Facts checked in google-genai 3.6.1's source (`_api_client.py`, `models.py`):
 """
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -192,7 +191,7 @@ class GeminiBackend:
         except self._transport_errors as exc:
             raise LLMCallError(f"Gemini transport error: {type(exc).__name__}: {exc}",
                                transient=True) from exc
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             raise LLMCallError("Gemini request timed out", transient=True) from exc
         return self._parse(resp)
 

@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 from ehrlib.errors import ConfigError, EhrlibError
 from ehrlib.llm.client import run_sync
 from ehrlib.llm.errors import LLMCallError, MalformedReply

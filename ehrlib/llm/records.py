@@ -146,8 +146,11 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class LLMResponse:
-    """A parsed reply. `raw` is the provider's JSON (kept for audits); `cached` says it
-    came from the on-disk cache, not the network."""
+    """A parsed reply.
+
+    `raw` is the provider's JSON (kept for audits); `cached` says it came from the on-disk cache, not the
+    network.
+    """
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()

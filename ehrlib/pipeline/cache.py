@@ -14,7 +14,7 @@ sequential verification).
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
@@ -66,7 +66,8 @@ def windows_overlap(a: TimeSpan | None, b: TimeSpan | None) -> bool:
 
 def relatedness(entity: Entity, entry: CacheEntry) -> int:
     """How strongly a cached entry bears on ``entity``: 3 same observation group,
-    2 same item in an overlapping window, 1 same line, 0 unrelated."""
+    2 same item in an overlapping window, 1 same line, 0 unrelated.
+    """
     if entity.group is not None and entity.group == entry.entity.group:
         return 3
     keys = set(entity.item_keys) & set(entry.entity.item_keys)

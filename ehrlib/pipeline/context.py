@@ -41,7 +41,8 @@ def _one(con: Any, sql: str, params: list[Any]) -> tuple | None:
 
 def patient_items(con: Any, smap: schema.SchemaMap, subject_id: int) -> tuple[tuple[str, ItemRef], ...]:
     """L_P as (item key, ItemRef): every item this patient has at least one record of,
-    under the tools' item keys and catalog labels (the paper's patient-specific item set)."""
+    under the tools' item keys and catalog labels (the paper's patient-specific item set).
+    """
     catalog = lexical_index(con, smap).catalog
     out = []
     for key in sorted(patient_item_keys(con, smap, subject_id)):
@@ -95,7 +96,8 @@ def note_context(con: Any, note: Note, *, flavor: str | None = None, source_kind
 class ItemProfiler:
     """TopV(l): the K most frequent values of an item over the whole database, from the
     tools' precomputed profile (``ehrlib.tools.profile``, the data behind
-    Get_Item_Value_Distribution), memoised per key."""
+    Get_Item_Value_Distribution), memoised per key.
+    """
 
     def __init__(self, con_factory: Any, flavor: str, k: int = 10) -> None:
         self._connect = con_factory

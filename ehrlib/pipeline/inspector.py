@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from ehrlib.corpus.records import Prediction, Usage
 from ehrlib.errors import EhrlibError
@@ -119,7 +120,8 @@ def pmap(fn: Callable[[A], B], items: Sequence[A], pool: Executor | None) -> lis
 
 def validate_segments(segments: Sequence[Segment], n_lines: int) -> tuple[Segment, ...]:
     """Segments sorted and re-indexed; raises SegmentationError unless every line in
-    ``0..n_lines-1`` is covered exactly once."""
+    ``0..n_lines-1`` is covered exactly once.
+    """
     if n_lines <= 0:
         return ()
     if not segments:
@@ -157,7 +159,8 @@ def _entity_key(e: Entity) -> tuple[int, str, tuple[str, ...]]:
 def _merge_entities(patient: Sequence[Entity], ontology: Sequence[Entity], segments: Sequence[Segment],
                     timeline: Timeline, note_id: str) -> tuple[Entity, ...]:
     """E_extract = E_patient ∪ E_ontology: duplicates dropped (first wins), sorted by line,
-    given note-unique ids, their segment, and a time window when the extractor left none."""
+    given note-unique ids, their segment, and a time window when the extractor left none.
+    """
     seen: set[tuple[int, str, tuple[str, ...]]] = set()
     merged: list[Entity] = []
     for e in [*patient, *ontology]:

@@ -7,8 +7,9 @@ to ``stages.jsonl`` for error analysis (convert with ``ehrlib.corpus.to_dict``).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
 

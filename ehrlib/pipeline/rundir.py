@@ -23,9 +23,10 @@ import logging
 import os
 import subprocess
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.io import dumps_record, write_json
 from ehrlib.corpus.records import SCHEMA_VERSION, to_dict
@@ -67,7 +68,7 @@ _PACKAGES = ("ehrlib", "duckdb", "pandas", "numpy", "google-genai", "httpx", "py
 
 def new_run_id(params: RunParams) -> str:
     """A fresh run id, ``<method>-<backend>-<UTC timestamp>``."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
     return f"{params.method}-{params.backend}-{stamp}"
 
 
@@ -275,7 +276,7 @@ def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping
               ontology_info: Mapping[str, Any] | None) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
-        "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "updated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "method": params.method, "backend": params.backend, "model": stages.model,
         "params": params_to_dict(params), "git_sha": provenance["git_sha"], "packages": provenance["packages"],
         "prompt_ids": summary["prompt_ids"], "data_source": provenance["data_source"],

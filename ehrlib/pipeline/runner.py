@@ -16,9 +16,10 @@ import datetime as _dt
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
@@ -111,7 +112,8 @@ EMBEDDED = {"patients": 40, "notes_per_type": 10, "seed": 0, "layout": "mimic3"}
 
 def embedded_inputs(params: RunParams) -> RunParams:
     """With neither corpus nor db given, the embedded synthetic hospital and corpus, built
-    once under ``<runs_dir>/embedded`` (reused while the generator is unchanged)."""
+    once under ``<runs_dir>/embedded`` (reused while the generator is unchanged).
+    """
     if params.corpus is None and params.db is None:
         log.info("no corpus/db given: using the embedded synthetic hospital and corpus")
         db, corpus = prepare_inputs(Path(params.runs_dir) / "embedded", **EMBEDDED)
@@ -129,7 +131,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     stages = stages or get_stages(params.method, params.backend, params)
     run_id = params.run_id or new_run_id(params)
     run_dir = Path(params.runs_dir) / run_id
-    started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = check_resume(run_dir, params) or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     con, db_info = _open_db(params)
     try:
         if stages.endpoint:
@@ -149,7 +151,8 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
 
         def save_manifest(status: str, *, every_s: float = 0.0) -> None:
             """Rewrite manifest and usage from the ledger (at most every ``every_s`` while
-            running: the summary walks the whole ledger)."""
+            running: the summary walks the whole ledger).
+            """
             if time.monotonic() - last_save[0] < every_s:
                 return
             last_save[0] = time.monotonic()

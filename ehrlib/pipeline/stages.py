@@ -23,8 +23,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Protocol, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
 from ehrlib.errors import ConfigError
@@ -135,7 +136,8 @@ class NoteContext:
 
     def default_window(self) -> TimeSpan:
         """The protocol's window for a statement without its own time: the note date for
-        physician and nursing notes, the hospitalization for discharge summaries."""
+        physician and nursing notes, the hospitalization for discharge summaries.
+        """
         if self.note.note_type == "discharge_summary":
             return self.admission
         day = (self.note.charttime or self.chartdate or self.note.chartdate or "")[:10] or None
@@ -159,7 +161,8 @@ class Timeline:
     def window_for_line(self, line: int, segment: Segment | None = None) -> TimeSpan | None:
         """The window of a statement on ``line`` without its own time: a resolved
         expression on that line, else the segment's default window. An expression does not
-        carry over to later lines (a day-structured course is segmented by day instead)."""
+        carry over to later lines (a day-structured course is segmented by day instead).
+        """
         refs = self.refs_on_line(line)
         if refs:
             return refs[0].window
@@ -168,8 +171,11 @@ class Timeline:
 
 @dataclass(frozen=True, slots=True)
 class StageOutput(Generic[T]):
-    """A stage's value and its cost. ``failures`` are recoverable problems (a malformed
-    reply after one repair); the stage still returns its best value."""
+    """A stage's value and its cost.
+
+    ``failures`` are recoverable problems (a malformed reply after one repair); the stage still returns
+    its best value.
+    """
 
     value: T
     usage: Usage = field(default_factory=Usage)
@@ -271,8 +277,8 @@ class Extractor(Protocol):
 
 
 class ScopeFilter(Protocol):
-    """Stage 5: past / active / plan for each entity of one segment (one decision each,
-    same order as ``entities``)."""
+    """Stage 5: past / active / plan for each entity of one segment (one decision each, same order as ``entities``).
+    """
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]: ...
@@ -298,9 +304,11 @@ class Verifier(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Stages:
-    """One method's stage bundle. ``None`` means the stage is switched off:
-    no segmenter -> the whole note is one segment; no scope filter -> every entity is
-    active; a missing extractor is skipped."""
+    """One method's stage bundle.
+
+    ``None`` means the stage is switched off: no segmenter -> the whole note is one segment; no scope
+    filter -> every entity is active; a missing extractor is skipped.
+    """
 
     method: str
     backend: str
@@ -374,7 +382,8 @@ def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Sta
     """The ablation switches every backend shares (paper Tables 3-5, 11): segmentation
     and scope filtering on/off, and which extraction steps run. Backends build the full
     bundle; verifier-side switches (tools, evidence guard, cache size) are theirs or the
-    runner's. This is the one place these switches are applied."""
+    runner's. This is the one place these switches are applied.
+    """
     changes: dict[str, Any] = {}
     if not params.segmentation:
         changes["segmenter"] = None

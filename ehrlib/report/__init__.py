@@ -10,7 +10,13 @@ from ehrlib.inputs import layout_variants, prepare_inputs, project_path
 from ehrlib.report.build import ReportResult, build_comparison, build_report, method_label
 from ehrlib.report.variants import run_variants
 from ehrlib.report.views import (
-    ablation_table, compare_runs, database_overview, note_findings, run_failures, schema_mapping, schema_overview,
+    ablation_table,
+    compare_runs,
+    database_overview,
+    note_findings,
+    run_failures,
+    schema_mapping,
+    schema_overview,
     stage_overview,
 )
 from ehrlib.result_tables import PERCENT_COLUMNS, markdown_table, paper_table, write_markdown_sections, write_table

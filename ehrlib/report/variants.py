@@ -1,5 +1,6 @@
 """A notebook's experiment in one call: run the pipeline once per parameter variant,
-judge each run and write its tables and figures."""
+judge each run and write its tables and figures.
+"""
 from __future__ import annotations
 
 import os

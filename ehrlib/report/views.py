@@ -70,7 +70,8 @@ def stage_overview(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """What failed in a run (failures.jsonl: note, stage, entity, error), counted apart
-    from predictions; empty when nothing failed."""
+    from predictions; empty when nothing failed.
+    """
     path = Path(run_dir) / "failures.jsonl"
     cols = ["note_id", "stage", "entity_id", "error"]
     if not path.exists() or path.stat().st_size == 0:
@@ -82,7 +83,8 @@ def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *, judge: str = "matcher",
                   mode: str = "lenient") -> pd.DataFrame:
     """A note's predictions (the run's first note when None) with the judge's verdict,
-    tool count and reason, in line order."""
+    tool count and reason, in line order.
+    """
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import prediction_verdicts
 
@@ -104,7 +106,8 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str |
     """One table (``metrics``, ``metrics_by_note_type``, ``metrics_ci``, ``error_types``, ...)
     of several judged runs, stacked, with a ``variant`` column: the mapping's keys, or each
     run's id; ``mode`` keeps one judge mode (harsh | lenient). ``metrics`` gains the F1
-    bootstrap bounds (``f1_low``, ``f1_high``) when ``ehrlib report`` wrote them."""
+    bootstrap bounds (``f1_low``, ``f1_high``) when ``ehrlib report`` wrote them.
+    """
     items = run_dirs.items() if isinstance(run_dirs, Mapping) else ((Path(r).name, r) for r in run_dirs)
     frames = []
     for name, run_dir in items:
@@ -124,7 +127,8 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str |
 def ablation_table(run_dirs: Mapping[str, str | os.PathLike[str]], baseline: str, *, judge: str = "matcher",
                    metric: str = "f1", n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Per variant and mode: mean ``metric`` over notes and its paired-bootstrap difference
-    to ``baseline`` (over the notes both scored), with a 95% interval and one-sided p."""
+    to ``baseline`` (over the notes both scored), with a 95% interval and one-sided p.
+    """
     if baseline not in run_dirs:
         raise KeyError(f"baseline {baseline!r} is not one of the variants {list(run_dirs)}")
     scores = compare_runs(run_dirs, table="note_scores", judge=judge)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Mapping
 
 import duckdb
 
@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 class HospitalBuild:
     """What one build wrote and how long each phase took (seconds: ``generate`` = the
     storyline patients in Python, ``write``, ``scale`` = bulk SQL rows, ``finalize`` =
-    manifest + ordering + checksums, ``total``)."""
+    manifest + ordering + checksums, ``total``).
+    """
 
     path: Path
     layout: str
@@ -154,7 +155,8 @@ def _remove(path: Path) -> None:
 
 def content_checksums(path: str | os.PathLike) -> dict[str, str]:
     """{physical table: content checksum} of a built hospital: the manifest's
-    order-independent checksums plus the storyline table's. Equal for equal seeds."""
+    order-independent checksums plus the storyline table's. Equal for equal seeds.
+    """
     con = duckdb.connect(str(path), read_only=True)
     try:
         out = {t["table_name"]: t["content_checksum"] for t in read_manifest(con)["tables"]

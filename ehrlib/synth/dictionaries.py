@@ -14,11 +14,12 @@ stays are either CareVue (2001-2008, ``inputevents_cv``) or MetaVision (2008-201
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Literal, Mapping
+from typing import Literal
 
 import pandas as pd
 
@@ -39,7 +40,8 @@ DbSource = Literal["metavision", "carevue"]
 @dataclass(frozen=True, slots=True)
 class ChartItem:
     """One charted concept: its item id and unit in each charting system
-    (``None``: that system has no such item, the concept is not charted there)."""
+    (``None``: that system has no such item, the concept is not charted there).
+    """
 
     mv: int | None
     cv: int | None
@@ -141,7 +143,8 @@ CATEGORICAL_VALUES: Mapping[str, Mapping[str, tuple[str, str]]] = MappingProxyTy
 @dataclass(frozen=True, slots=True)
 class InputItem:
     """An infusion or bolus: MetaVision item + units + order category, and the CareVue
-    item + units + route (``cv`` None: CareVue stays do not chart it)."""
+    item + units + route (``cv`` None: CareVue stays do not chart it).
+    """
 
     mv: int
     amount_unit: str
@@ -196,7 +199,8 @@ PROCEDURE_ITEMS: Mapping[str, int] = MappingProxyType({
 @dataclass(frozen=True, slots=True)
 class LabSpec:
     """One lab test: its D_LABITEMS id, unit, reference range (FLAG = ``abnormal``
-    outside it), healthy mean and spread, and printed decimals."""
+    outside it), healthy mean and spread, and printed decimals.
+    """
 
     itemid: int
     unit: str | None
@@ -261,7 +265,8 @@ def _read(name: str) -> pd.DataFrame:
 
 def load_dictionary(logical: str) -> pd.DataFrame:
     """One dictionary (``d_items``, ``d_labitems``, ``d_icd_diagnoses``,
-    ``d_icd_procedures``) as a DataFrame in logical columns, ``row_id`` from 1."""
+    ``d_icd_procedures``) as a DataFrame in logical columns, ``row_id`` from 1.
+    """
     df = _read(logical).copy()
     for col in ("itemid",):
         if col in df:

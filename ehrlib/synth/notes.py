@@ -21,9 +21,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 from tqdm import tqdm

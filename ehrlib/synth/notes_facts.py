@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from ehrlib.criteria import load_criteria
 from ehrlib.errors import DataError
 from ehrlib.schema import SchemaMap
-from ehrlib.criteria import load_criteria
 
 __all__ = [
     "Concept",

@@ -24,19 +24,19 @@ from __future__ import annotations
 import datetime as dt
 import random
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import Inconsistency, ItemRef, RowRef, TimeSpan
-from ehrlib.schema import SchemaMap
 from ehrlib.criteria import Criterion, load_criteria
+from ehrlib.schema import SchemaMap
 from ehrlib.synth.notes_facts import (
     CATEGORICAL_CONCEPTS,
     LAB_CONCEPTS,
     MISSING_LAB_CONCEPTS,
     VITAL_CONCEPTS,
     AdmissionFacts,
-    Concept,
     ItemIndex,
     Obs,
     rows_exist,
@@ -1109,7 +1109,8 @@ def micro(ctx: Ctx, mode: str, row_id: int | None = None) -> Stmt | None:
 
 def relation_pair(ctx: Ctx) -> tuple[Any, Any, int] | None:
     """(culture row with an organism, first order of an antibiotic, days from culture to start),
-    where the start is at least a day away from the culture so before/after is unambiguous."""
+    where the start is at least a day away from the culture so before/after is unambiguous.
+    """
     f, rng = ctx.facts, ctx.rng
     firsts: dict[str, Any] = {}
     for m in f.meds:

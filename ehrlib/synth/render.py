@@ -11,7 +11,7 @@ most are NOT NULL in the mimic-code DDL.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -74,7 +74,8 @@ _MIMIC4_EXTRAS: Mapping[str, Mapping[str, str]] = {
 
 def linksto_values(layout: str) -> dict[str, str]:
     """d_items.linksto per logical table: the table's physical name in that layout, lower
-    case as MIMIC prints it (``inputevents_mv`` in MIMIC-III, ``inputevents`` in MIMIC-IV)."""
+    case as MIMIC prints it (``inputevents_mv`` in MIMIC-III, ``inputevents`` in MIMIC-IV).
+    """
     smap = schema.schema_map(layout)
     out = {logical: t.name.lower() for logical, t in smap.tables.items()}
     for logical in schema.LOGICAL:  # MIMIC-IV has one inputevents for CareVue and MetaVision
@@ -109,15 +110,18 @@ def _select_list(d: TableDef, logical: str, layout: str, staged: set[str]) -> st
 
 def insert_staged(con, layout: str, logical: str, relation: str, columns: set[str]) -> None:
     """``INSERT INTO`` the layout's table for ``logical`` from a relation (registered
-    DataFrame, temp table or view) that has logical + extra columns ``columns``."""
+    DataFrame, temp table or view) that has logical + extra columns ``columns``.
+    """
     d = table_defs(layout)[logical]
     cols = _select_list(d, logical, layout, columns)
     con.execute(f"INSERT INTO {d.ref} SELECT {cols} FROM {schema.quote_ident(relation)}")  # noqa: S608
 
 
 def write_tables(con, frames: Mapping[str, pd.DataFrame], layout: str) -> list[str]:
-    """Create the layout's tables for every logical frame it has, insert the rows, and
-    write the storyline table. Returns the logical tables written."""
+    """Create the layout's tables for every logical frame it has, insert the rows, and write the storyline table.
+
+    Returns the logical tables written.
+    """
     defs = table_defs(layout)
     wanted = [t for t in frames if t in defs]
     create_tables(con, layout, wanted)

@@ -10,19 +10,21 @@ such as "started on levophed for MAP in the 50s" are true of the tables.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 __all__ = ["MedOrder", "Infection", "Storyline", "STORYLINES", "COMMON_MEDS", "COMORBIDITIES"]
 
 
 @dataclass(frozen=True, slots=True)
 class MedOrder:
-    """One PRESCRIPTIONS order. ``start`` names a storyline event (``admission``,
-    ``first_antibiotic``, ``surgery``, ...); ``every_h`` is the administration interval
-    used for the eMAR (None: continuous or PRN, charted as infusions instead);
-    ``input_item`` names the MetaVision/CareVue input item its IV doses are charted as."""
+    """One PRESCRIPTIONS order.
+
+    ``start`` names a storyline event (``admission``, ``first_antibiotic``, ``surgery``, ...); ``every_h``
+    is the administration interval used for the eMAR (None: continuous or PRN, charted as infusions
+    instead); ``input_item`` names the MetaVision/CareVue input item its IV doses are charted as.
+    """
 
     drug: str
     generic: str | None
@@ -45,7 +47,8 @@ class Infection:
 
     ``organisms`` are (org_itemid, org_name) alternatives; the panel lists
     (ab_itemid, ab_name) tested against the isolate; ``resistant`` are the antibiotics
-    usually reported R for that organism."""
+    usually reported R for that organism.
+    """
 
     specimens: tuple[tuple[int, str], ...]
     organisms: tuple[tuple[int, str, tuple[str, ...]], ...]

@@ -154,7 +154,8 @@ class _Admission:
 
     def _clock_hours(self, start: float, stop: float) -> np.ndarray:
         """Hours (from the admission minute) that fall on a clock hour in [start, stop]:
-        MIMIC charts hourly values at :00."""
+        MIMIC charts hourly values at :00.
+        """
         return np.arange(math.ceil(start + self.t0h), math.floor(stop + self.t0h) + 1, dtype=float) - self.t0h
 
     def _vocab(self, concept: str, state: str, key: str | None = None) -> str:
@@ -203,8 +204,10 @@ class _Admission:
 
     def _drip(self, key: str, hours: np.ndarray, rates: np.ndarray, per_minute: float) -> None:
         """Chart a titrated drip as rate segments (one MetaVision row per rate).
-        ``per_minute`` converts rate x minutes into the amount unit (e.g. weight / 1000
-        for mcg/kg/min charted in mg, 1 / 60 for units/hour)."""
+
+        ``per_minute`` converts rate x minutes into the amount unit (e.g. weight / 1000 for mcg/kg/min
+        charted in mg, 1 / 60 for units/hour).
+        """
         if hours.size == 0:
             return
         orderid = int(self.rng.integers(1_000_000, 9_999_999))
@@ -617,7 +620,8 @@ class _Admission:
 
     def _administer(self, med: MedOrder, start: float, end: float) -> None:
         """Scheduled doses: eMAR rows always (rendered only in MIMIC-IV); IV doses given in
-        the ICU are also charted as MetaVision inputs at the same minute."""
+        the ICU are also charted as MetaVision inputs at the same minute.
+        """
         s, rng = self.s, self.rng
         times = np.arange(start, end, med.every_h)
         for t in times:
@@ -789,8 +793,8 @@ _DRIP_ORDERS = {
 
 
 def _hold(rates: np.ndarray, every: int) -> np.ndarray:
-    """Keep a titrated rate for ``every`` hours before the next change (nurses titrate
-    in steps, not every hour)."""
+    """Keep a titrated rate for ``every`` hours before the next change (nurses titrate in steps, not every hour).
+    """
     out = rates.copy()
     for i in range(out.size):
         out[i] = rates[(i // every) * every]
@@ -828,7 +832,8 @@ _LOGICAL_TABLES = ("chartevents", "labevents", "prescriptions", "inputevents_mv"
 
 def _frame(name: str, records: list[dict]) -> pd.DataFrame:
     """Records -> DataFrame with the logical columns (+ extras) in order; row ids 1..n
-    in (subject, admission, time) order, so they are stable for a seed."""
+    in (subject, admission, time) order, so they are stable for a seed.
+    """
     cols = list(schema.LOGICAL[name].columns) + list(EXTRA_COLUMNS.get(name, ()))
     df = pd.DataFrame.from_records(records, columns=cols) if records else pd.DataFrame(columns=cols)
     for c in cols:  # typed even when empty, so SQL time arithmetic binds

@@ -8,8 +8,8 @@ rows of ``ehrlib_synth_storylines`` when the database has them.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import duckdb
 import pandas as pd
@@ -25,7 +25,8 @@ __all__ = ["AdmissionView", "admission_view", "read_storylines"]
 class AdmissionView:
     """Every row of one admission: ``tables`` maps a logical table to a DataFrame with
     the logical columns (columns the layout lacks are NULL); ``storyline`` is the
-    synthetic storyline name (None on real data), ``events`` its key event times."""
+    synthetic storyline name (None on real data), ``events`` its key event times.
+    """
 
     flavor: str
     subject_id: int
@@ -36,9 +37,10 @@ class AdmissionView:
 
 
 def read_storylines(con, hadm_id: int | None = None) -> list[tuple]:
-    """(subject_id, hadm_id, storyline, event, event_time) rows in time order, for one
-    admission or all. The only generator knowledge a database carries; everything else
-    is in the MIMIC tables."""
+    """(subject_id, hadm_id, storyline, event, event_time) rows in time order, for one admission or all.
+
+    The only generator knowledge a database carries; everything else is in the MIMIC tables.
+    """
     where, params = ("WHERE hadm_id = ? ", [hadm_id]) if hadm_id is not None else ("", [])
     return con.execute(
         f"SELECT subject_id, hadm_id, storyline, event, event_time FROM {schema.quote_ident(STORYLINES_TABLE)} "  # noqa: S608

@@ -9,8 +9,9 @@ the admission ("admission scope").
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.result import jsonable

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.errors import DataError
 from ehrlib.schema import SchemaMap

@@ -14,8 +14,15 @@ from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.access import ValueCondition
 from ehrlib.tools.context import PatientContext
-from ehrlib.tools.items import CatalogItem, ItemKeyError, SEARCHABLE_TABLES, make_key, patient_items_and_tables, split_key
-from ehrlib.tools.items import Catalog
+from ehrlib.tools.items import (
+    SEARCHABLE_TABLES,
+    Catalog,
+    CatalogItem,
+    ItemKeyError,
+    make_key,
+    patient_items_and_tables,
+    split_key,
+)
 from ehrlib.tools.lexical import LexicalIndex, catalog_for, database_identity, lexical_index
 from ehrlib.tools.profile import _PROFILE_PRESENT, PROFILE_TABLE
 from ehrlib.tools.timespec import TimeSpecError, TimeWindow, parse_time_spec

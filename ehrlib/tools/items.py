@@ -9,8 +9,9 @@ perturbed layout. The catalog is read once per database.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap

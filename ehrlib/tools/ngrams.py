@@ -17,7 +17,7 @@ import functools
 import math
 import re
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse

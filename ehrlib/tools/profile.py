@@ -11,7 +11,8 @@ computed in memory once and cached.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ehrlib.schema import LOGICAL, SchemaMap, detect_flavor, quote_ident, schema_map
 from ehrlib.tools.access import reader
@@ -131,7 +132,7 @@ def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str]
 
 
 def value_kind(n_total: int, n_numeric: int) -> str:
-    """numeric (≥ 90 % of values parse as numbers), mixed (≥ 30 %) or categorical."""
+    """Numeric (≥ 90 % of values parse as numbers), mixed (≥ 30 %) or categorical."""
     if n_total <= 0:
         return "empty"
     share = n_numeric / n_total

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 __all__ = ["ToolResult", "jsonable", "render_rows", "DEFAULT_TEXT_ROWS", "DEFAULT_ROW_LIMIT"]
 

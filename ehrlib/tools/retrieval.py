@@ -1,5 +1,6 @@
 """The temporal tools: an item's records in a window, with a value condition, their trend,
-and everything the patient has at a time (paper Appendix C.3)."""
+and everything the patient has at a time (paper Appendix C.3).
+"""
 from __future__ import annotations
 
 from typing import Any

@@ -14,7 +14,8 @@ import inspect
 import os
 import time as _time
 import typing
-from typing import Any, Callable, Iterable, Literal, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
 
 import duckdb
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.corpus.records import ToolCallRecord
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["trend_stats", "STABLE_FRACTION"]
 

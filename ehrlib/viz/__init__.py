@@ -1,11 +1,19 @@
-"""Figures (DataFrame in, matplotlib Figure out), figure saving, and the per-note HTML
-findings viewer."""
+"""Figures (DataFrame in, matplotlib Figure out), figure saving, and the per-note HTML findings viewer.
+"""
 from __future__ import annotations
 
 from ehrlib.viz.plots import (
-    METRICS, plot_ablation, plot_category_counts, plot_error_distribution, plot_main_results, plot_metric_heatmap,
+    METRICS,
+    plot_ablation,
+    plot_category_counts,
+    plot_error_distribution,
+    plot_main_results,
+    plot_metric_heatmap,
     plot_note_scores,
-    plot_share_heatmap, plot_stacked_shares, plot_table, plot_trace_graphs,
+    plot_share_heatmap,
+    plot_stacked_shares,
+    plot_table,
+    plot_trace_graphs,
 )
 from ehrlib.viz.save import FIGURES_DIR, savefig
 from ehrlib.viz.viewer import findings_html, prediction_verdicts, write_findings_viewer

@@ -73,7 +73,8 @@ def _heatmap(data: pd.DataFrame, **kwargs: object) -> None:
 
 def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
     """``df`` with ``cols`` as columns (index levels of that name are moved into columns,
-    so ``ehrlib.corpus.stats`` frames indexed by type or note type plot as they are)."""
+    so ``ehrlib.corpus.stats`` frames indexed by type or note type plot as they are).
+    """
     if any(c not in df.columns for c in cols) and any(n in cols for n in df.index.names if n):
         df = df.reset_index()
     missing = [c for c in cols if c not in df.columns]
@@ -131,7 +132,8 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
                         rows: Sequence[str] = ("method", "mode"), order: Sequence[str] | None = None,
                         title: str | None = None) -> Figure:
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
-    value (note type, gold inconsistency type, ...)."""
+    value (note type, gold inconsistency type, ...).
+    """
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
@@ -201,7 +203,8 @@ def plot_share_heatmap(df: pd.DataFrame, rows: str | None = None, columns: str |
 def plot_note_scores(scores: pd.DataFrame, metric: str = "f1", *, by: str = "note_type",
                      title: str | None = None) -> Figure:
     """Per-note ``metric`` (one dot per note over a box) per ``by`` group, one panel per
-    mode: the spread that the paper's mean over notes hides (``note_scores.csv``)."""
+    mode: the spread that the paper's mean over notes hides (``note_scores.csv``).
+    """
     scores = _require(scores, [by, "mode", metric], "plot_note_scores")
     data = scores.dropna(subset=[metric]).assign(_v=lambda d: 100 * d[metric])
     modes = [m for m in ("lenient", "harsh") if m in set(data["mode"])] or sorted(set(data["mode"]))
@@ -242,7 +245,8 @@ def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
 def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None = None,
                   title: str = "Ablations") -> Figure:
     """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
-    dashed line at the ``baseline`` variant's value."""
+    dashed line at the ``baseline`` variant's value.
+    """
     df = _require(df, ["variant", metric], "plot_ablation")
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))
@@ -272,7 +276,8 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
 def plot_stacked_shares(df: pd.DataFrame, parts: Sequence[str], *, title: str = "") -> Figure:
     """One horizontal 100% bar per row of ``df`` split into ``parts`` (count columns), e.g.
     column inconsistency vs missing evidence per note type (Figure 8,
-    ``ehrlib.corpus.stats.column_vs_missing``)."""
+    ``ehrlib.corpus.stats.column_vs_missing``).
+    """
     missing = [p for p in parts if p not in df.columns]
     if missing:
         raise ValueError(f"plot_stacked_shares: missing column(s) {missing}; got {list(df.columns)}")
@@ -296,7 +301,8 @@ def plot_stacked_shares(df: pd.DataFrame, parts: Sequence[str], *, title: str = 
 
 def plot_table(df: pd.DataFrame, *, title: str = "", float_format: str = "{:.2f}") -> Figure:
     """A DataFrame drawn as a table figure (Table 1 style corpus statistics); a named
-    index is drawn as the first column."""
+    index is drawn as the first column.
+    """
     if df.index.name is not None:
         df = df.reset_index()
     cells = [[float_format.format(v) if isinstance(v, (float, np.floating)) else str(v) for v in row]

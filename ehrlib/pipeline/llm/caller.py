@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import Usage
 from ehrlib.llm import Message, make_client, run_sync
@@ -80,8 +81,11 @@ class LLMCaller:
     def ask(self, prompt: str, schema: Mapping[str, Any], *, stage: str, note_id: str | None,
             validate: Callable[[Any], str | None] | None = None,
             system_text: str | None = None) -> tuple[Any, Usage, tuple[str, ...], str | None]:
-        """(value | None, usage, raw replies, failure). JSON problems get the LLM layer's one
-        repair; a content problem found by ``validate`` gets one repair here."""
+        """(value | None, usage, raw replies, failure).
+
+        JSON problems get the LLM layer's one repair; a content problem found by ``validate`` gets one
+        repair here.
+        """
         history = ([Message("system", system_text)] if system_text else []) + [Message("user", prompt)]
         total, calls, raws = LLMUsage(), 0, []
         for attempt in (1, 2):
@@ -111,7 +115,8 @@ def stage_output(value: Any, usages: Sequence[Usage], prompt_ids: Sequence[str],
 
 def make_llm_client(backend: str, params: Any) -> Any:
     """An ehrlib.llm Client from the run params (``backend_options.llm`` holds client
-    settings; the response cache defaults to ``<runs_dir>/llm_cache.sqlite``)."""
+    settings; the response cache defaults to ``<runs_dir>/llm_cache.sqlite``).
+    """
     settings = dict(params.backend_options.get("llm") or {})
     settings.pop("backend", None)  # the run's backend decides (params.backend)
     if backend == "scripted":

@@ -21,7 +21,8 @@ import json
 import re
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
@@ -156,7 +157,8 @@ def run_guarded_sql(con: Any, sql: str, *, timeout_s: float, row_cap: int,
                     must_mention: Sequence[str] = ()) -> tuple[list[str], list[tuple], str | None]:
     """Run model-written SQL safely: one SELECT/WITH statement, no DDL/DML keywords, mentions
     the patient, read-only connection, interrupted after ``timeout_s``, at most ``row_cap``
-    rows. Returns (columns, rows, error)."""
+    rows. Returns (columns, rows, error).
+    """
     text = sql.strip().rstrip(";").strip()
     if not re.match(r"(?is)^(select|with)\b", text):
         return [], [], "the query must be a single SELECT (or WITH ... SELECT) statement"

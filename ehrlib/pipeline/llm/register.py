@@ -9,7 +9,8 @@ switches are applied by :func:`ehrlib.pipeline.stages.get_stages`, not here.
 from __future__ import annotations
 
 import collections
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.llm.caller import BoundedClient, LLMCaller, make_llm_client
@@ -32,7 +33,8 @@ LLM_BACKENDS: tuple[str, ...] = ("gemini", "openai", "scripted")
 
 def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
     """The stage bundle for ``method`` around one LLM client (calls bounded by its
-    ``max_concurrency`` across all runner threads)."""
+    ``max_concurrency`` across all runner threads).
+    """
     llm = LLMCaller(BoundedClient(client, int(getattr(client, "max_concurrency", 1))))
     endpoint = getattr(getattr(client, "backend_impl", None), "endpoint", None)
     cache = getattr(client, "cache", None)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import ItemRef, TimeSpan, Usage
 from ehrlib.pipeline.inspector import SegmentationError, validate_segments
@@ -285,7 +286,8 @@ _WORD = re.compile(r"[a-z][a-z0-9]+")
 
 def _rank_by_overlap(cands: Sequence[Any], text: str) -> list[Any]:
     """Candidates whose label shares words (or a 4-letter prefix) with the segment first:
-    a subgroup of real MIMIC can hold thousands of items (ICD titles), more than a prompt."""
+    a subgroup of real MIMIC can hold thousands of items (ICD titles), more than a prompt.
+    """
     words = set(_WORD.findall(text.lower()))
     prefixes = {w[:4] for w in words if len(w) >= 4}
 
@@ -308,7 +310,8 @@ def _itemid(key: str) -> int | str:
 
 def scope_status(answers: Mapping[str, Any]) -> tuple[str, list[str]]:
     """Status from the question answers: past (ED, history, earlier stay), plan, or active;
-    statements the tables cannot hold (opinions, totals, refusals, ...) are set aside as past."""
+    statements the tables cannot hold (opinions, totals, refusals, ...) are set aside as past.
+    """
     yes = [q for q, a in answers.items() if a is True or str(a).strip().lower() in ("yes", "true")]
     if any(q in yes for q in _PAST_QUESTIONS):
         return "past", yes
@@ -360,7 +363,8 @@ RANKED_SCHEMA = object_schema({"ranked": {"type": "array", "items": object_schem
 class LLMSemanticRanker:
     """The paper's Semantic_Search: the model picks, from the tools' candidate items, those
     that record a note term's concept. Plugged into ``ehrlib.tools.make_toolset`` as its
-    ``semantic_ranker``; its calls are logged under stage ``semantic_search``."""
+    ``semantic_ranker``; its calls are logged under stage ``semantic_search``.
+    """
 
     def __init__(self, llm: LLMCaller) -> None:
         self.llm = llm

@@ -1,5 +1,4 @@
-"""Stage 6 with an LLM: the validation cache first, then the bounded tool loop, then the
-evidence-sufficiency guard.
+"""Stage 6 with an LLM: the validation cache first, then the bounded tool loop, then the evidence-sufficiency guard.
 
 The model calls the patient's tools through :func:`ehrlib.llm.run_tool_loop` (every call
 traced); a verdict may cite only rows a tool returned, and an "inconsistent" verdict needs
@@ -12,7 +11,8 @@ import datetime as dt
 import functools
 import json
 import re
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.llm import Message, run_sync, run_tool_loop
@@ -70,7 +70,8 @@ def _widen(window: TimeSpan | None) -> tuple[str | None, str | None]:
 def retrieval_covers(calls: Sequence[ToolCallRecord], window: TimeSpan | None) -> bool:
     """Whether a successful record-retrieval call looked at ``window`` (±1 day): a call
     without explicit dates (whole stay, or a narrative anchor) counts, one whose dates all
-    fall outside does not."""
+    fall outside does not.
+    """
     lo, hi = _widen(window)
     for c in calls:
         if c.tool not in RETRIEVAL_TOOLS or c.error:

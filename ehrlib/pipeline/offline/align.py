@@ -9,7 +9,7 @@ state names its items at verification. What the patient lacks is looked up with
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.pipeline.offline.lexicon import Lexicon
@@ -46,7 +46,8 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
 
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     """Order/infusion items whose label names one of ``names`` (generic, brand or ward
-    abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word."""
+    abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word.
+    """
     tests = [_name_pattern(n) for n in names if n]
     return [(it, k) for it, k in pairs if it.table in DRUG_TABLES and any(t(it.label or "") for t in tests)]
 

@@ -35,7 +35,7 @@ class ClauseBreaks:
     keep: str = "end"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def clause_breaks(name: str) -> ClauseBreaks:
     """The break set ``name`` of ``offline_context.yaml``."""
     sets = load_data("offline_context.yaml")["clause_breaks"]

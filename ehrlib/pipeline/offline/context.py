@@ -42,7 +42,7 @@ def _compile(prefix: str, terms: tuple[str, ...], suffix: str) -> re.Pattern[str
     return re.compile(prefix + "(?:" + "|".join(terms) + ")" + suffix, re.I)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cue_set(name: str) -> CueSet:
     """The cue set ``name`` with its default frame compiled."""
     entries = _entries()
@@ -54,7 +54,7 @@ def cue_set(name: str) -> CueSet:
                   _compile(e.get("prefix", ""), terms, e.get("suffix", "")))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cue(name: str, frame: str | None = None) -> re.Pattern[str]:
     """The compiled pattern of cue set ``name`` (``frame``: one of its named extra frames)."""
     cs = cue_set(name)

@@ -19,8 +19,9 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
@@ -60,7 +61,8 @@ def offline_segmenter(ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segm
 
 def offline_anchors(ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
     """Stage 2: table anchors + note anchors (surgery), then every line's expressions;
-    "the following day" counts from the previous expression of the same segment."""
+    "the following day" counts from the previous expression of the same segment.
+    """
     tctx = time_context(ctx)
     lines = ctx.lines
     anchors = tuple(find_anchors(lines, tctx))
@@ -143,7 +145,8 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
 
 def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Mention]) -> list[Mention]:
     """Surgical procedures listed under "Major Surgical or Invasive Procedure" that no
-    bedside concept covers ("Total abdominal colectomy"): checked as ICD procedure codes."""
+    bedside concept covers ("Total abdominal colectomy"): checked as ICD procedure codes.
+    """
     out: list[Mention] = []
     for i in range(seg.start_line, seg.end_line + 1):
         text = lines[i]
@@ -166,7 +169,8 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
 @dataclass(frozen=True, slots=True)
 class _Paragraph:
     """Consecutive lines read as one text: notes are hard-wrapped mid-sentence
-    ("Creatinine rose from 2.0 to a / peak of 4.3"), so statements cross line ends."""
+    ("Creatinine rose from 2.0 to a / peak of 4.3"), so statements cross line ends.
+    """
 
     lines: tuple[int, ...]
     offsets: tuple[int, ...]
@@ -215,7 +219,8 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention]) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
-    non-statements filtered out are appended to ``dropped`` (line and column of the note)."""
+    non-statements filtered out are appended to ``dropped`` (line and column of the note).
+    """
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]

@@ -14,7 +14,7 @@ clearly opposite values are a contradiction, and anything else is not judged as 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data

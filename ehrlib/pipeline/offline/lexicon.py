@@ -8,9 +8,10 @@ file the Get_Clinical_Criterion tool reads, so extraction and verification agree
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError

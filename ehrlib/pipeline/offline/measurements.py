@@ -10,7 +10,8 @@ names, temperature, day totals, repletion drugs) is data (``offline_concept_flag
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
@@ -139,7 +140,8 @@ def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end:
 def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mention],
                taken: list[tuple[int, int]]) -> None:
     """"K 3.1, repleted": the electrolyte replacement is a medication statement, unless the
-    drug is named in the clause ("repleted with 40 mEq KCl" is found as the drug)."""
+    drug is named in the clause ("repleted with 40 mEq KCl" is found as the drug).
+    """
     if concept.cid not in _REPLETION:
         return
     repl = re.match(r"[\s,]*(?:(?:this|last)\s+(?:am|pm|morning|evening|night)|today|overnight|yesterday)?[\s,]*"

@@ -7,8 +7,9 @@ each other.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.clauses import clause_after
@@ -36,7 +37,8 @@ class Mention:
 
 def clean_line(text: str) -> str:
     """De-identification brackets masked with backticks of the same length (offsets stay
-    valid; not spaces, which would read as a flowsheet column gap)."""
+    valid; not spaces, which would read as a flowsheet column gap).
+    """
     return re.sub(r"\[\*\*|\*\*\]", lambda m: "`" * len(m.group(0)), text)
 
 

@@ -19,7 +19,7 @@ earlier one took.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.exam_findings import finding_mention

@@ -16,7 +16,8 @@ Rules:
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
@@ -57,7 +58,8 @@ def _generic(word: str, lex: Lexicon) -> str | None:
 
 def _names(part: str, lex: Lexicon) -> list[tuple[str, str, int]]:
     """(generic, surface, offset) of a list item: one drug name ("pip/tazo") or, failing
-    that, its slash parts ("vanc/zosyn")."""
+    that, its slash parts ("vanc/zosyn").
+    """
     whole = lex.drugs.get(part.strip(" -").lower())
     if whole is not None or "/" not in part:
         g = whole or _generic(part, lex)
@@ -89,7 +91,8 @@ def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, s
 
 def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
     """Whether a drug word at raw[start:end] names a susceptibility ("R to levo",
-    "levo R", "ceftriaxone-sensitive"), not an order."""
+    "levo R", "ceftriaxone-sensitive"), not an order.
+    """
     if not _CULTURE_CONTEXT.search(raw):
         return False
     return bool(_NAME_BEFORE.search(raw[max(0, start - 30):start]) or _NAME_AFTER.match(raw[end:end + 16]))
@@ -98,7 +101,8 @@ def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
 def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> list[tuple[int, int, str, str]]:
     """(start, end, generic antibiotic, S|R|I) of every antibiotic claim that follows a
     culture mention with an organism on the line, up to the next culture or sentence end:
-    each is its own statement ("BCx E. coli - S to pip/tazo, R to ceftriaxone" makes two)."""
+    each is its own statement ("BCx E. coli - S to pip/tazo, R to ceftriaxone" makes two).
+    """
     out: list[tuple[int, int, str, str]] = []
     starts = sorted(c.start for c in cultures)
     for c in cultures:

@@ -11,8 +11,8 @@ the ConText cue sets of ``offline_context.yaml`` shared with negation and scope)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.clauses import LIST_MARKER, clause_after, clause_before

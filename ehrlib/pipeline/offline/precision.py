@@ -54,8 +54,8 @@ match wins, and names the rule behind every dropped mention.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.nonstatement_rules import ALLERGY_HEAD, NON_STATEMENT_RULES, MentionView, NonStatementRule
@@ -109,7 +109,8 @@ def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
 
 def is_drug_class(m: Mention) -> bool:
     """A class word ("abx", "pressors", "IVF"): an entity only when the patient has a member
-    item to check it against (protocol: a class maps to a concrete item or is no entity)."""
+    item to check it against (protocol: a class maps to a concrete item or is no entity).
+    """
     return m.concept == "drug" and len(m.attributes.get("drugs") or ()) > 1
 
 

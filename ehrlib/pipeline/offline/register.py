@@ -35,7 +35,8 @@ def offline_scope_filter(ctx: NoteContext, env: StageEnv, segment: Segment, time
 
 def offline_stages(method: str, params: Any) -> Stages:
     """The full stage bundle for ``method`` (inspector | surface); the ablation switches
-    are applied once, by :func:`ehrlib.pipeline.stages.get_stages`."""
+    are applied once, by :func:`ehrlib.pipeline.stages.get_stages`.
+    """
     if method not in ("inspector", "surface"):
         raise ConfigError(f"the offline backend implements methods inspector and surface, not {method!r}")
     if method == "surface":

@@ -8,8 +8,9 @@ that rule's known-answer tests.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Generic, Iterable, TypeVar
+from typing import Generic, TypeVar
 
 __all__ = ["Rule", "RuleBook"]
 
@@ -37,8 +38,8 @@ class Rule(Generic[F]):
 
 
 class RuleBook(Generic[F]):
-    """An ordered, id-unique collection of rules (first applicable rule wins when the
-    engine asks for one answer)."""
+    """An ordered, id-unique collection of rules (first applicable rule wins when the engine asks for one answer).
+    """
 
     def __init__(self, rules: Iterable[Rule[F]]) -> None:
         self._rules = tuple(rules)

@@ -15,7 +15,7 @@ plan, while "# Sepsis: was on levophed, now off" in an assessment is active.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.clauses import clause_after, clause_before

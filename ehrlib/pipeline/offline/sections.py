@@ -17,10 +17,10 @@ on the whole stack. Its default section rules also cover only discharge-summary 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
-from typing import Mapping, Sequence
+from functools import cache, lru_cache
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.datafiles import load_data
@@ -58,9 +58,9 @@ def section_rules() -> tuple[SectionRule, ...]:
     return tuple(rules)
 
 
-@lru_cache(maxsize=None)
+@cache
 def section_scope(kind: str) -> str:
-    """active | past | plan | claims for a section kind (unknown kinds are active)."""
+    """Active | past | plan | claims for a section kind (unknown kinds are active)."""
     return next((r.scope for r in section_rules() if r.kind == kind), "active")
 
 

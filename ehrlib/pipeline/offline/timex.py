@@ -13,9 +13,9 @@ MIMIC de-identification writes dates as ``[**2164-10-23**]`` or, without the yea
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Iterable, Mapping
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.records import Anchor, TimeRef
@@ -220,8 +220,8 @@ _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s
 
 
 def clock_of(m: re.Match[str]) -> tuple[int, int]:
-    """24-hour (hour, minute) of a clock match with groups hh/mi, hh4/mi4, h12 and ampm
-    (12 AM is midnight, 12 PM noon)."""
+    """24-hour (hour, minute) of a clock match with groups hh/mi, hh4/mi4, h12 and ampm (12 AM is midnight, 12 PM noon).
+    """
     hour = int(m.group("hh") or m.group("hh4") or m.group("h12"))
     minute = int(m.group("mi") or m.group("mi4") or 0)
     ampm = (m.group("ampm") or "").lower()

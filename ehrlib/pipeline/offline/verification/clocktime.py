@@ -17,9 +17,10 @@ confirm it. The rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.timex import clock_of, parse_datetime
@@ -89,7 +90,8 @@ def _timed(row: Mapping[str, Any]) -> bool:
 def infusion_runs(rows: Iterable[Mapping[str, Any]], merge: bool = True
                   ) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
     """Timed rows merged per item into runs (gap ≤ :data:`RUN_GAP`), sorted by start;
-    ``merge=False`` keeps each row its own event (procedures: two lines may overlap)."""
+    ``merge=False`` keeps each row its own event (procedures: two lines may overlap).
+    """
     by_item: dict[str, list[tuple[datetime, datetime, Mapping[str, Any]]]] = {}
     for r in rows:
         if not _timed(r):
@@ -119,8 +121,10 @@ def infusion_runs(rows: Iterable[Mapping[str, Any]], merge: bool = True
 
 def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapping[str, Any]],
                  edge: str, merge: bool = True) -> tuple[bool | None, list[Mapping[str, Any]], str]:
-    """Whether some run of ``rows`` starts (edge="start") or ends (edge="end") at the
-    stated clock time. Returns (verdict or None when no timed rows exist, evidence, detail)."""
+    """Whether some run of ``rows`` starts (edge="start") or ends (edge="end") at the stated clock time.
+
+    Returns (verdict or None when no timed rows exist, evidence, detail).
+    """
     runs = infusion_runs(rows, merge)
     if not runs:
         return None, [], "no timed rows"

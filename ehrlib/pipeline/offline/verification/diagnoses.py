@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
@@ -21,7 +22,8 @@ __all__ = ["RULES", "BILLED_CODE", "icd_rewrites", "icd_wording", "billed_match"
 @functools.lru_cache(maxsize=1)
 def icd_rewrites() -> tuple[tuple[re.Pattern[str], str], ...]:
     """The ordered shorthand -> ICD wording rewrites of ``diagnosis_wording.yaml``, an
-    ``abbreviation`` entry taking its first expansion from ``abbreviations.yaml``."""
+    ``abbreviation`` entry taking its first expansion from ``abbreviations.yaml``.
+    """
     abbreviations = load_data("abbreviations.yaml")["abbreviations"]
     folded = {str(k).lower(): v for k, v in reversed(list(abbreviations.items()))}
     out = []

@@ -8,7 +8,8 @@ order's "40-80" range; an infusion row's route is IV unless it says otherwise.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.pipeline.offline.verification.terms import terms
 

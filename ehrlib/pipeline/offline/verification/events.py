@@ -53,7 +53,7 @@ def _no_record_in_window(c: Claim) -> Verdict | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _edge_words(which: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(terms()["procedure_edges"][which]) + r")\b", re.I)
 
@@ -62,7 +62,8 @@ def _procedure_clock(c: Claim) -> Verdict | None:
     """"CVL placed ~9pm" / "A-line pulled at 0300" / "thoracentesis at 1500": a record of
     the item starts (or, for a removal, ends) at that clock time (.clocktime tolerance;
     each row is its own event, lines are not merged). A bare time on a long-lived device
-    (a line's whole dwell) is not judged."""
+    (a line's whole dwell) is not judged.
+    """
     e = c.entity
     if not _procedure(c) or c.attrs.get("negated"):
         return None

@@ -9,7 +9,8 @@ presence and pitting grade; findings aligned by the data-driven fallback
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.findings_data import normalise_value
@@ -33,7 +34,8 @@ def _states(concept: str, text: str, column: str) -> set[str]:
 
 def pitting_grade(value: str) -> str | None:
     """Pitting-edema grade of a charted value: "2+" -> 2; depth "4 mm" -> 2 (2 mm per
-    grade, the usual 1+ to 4+ pitting scale); "Trace" -> 0."""
+    grade, the usual 1+ to 4+ pitting scale); "Trace" -> 0.
+    """
     m = re.search(r"([1-4])\s*\+|\+\s*([1-4])", value)
     if m:
         return m.group(1) or m.group(2)
@@ -123,7 +125,8 @@ def _opposed(stated: frozenset[str], charted: frozenset[str]) -> bool:
 
 def judge_data_finding(e: Entity, rows: Sequence[Mapping[str, Any]]) -> tuple[bool | None, str, Rows]:
     """(consistent?, reason, evidence) of a data-driven finding from its item's rows in the
-    window; ``None`` means not judged: no charted value of the window speaks to the words."""
+    window; ``None`` means not judged: no charted value of the window speaks to the words.
+    """
     stated = normalise_value(e.value or "")
     valued = [r for r in rows if re.search(r"[A-Za-z]", str(r.get("value") or ""))]
     hits = [r for r in valued if stated and stated <= normalise_value(str(r.get("value")))]

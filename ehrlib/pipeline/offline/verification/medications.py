@@ -8,8 +8,9 @@ narrowing the window's rows to those matching what it checked, so "started on he
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
@@ -94,7 +95,8 @@ def _transfusion_volume(c: Claim) -> Verdict | None:
 
 def _clock_edge(c: Claim) -> Verdict | None:
     """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
-    time; a contradiction is returned, otherwise None (the other checks go on)."""
+    time; a contradiction is returned, otherwise None (the other checks go on).
+    """
     e, action, actions = c.entity, _action(c), terms()["actions"]
     clock = parse_clock(e.time_text)
     off = action.startswith(tuple(actions["clock_stop_prefixes"])) or (
@@ -181,7 +183,8 @@ def _route(c: Claim) -> Verdict | None:
 
 def _course_day(c: Claim) -> Verdict | None:
     """"day 3 of vancomycin": the course's first dose, the earliest start with no gap of
-    more than 2 days after it, is that many days before the note's day."""
+    more than 2 days after it, is that many days before the note's day.
+    """
     e, course_day = c.entity, c.attrs.get("course_day")
     day = parse_time((e.window.end if e.window else "") or "")
     if not course_day or day is None:

@@ -9,8 +9,9 @@ after the value ("WBC 16.2 (WNL)") is judged against the concept's reference int
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
@@ -44,7 +45,8 @@ def _bp_part(label: str) -> str | None:
 
 def _intervals(a: Mapping[str, Any], prefix: str = "") -> list[tuple[float, float | None]]:
     """(low, high) of every number claimed under ``prefix`` (""/"systolic_"/...): an exact
-    value has high None; a decade ("60s") or a "min in the 60s" gives its bounds."""
+    value has high None; a decade ("60s") or a "min in the 60s" gives its bounds.
+    """
     def get(k: str) -> float | None:
         v = a.get(prefix + k)
         return float(v) if v is not None else None
@@ -167,7 +169,8 @@ def _value_in_window(c: Claim) -> Verdict | None:
 def _range_extremes(c: Claim) -> Verdict | None:
     """A stated range or maximum is a claim about the extremes of its day (flowsheet
     "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
-    window must match, not only appear."""
+    window must match, not only appear.
+    """
     numeric = _numeric(c)
     reason = _extremes_reason(c, numeric, concept_of(c.attrs), _tolerance(c))
     return verdict(c, False, reason, numeric[:5]) if reason is not None else None
@@ -251,7 +254,8 @@ def _series_order(c: Claim) -> Verdict | None:
 def _reference_word(c: Claim) -> Verdict | None:
     """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word
     contradicts the concept's adult reference interval is inconsistent; otherwise the
-    number rules decide."""
+    number rules decide.
+    """
     e, line = c.entity, c.line()
     if line is None or e.span is None or c.attrs.get("value") is None:
         return None

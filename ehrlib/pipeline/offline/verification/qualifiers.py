@@ -17,9 +17,10 @@ Whether the value itself is recorded is the value entity's own check.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ehrlib.criteria import criterion_holds
 from ehrlib.datafiles import load_data
@@ -84,7 +85,8 @@ def qualifier_holds(q: Qualifier, concept: str, value: float) -> bool | None:
 
 def attached_value(line: str, start: int, lex: Lexicon) -> tuple[str, float] | None:
     """(concept, value) of the "<item> <number>" a state word at column ``start`` qualifies
-    ("K 5.9, hyperkalemic" -> ("potassium", 5.9)); None when the word stands alone."""
+    ("K 5.9, hyperkalemic" -> ("potassium", 5.9)); None when the word stands alone.
+    """
     m = _VALUE_BEFORE.search(line[max(0, start - 45):start])
     if m is None:
         return None
@@ -100,7 +102,8 @@ def state_holds_on(value: float, concept_items: re.Pattern[str] | None, tests: S
                    ) -> bool | None:
     """Whether a criterion's tests hold on one value, using only the tests whose items are
     the value's concept (a hypotension test on SBP never judges a heart rate); None when
-    no test is about that concept."""
+    no test is about that concept.
+    """
     applicable = []
     for t in tests:
         labels = [str(i.get("label") or "") for i in (t.get("items") or [])]

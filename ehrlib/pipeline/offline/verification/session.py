@@ -11,8 +11,9 @@ the verdict then keeps the id of the rule that actually decided.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.offline.rule import Rule
@@ -91,7 +92,8 @@ class Claim:
 
     def item_rows(self) -> tuple[Rows, Rows]:
         """(rows in the window, rows of the admission) of the entity's first six items,
-        fetched once per claim (several rules of a chain read them)."""
+        fetched once per claim (several rules of a chain read them).
+        """
         if self._item_rows is None:
             inside: Rows = []
             every: Rows = []
@@ -133,7 +135,8 @@ def evidence(rows: Iterable[Mapping[str, Any]]) -> tuple[RowRef, ...]:
 def verdict(c: Claim, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
             missing: bool = False) -> Verdict:
     """A verdict on the claim with the session's tool calls so far; an inconsistency is a
-    contradiction unless ``missing``."""
+    contradiction unless ``missing``.
+    """
     e, s = c.entity, c.session
     if ok:
         return Verdict(e.entity_id, "consistent", None, reason, evidence(rows), s.records())
@@ -143,7 +146,8 @@ def verdict(c: Claim, ok: bool | None, reason: str, rows: Iterable[Mapping[str, 
 
 def decide(c: Claim, chain: Sequence[VerificationRule]) -> Verdict | None:
     """The first verdict of the chain's rules that apply to the entity's kind, stamped with
-    the deciding rule's id (a verdict handed over from another chain keeps its own)."""
+    the deciding rule's id (a verdict handed over from another chain keeps its own).
+    """
     for rule in chain:
         if not rule.applies_to(c.entity.kind):
             continue

@@ -9,8 +9,9 @@ hyperkalemic") interprets that value (:mod:`.qualifiers`).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.criteria import criterion_holds
@@ -45,7 +46,8 @@ def _criterion_rows(c: Claim, state: str) -> tuple[Mapping[str, Any] | None, lis
 
 def _attached_value(c: Claim) -> Verdict | None:
     """"K 5.9, hyperkalemic" / "plt 95 (thrombocytopenic)": None when the word stands alone
-    or the value is not an item the state is judged on."""
+    or the value is not an item the state is judged on.
+    """
     e, line = c.entity, c.line()
     if line is None or e.span is None:
         return None
@@ -74,7 +76,8 @@ def _attached_value(c: Claim) -> Verdict | None:
 
 def _lexicon_threshold(c: Claim) -> Verdict | None:
     """A state the shared criteria file lacks (hypokalemia...): the lexicon's reference
-    range on the concept's items, with the same negation and missing rules."""
+    range on the concept's items, with the same negation and missing rules.
+    """
     extra = _extra(c)
     if extra is None:
         return None

@@ -8,7 +8,8 @@ the extractor could not align are reported missing (no item, no record).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import diagnoses, numbers

@@ -1,7 +1,8 @@
 """The data files the verification rules read (``ehrlib/data/*.yaml``, schema-checked)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.lexicon import Concept, load_lexicon

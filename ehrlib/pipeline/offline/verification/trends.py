@@ -8,8 +8,9 @@ concept's ``lower_is_worse``. A progress note's trend looks back from its own da
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.rule import Rule
@@ -59,7 +60,8 @@ def _claimed_direction(a: Mapping[str, Any]) -> str | None:
 
 def _trend_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
     """A progress note's trend looks back from its date ("plts downtrending" = the last
-    days up to today), not forward into the next day the default window admits."""
+    days up to today), not forward into the next day the default window admits.
+    """
     if ctx.note_type == "discharge_summary" or window is None:
         return window
     day = parse_time((ctx.note.charttime or ctx.chartdate or ctx.note.chartdate or "")[:10])
@@ -156,7 +158,8 @@ def _direction(c: Claim) -> Verdict | None:
 
 def _value_direction(c: Claim) -> Verdict | None:
     """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
-    values before it (same window or the three days before) moved as stated."""
+    values before it (same window or the three days before) moved as stated.
+    """
     num = decide(c, numbers.CHAIN)
     claim = _claimed_direction(c.attrs)
     if num is None or num.label == "inconsistent" or claim is None:
@@ -201,7 +204,8 @@ def _stated_origin(c: Claim) -> Verdict | None:
     the origin is among the three values recorded before it (three-day look-back, the
     concept's tolerance; a discharge summary's origin may be any earlier value of the
     stay), and the direction word agrees with new - origin. None when the statement has
-    no stated origin or the new value is not recorded (the value check then decides)."""
+    no stated origin or the new value is not recorded (the value check then decides).
+    """
     e, a = c.entity, c.attrs
     line = c.line()
     if line is None or e.span is None:

@@ -10,8 +10,9 @@ of new - origin ("improved"/"worsened" through the concept's ``lower_is_worse``)
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ehrlib.datafiles import load_data
 
@@ -47,7 +48,7 @@ def parse_origin(text: str) -> StatedOrigin | None:
 
 
 def direction_of(word: str, lower_is_worse: bool | None) -> str | None:
-    """rising | falling for a direction word; None when "improved" has no known polarity."""
+    """Rising | falling for a direction word; None when "improved" has no known polarity."""
     if word in _UP:
         return "rising"
     if word in _DOWN:
@@ -63,7 +64,8 @@ def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float) -> str | None:
     """A progress note's trend word read as clinicians mean it: the latest value against
     the last value of the previous day with values (the previous draw, not a neighbour
     within the same day), rising/falling beyond a dead band of max(tol, 5 % of the
-    reference), else stable. None without values on two different days."""
+    reference), else stable. None without values on two different days.
+    """
     timed = [(str(r.get("time")), float(r["valuenum"])) for r in rows if r.get("valuenum") is not None and r.get("time")]
     if not timed:
         return None

@@ -7,7 +7,8 @@ with 1 % of large values; °F/°C are converted by the item's label/unit.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["value_matches", "is_celsius", "convert_temp", "in_celsius", "in_fahrenheit",
            "temp_match"]

@@ -6,8 +6,9 @@ day; narrative anchor = ±1 day; default = note date ±1 day or the hospitalizat
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.timex import parse_datetime
@@ -51,7 +52,8 @@ def intervals_overlap(a: tuple[datetime, datetime], b: tuple[datetime, datetime]
 def core_window(window: TimeSpan | None) -> TimeSpan | None:
     """The day a widened window was built around: a note date or anchor widened one day
     each side (3 days) gives its middle day; a single day is itself; longer spans (the
-    hospitalization) have no core."""
+    hospitalization) have no core.
+    """
     if window is None:
         return None
     a, b = parse_time(window.start), parse_time(window.end)
@@ -68,7 +70,8 @@ def core_window(window: TimeSpan | None) -> TimeSpan | None:
 
 def widened_back(window: TimeSpan | None, days: int) -> TimeSpan | None:
     """The window with its start moved ``days`` earlier (a look-back for earlier values);
-    the window itself when it has no start."""
+    the window itself when it has no start.
+    """
     ws = parse_time(window.start) if window else None
     if ws is None or window is None:
         return window
