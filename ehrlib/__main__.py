@@ -1,3 +1,5 @@
+"""``python -m ehrlib``: the command line."""
+
 from ehrlib.cli import main
 
 raise SystemExit(main())

@@ -115,7 +115,7 @@ def _test(raw: Mapping[str, Any], where: str) -> CriterionTest:
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
     table, label = raw.get("table"), raw.get("label")
-    if table not in LOGICAL:
+    if not isinstance(table, str) or table not in LOGICAL:
         raise ConfigError(f"{where}: 'table' must be a logical table name, got {table!r}")
     if not isinstance(label, str):
         raise ConfigError(f"{where}: 'label' must be a regular expression string")

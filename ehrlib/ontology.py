@@ -361,15 +361,15 @@ def assign_by_rules(raw: _Raw, groups: Mapping[str, tuple[str, ...]]) -> tuple[s
 
 def _from_assignments(raws: Sequence[_Raw], assigned: Mapping[str, tuple[str, str]], method: str,
                       groups: Mapping[str, tuple[str, ...]], source: Mapping[str, Any]) -> Ontology:
-    groups = {g: list(s) for g, s in groups.items()}
+    grouped = {g: list(s) for g, s in groups.items()}
     items = []
     for r in raws:
         g, s = assigned[r.key]
-        subs = groups.setdefault(g, [])
+        subs = grouped.setdefault(g, [])
         if s not in subs:
             subs.append(s)
         items.append(OntologyItem(r.key, r.table, r.label, g, s, r.category))
-    return Ontology({g: tuple(s) for g, s in groups.items()}, tuple(items), method, FORMAT_VERSION, dict(source))
+    return Ontology({g: tuple(s) for g, s in grouped.items()}, tuple(items), method, FORMAT_VERSION, dict(source))
 
 
 def _source(con: Any) -> dict[str, Any]:

@@ -133,7 +133,8 @@ def _near(a: float, b: float) -> bool:
 def _numbers(rows: list[tuple[str, dict]], key: str) -> list[float]:
     """The cited rows' numbers for a claim key; a stated infusion range is a range of rates."""
     if key in ("rate", "range"):
-        col_of = (lambda t: "rate" if t in _RATE_TABLES else (None if key == "rate" else _NUMERIC.get(t)))
+        def col_of(t: str) -> str | None:
+            return "rate" if t in _RATE_TABLES else (None if key == "rate" else _NUMERIC.get(t))
     else:
         col_of = _NUMERIC.get
     vals = []

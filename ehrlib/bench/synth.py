@@ -24,7 +24,7 @@ HEADER = ("dataset", "phase", "chartevents_rows", "seconds", "rows_per_s", "targ
 def run(out_dir: Path, rows: int = 30_000_000, seed: int = 0) -> Path:
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-synth-") as tmp:
         b = build_hospital(Path(tmp) / "synth.duckdb", seed=seed, scale=rows)
-    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
+    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0]
     base = b.chartevents_rows - b.scale_rows_added
     sec = b.seconds
     phases = (("storyline_patients", base, sec["generate"] + sec["write"]),

@@ -75,7 +75,7 @@ def read_ehrcon_notes(path: str | Path) -> list[Note]:
             if need not in cols:
                 raise RecordError(f"{path}: missing column {need!r} (have {sorted(cols)})")
         for i, row in enumerate(reader, start=2):  # line 1 is the header
-            get = lambda k: row.get(cols.get(k, k))  # noqa: E731
+            get = lambda k: row.get(cols.get(k, k))  # noqa: E731, B023 - used within this row only
             try:
                 chartdate = _date(get("CHARTDATE")) or _date(get("CHARTTIME")) or _date(get("ADMITTIME"))
                 notes.append(Note(

@@ -10,9 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from ehrlib.errors import EhrlibError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -207,7 +210,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 _FREE_TEXT = {ItemRef}  # records whose `label` is a name, not a consistency label
 
-R = TypeVar("R")
+R = TypeVar("R", bound="DataclassInstance")
 
 #: Spellings of the three note types met in the wild (MIMIC-III NOTEEVENTS.CATEGORY
 #: values, EHRCon files, hand-written corpora), normalised on load so a corpus written

@@ -1,9 +1,9 @@
-"""Corpus statistics as DataFrames: the paper's Table 1 and the breakdowns of Figures 6-9.
+r"""Corpus statistics as DataFrames: the paper's Table 1 and the breakdowns of Figures 6-9.
 
 Inputs are the records (or a loaded :class:`~ehrlib.corpus.io.Corpus`), so the same
 functions describe the synthetic corpus, an EHRCon/EHR-ReasonCon corpus read through the
 adapters, or a subset (one split, one note type). Tokens are counted with a simple
-word/punctuation rule (``\\w+|[^\\w\\s]``), stated here because the paper does not name
+word/punctuation rule (``\w+|[^\w\s]``), stated here because the paper does not name
 its tokenizer: compare token means across corpora counted the same way only.
 """
 from __future__ import annotations

@@ -151,17 +151,17 @@ def _load(con, d: TableDef, path: Path) -> None:
         if h.lower() in by_lower:
             raise DataError(f"{path.name}: duplicate column {h!r} in the header")
         by_lower[h.lower()] = h
-    sourced = [c for c in d.columns if c.source is not None]
-    missing = [c.source for c in sourced if c.source.lower() not in by_lower]
+    sourced = [(c.source, c) for c in d.columns if c.source is not None]
+    missing = [src for src, _ in sourced if src.lower() not in by_lower]
     if missing:
         raise DataError(f"{path.name}: missing column(s) {', '.join(missing)} (expected by the {d.name} DDL)")
-    extra = [h for h in header if h.lower() not in {c.source.lower() for c in sourced}]
+    extra = [h for h in header if h.lower() not in {src.lower() for src, _ in sourced}]
     if extra:
         log.warning("%s: ignoring column(s) not in the DDL: %s", path.name, ", ".join(extra))
-    types = {c.source.lower(): c.type for c in sourced}
+    types = {src.lower(): c.type for src, c in sourced}
     columns = {h: types.get(h.lower(), "VARCHAR") for h in header}
-    select = ", ".join(schema.quote_ident(by_lower[c.source.lower()]) for c in sourced)
-    targets = ", ".join(schema.quote_ident(c.name) for c in sourced)
+    select = ", ".join(schema.quote_ident(by_lower[src.lower()]) for src, _ in sourced)
+    targets = ", ".join(schema.quote_ident(c.name) for _, c in sourced)
     row_id = d.generated_row_id
     try:
         if row_id is None:
@@ -244,7 +244,7 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
             _load(con, d, path)
             contracts.check_not_null_ids(con, layout, d)
             contracts.check_unique_row_ids(con, layout, d)
-            n = con.execute(f"SELECT count(*) FROM {d.ref}").fetchone()[0]  # noqa: S608
+            n = con.execute(f"SELECT count(*) FROM {d.ref}").fetchall()[0][0]  # noqa: S608
             rel = path.relative_to(src).as_posix()
             counts[logical] = n
             infos[logical] = TableInfo(logical, "loaded", rel, contracts.sha256_file(path))

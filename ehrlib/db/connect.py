@@ -29,7 +29,7 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
         [schema.MANIFEST_TABLE],
     ).fetchone()
-    if not row[0]:
+    if row is None or not row[0]:
         con.close()
         raise DataError(f"{p} is not an ehrlib database (no {schema.MANIFEST_TABLE} table); "
                         "build it with `ehrlib build-db`")

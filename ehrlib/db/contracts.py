@@ -108,8 +108,8 @@ def _id_columns(layout: str, d: TableDef) -> list[str]:
     phys = schema.schema_map(layout).table(d.logical)
     roles = schema.LOGICAL[d.logical].roles
     not_null = {c.name for c in d.columns if c.not_null}
-    return [phys.columns[roles[r]] for r in ("row_id", "subject", "admission", "stay", "item")
-            if r in roles and phys.columns.get(roles[r]) in not_null]
+    mapped = (phys.columns.get(roles[r]) for r in ("row_id", "subject", "admission", "stay", "item") if r in roles)
+    return [c for c in mapped if c is not None and c in not_null]
 
 
 def check_not_null_ids(con, layout: str, d: TableDef) -> None:

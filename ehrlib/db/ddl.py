@@ -119,8 +119,9 @@ def _mimic3_defs(perturbed: bool) -> dict[str, TableDef]:
             new = name
             if perturbed:
                 lc = name.lower()
-                if lc in logical_cols and phys.columns.get(lc):
-                    new = phys.columns[lc]
+                mapped = phys.columns.get(lc) if lc in logical_cols else None
+                if mapped:
+                    new = mapped
                 else:
                     new = extra.get(src.name, {}).get(name, name)
             columns.append(ColumnDef(new, typ, not_null, name))

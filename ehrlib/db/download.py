@@ -47,8 +47,7 @@ def _safe_relpath(name: str) -> PurePosixPath:
 
 
 def _fetch(client: httpx.Client, url: str, target: Path, *, progress: bool) -> None:
-    """Download ``url`` to ``target.part`` (resuming it if present), then nothing else: the caller verifies and renames.
-    """
+    """Download ``url`` to ``target.part``, resuming it if present; the caller verifies and renames."""
     part = target.with_name(target.name + ".part")
     have = part.stat().st_size if part.exists() else 0
     headers = {"Range": f"bytes={have}-"} if have else {}
@@ -85,6 +84,7 @@ def download(dataset: str, dest: str | os.PathLike, *, base_url: str | None = No
         base_url: another server with the same tree (a mirror, or a local test server);
             the demo fingerprint check of SHA256SUMS.txt is done only for PhysioNet's URL.
         progress: show progress bars.
+        timeout: seconds to wait for the server on each request.
 
     Returns:
         Counts of files verified, downloaded and skipped. Raises DataError on a checksum

@@ -24,8 +24,9 @@ def order_keys(layout: str, logical: str) -> list[str]:
     keys = []
     for role in wanted:
         col = roles.get(role) if role else None
-        if col and phys.columns.get(col):
-            keys.append(phys.columns[col])
+        physical = phys.columns.get(col) if col else None
+        if physical:
+            keys.append(physical)
     return keys
 
 

@@ -70,6 +70,7 @@ def write_manifest(con, *, source: str, source_kind: str, flavor: str, layout: s
     """(Re)write both manifest tables; row counts and checksums are measured now.
 
     Args:
+        con: a writable connection to the database being described.
         source: where the data came from (a folder path, or e.g. "ehrlib.synth seed=7").
         source_kind: ``credentialed`` | ``open-demo`` | ``synthetic``. The PHI guard treats
             anything but open-demo/synthetic as credentialed, so pass credentialed when unsure.

@@ -34,7 +34,7 @@ def find_original_names(con) -> list[str]:
             if token.upper() in originals:
                 hits.append(f"{where}: {token}")
 
-    for sch, table, column in con.execute(
+    for sch, table, _column in con.execute(
             "SELECT table_schema, table_name, column_name FROM information_schema.columns").fetchall():
         scan("table", table)
         scan("schema", sch)

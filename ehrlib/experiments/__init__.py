@@ -12,6 +12,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -96,7 +97,7 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for exp in _select(list_experiments(root), name):
-        params = {}
+        params: dict[str, Any] = {}
         if use_params_file and exp.params is not None:
             params = yaml.safe_load(exp.params.read_text(encoding="utf-8")) or {}
         params.update(overrides or {})

@@ -46,7 +46,7 @@ def parse_verdict(reply: str) -> tuple[Literal["correct", "incorrect"] | None, i
     Accepts ``Result: Correct|Incorrect`` and inspect_ai's ``GRADE: C|I``; the last
     such line wins. Anything else on that line (``Result: maybe``) is unreadable.
     """
-    verdict = None
+    verdict: Literal["correct", "incorrect"] | None = None
     match_no = None
     for line in reply.splitlines():
         m = _VERDICT_LINE.match(line)

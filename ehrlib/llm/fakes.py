@@ -109,7 +109,7 @@ class _FakeServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> _FakeServer:
         self._thread.start()

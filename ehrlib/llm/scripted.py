@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
@@ -18,7 +18,7 @@ __all__ = ["ScriptedBackend", "ScriptedReply", "REPORTED_RESULT_ENV"]
 
 REPORTED_RESULT_ENV = "EHRLIB_REPORTED_RESULT"
 
-ScriptedReply = Union[str, LLMResponse, ToolCall, Sequence[ToolCall], Mapping[str, Any], BaseException]
+ScriptedReply = str | LLMResponse | ToolCall | Sequence[ToolCall] | Mapping[str, Any] | BaseException
 
 
 def _to_response(item: ScriptedReply, index: int) -> LLMResponse:
@@ -36,7 +36,7 @@ def _to_response(item: ScriptedReply, index: int) -> LLMResponse:
             for j, c in enumerate(item.get("tool_calls", ()))
         )
         return LLMResponse(text=item.get("text", ""), tool_calls=calls)
-    if isinstance(item, Sequence) and all(isinstance(c, ToolCall) for c in item):
+    if isinstance(item, Sequence) and not isinstance(item, str) and all(isinstance(c, ToolCall) for c in item):
         return LLMResponse(text="", tool_calls=tuple(item))
     raise ConfigError(f"scripted reply {index} has unsupported type {type(item).__name__}")
 

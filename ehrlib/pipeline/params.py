@@ -182,8 +182,8 @@ def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
     # A params file may carry its notebook's own keys (work_dir, layout, ...): those are
     # ignored. A key that looks like a misspelt run parameter is an error, because a typo
     # in an ablation switch would silently run the wrong experiment.
-    typos = {k: difflib.get_close_matches(k, list(_FIELDS), n=1, cutoff=0.8) for k in unknown}
-    typos = {k: v[0] for k, v in typos.items() if v}
+    close = {k: difflib.get_close_matches(k, list(_FIELDS), n=1, cutoff=0.8) for k in unknown}
+    typos = {k: v[0] for k, v in close.items() if v}
     if typos:
         raise ConfigError("unknown run parameter(s): " + ", ".join(f"{k!r} (did you mean {v!r}?)"
                                                                    for k, v in typos.items()))

@@ -264,12 +264,12 @@ class AnchorResolver(Protocol):
 
 
 class Extractor(Protocol):
-    """Stages 3/4: table-alignable entities of one segment.
+    r"""Stages 3/4: table-alignable entities of one segment.
 
     ``known`` are entities already extracted from this note (by the patient-specific step,
     or earlier segments); an extractor must not return them again. The patient-specific
     extractor aligns to L_P (``ctx.patient_items``) with TopV(l) from ``env.item_profile``;
-    the ontology-guided one narrows group -> subgroup -> item over L \\ L_P.
+    the ontology-guided one narrows group -> subgroup -> item over L \ L_P.
     """
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
@@ -277,8 +277,7 @@ class Extractor(Protocol):
 
 
 class ScopeFilter(Protocol):
-    """Stage 5: past / active / plan for each entity of one segment (one decision each, same order as ``entities``).
-    """
+    """Stage 5: past / active / plan for each entity of one segment (one decision each, same order as ``entities``)."""
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]: ...

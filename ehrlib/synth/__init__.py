@@ -134,7 +134,7 @@ def build_hospital(out_path: str | os.PathLike, *, patients: int = 40, seed: int
             )
             lap("finalize")
             chart = schema.schema_map(layout).table("chartevents")
-            n_chart = con.execute(f"SELECT count(*) FROM {chart.ref}").fetchone()[0]  # noqa: S608
+            n_chart = con.execute(f"SELECT count(*) FROM {chart.ref}").fetchall()[0][0]  # noqa: S608
         finally:
             con.close()
         os.replace(tmp, out)
@@ -163,7 +163,7 @@ def content_checksums(path: str | os.PathLike) -> dict[str, str]:
                if t["status"] == "loaded"}
         n, h = con.execute(
             f"SELECT count(*), coalesce(sum(hash(t)), 0) FROM {schema.quote_ident(STORYLINES_TABLE)} AS t"  # noqa: S608
-        ).fetchone()
+        ).fetchall()[0]
         out[STORYLINES_TABLE] = f"{n}:{int(h) % (1 << 64):016x}"
         return out
     finally:

@@ -151,7 +151,7 @@ class _Writer:
         return None
 
     def relation(self) -> list[Any]:
-        """'Blood cx grew E. coli (HD 2); started on ceftriaxone the following day.'"""
+        """A culture and the antibiotic it led to, e.g. 'Blood cx grew E. coli (HD 2); started on ceftriaxone'."""
         pair = relation_pair(self.ctx)
         if pair is None:
             return []
@@ -204,7 +204,7 @@ _RESP = {"keys": ("hypoxia", "tachypnea", "bradypnea")}
 
 
 def _discharge_summary(w: _Writer) -> _Doc:
-    ctx, rng, f = w.ctx, w.rng, w.ctx.facts
+    rng, f = w.rng, w.ctx.facts
     doc = _Doc()
     doc.add(f"Admission Date:  {T.deid_date(f.admittime, rng, True)}     Discharge Date:   "
             f"{T.deid_date(f.dischtime, rng, True)}")
@@ -366,7 +366,7 @@ def _physician(w: _Writer) -> _Doc:
 
 
 def _nursing(w: _Writer) -> _Doc:
-    ctx, rng, f = w.ctx, w.rng, w.ctx.facts
+    rng, f = w.rng, w.ctx.facts
     doc = _Doc()
     doc.add((f.admit_diagnosis or "Altered mental status").title())
     doc.add("Assessment:")

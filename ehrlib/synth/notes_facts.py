@@ -313,6 +313,14 @@ def _ts(v: Any) -> dt.datetime | None:
         return None
 
 
+def _ts_known(v: Any) -> dt.datetime:
+    """``_ts`` of a time the query has already required to be present."""
+    t = _ts(v)
+    if t is None:
+        raise DataError(f"unreadable timestamp {v!r} in a column filtered to non-null values")
+    return t
+
+
 def _num(v: Any) -> float | None:
     if v is None:
         return None
@@ -382,7 +390,7 @@ def load_facts(con, smap: SchemaMap, hadm_id: int, index: ItemIndex) -> Admissio
                       "{hadm_id} = ? AND list_contains(?, {itemid}) AND {charttime} IS NOT NULL",
                       [hadm_id, list(by_id)], order=("charttime", "row_id"))
         for r in rows:
-            t = _ts(r["charttime"])
+            t = _ts_known(r["charttime"])
             num = _num(r.get("valuenum")) if "valuenum" in r else None
             if table == "outputevents":
                 num = _num(r.get("value"))
@@ -416,7 +424,7 @@ def load_facts(con, smap: SchemaMap, hadm_id: int, index: ItemIndex) -> Admissio
         if not smap.has(table):
             continue
         interval = table == "inputevents_mv"
-        cols = ("row_id", "itemid", "starttime", "endtime") if interval else ("row_id", "itemid", "charttime")
+        cols: tuple[str, ...] = ("row_id", "itemid", "starttime", "endtime") if interval else ("row_id", "itemid", "charttime")
         cols += ("rate", "rateuom", "amount", "amountuom")
         for r in _fetch(con, smap, table, cols, "{hadm_id} = ?", [hadm_id],
                         order=("starttime" if interval else "charttime", "row_id")):
@@ -439,7 +447,7 @@ def load_facts(con, smap: SchemaMap, hadm_id: int, index: ItemIndex) -> Admissio
                                             start, _ts(r["endtime"]), r["location"]))
 
     micro = tuple(
-        MicroRow(int(r["row_id"]), _ts(r["charttime"]) or _ts(r["chartdate"]), r["spec_type_desc"], r["org_name"],
+        MicroRow(int(r["row_id"]), _ts(r["charttime"]) or _ts_known(r["chartdate"]), r["spec_type_desc"], r["org_name"],
                  r["ab_name"], r["interpretation"])
         for r in _fetch(con, smap, "microbiologyevents",
                         ("row_id", "chartdate", "charttime", "spec_type_desc", "org_name", "ab_name",

@@ -366,7 +366,7 @@ class _Admission:
 
     def assessments(self) -> None:
         """Nursing assessments every 4 hours, derived from the vitals they describe."""
-        s, rng, st, v = self.s, self.rng, self.s.story, self.vit
+        rng, st, v = self.rng, self.s.story, self.vit
         q = v[(v.clock % 4 == 0) & (rng.random(len(v)) > 0.08)]
         if q.empty:
             return
@@ -594,16 +594,16 @@ class _Admission:
                            {"infusion_rate": f"{rate:g}", "infusion_rate_unit": rate_unit})
             self._emar(med, segments[-1][1], "Stopped", {"infusion_rate": "0", "infusion_rate_unit": rate_unit})
         for med in meds:
-            start = self.events.get(med.start)
-            if start is None:
-                start = 0.5 if med.start != "first_antibiotic" else None
-            if start is None:
+            begin = self.events.get(med.start)
+            if begin is None:
+                begin = 0.5 if med.start != "first_antibiotic" else None
+            if begin is None:
                 continue
             days = int(rng.integers(med.days[0], med.days[1] + 1))
-            end = min(start + days * 24, s.disch)
-            self._prescription(med, start, end)
+            end = min(begin + days * 24, s.disch)
+            self._prescription(med, begin, end)
             if med.every_h:
-                self._administer(med, start, end)
+                self._administer(med, begin, end)
 
     def _prescription(self, med: MedOrder, start: float, end: float) -> None:
         s = self.s
@@ -793,8 +793,7 @@ _DRIP_ORDERS = {
 
 
 def _hold(rates: np.ndarray, every: int) -> np.ndarray:
-    """Keep a titrated rate for ``every`` hours before the next change (nurses titrate in steps, not every hour).
-    """
+    """Keep a titrated rate for ``every`` hours before the next change (nurses titrate in steps, not every hour)."""
     out = rates.copy()
     for i in range(out.size):
         out[i] = rates[(i // every) * every]

@@ -160,9 +160,9 @@ def query_tables(con: Any, readers: Sequence[TableReader], subject_id: int, hadm
         sql = parts[0].replace(" FROM ", f"{marker} FROM ", 1) if marker else parts[0]
         if filters:
             sql += " AND " + " AND ".join(filters)
-    if cond_sql and mark:      # the marker precedes the FROM: its parameters bind right after the table name
+    if condition is not None and mark:  # the marker precedes the FROM: its parameters bind right after the table name
         params = [params[0], *condition.params, *params[1:]] if not packed else [*condition.params, *params]
-    elif cond_sql:
+    elif condition is not None:
         params += list(condition.params)
     sql += " ORDER BY t NULLS LAST, tbl, row_id"
     return [by_name[rec[0]].row(rec, packed, bool(marker)) for rec in con.execute(sql, params).fetchall()]

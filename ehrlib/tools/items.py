@@ -121,7 +121,7 @@ def build_catalog(con: Any, schema: SchemaMap) -> Catalog:
 
     if schema.has("d_items"):
         links = _linksto_map(schema)
-        cols = ("itemid", "label", "abbreviation", "category", "unitname", "linksto")
+        cols: tuple[str, ...] = ("itemid", "label", "abbreviation", "category", "unitname", "linksto")
         sql = f"SELECT {schema.select_list('d_items', cols)} FROM {schema.table('d_items').ref}"  # noqa: S608
         for itemid, label, abbr, cat, unit, linksto in _rows(con, sql):
             table = links.get((linksto or "chartevents").strip().lower())
@@ -146,7 +146,7 @@ def build_catalog(con: Any, schema: SchemaMap) -> Catalog:
         generic = pt.expr("drug_name_generic")
         sql = (f"SELECT {pt.col('drug')}, min({generic}), min({pt.expr('route')}), min({pt.expr('dose_unit_rx')}) "  # noqa: S608
                f"FROM {pt.ref} WHERE {pt.col('drug')} IS NOT NULL GROUP BY 1")
-        for drug, gen, route, unit in _rows(con, sql):
+        for drug, gen, _route, unit in _rows(con, sql):
             add("prescriptions", "drug", drug, _clean(drug), "medication order", _clean(unit), [gen])
     if schema.has("emar"):
         pt = schema.table("emar")

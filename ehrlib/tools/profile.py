@@ -25,7 +25,7 @@ TOP_K = 10
 _COLUMNS = ("item_key", "rank", "value", "n", "n_total", "n_distinct", "n_numeric", "num_min", "num_max", "num_mean")
 
 
-def _sources(schema: SchemaMap) -> Iterator[tuple[str, str, str, str]]:
+def _sources(schema: SchemaMap) -> Iterator[tuple[str, str, str, str, str]]:
     """(key prefix, item expression, value text expression, numeric expression, FROM) per item source."""
     for table in SEARCHABLE_TABLES:
         if not schema.has(table) or table in ("diagnoses_icd", "procedures_icd"):

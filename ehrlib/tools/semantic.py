@@ -84,7 +84,7 @@ def semantic_scores(index: LexicalIndex, query: str, k: int, *, embeddings: Embe
         for key, score in embeddings.search(query, k):
             add(key, score, "embedding")
     if ranker is not None:
-        pool = [index.catalog.by_key[key] for key in sorted(scores, key=scores.get, reverse=True)[:50]]
+        pool = [index.catalog.by_key[key] for key in sorted(scores, key=lambda key: scores[key], reverse=True)[:50]]
         for key, score in ranker(query, pool, k):
             if key in index.catalog.by_key:
                 add(key, float(score), "llm")

@@ -139,11 +139,11 @@ def _point(spec: str, ctx: PatientContext) -> tuple[_dt.datetime, _dt.datetime, 
     if s in ctx.anchors:
         return ctx.anchors[s], ctx.anchors[s], True, f"event {s!r}"
     if m := _MONTH_DAY.match(s):
-        month, day = int(m.group(1)), int(m.group(2))
+        month, dom = int(m.group(1)), int(m.group(2))
         candidates = []
         for year in (ctx.admittime.year - 1, ctx.admittime.year, ctx.admittime.year + 1):
             try:
-                candidates.append(_dt.datetime(year, month, day))
+                candidates.append(_dt.datetime(year, month, dom))
             except ValueError:
                 continue
         if not candidates:

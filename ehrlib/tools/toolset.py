@@ -181,7 +181,8 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
         patient: the admission the note is about.
         categories: which tool groups to expose (alignment, profiling, temporal, criterion).
         tracer: where calls are recorded; a new one by default (``toolset.tracer``).
-        text_rows / row_limit: rows shown to a model / rows kept as evidence per call.
+        text_rows: rows shown to a model per call.
+        row_limit: rows kept as evidence per call.
         semantic_ranker: an LLM-backed ranker for Semantic_Search (the paper's variant).
         embeddings: use the optional sentence-embedding model (None = if installed).
         flavor: the physical layout; detected from the database by default.

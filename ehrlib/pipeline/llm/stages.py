@@ -227,7 +227,7 @@ class LLMPatientExtractor:
 
 
 class LLMOntologyExtractor:
-    """Stage 4: group -> subgroup -> item narrowing over L \\ L_P (paper §4.2, Figures 22-23)."""
+    r"""Stage 4: group -> subgroup -> item narrowing over L \ L_P (paper §4.2, Figures 22-23)."""
 
     def __init__(self, llm: LLMCaller) -> None:
         self.llm = llm

@@ -1,4 +1,4 @@
-"""Aligning a mention to table items: the patient's own (L_P) or the catalogue's (L \\ L_P).
+r"""Aligning a mention to table items: the patient's own (L_P) or the catalogue's (L \ L_P).
 
 A concept aligns by its label pattern and tables (``offline_lexicon.yaml``); a drug by its
 generic name, brand or ward abbreviation inside the patient's order and infusion labels
@@ -84,7 +84,7 @@ def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tu
 
 
 def ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRef, str]]:
-    """Lexical_Search over the whole catalogue (L \\ L_P) for a mention the patient lacks."""
+    r"""Lexical_Search over the whole catalogue (L \ L_P) for a mention the patient lacks."""
     tools = env.toolset
     if tools is None or "Lexical_Search" not in getattr(tools, "names", ()):
         return []

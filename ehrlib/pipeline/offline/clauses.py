@@ -53,7 +53,7 @@ def clause_before(text: str, pos: int, breaks: str) -> str:
     b = clause_breaks(breaks)
     prefix = text[:pos]
     last = None
-    for last in b.pattern.finditer(prefix):
+    for last in b.pattern.finditer(prefix):  # noqa: B007 - keeps the last match
         pass
     if last is None:
         return prefix

@@ -57,10 +57,10 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
         words = (raw[start:m.end()].strip() + ((" " + words) if words else "")).strip()
     else:
         start = m.start()
-        lead = re.search(r"(?:\b(?:trace|[1-4]\s*\+|\+\s*[1-4]|open|pitting|non-?pitting|bilat(?:eral)?)\s*)+$",
-                         raw[max(0, m.start() - 24):m.start()], re.I)
-        if lead:
-            words = (lead.group(0).strip() + " " + words).strip()
+        grade = re.search(r"(?:\b(?:trace|[1-4]\s*\+|\+\s*[1-4]|open|pitting|non-?pitting|bilat(?:eral)?)\s*)+$",
+                          raw[max(0, m.start() - 24):m.start()], re.I)
+        if grade:
+            words = (grade.group(0).strip() + " " + words).strip()
     prev = out[-1] if out else None
     if (prev is not None and prev.kind == "finding" and prev.concept == concept.cid and prev.line == line
             and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])):

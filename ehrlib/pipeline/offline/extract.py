@@ -1,4 +1,4 @@
-"""Offline stages 1-4: segmentation, temporal anchors, and two-step entity extraction.
+r"""Offline stages 1-4: segmentation, temporal anchors, and two-step entity extraction.
 
 Extraction follows the paper's two steps (§4.2) with rules instead of an LLM:
 
@@ -6,7 +6,7 @@ Extraction follows the paper's two steps (§4.2) with rules instead of an LLM:
    patient's own items (``NoteContext.patient_items``) by the concept's label pattern and
    table (``offline_lexicon.yaml``), or, for drugs, by the generic name inside the
    patient's order/infusion labels ("zosyn" -> "Piperacillin/Tazobactam (Zosyn)").
-2. *Ontology-guided* (L \\ L_P): what found no patient item is aligned through
+2. *Ontology-guided* (L \ L_P): what found no patient item is aligned through
    ``Lexical_Search`` (n-grams + abbreviations + brand -> generic), the same tool the LLM
    uses, keeping items of the concept's tables; such an entity refers to an item the
    patient has no record of, which verification then reports as missing.

@@ -86,7 +86,7 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
     tw = trend_word(tail)
     if tw and tail.find(tw[1]) <= 20:
         end = m.end() + tail.find(tw[1]) + len(tw[1])
-        val2 = {"direction": tw[0], "trend_word": tw[1]}
+        val2: dict[str, Any] = {"direction": tw[0], "trend_word": tw[1]}
         if tw[1].lower() in ("cleared", "normalized", "resolved", "normalizing"):
             val2["normalized"] = True
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1], val2))

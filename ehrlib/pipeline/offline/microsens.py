@@ -83,9 +83,9 @@ def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, s
                 if (g, level) not in found:
                     found.append((g, level))
     for m in _SUFFIX.finditer(clause):
-        g = _generic(m.group("ab"), lex)
-        if g is not None and (g, _LEVEL[m.group("lvl").lower()]) not in found:
-            found.append((g, _LEVEL[m.group("lvl").lower()]))
+        gen = _generic(m.group("ab"), lex)
+        if gen is not None and (gen, _LEVEL[m.group("lvl").lower()]) not in found:
+            found.append((gen, _LEVEL[m.group("lvl").lower()]))
     return found, bool(_PAN.search(clause))
 
 
@@ -120,7 +120,7 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
                     out.append((c.start + pos + off, c.start + pos + off + len(sub), g, level))
                 pos += len(part)
         for m in _SUFFIX.finditer(seg):
-            g = _generic(m.group("ab"), lex)
-            if g is not None and not any(a <= c.start + m.start("ab") < b for a, b, _, _ in out):
-                out.append((c.start + m.start("ab"), c.start + m.end("ab"), g, _LEVEL[m.group("lvl").lower()]))
+            gen = _generic(m.group("ab"), lex)
+            if gen is not None and not any(a <= c.start + m.start("ab") < b for a, b, _, _ in out):
+                out.append((c.start + m.start("ab"), c.start + m.end("ab"), gen, _LEVEL[m.group("lvl").lower()]))
     return sorted(out)

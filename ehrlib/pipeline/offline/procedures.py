@@ -8,6 +8,7 @@ part is data (``offline_concept_flags.yaml``).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
@@ -34,7 +35,7 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
     window = raw[max(0, m.start() - 30):m.end() + 40]
     act = _PROC_ACTION.search(window)
     side = _SIDE.search(raw[max(0, m.start() - 20):m.end() + 5])
-    attrs = {"negated": negated_before(raw[:m.start()])}
+    attrs: dict[str, Any] = {"negated": negated_before(raw[:m.start()])}
     if act:
         attrs["action"] = act.group("a").lower()
     if side:

@@ -38,8 +38,7 @@ class Rule(Generic[F]):
 
 
 class RuleBook(Generic[F]):
-    """An ordered, id-unique collection of rules (first applicable rule wins when the engine asks for one answer).
-    """
+    """An ordered, id-unique collection of rules (first applicable rule wins when the engine asks for one answer)."""
 
     def __init__(self, rules: Iterable[Rule[F]]) -> None:
         self._rules = tuple(rules)

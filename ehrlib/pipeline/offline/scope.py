@@ -48,9 +48,8 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
             return ScopeDecision(entity.entity_id, "past", "dated before the admission", ("time",))
         if w_start is not None and adm_end is not None and (w_start - adm_end).days >= 2:
             return ScopeDecision(entity.entity_id, "plan", "dated after discharge", ("time",))
-    if FAMILY_CUES.search(clause):
-        m = FAMILY_CUES.search(clause)
-        return ScopeDecision(entity.entity_id, "past", "family history", (m.group(0),))
+    if fam := FAMILY_CUES.search(clause):
+        return ScopeDecision(entity.entity_id, "past", "family history", (fam.group(0),))
     hist = HISTORICAL_CUES.search(clause)
     if hist is None and entity.kind in ("medication", "infusion"):
         # "lasix 40 mg daily at home": for drugs the cue may follow the name

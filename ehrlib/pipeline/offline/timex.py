@@ -220,8 +220,7 @@ _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s
 
 
 def clock_of(m: re.Match[str]) -> tuple[int, int]:
-    """24-hour (hour, minute) of a clock match with groups hh/mi, hh4/mi4, h12 and ampm (12 AM is midnight, 12 PM noon).
-    """
+    """24-hour (hour, minute) of a clock match (groups hh/mi, hh4/mi4, h12, ampm); 12 AM is midnight."""
     hour = int(m.group("hh") or m.group("hh4") or m.group("h12"))
     minute = int(m.group("mi") or m.group("mi4") or 0)
     ampm = (m.group("ampm") or "").lower()
@@ -339,16 +338,16 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             add(m, TimeSpan(fmt(admit - timedelta(hours=12)), fmt(span_end)), "admission")
     for m in _FOLLOWING.finditer(text):
         base_span = previous or (refs[-1].window if refs else None)
-        start = parse_datetime(base_span.start) if base_span else None
-        if start is not None:
-            end = parse_datetime(base_span.end) or start
-            add(m, TimeSpan(fmt(start + _DAY), fmt(end + _DAY)), "previous")
+        base_start = parse_datetime(base_span.start) if base_span else None
+        if base_span is not None and base_start is not None:
+            base_end = parse_datetime(base_span.end) or base_start
+            add(m, TimeSpan(fmt(base_start + _DAY), fmt(base_end + _DAY)), "previous")
     for m in _PRIOR.finditer(text):
         base_span = previous or (refs[-1].window if refs else None)
-        start = parse_datetime(base_span.start) if base_span else None
-        if start is not None:
-            end = parse_datetime(base_span.end) or start
-            add(m, TimeSpan(fmt(start - _DAY), fmt(end - _DAY)), "previous")
+        base_start = parse_datetime(base_span.start) if base_span else None
+        if base_span is not None and base_start is not None:
+            base_end = parse_datetime(base_span.end) or base_start
+            add(m, TimeSpan(fmt(base_start - _DAY), fmt(base_end - _DAY)), "previous")
     ref_day = ctx.reference
     for m in _CLOCK.finditer(text):
         # a bare clock time in a progress/nursing note is on the note's day: +/- 2 h
@@ -362,7 +361,7 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
     for pattern, a, b in _NOTE_RELATIVE:
         for m in pattern.finditer(text):
             # relative to the note's day, widened half a day to cover the charting shift
-            start = datetime(ref_day.year, ref_day.month, ref_day.day) + timedelta(days=a) - timedelta(hours=12)
-            end = datetime(ref_day.year, ref_day.month, ref_day.day, 23, 59, 59) + timedelta(days=b)
-            add(m, TimeSpan(fmt(start), fmt(end)), "note")
+            lo = datetime(ref_day.year, ref_day.month, ref_day.day) + timedelta(days=a) - timedelta(hours=12)
+            hi = datetime(ref_day.year, ref_day.month, ref_day.day, 23, 59, 59) + timedelta(days=b)
+            add(m, TimeSpan(fmt(lo), fmt(hi)), "note")
     return sorted(refs, key=lambda r: r.span or (0, 0))
