@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 
@@ -116,7 +116,7 @@ class _Oracle:
     @staticmethod
     def _gold_verdict(entity: Entity, **kw: Any) -> Verdict:
         label = entity.attributes["gold_label"]
-        kind = None
+        kind: Literal["contradiction", "missing"] | None = None
         if label == "inconsistent":
             kind = "missing" if entity.attributes.get("kind") == "missing" else "contradiction"
         return Verdict(entity.entity_id, label, kind, "orchestration oracle (gold)", **kw)
@@ -168,7 +168,8 @@ def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Pat
     by_day: dict[tuple[int, int, dt.date], list[tuple]] = collections.defaultdict(list)
     for s, h, d, item, label, vals in rows:
         by_day[(s, h, d)].append((item, label, vals))
-    notes, gold = [], []
+    notes: list[Note] = []
+    gold: list[GoldEntity] = []
     for (s, h, d), items in sorted(by_day.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:n_notes]:
         note_id = f"grouped-{h}-{d}"
         lines = ["Exam:"]
@@ -195,7 +196,7 @@ def _measure(corpus: Path, db: Path, runs: Path, run_id: str, concurrency: int, 
     wall = time.perf_counter() - t0
     ledger = read_ledger(run_dir)
     n = max(len(ledger), 1)
-    calls = collections.Counter()
+    calls: collections.Counter[str] = collections.Counter()
     for e in ledger:
         for stage, s in (e.get("stages") or {}).items():
             calls[stage] += s["llm_calls"]

@@ -164,6 +164,8 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-realnotes-") as tmp:
         if db is None:
+            if src is None:  # (checked above: one of them is given)
+                raise BenchSkipped("MIMIC-III demo folder absent")
             db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
         for name, corpus in corpora.items():
             if not (corpus / "gold.jsonl").exists() or (note_ids and not set(note_ids) & _note_ids(corpus)):

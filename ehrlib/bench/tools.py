@@ -80,7 +80,7 @@ def _current(path: Path, rows: int) -> bool:
 def _ensure_profile(path: Path) -> None:
     with duckdb.connect(str(path), read_only=True) as con:
         present = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                              [PROFILE_TABLE]).fetchone()[0]
+                              [PROFILE_TABLE]).fetchall()[0][0]
     if not present:
         with duckdb.connect(str(path)) as con:
             build_item_profile(con)
@@ -146,7 +146,7 @@ def _measure(path: Path, n_patients: int, seed: int, label: str) -> tuple[dict[s
     try:
         sm = schema_map(detect_flavor(con))
         ce = sm.table("chartevents")
-        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchone()[0]  # noqa: S608
+        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchall()[0][0]  # noqa: S608
         times: dict[str, list[float]] = {}
         n_labels = 0
         patients = _patients(con, n_patients, seed)
@@ -180,7 +180,7 @@ def _lexical_only(path: Path, seed: int) -> tuple[list[float], int, int]:
             for q in QUERIES:
                 ts.call("Lexical_Search", {"query": q})
         ce = sm.table("chartevents")
-        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchone()[0]  # noqa: S608
+        n_chart = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchall()[0][0]  # noqa: S608
         return [r.ms for r in ts.tracer.records], int(n_chart), len(ts.env.catalog.items)
     finally:
         con.close()
@@ -193,10 +193,10 @@ _PATIENT_SCOPED = {"Get_Item_Status_History", "Get_Item_Value_History", "Analyze
 def _row(dataset: str, n_chart: int, n_labels: int, tool: str, ms: Sequence[float]) -> tuple:
     p50, p95 = float(np.percentile(ms, 50)), float(np.percentile(ms, 95))
     scoped = tool in _PATIENT_SCOPED
-    target = LEXICAL_TARGET_MS if tool == "Lexical_Search" else PATIENT_TARGET_MS if scoped else ""
-    meets = "" if target == "" else str(p95 <= target).lower()
+    target = LEXICAL_TARGET_MS if tool == "Lexical_Search" else PATIENT_TARGET_MS if scoped else None
+    meets = "" if target is None else str(p95 <= target).lower()
     return (dataset, n_chart, n_labels, tool, str(scoped).lower(), len(ms), f"{p50:.2f}", f"{p95:.2f}",
-            f"{max(ms):.2f}", target, meets)
+            f"{max(ms):.2f}", "" if target is None else target, meets)
 
 
 def run(out_dir: Path, scales: Sequence[int] = SCALES, n_patients: int = 60, seed: int = 0) -> Path:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ehrlib.corpus.io import iter_jsonl, read_notes
-from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, RecordError, RowRef, TimeSpan
+from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, NoteType, RecordError, RowRef, TimeSpan
 
 __all__ = [
     "read_ehrcon_notes",
@@ -46,7 +46,7 @@ _TYPE_OF = {c: "time" for c in _TIME_COLUMNS} | {c: "value" for c in (
     "valuenum", "value", "amount", "rate", "dose_val_rx", "dose_unit_rx", "valueuom", "amountuom", "rateuom")}
 
 
-def note_type_from_category(category: str) -> str:
+def note_type_from_category(category: str | None) -> NoteType:
     """MIMIC NOTEEVENTS.CATEGORY -> note type ('Physician ' has a trailing space in MIMIC)."""
     c = (category or "").strip().lower()
     if c.startswith("discharge"):
@@ -79,8 +79,11 @@ def read_ehrcon_notes(path: str | Path) -> list[Note]:
             try:
                 chartdate = _date(get("CHARTDATE")) or _date(get("CHARTTIME")) or _date(get("ADMITTIME"))
                 notes.append(Note(
-                    note_id=str(int(float(get("ROW_ID")))), subject_id=int(float(get("SUBJECT_ID") or 0)),
-                    hadm_id=int(float(get("HADM_ID"))), note_type=note_type_from_category(get("CATEGORY")),
+                    # a missing id is float(None): TypeError, reported below with the line
+                    note_id=str(int(float(get("ROW_ID")))),  # type: ignore[arg-type]
+                    subject_id=int(float(get("SUBJECT_ID") or 0)),
+                    hadm_id=int(float(get("HADM_ID"))),  # type: ignore[arg-type]
+                    note_type=note_type_from_category(get("CATEGORY")),
                     chartdate=chartdate, text=get("TEXT") or "", charttime=(get("CHARTTIME") or None)))
             except (TypeError, ValueError) as exc:
                 raise RecordError(f"{path}:{i}: bad ROW_ID/HADM_ID/SUBJECT_ID ({exc})") from None
@@ -131,16 +134,20 @@ def _ehrcon_entity(row_id: str, k: int, name: str, body: Mapping[str, Any], wher
     if "label" in body or "errors" in body:
         labels.append((body.get("label"), body.get("errors")))
     verdicts = [parse_ehrcon_label(t, e) for t, e in labels] or [("consistent", None)]
-    bad = [inc for lab, inc in verdicts if lab == "inconsistent"]
+    bad = [inc for lab, inc in verdicts if lab == "inconsistent" and inc is not None]  # (always has one)
     label, inconsistency = ("inconsistent", bad[0]) if bad else ("consistent", None)
     if len(bad) > 1 and all(b.kind == "column" for b in bad):
-        cols = tuple(dict.fromkeys(c for b in bad for c in b.columns))
-        inconsistency = Inconsistency("column", cols, bad[0].type)
+        merged = tuple(dict.fromkeys(c for b in bad for c in b.columns))
+        inconsistency = Inconsistency("column", merged, bad[0].type)
     try:
         line = int(str(body.get("position", "")).strip()) + line_offset
     except ValueError:
         raise RecordError(f"{where}: field 'position' must be a line number, got {body.get('position')!r}") from None
-    items, columns, claim, value, times = [], [], {}, None, []
+    items: list[ItemRef] = []
+    columns: list[str] = []
+    claim: dict[str, Any] = {}
+    value: str | None = None
+    times: list[str] = []
     for table, cols in tables:
         label_text = next((str(cols[c]) for c in _LABEL_COLUMNS if cols.get(c) not in (None, "")), name)
         items.append(ItemRef(table, label_text, cols.get("itemid")))
@@ -234,7 +241,8 @@ def _row_refs(value: Any, default_table: str | None, where: str) -> tuple[RowRef
     refs = []
     for v in value:
         if isinstance(v, Mapping):
-            refs.append(RowRef(str(v.get("table", default_table or "")).lower(), v.get("row_id")))
+            refs.append(RowRef(str(v.get("table", default_table or "")).lower(),
+                               v.get("row_id")))  # type: ignore[arg-type]  # kept as the file gives it
         elif isinstance(v, str) and ":" in v:
             t, r = v.split(":", 1)
             refs.append(RowRef(t.strip().lower(), int(r) if r.strip().isdigit() else r.strip()))
@@ -291,7 +299,8 @@ def _reasoncon_entity(obj: dict[str, Any], k: int, where: str) -> GoldEntity:
             if etype not in (None, "time", "value", "interpretation", "trend", "other"):
                 raise RecordError(f"{where}: field 'error_type': unknown type {etype!r}")
             if etype is None and bad_cols:
-                etype = parse_ehrcon_label(" ".join(f"'{c}'" for c in bad_cols) + " inconsistency")[1].type
+                parsed = parse_ehrcon_label(" ".join(f"'{c}'" for c in bad_cols) + " inconsistency")[1]
+                etype = parsed.type if parsed is not None else None
             inconsistency = Inconsistency("column", bad_cols, etype)  # type: ignore[arg-type]
     items = obj.get("items")
     if items:

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ehrlib.corpus.records import (
     SCHEMA_VERSION,
@@ -25,6 +25,9 @@ from ehrlib.corpus.records import (
     from_dict,
     to_dict,
 )
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "Corpus",
@@ -48,7 +51,7 @@ NOTES_FILE = "notes.jsonl"
 GOLD_FILE = "gold.jsonl"
 MANIFEST_FILE = "manifest.json"
 
-R = TypeVar("R")
+R = TypeVar("R", bound="DataclassInstance")
 
 
 def dumps_record(record: Any, **extra: Any) -> str:

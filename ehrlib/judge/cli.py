@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ehrlib.judge.evaluate import Mode
 
 __all__ = ["register"]
 
@@ -36,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
     from ehrlib.judge.evaluate import evaluate_run
     from ehrlib.result_tables import markdown_table
 
-    modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
+    modes: tuple[Mode, ...] = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
     llm: dict[str, Any] = {"backend": args.backend}
     if args.base_url:
         llm["base_url"] = args.base_url

@@ -170,16 +170,17 @@ def _merge_entities(patient: Sequence[Entity], ontology: Sequence[Entity], segme
         seen.add(key)
         merged.append(e)
     merged.sort(key=lambda e: (e.line, e.span or (0, 0)))
-    by_line = {}
+    by_line: dict[int, Segment] = {}
     for seg in segments:
         for line in range(seg.start_line, seg.end_line + 1):
             by_line[line] = seg
     out = []
     for k, e in enumerate(merged):
-        seg = by_line.get(e.line)
-        window = e.window if e.window is not None else timeline.window_for_line(e.line, seg)
+        line_seg = by_line.get(e.line)
+        window = e.window if e.window is not None else timeline.window_for_line(e.line, line_seg)
         new_id = f"{note_id}:e{k:03d}"
-        out.append(dataclasses.replace(e, entity_id=new_id, segment=seg.index if seg else e.segment, window=window))
+        out.append(dataclasses.replace(e, entity_id=new_id, segment=line_seg.index if line_seg else e.segment,
+                                       window=window))
     return tuple(out)
 
 
@@ -216,7 +217,8 @@ def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence
             siblings = tuple(x for x in lane[i + 1:] if grouped and e.group is not None and x.group == e.group
                              and x.entity_id not in answered)
             try:
-                v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings) if siblings
+                v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings)  # type: ignore[call-arg]  # accepts_group
+                     if siblings
                      else stages.verifier(ctx, env, e, cache.snapshot()))
             except EhrlibError as exc:  # an expected failure of this entity; the note goes on
                 v = Verdict(e.entity_id, "consistent", reason="verification failed",
@@ -246,8 +248,8 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
     note_id = ctx.note_id
 
     # 1. segmentation (a bad segmentation degrades to the whole note, recorded)
-    if stages.segmenter is not None:
-        out, rec = _timed("segmentation", lambda: stages.segmenter(ctx, env))
+    if (segmenter := stages.segmenter) is not None:
+        out, rec = _timed("segmentation", lambda: segmenter(ctx, env))
         try:
             segments = validate_segments(out.value, n_lines)
         except SegmentationError as exc:
@@ -268,9 +270,9 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
 
     # 3. patient-specific extraction, per segment
     patient: list[Entity] = []
-    if stages.patient_extractor is not None:
+    if (patient_extractor := stages.patient_extractor) is not None:
         res = pmap(lambda s: _timed("patient_extraction",
-                                    lambda: stages.patient_extractor(ctx, env, s, timeline, ()), segment=s.index),
+                                    lambda: patient_extractor(ctx, env, s, timeline, ()), segment=s.index),
                    segments, pool)
         for (o, r) in res:
             patient.extend(o.value)
@@ -278,10 +280,10 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
 
     # 4. ontology-guided extraction over L \ L_P, skipping what step 3 found in the segment
     ontology: list[Entity] = []
-    if stages.ontology_extractor is not None:
+    if (ontology_extractor := stages.ontology_extractor) is not None:
         def _ont(s: Segment) -> tuple[StageOutput[Any], StageRecord]:
             known = tuple(e for e in patient if s.start_line <= e.line <= s.end_line)
-            return _timed("ontology_extraction", lambda: stages.ontology_extractor(ctx, env, s, timeline, known),
+            return _timed("ontology_extraction", lambda: ontology_extractor(ctx, env, s, timeline, known),
                           segment=s.index)
         for (o, r) in pmap(_ont, segments, pool):
             ontology.extend(o.value)
@@ -291,9 +293,9 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
     # 5. scope filter, per segment
     by_segment = {s.index: tuple(e for e in entities if e.segment == s.index) for s in segments}
     decisions: dict[str, ScopeDecision] = {}
-    if stages.scope_filter is not None:
+    if (scope_filter := stages.scope_filter) is not None:
         def _scope(s: Segment) -> tuple[StageOutput[Any], StageRecord]:
-            return _timed("scope", lambda: stages.scope_filter(ctx, env, s, timeline, by_segment[s.index]),
+            return _timed("scope", lambda: scope_filter(ctx, env, s, timeline, by_segment[s.index]),
                           segment=s.index)
         busy = [s for s in segments if by_segment[s.index]]
         for s, (o, r) in zip(busy, pmap(_scope, busy, pool)):
@@ -313,7 +315,7 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
     # 6. verification with the validation cache, lane by lane
     active = [e for e in entities if decisions[e.entity_id].status == "active"]
     if cache_scope == "note":
-        lanes = [active] if active else []
+        lanes: list[Sequence[Entity]] = [active] if active else []
     else:
         lanes = [lane for lane in (tuple(e for e in active if e.segment == s.index) for s in segments) if lane]
     verdicts: dict[str, Verdict] = {}

@@ -107,7 +107,7 @@ def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable
 
 
 #: the embedded default (DESIGN.md): the seeded synthetic hospital and its full corpus
-EMBEDDED = {"patients": 40, "notes_per_type": 10, "seed": 0, "layout": "mimic3"}
+EMBEDDED: dict[str, Any] = {"patients": 40, "notes_per_type": 10, "seed": 0, "layout": "mimic3"}
 
 
 def embedded_inputs(params: RunParams) -> RunParams:

@@ -235,7 +235,10 @@ class StageEnv:
             return self._toolset
         tools = getattr(self._local, "toolset", None)
         if tools is None:
-            tools = self._make_tools(self.con)
+            con = self.con
+            if con is None:
+                raise ConfigError("StageEnv: make_tools needs a database (give con= or connect=)")
+            tools = self._make_tools(con)
             self._local.toolset = tools
         return tools
 

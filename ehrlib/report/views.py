@@ -38,7 +38,7 @@ def schema_mapping(flavors: Sequence[str] = ("mimic3", "mimic4", "perturbed"),
         if tables is not None and name not in tables:
             continue
         for col in logical.columns:
-            row = {"table": name, "column": col}
+            row: dict[str, str | None] = {"table": name, "column": col}
             for flavor in flavors:
                 smap = schema.schema_map(flavor)
                 phys = smap.tables.get(name)

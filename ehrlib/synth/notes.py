@@ -24,14 +24,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import duckdb
 from tqdm import tqdm
 
 from ehrlib import __version__
 from ehrlib.corpus.io import GOLD_FILE, MANIFEST_FILE, NOTES_FILE, write_json, write_jsonl
-from ehrlib.corpus.records import SCHEMA_VERSION, GoldEntity, Note
+from ehrlib.corpus.records import SCHEMA_VERSION, GoldEntity, Label, Note, NoteType
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap, detect_flavor, schema_map
 from ehrlib.synth import notes_templates as T
@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 GENERATOR_VERSION = "notes-3"
 NOTE_TYPES = ("discharge_summary", "physician", "nursing")
+_Reasoning = Literal["commonsense", "medical", "none"]  # GoldEntity.reasoning
 _SHORT = {"discharge_summary": "ds", "physician": "md", "nursing": "rn"}
 #: share of inconsistencies that are "missing" per note type (paper Figure 8)
 _MISSING_SHARE = {"discharge_summary": 0.501, "physician": 0.412, "nursing": 0.575}
@@ -258,7 +259,7 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.add("Brief Hospital Course:")
     doc.add(f"{_age_sex(f)} admitted with {(f.admit_diagnosis or 'the above').lower()}, course as follows.")
     problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# FEN:", "# Lines/procedures:"]
-    kinds = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
+    kinds: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
              "# ID:": (("microbiology", {}), ("medication", {"antibiotics": True}), ("interpretation", _ID)),
              "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
@@ -276,7 +277,7 @@ def _discharge_summary(w: _Writer) -> _Doc:
             if len(line) > 1:
                 doc.add(*line)
     for head in problems:
-        line: list[Any] = [head + " "]
+        line = [head + " "]
         for kind, kw in kinds[head]:
             if kind == "microbiology" and rng.random() < 0.6:
                 line += w.relation() or w.sentence(kind, **kw)
@@ -370,7 +371,7 @@ def _nursing(w: _Writer) -> _Doc:
     doc = _Doc()
     doc.add((f.admit_diagnosis or "Altered mental status").title())
     doc.add("Assessment:")
-    systems = (("Neuro: ", (("finding", {"concept_key": "loc"}),)),
+    systems: tuple[tuple[str, tuple[tuple[str, dict[str, Any]], ...]], ...] = (("Neuro: ", (("finding", {"concept_key": "loc"}),)),
                ("CV: ", (("finding", {"concept_key": "rhythm"}), ("interpretation", _HEMO))),
                ("Resp: ", (("interpretation", _RESP),)),
                ("GI/Abd: ", (("finding", {"concept_key": "abd"}), ("finding", {"concept_key": "bowel"}))),
@@ -395,7 +396,9 @@ def _nursing(w: _Writer) -> _Doc:
             doc.add(s)
     doc.add("Response:")
     line = []
-    for kind, kw in (("trend", {}), ("interpretation", {"keys": ("fever", "tachycardia", "hypotension")})):
+    responses: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("trend", {}), ("interpretation", {"keys": ("fever", "tachycardia", "hypotension")}))
+    for kind, kw in responses:
         line += w.sentence(kind, **kw)
     doc.add(*line) if line else doc.add("Tolerating well.")
     doc.add("Plan:")
@@ -423,7 +426,7 @@ def choose_note_date(facts: AdmissionFacts, note_type: str) -> dt.date:
     return max(days, key=lambda d: (counts[d], -facts.hd(d)))
 
 
-def write_note(con, smap: SchemaMap, admission: AdmissionFacts | int, note_type: str, rng: random.Random, *,
+def write_note(con, smap: SchemaMap, admission: AdmissionFacts | int, note_type: NoteType, rng: random.Random, *,
                index: ItemIndex | None = None, options: NoteOptions | None = None,
                note_id: str | None = None, cache: dict | None = None) -> tuple[Note, list[GoldEntity]]:
     """One note of ``note_type`` for an admission, and its gold entities.
@@ -447,9 +450,9 @@ def write_note(con, smap: SchemaMap, admission: AdmissionFacts | int, note_type:
     for k, (line, s) in enumerate(stmts):
         assert s.entity in text.split("\n")[line], (s.entity, s.text)
         gold.append(GoldEntity(
-            note_id=note_id, entity_id=f"{note_id}-e{k:03d}", line=line, entity=s.entity, label=s.label,
+            note_id=note_id, entity_id=f"{note_id}-e{k:03d}", line=line, entity=s.entity, label=cast(Label, s.label),
             items=s.items, columns=s.columns, value=s.value, time=s.time, inconsistency=s.inconsistency,
-            evidence_row_ids=s.evidence, reasoning=s.reasoning, medical_knowledge_source=s.source,
+            evidence_row_ids=s.evidence, reasoning=cast(_Reasoning, s.reasoning), medical_knowledge_source=s.source,
             check_path=s.check_path, claim=s.claim))
     return note, gold
 

@@ -25,8 +25,8 @@ def _parse(t: Any) -> _dt.datetime:
     return t if isinstance(t, _dt.datetime) else _dt.datetime.fromisoformat(str(t))
 
 
-def trend_stats(points: Sequence[tuple[Any, float]]) -> dict[str, Any]:
-    """Summary of (time, value) points in time order."""
+def trend_stats(points: Sequence[tuple[Any, float | None]]) -> dict[str, Any]:
+    """Summary of (time, value) points in time order (points without a time or value are skipped)."""
     pts = [(_parse(t), float(v)) for t, v in points if t is not None and v is not None and math.isfinite(float(v))]
     pts.sort(key=lambda p: p[0])
     n = len(pts)

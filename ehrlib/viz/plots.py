@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -56,7 +57,7 @@ _TOOL_ORDER = tuple(TOOL_CATEGORIES)
 
 
 def _figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6,
-            **kw: object) -> tuple[Figure, np.ndarray]:
+            **kw: Any) -> tuple[Figure, np.ndarray]:
     sns.set_theme(style="whitegrid", context="paper", palette=_PALETTE)
     fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, **kw)).ravel()

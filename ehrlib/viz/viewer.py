@@ -147,7 +147,7 @@ def findings_html(note: Note, predictions: Sequence[tuple[int, Prediction]], gol
         out.append(_esc(text[pos:]))
         rows.append(f'<tr><td class="ln">{n}</td><td class="txt">{"".join(out)}</td>'
                     f'<td>{"".join(panels.get(n, []))}</td></tr>')
-    counts = {c: sum(1 for i, _ in predictions if (by_pred.get(i).verdict if i in by_pred else "unmatched") == c)
+    counts = {c: sum(1 for i, _ in predictions if (by_pred[i].verdict if i in by_pred else "unmatched") == c)
               for c in ("correct", "incorrect", "unmatched")}
     judge_desc = f"{judgements[0].judge}, {judgements[0].mode}" if judgements else "not judged"
     legend = (f'<p class="legend"><span class="v-correct">correct {counts["correct"]}</span>'

@@ -22,14 +22,14 @@ import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
 from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.llm.stages import LLMSegmenter
-from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
+from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, EntityKind, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
 
 __all__ = ["build_checkehr_stages", "describe_schema", "run_guarded_sql", "CheckEHRExtractor", "CheckEHRVerifier",
@@ -37,7 +37,7 @@ __all__ = ["build_checkehr_stages", "describe_schema", "run_guarded_sql", "Check
 
 ENTITY_TYPES = ("lab", "vital", "medication", "infusion", "procedure", "diagnosis", "input_output",
                 "microbiology", "other")
-_KIND = {"lab": "measurement", "vital": "measurement", "medication": "medication", "infusion": "infusion",
+_KIND: dict[str, EntityKind] = {"lab": "measurement", "vital": "measurement", "medication": "medication", "infusion": "infusion",
          "procedure": "procedure", "diagnosis": "diagnosis", "input_output": "output",
          "microbiology": "microbiology", "other": "event"}
 _SCHEMA_TABLES = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
@@ -265,7 +265,7 @@ class CheckEHRVerifier:
         if row_id_col.lower() in lowered:
             k = lowered.index(row_id_col.lower())
             evidence = tuple(RowRef(table, r[k]) for r in found[:20] if r[k] is not None)
-        label = "consistent" if found else "inconsistent"
+        label: Literal["consistent", "inconsistent"] = "consistent" if found else "inconsistent"
         reason = f"{len(found)} row(s) matched the generated query" if found else "no row matched the generated query"
         return Verdict(entity.entity_id, label, None, reason, evidence, tuple(calls), False, add_usage(*usages),
                        pids[-1])

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ehrlib.corpus.records import ItemRef, TimeSpan, Usage
 from ehrlib.pipeline.inspector import SegmentationError, validate_segments
 from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
 from ehrlib.pipeline.llm.prompts import get_prompt
-from ehrlib.pipeline.records import Anchor, Entity, ScopeDecision, Segment, TimeRef
+from ehrlib.pipeline.records import Anchor, Entity, EntityKind, ScopeDecision, Segment, TemporalStatus, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline, split_item_key, whole_note_segment
 
 __all__ = ["LLMSegmenter", "LLMAnchorResolver", "LLMPatientExtractor", "LLMOntologyExtractor", "LLMScopeFilter",
@@ -191,10 +191,11 @@ def _entities_from(value: Any, ctx: NoteContext, segment: Segment, allowed: Mapp
         seen.add((line, text.lower()))
         out.append(Entity(
             entity_id=f"{prefix}{segment.index}.{k}", line=line, text=text,
-            kind=kind if kind in ENTITY_KINDS else "event", segment=segment.index,
+            kind=cast(EntityKind, kind if kind in ENTITY_KINDS else "event"), segment=segment.index,
             value=None if value_text in (None, "") else str(value_text),
             items=tuple(allowed[x] for x in good), item_keys=tuple(good),
-            time_text=raw.get("time_text") or None, source=source, group=raw.get("group") or None,
+            time_text=raw.get("time_text") or None, group=raw.get("group") or None,
+            source=source,  # type: ignore[arg-type]  # "patient" or "ontology", the step
         ))
     return tuple(out), notes
 
@@ -262,7 +263,7 @@ class LLMOntologyExtractor:
         failures.append(f2)
         pids.append(p_sel.prompt_id)
         patient_keys = set(ctx.patient_item_keys)
-        cands = []
+        cands: list[Any] = []
         for choice in subs:
             g, s = sub_choices[choice]
             cands.extend(i for i in onto.items_in(g, s) if i.key not in patient_keys)
@@ -350,7 +351,7 @@ class LLMScopeFilter:
                 status = str(d.get("status") or "active").lower()
                 status = status if status in ("past", "active", "plan") else "active"
                 reason = str(d.get("reason") or "")
-            out.append(ScopeDecision(eid, status, reason, tuple(str(c) for c in d.get("cues") or ())))
+            out.append(ScopeDecision(eid, cast(TemporalStatus, status), reason, tuple(str(c) for c in d.get("cues") or ())))
         return stage_output(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
 
 

@@ -141,7 +141,7 @@ class LLMVerifier:
             usage, calls = usage + result.usage, calls + result.model_calls
             prompt_id = p_push.prompt_id if result.ok else prompt_id
         total = to_usage(usage, calls, self.llm.cost(usage))
-        if not result.ok:
+        if result.failure is not None:
             return Verdict(entity.entity_id, "consistent", reason="verification failed",
                            tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
                            failure=f"{result.failure.kind}: {result.failure.message}")
@@ -176,17 +176,18 @@ class LLMVerifier:
         if label == "inconsistent" and kind is None:
             kind = "contradiction" if value.get("evidence_row_ids") else "missing"
         idx = value.get("from_cache")
-        from_cache = isinstance(idx, int) and 0 <= idx < len(cache) and not trace
+        cached = cache[idx] if isinstance(idx, int) and 0 <= idx < len(cache) and not trace else None
+        from_cache = cached is not None
         cited = [RowRef(str(r["table"]), r["row_id"]) for r in value.get("evidence_row_ids") or ()]
         allowed = set(seen)
-        if from_cache:
-            allowed |= {(r.table, str(r.row_id)) for r in cache[idx].verdict.evidence_row_ids}
+        if cached is not None:
+            allowed |= {(r.table, str(r.row_id)) for r in cached.verdict.evidence_row_ids}
         kept = tuple(r for r in cited if (r.table, str(r.row_id)) in allowed)
         reason = str(value.get("reason") or "")
         if len(kept) < len(cited):
             reason += f" [{len(cited) - len(kept)} cited row(s) never returned by a tool were dropped]"
-        if from_cache and not kept and not cited:
-            kept = tuple(cache[idx].verdict.evidence_row_ids)
+        if cached is not None and not kept and not cited:
+            kept = tuple(cached.verdict.evidence_row_ids)
         return Verdict(entity.entity_id, label, kind, reason, kept, tuple(trace), from_cache, usage, prompt_id)
 
 

@@ -91,7 +91,7 @@ def ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRe
     concept = lex.concepts.get(m.concept)
     if m.kind in ("medication", "infusion"):
         queries = list(m.attributes.get("drugs", ()))[:2]
-        tables = DRUG_TABLES
+        tables: tuple[str, ...] = DRUG_TABLES
         pattern = None
     elif concept is not None:
         queries = list(concept.search[:1]) or [m.text]

@@ -119,9 +119,12 @@ def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: 
     attrs["concept"] = m.concept
     attrs["section"] = seg.section
     return Entity(
-        entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text.replace("`", "").strip(), kind=m.kind,
-        segment=seg.index, value=value or None, attributes=attrs, items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
-        time_text=time_text, window=window, source=source, span=(m.start, m.end), group=m.group)  # type: ignore[arg-type]
+        entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text.replace("`", "").strip(),
+        kind=m.kind,  # type: ignore[arg-type]  # a mention's kind is one of ENTITY_KINDS
+        segment=seg.index, value=value or None, attributes=attrs, items=tuple(it for it, _ in items),
+        item_keys=tuple(k for _, k in items), time_text=time_text, window=window,
+        source=source,  # type: ignore[arg-type]  # "patient" or "ontology", the step
+        span=(m.start, m.end), group=m.group)
 
 
 _DX_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s*|#\s*)?(?P<dx>[A-Za-z][^:]{2,90}?)\s*$")
@@ -293,7 +296,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if ref is not None and m.attributes.get("series") and seg.default_window is not None:
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
-                window = _union(window, seg.default_window)
+                window = _union(ref.window, seg.default_window)
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])

@@ -14,7 +14,8 @@ from typing import Generic, TypeVar
 
 __all__ = ["Rule", "RuleBook"]
 
-F = TypeVar("F", bound=Callable[..., object])
+# covariant: a rule whose function is a specific ``(Claim) -> Verdict | None`` is a Rule[Check]
+F = TypeVar("F", bound=Callable[..., object], covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
