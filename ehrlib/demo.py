@@ -149,7 +149,8 @@ def _real_notes(cfg: DemoConfig) -> _RealNotes | None:
             rows = [_judge_and_report(_run(cfg, m, db, corpus, run_id=f"{_REAL_CORPUS}-{m}", step="4/6"), corpus)[0]
                     for m in cfg.methods]
         metrics = pd.concat(rows, ignore_index=True)
-        return _RealNotes(metrics[metrics["mode"] == "lenient"], True, "run by this demo against the MIMIC-III demo database")
+        return _RealNotes(metrics[metrics["mode"] == "lenient"], True,
+                          "run by this demo against the MIMIC-III demo database")
     bench = cfg.figures_dir / _BENCH_CSV
     if bench.exists():
         frame = pd.read_csv(bench)

@@ -91,7 +91,8 @@ def prepare_inputs(work_dir: str | os.PathLike[str], *, db: str | None = None, c
     return db_path, corpus_dir
 
 
-def layout_variants(work_dir: str | os.PathLike[str], layouts: Sequence[str], **kwargs: Any) -> dict[str, dict[str, str]]:
+def layout_variants(work_dir: str | os.PathLike[str], layouts: Sequence[str], **kwargs: Any) -> dict[str, dict[str,
+                                                                                                               str]]:
     """``{layout: {"db": ..., "corpus": ...}}``: the synthetic hospital in each physical
     layout (mimic3, mimic4, perturbed), as run variants (see run_variants).
 

@@ -35,7 +35,7 @@ def markdown_table(df: pd.DataFrame, percent: Iterable[str] = PERCENT_COLUMNS) -
     pct = set(percent)
     header = "| " + " | ".join(str(c) for c in df.columns) + " |"
     align = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else "---" for c in df.columns) + "|"
-    rows = ["| " + " | ".join(_cell(v, c in pct) for c, v in zip(df.columns, row)) + " |"
+    rows = ["| " + " | ".join(_cell(v, c in pct) for c, v in zip(df.columns, row, strict=False)) + " |"
             for row in df.itertuples(index=False)]
     return "\n".join([header, align, *rows]) + "\n"
 

@@ -79,7 +79,8 @@ def _call(tool, n_rows=3, error=None):
      {"inconsistency": Inconsistency("column", ("charttime",), "time")}, "temporal_reasoning"),
     ({"tool_calls": (_call("Get_Item_Value_History"),), "time_window": TimeSpan("2150-01-05", "2150-01-06")},
      {"time": TimeSpan("2150-01-01", "2150-01-01")}, "temporal_reasoning"),
-    ({"tool_calls": (_call("Get_Item_Value_History"),), "time_window": TimeSpan("2150-01-01 08:00", "2150-01-01 09:00")},
+    ({"tool_calls": (_call("Get_Item_Value_History"),), "time_window": TimeSpan("2150-01-01 08:00",
+                                                                                "2150-01-01 09:00")},
      {"time": TimeSpan("2150-01-01", "2150-01-01"), "reasoning": "medical"}, "medical_knowledge"),
     ({"tool_calls": (_call("Get_Item_Value_History"),)}, {}, "other"),
 ])

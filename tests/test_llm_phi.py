@@ -25,7 +25,8 @@ def test_credentialed_to_developer_api_is_refused_with_reason() -> None:
     assert "Gemini Developer API" in msg and "PhysioNet" in msg and OVERRIDE_ENV in msg
 
 
-@pytest.mark.parametrize("url", [VERTEX, "https://aiplatform.googleapis.com/", "https://aiplatform.eu.rep.googleapis.com/", AZURE,
+@pytest.mark.parametrize("url", [VERTEX, "https://aiplatform.googleapis.com/",
+                                 "https://aiplatform.eu.rep.googleapis.com/", AZURE,
                                  "https://x.cognitiveservices.azure.com/", "http://localhost:8000/v1",
                                  "http://127.0.0.1:11434/v1", "http://10.1.2.3:30000/v1",
                                  "http://192.168.0.5:8000/v1", "http://[::1]:8000/v1"])

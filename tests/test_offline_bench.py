@@ -14,8 +14,10 @@ def test_score_rows_means_over_notes_and_scopes():
     gold = [_gold("a", "a1"), _gold("a", "a2", "inconsistent", "value"), _gold("b", "b1")]
     preds = [Prediction("r", "a", 0, "HR", "consistent"), Prediction("r", "b", 0, "HR", "consistent"),
              Prediction("r", "b", 1, "RR", "consistent")]
-    judged = [Judgement("a", "a1", "lenient", "matcher", "correct"), Judgement("a", "a2", "lenient", "matcher", "incorrect"),
-              Judgement("b", "b1", "lenient", "matcher", "correct"), Judgement("b", "b1", "harsh", "matcher", "incorrect")]
+    judged = [Judgement("a", "a1", "lenient", "matcher", "correct"), Judgement("a", "a2", "lenient", "matcher",
+                                                                               "incorrect"),
+              Judgement("b", "b1", "lenient", "matcher", "correct"), Judgement("b", "b1", "harsh", "matcher",
+                                                                               "incorrect")]
     rows = score_rows(gold, preds, judged, {"a": "nursing", "b": "physician"}, "c", "inspector", "lenient", 0.5)
     assert all(set(HEADER) == set(r) for r in rows)
     top = next(r for r in rows if r["scope"] == "all")

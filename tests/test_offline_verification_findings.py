@@ -9,7 +9,8 @@ from ehrlib.pipeline.offline.verification.findings import pitting_grade
 
 
 def _charted(*values: str) -> FakeTools:
-    return FakeTools({"chartevents:1": [row(f"2199-02-03 {8 + i:02d}:00:00", None, value=v) for i, v in enumerate(values)]})
+    return FakeTools({"chartevents:1": [row(f"2199-02-03 {8 + i:02d}:00:00", None, value=v) for i,
+                                        v in enumerate(values)]})
 
 
 @pytest.mark.parametrize("charted, label", [("Soft Nontender", "consistent"), ("Firm", "inconsistent")])

@@ -90,7 +90,8 @@ def test_course_day():
 
 
 def test_duration():
-    tools = _drug(_given("2199-02-02 08:00:00", "2199-02-02 09:00:00"), _given("2199-02-04 08:00:00", "2199-02-04 09:00:00"))
+    tools = _drug(_given("2199-02-02 08:00:00", "2199-02-02 09:00:00"), _given("2199-02-04 08:00:00",
+                                                                               "2199-02-04 09:00:00"))
     assert_decided(verify(_med(duration_days=7), tools), "medications.duration", "inconsistent")
 
 

@@ -6,7 +6,8 @@ from verification_kit import FakeTools, assert_decided, entity, row, spanned, ve
 
 TEMP = "chartevents:temp"
 FEVER = ({"kind": "threshold", "source": "T >= 100.4 F"},
-         [{"operator": ">=", "threshold": 100.4, "items": [{"key": TEMP, "label": "Temperature F", "has_records": True}]}])
+         [{"operator": ">=", "threshold": 100.4, "items": [{"key": TEMP, "label": "Temperature F",
+                                                            "has_records": True}]}])
 
 
 def _febrile(temps: list[float]) -> FakeTools:

@@ -106,7 +106,8 @@ def test_llm_sliding_window_build(synth_db):
     assert len(prompts) == 2 * n_windows
     group_prompts = [t for p, t in prompts if p.startswith("ontology_build_groups")]
     assert "BEDSIDE VITALS" not in group_prompts[0].split("Assign each item")[0].splitlines()
-    assert "BEDSIDE VITALS" in group_prompts[1].split("Assign each item")[0].splitlines()  # created in window 1, offered in window 2
+    # created in window 1, offered in window 2
+    assert "BEDSIDE VITALS" in group_prompts[1].split("Assign each item")[0].splitlines()
     assert onto.method == "llm" and onto.source["fallbacks"] > 0
     hr = onto.item("chartevents:220045")
     assert (hr.group, hr.subgroup) == ("BEDSIDE VITALS", "CORE VITALS")

@@ -118,7 +118,8 @@ def _undeclared(imports: list[_Import], project: dict, docs: str) -> list[str]:
         if dists & core:
             continue
         if imp.module_level and not imp.guarded:
-            extra_note = " (it is only in an extra: import it inside the function that needs it)" if dists & extras else ""
+            extra_note = (" (it is only in an extra: import it inside the function that needs it)" if dists & extras
+                          else "")
             problems.append(f"{where}: not a core dependency in pyproject.toml{extra_note}")
         elif not dists & extras and not (imp.guarded and any(d in docs for d in dists | {imp.module})):
             problems.append(f"{where}: declared neither as a core dependency nor in an extra")
@@ -165,7 +166,8 @@ def test_environment_yml_matches_pyproject():
     pip_block = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
     have = {_name(r): r for r in pip_block if not r.startswith("-")}
     assert set(have) == set(wanted), (
-        f"only in pyproject: {sorted(set(wanted) - set(have))}; only in environment.yml: {sorted(set(have) - set(wanted))}"
+        f"only in pyproject: {sorted(set(wanted) - set(have))}; only in environment.yml: "
+        f"{sorted(set(have) - set(wanted))}"
     )
     for name, requirement in wanted.items():
         assert have[name].replace(" ", "") == requirement.replace(" ", ""), f"{name}: version specs differ"

@@ -242,7 +242,7 @@ def test_full_pipeline_records(db):
     assert ents["soft"].source == "ontology" and ents["soft"].group == "abd-exam"
     assert ents["soft"].items[0].label == "Abdominal Assessment"
     # 5. scope: the plan is filtered out, everything else goes on
-    status = {e.text: d.status for e, d in zip(res.entities, res.scope)}
+    status = {e.text: d.status for e, d in zip(res.entities, res.scope, strict=False)}
     assert status == {"HR": "active", "Creatinine": "active", "CT abdomen": "plan", "soft": "active",
                       "distended": "active"}
     # 6. verdicts with evidence rows, the guard's push, the cache hit

@@ -97,7 +97,8 @@ def test_checkehr_on_perturbed_schema(synth_db_perturbed):
         con.close()
     preds = {p.entity: p for p in res.predictions}
     hr_pred, wbc = preds["HR"], preds["WBC"]
-    assert hr_pred.label == "consistent" and hr_pred.evidence_row_ids and hr_pred.evidence_row_ids[0].table == "chartevents"
+    assert hr_pred.label == "consistent" and hr_pred.evidence_row_ids
+    assert hr_pred.evidence_row_ids[0].table == "chartevents"
     assert [c.tool for c in hr_pred.tool_calls] == ["SQL"] and "VITALS_TIMESERIES" in hr_pred.tool_calls[0].args["sql"]
     assert wbc.label == "inconsistent" and wbc.evidence_row_ids == ()
     d = datetime.date.fromisoformat(day)

@@ -82,7 +82,7 @@ def _row(con, table: str, row_id: int | str) -> dict | None:
     sql = (f"SELECT {', '.join(phys.col(c) for c in cols)} FROM {phys.ref} "
            f"WHERE {phys.col('row_id')} = ?")
     hit = con.execute(sql, [row_id]).fetchone()
-    return None if hit is None else dict(zip(cols, hit))
+    return None if hit is None else dict(zip(cols, hit, strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +181,8 @@ def test_error_rows_classify_every_kind_of_error() -> None:
     note = Note("n", 1, 2, "nursing", "2100-01-01", "K 3.1\nHR 80\nafebrile\nplan: lasix")
     k, hr = ItemRef("labevents", "Potassium", 50971), ItemRef("chartevents", "Heart Rate", 211)
     gold = [GoldEntity("n", "e1", 0, "K", "consistent", (k,)),
-            GoldEntity("n", "e2", 1, "HR", "inconsistent", (hr,), inconsistency=Inconsistency("column", ("valuenum",), "value")),
+            GoldEntity("n", "e2", 1, "HR", "inconsistent", (hr,), inconsistency=Inconsistency("column", ("valuenum",),
+                                                                                              "value")),
             GoldEntity("n", "e3", 2, "afebrile", "consistent"),
             GoldEntity("n", "e4", 0, "K", "consistent", (k,))]
     preds = [Prediction("r", "n", 0, "K", "inconsistent", (k,)),
@@ -193,7 +194,8 @@ def test_error_rows_classify_every_kind_of_error() -> None:
                   Judgement("n", "e3", "harsh", "matcher", "incorrect"),
                   Judgement("n", "e4", "harsh", "matcher", "correct", matched_prediction=3),
                   Judgement("n", "e1", "lenient", "matcher", "correct", matched_prediction=0)]
-    rows = [dict(zip(ERROR_HEADER, r)) for r in error_rows("inspector", [note], gold, preds, judgements, "harsh")]
+    rows = [dict(zip(ERROR_HEADER, r, strict=True)) for r in error_rows("inspector", [note], gold, preds, judgements,
+                                                                        "harsh")]
     assert [(r["entity_id"], r["error"]) for r in rows] == [
         ("e1", "false_alarm"), ("e2", "missed_inconsistency"), ("e3", "missed"), ("", "spurious")]
     assert rows[1]["gold_group"] == "value" and rows[1]["same_item"] is True

@@ -109,7 +109,8 @@ def cited(corpus, con) -> dict[tuple[str, int], dict | None]:
         ids = sorted({int(r.row_id) for g in corpus.gold for r in g.evidence_row_ids if r.table == table})
         sql = (f"SELECT {', '.join(phys.col(c) for c in cols)} FROM {phys.ref} "
                f"WHERE {phys.col('row_id')} IN ({', '.join('?' for _ in ids)})")
-        found = {int(rec["row_id"]): rec for rec in (dict(zip(cols, hit)) for hit in con.execute(sql, ids).fetchall())}
+        found = {int(rec["row_id"]): rec for rec in (dict(zip(cols, hit, strict=True))
+                                                     for hit in con.execute(sql, ids).fetchall())}
         out.update({(table, i): found.get(i) for i in ids})
     return out
 

@@ -55,7 +55,7 @@ class Checker:
         pt = self.smap.table(table)
         sql = f"SELECT {self.smap.select_list(table, cols)} FROM {pt.ref} WHERE " + re.sub(
             r"\{(\w+)\}", lambda m: pt.col(m.group(1)), where)
-        return [dict(zip(cols, r)) for r in self.con.execute(sql, params).fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in self.con.execute(sql, params).fetchall()]
 
     def window(self, g: GoldEntity) -> tuple[dt.datetime, dt.datetime]:
         return dt.datetime.fromisoformat(g.time.start), dt.datetime.fromisoformat(g.time.end)
@@ -84,7 +84,8 @@ class Checker:
         if "stats" in c:
             for s in c["stats"]:
                 rows = self.q("chartevents", ["charttime", "row_id", "valuenum"],
-                              "{hadm_id} = ? AND {itemid} = ? AND {valuenum} IS NOT NULL AND {charttime} BETWEEN ? AND ?",
+                              "{hadm_id} = ? AND {itemid} = ? AND {valuenum} IS NOT NULL AND {charttime} BETWEEN ? AND "
+                              "?",
                               [hadm, s["itemid"], lo, hi])
                 rows.sort(key=lambda r: (r["charttime"], r["row_id"]))
                 actual = {"min": min(r["valuenum"] for r in rows), "max": max(r["valuenum"] for r in rows),
@@ -107,7 +108,8 @@ class Checker:
                 return "consistent", None, None
             return "inconsistent", "column", "value"
         if "value" in c:  # categorical chart value
-            rows = self.q("chartevents", ["charttime", "value"], "{hadm_id} = ? AND {itemid} = ? AND {value} IS NOT NULL",
+            rows = self.q("chartevents", ["charttime", "value"],
+                          "{hadm_id} = ? AND {itemid} = ? AND {value} IS NOT NULL",
                           [hadm, item.itemid])
             if not rows:
                 return "inconsistent", "missing", None

@@ -94,7 +94,9 @@ def test_default_size_and_shape(synth_db):
     con = duckdb.connect(str(synth_db), read_only=True)
     m = schema.MIMIC3
     n_pat = _q(con, f"SELECT count(*) FROM {m.table('patients').ref}")[0][0]
-    per_patient = _q(con, f"SELECT count(*) FROM {m.table('admissions').ref} GROUP BY {m.table('admissions').col('subject_id')}")
+    per_patient = _q(con,
+                     f"SELECT count(*) FROM {m.table('admissions').ref} GROUP BY "
+                     f"{m.table('admissions').col('subject_id')}")
     assert n_pat == 40 and 44 <= sum(r[0] for r in per_patient) <= 60
     assert any(r[0] == 2 for r in per_patient)
     los = _q(con, f"SELECT min(date_diff('hour', {m.table('admissions').col('admittime')}, "
@@ -264,7 +266,8 @@ def test_storyline_events_are_backed_by_rows(synth_db):
             pressors += low is not None and low < 65
         if "transfusion" in ev:
             hgb = _q(con, f"SELECT min({lab.col('valuenum')}) FROM {lab.ref} WHERE {lab.col('hadm_id')} = ? AND "
-                          f"{lab.col('itemid')} = 51222 AND {lab.col('charttime')} < ?", (hadm, ev["transfusion"]))[0][0]
+                          f"{lab.col('itemid')} = 51222 AND {lab.col('charttime')} < ?", (hadm,
+                                                                                          ev["transfusion"]))[0][0]
             assert hgb < 7.5
             transfusions += 1
         if "intubation" in ev and _q(con, f"SELECT count(*) FROM {proc.ref} WHERE {proc.col('hadm_id')} = ?",
@@ -417,7 +420,8 @@ def test_admission_view_reads_the_same_admission_in_every_layout(synth_db, synth
         for name in ("chartevents", "labevents", "inputevents_mv", "microbiologyevents"):
             a = base.tables[name]
             b = view.tables[name]
-            keep = [c for c in (cols if name == "chartevents" else a.columns) if b[c].notna().any() or a[c].isna().all()]
+            keep = [c for c in (cols if name == "chartevents" else a.columns) if b[c].notna().any()
+                    or a[c].isna().all()]
             pd.testing.assert_frame_equal(a[keep].reset_index(drop=True), b[keep].reset_index(drop=True),
                                           check_dtype=False)
     # the pressor in the tables starts when the storyline says

@@ -53,7 +53,8 @@ def _sql(con, layout, table, cols, where, params):
 @pytest.mark.parametrize("query,key", [
     ("WBC", "labevents:51301"), ("HR", "chartevents:220045"), ("Heart rate", "chartevents:220045"),
     ("lasix", "prescriptions:Furosemide"), ("vanco", "prescriptions:Vancomycin"), ("Cr", "labevents:50912"),
-    ("creatinin", "labevents:50912"), ("Hgb", "labevents:51222"), ("E. coli", "microbiologyevents:org:ESCHERICHIA COLI"),
+    ("creatinin", "labevents:50912"), ("Hgb", "labevents:51222"), ("E. coli",
+                                                                   "microbiologyevents:org:ESCHERICHIA COLI"),
     ("levophed", "inputevents_mv:221906"), ("blood cultures", "microbiologyevents:spec:BLOOD CULTURE"),
     ("acute kidney failure", "diagnoses_icd:5849"), ("SBP", "chartevents:220179"),
 ])
@@ -265,7 +266,8 @@ def test_general_timeline_counts_match_independent_sql(tools, tiny):
     lo, hi = dt.datetime(2130, 1, 11), dt.datetime(2130, 1, 12)
     for table, col in (("chartevents", "charttime"), ("labevents", "charttime"), ("outputevents", "charttime")):
         n = len(_sql(con, layout, table, ["row_id"],
-                     lambda pt: f"{pt.col('subject_id')} = ? AND {pt.col(col)} >= ? AND {pt.col(col)} < ?", [A, lo, hi]))  # noqa: B023 - called at once
+                     lambda pt: f"{pt.col('subject_id')} = ? AND {pt.col(col)} >= ? AND {pt.col(col)} < ?",  # noqa: B023
+                     [A, lo, hi]))  # (the lambda is called at once)
         assert r.summary["counts"].get(table, 0) == n
     assert r.summary["counts"]["inputevents_mv"] == 1 and r.summary["counts"]["prescriptions"] == 1
     assert "diagnoses_icd" not in r.summary["counts"]

@@ -32,7 +32,8 @@ def case(request):
         if not con.execute(f"SELECT count(*) FROM {pt.ref}").fetchone()[0]:
             continue   # the MIMIC-IV demo ships without chartevents
         d = sm.table("d_items" if table == "chartevents" else "d_labitems")
-        hr = con.execute(f"SELECT {d.col('itemid')} FROM {d.ref} WHERE lower({d.col('label')}) = 'heart rate'").fetchall()
+        hr = con.execute(f"SELECT {d.col('itemid')} FROM {d.ref} "
+                         f"WHERE lower({d.col('label')}) = 'heart rate'").fetchall()
         prefer = [r[0] for r in hr] or [-1]
         row = con.execute(
             f"SELECT * FROM (SELECT {pt.col('itemid')} AS item, {pt.col('subject_id')} AS subj, "
@@ -137,7 +138,8 @@ def test_trend_and_distribution_agree_with_sql(bound):
     assert t["direction"] in ("rising", "falling", "stable")
     dist = ts.call("Get_Item_Value_Distribution", {"item": f"{table}:{itemid}"})
     total = con.execute(f"SELECT count(*) FROM {pt.ref} WHERE {pt.col('itemid')} = ? AND "
-                        f"coalesce(CAST({pt.col('value')} AS VARCHAR), CAST({pt.col('valuenum')} AS VARCHAR)) IS NOT NULL",
+                        f"coalesce(CAST({pt.col('value')} AS VARCHAR), CAST({pt.col('valuenum')} AS VARCHAR)) IS NOT "
+                        f"NULL",
                         [itemid]).fetchone()[0]
     assert dist.summary["n_total"] == total
     assert len(dist.rows) <= 10

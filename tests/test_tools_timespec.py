@@ -10,7 +10,8 @@ from ehrlib.tools.timespec import TimeSpecError, parse_time_spec
 from ehrlib.tools.trend import trend_stats
 
 CTX = PatientContext(1, 2, dt.datetime(2130, 6, 23, 14, 30), dt.datetime(2130, 6, 28, 11, 0),
-                     dt.datetime(2130, 6, 28), "M", {"surgery": dt.datetime(2130, 6, 24, 9, 0), "Intubation": "2130-06-25 03:00"})
+                     dt.datetime(2130, 6, 28), "M", {"surgery": dt.datetime(2130, 6, 24, 9, 0),
+                                                     "Intubation": "2130-06-25 03:00"})
 
 
 def D(day: int, hour: int = 0, minute: int = 0) -> dt.datetime:
@@ -104,7 +105,8 @@ def test_char_wb_tfidf_equals_scikit_learn():
     from ehrlib.tools.ngrams import CharWbTfidf
 
     rows = tiny_rows()
-    texts = [r["label"] for r in rows["d_items"] + rows["d_labitems"]] + [r["long_title"] for r in rows["d_icd_diagnoses"]]
+    texts = [r["label"] for r in rows["d_items"] + rows["d_labitems"]] + [r["long_title"]
+                                                                          for r in rows["d_icd_diagnoses"]]
     texts += ["Heart Rate", "a", "  NRB  ", "Ünïcödé 体温  x", "O2 sat 92%", "Arterial BP [Systolic]"]
     ours = CharWbTfidf(texts)
     ref = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True, dtype=np.float32)

@@ -26,7 +26,8 @@ from ehrlib.analysis.traces import (
 
 __all__ = [
     "bootstrap_ci", "paired_bootstrap", "run_spread", "ERROR_TYPES", "classify_error", "classify_errors",
-    "error_distribution", "compare_dispersion", "END", "START", "TOOL_CATEGORIES", "path_dispersion", "path_frequencies",
+    "error_distribution", "compare_dispersion", "END", "START", "TOOL_CATEGORIES", "path_dispersion",
+    "path_frequencies",
     "paths_from_gold", "paths_from_predictions", "paths_from_tool_calls", "read_tool_calls", "tool_category",
     "transition_graph", "transition_graphs", "run_trace_paths", "path_frequency_table",
 ]

@@ -42,7 +42,7 @@ def bootstrap_ci(scores: pd.DataFrame, metric: str = "f1", *, by: Sequence[str] 
             mean = values.mean()
             boots = _boot_means(values, n_boot, rng)
             low, high = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
-        rows.append({**dict(zip(keys, key)), "metric": metric, "n_notes": len(values), "mean": mean,
+        rows.append({**dict(zip(keys, key, strict=False)), "metric": metric, "n_notes": len(values), "mean": mean,
                      f"{metric}_low": low, f"{metric}_high": high, "level": level})
     return pd.DataFrame(rows)
 

@@ -103,7 +103,7 @@ def transition_graph(paths: Iterable[Sequence[str]], *, endpoints: bool = True,
         visits.update(seq)
         if endpoints:
             seq = [START, *seq, END]
-        edges.update(zip(seq, seq[1:]))
+        edges.update(zip(seq, seq[1:], strict=False))
     g = nx.DiGraph(n_paths=n_paths)
     for (a, b), w in edges.items():
         if w >= min_weight:

@@ -75,7 +75,8 @@ class _Oracle:
             if lines[n].rstrip().endswith(":") or (not lines[n - 1].strip() and lines[n].strip()):
                 starts.append(n)
         ends = [s - 1 for s in starts[1:]] + [len(lines) - 1]
-        return StageOutput(tuple(Segment(i, s, e, lines[s][:40]) for i, (s, e) in enumerate(zip(starts, ends))), usage)
+        bounds = enumerate(zip(starts, ends, strict=True))
+        return StageOutput(tuple(Segment(i, s, e, lines[s][:40]) for i, (s, e) in bounds), usage)
 
     def anchors(self, ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
         usage = _sleep_calls(self.latency, 1 + len(segments))
@@ -160,7 +161,8 @@ def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Pat
         rows = con.execute(
             f"SELECT c.{ce.col('subject_id')}, c.{ce.col('hadm_id')}, CAST(c.{ce.col('charttime')} AS DATE) AS d, "  # noqa: S608
             f"c.{ce.col('itemid')}, d.{di.col('label')}, list(DISTINCT c.{ce.col('value')} ORDER BY "
-            f"c.{ce.col('value')}) AS vals FROM {ce.ref} c JOIN {di.ref} d ON d.{di.col('itemid')} = c.{ce.col('itemid')} "
+            f"c.{ce.col('value')}) AS vals FROM {ce.ref} c JOIN {di.ref} d ON d.{di.col('itemid')} = "
+            f"c.{ce.col('itemid')} "
             f"WHERE c.{ce.col('valuenum')} IS NULL AND c.{ce.col('value')} IS NOT NULL GROUP BY ALL "
             f"HAVING count(DISTINCT c.{ce.col('value')}) >= 2 ORDER BY 2, 3, 4").fetchall()
     finally:

@@ -96,7 +96,8 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
               [p for p in preds if note_types.get(p.note_id) == nt], True)
     kinds = sorted({(g.inconsistency.type or g.inconsistency.kind) for g in gold if g.inconsistency is not None})
     for kind in kinds:
-        sel = [g for g in gold if g.inconsistency is not None and (g.inconsistency.type or g.inconsistency.kind) == kind]
+        sel = [g for g in gold if g.inconsistency is not None and (g.inconsistency.type
+                                                                   or g.inconsistency.kind) == kind]
         block(f"inconsistency={kind}", sel, [], False)
     block("consistent_only", [g for g in gold if g.label == "consistent"], [], False)
     return rows

@@ -161,7 +161,7 @@ def read_manifest(con) -> dict:
     if _has_table(con, MANIFEST_TABLES_TABLE):
         cur = con.execute(f"SELECT * FROM {MANIFEST_TABLES_TABLE}")  # noqa: S608
         names = [c[0] for c in cur.description]
-        out["tables"] = [dict(zip(names, r)) for r in cur.fetchall()]
+        out["tables"] = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     else:
         out["tables"] = []
     return out

@@ -29,7 +29,8 @@ class DbSummary:
         return sum(n for _, _, n in self.tables)
 
     def lines(self) -> list[str]:
-        span = f"{self.first_time:%Y-%m-%d} .. {self.last_time:%Y-%m-%d}" if self.first_time and self.last_time else "n/a"
+        span = (f"{self.first_time:%Y-%m-%d} .. {self.last_time:%Y-%m-%d}" if self.first_time and self.last_time
+                else "n/a")
         loaded = [t for t in self.tables if t[1] == "loaded"]
         out = [f"{self.flavor} {self.version} ({self.source_kind}), layout {self.layout}: {len(loaded)} tables, "
                f"{self.rows:,} rows, {self.patients} patients, {self.admissions} admissions, time span {span}"]

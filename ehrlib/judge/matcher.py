@@ -309,7 +309,7 @@ def match_note(gold: Sequence[GoldEntity], preds: Sequence[Prediction], mode: Mo
     if not pairs:
         return {}
     rows, cols = linear_sum_assignment(score, maximize=True)
-    return {int(r): (int(c), pairs[r, c]) for r, c in zip(rows, cols) if (r, c) in pairs}
+    return {int(r): (int(c), pairs[r, c]) for r, c in zip(rows, cols, strict=True) if (r, c) in pairs}
 
 
 def _describe(p: Prediction) -> str:

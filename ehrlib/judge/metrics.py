@@ -188,7 +188,7 @@ def judge_agreement(judgements: Sequence[Judgement], reference: str = "matcher")
                  if j.judge == judge and j.mode == mode and (mode, j.note_id, j.entity_id) in ref]
         readable = [(a, b) for a, b in pairs if "unparsed" not in (a, b)]
         if readable:
-            x, y = zip(*readable)
+            x, y = zip(*readable, strict=False)
             agreement = float(np.mean([a == b for a, b in readable]))
             kappa = float(cohen_kappa_score(x, y)) if len(set(x) | set(y)) > 1 else float("nan")
         else:

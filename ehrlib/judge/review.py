@@ -78,12 +78,12 @@ def review_agreement(sheet: pd.DataFrame | str | os.PathLike[str]) -> dict[str, 
     df = pd.read_csv(sheet, keep_default_na=False) if not isinstance(sheet, pd.DataFrame) else sheet
     reviewed = df[df["EVAL"].astype(str).str.strip() != ""]
     human = [_EVAL.get(str(v).strip().lower()) for v in reviewed["EVAL"]]
-    bad = [v for v, h in zip(reviewed["EVAL"], human) if h is None]
+    bad = [v for v, h in zip(reviewed["EVAL"], human, strict=False) if h is None]
     if bad:
         raise ConfigError(f"EVAL must be Correct or Incorrect, got {sorted(set(map(str, bad)))[:5]}")
     judge = [str(r).split(":", 1)[0].strip().lower() for r in reviewed["RESULT"]]
     if not human:
         return {"n_reviewed": 0, "agreement": float("nan"), "kappa": float("nan")}
-    agree = float(np.mean([a == b for a, b in zip(judge, human)]))
+    agree = float(np.mean([a == b for a, b in zip(judge, human, strict=False)]))
     kappa = float(cohen_kappa_score(judge, human)) if len(set(judge) | set(human)) > 1 else float("nan")
     return {"n_reviewed": len(human), "agreement": agree, "kappa": kappa}

@@ -170,7 +170,7 @@ class UsageLedger:
         for rec in self.records():
             gk = tuple(getattr(rec, k) for k in keys)
             g = groups.setdefault(gk, {
-                **dict(zip(keys, gk)), "calls": 0, "cached_calls": 0, "input_tokens": 0,
+                **dict(zip(keys, gk, strict=False)), "calls": 0, "cached_calls": 0, "input_tokens": 0,
                 "output_tokens": 0, "thinking_tokens": 0, "latency_ms": 0.0,
                 "cost_usd": 0.0, "list_cost_usd": 0.0,
             })

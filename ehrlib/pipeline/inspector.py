@@ -113,7 +113,7 @@ def pmap(fn: Callable[[A], B], items: Sequence[A], pool: Executor | None) -> lis
         return [fn(x) for x in items]
     futures = [pool.submit(fn, x) for x in items]
     out: list[B] = []
-    for fut, x in zip(futures, items):
+    for fut, x in zip(futures, items, strict=True):
         out.append(fn(x) if fut.cancel() else fut.result())
     return out
 
@@ -298,7 +298,7 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
             return _timed("scope", lambda: scope_filter(ctx, env, s, timeline, by_segment[s.index]),
                           segment=s.index)
         busy = [s for s in segments if by_segment[s.index]]
-        for s, (o, r) in zip(busy, pmap(_scope, busy, pool)):
+        for s, (o, r) in zip(busy, pmap(_scope, busy, pool), strict=True):
             failures = list(r.failures)
             got = {d.entity_id: d for d in o.value}
             for e in by_segment[s.index]:

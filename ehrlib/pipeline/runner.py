@@ -119,7 +119,8 @@ def embedded_inputs(params: RunParams) -> RunParams:
         db, corpus = prepare_inputs(Path(params.runs_dir) / "embedded", **EMBEDDED)
         return params.replace(db=str(db), corpus=str(corpus))
     if params.corpus is None or params.db is None:
-        missing = "corpus (a folder with notes.jsonl)" if params.corpus is None else "db (the database the notes refer to)"
+        missing = ("corpus (a folder with notes.jsonl)" if params.corpus is None
+                   else "db (the database the notes refer to)")
         raise ConfigError(f"no {missing}: give both --corpus and --db, or neither for the embedded synthetic data")
     return params
 

@@ -21,7 +21,8 @@ from ehrlib.report.views import (
 )
 from ehrlib.result_tables import PERCENT_COLUMNS, markdown_table, paper_table, write_markdown_sections, write_table
 
-__all__ = ["ReportResult", "build_comparison", "build_report", "method_label", "layout_variants", "prepare_inputs", "project_path",
+__all__ = ["ReportResult", "build_comparison", "build_report", "method_label", "layout_variants", "prepare_inputs",
+           "project_path",
            "run_variants", "PERCENT_COLUMNS", "markdown_table", "paper_table", "write_markdown_sections", "write_table",
            "ablation_table", "compare_runs", "database_overview", "note_findings", "run_failures", "schema_mapping",
            "schema_overview", "stage_overview"]

@@ -207,7 +207,7 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
                    [f"{i}:{p.name}" for i, (p, _, _) in enumerate(infos)]):
         if len(set(naming)) == len(naming):
             break
-    runs = dict(zip(naming, (p for p, _, _ in infos)))
+    runs = dict(zip(naming, (p for p, _, _ in infos), strict=False))
     summary = compare_runs(runs, judge=judge)
     if summary.empty:
         raise ConfigError(f"no judgements by {judge!r} in these runs; run `ehrlib judge` first")

@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 GENERATOR_VERSION = "notes-3"
 NOTE_TYPES = ("discharge_summary", "physician", "nursing")
 _Reasoning = Literal["commonsense", "medical", "none"]  # GoldEntity.reasoning
+_Plan = tuple[tuple[str, dict[str, Any]], ...]  # (statement kind, builder options) in writing order
 _SHORT = {"discharge_summary": "ds", "physician": "md", "nursing": "rn"}
 #: share of inconsistencies that are "missing" per note type (paper Figure 8)
 _MISSING_SHARE = {"discharge_summary": 0.501, "physician": 0.412, "nursing": 0.575}
@@ -259,7 +260,8 @@ def _discharge_summary(w: _Writer) -> _Doc:
     doc.add("Brief Hospital Course:")
     doc.add(f"{_age_sex(f)} admitted with {(f.admit_diagnosis or 'the above').lower()}, course as follows.")
     problems = ["# Hemodynamics:", "# ID:", "# Renal:", "# Heme:", "# FEN:", "# Lines/procedures:"]
-    kinds: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {"# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
+    kinds: dict[str, _Plan] = {
+             "# Hemodynamics:": (("interpretation", _HEMO), ("infusion", {}), ("interpretation", _HEMO)),
              "# ID:": (("microbiology", {}), ("medication", {"antibiotics": True}), ("interpretation", _ID)),
              "# Renal:": (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}), ("lab_value", _RENAL)),
              "# Heme:": (("trend", _HEME), ("lab_value", _HEME), ("interpretation", {"keys": ("anemia",)})),
@@ -351,7 +353,8 @@ def _physician(w: _Writer) -> _Doc:
     doc.add(f"{_age_sex(f)} with {(f.admit_diagnosis or 'the above').lower()}.")
     for head, kinds in (("# Shock/hemodynamics: ", (("interpretation", _HEMO), ("interpretation", _HEMO))),
                         ("# Resp: ", (("interpretation", _RESP),)),
-                        ("# Infection: ", (("microbiology", {}), ("interpretation", _ID), ("trend", {"keys": ("wbc",)}))),
+                        ("# Infection: ", (("microbiology", {}), ("interpretation", _ID), ("trend", {"keys": ("wbc",
+                                                                                                              )}))),
                         ("# Renal: ", (("trend", _RENAL), ("interpretation", {"keys": ("aki", "oliguria")}),
                                        ("output", {}))),
                         ("# Heme: ", (("trend", _HEME), ("interpretation", {"keys": ("anemia",)})))):
@@ -371,7 +374,8 @@ def _nursing(w: _Writer) -> _Doc:
     doc = _Doc()
     doc.add((f.admit_diagnosis or "Altered mental status").title())
     doc.add("Assessment:")
-    systems: tuple[tuple[str, tuple[tuple[str, dict[str, Any]], ...]], ...] = (("Neuro: ", (("finding", {"concept_key": "loc"}),)),
+    systems: tuple[tuple[str, _Plan], ...] = (
+               ("Neuro: ", (("finding", {"concept_key": "loc"}),)),
                ("CV: ", (("finding", {"concept_key": "rhythm"}), ("interpretation", _HEMO))),
                ("Resp: ", (("interpretation", _RESP),)),
                ("GI/Abd: ", (("finding", {"concept_key": "abd"}), ("finding", {"concept_key": "bowel"}))),
@@ -396,7 +400,7 @@ def _nursing(w: _Writer) -> _Doc:
             doc.add(s)
     doc.add("Response:")
     line = []
-    responses: tuple[tuple[str, dict[str, Any]], ...] = (
+    responses: _Plan = (
         ("trend", {}), ("interpretation", {"keys": ("fever", "tachycardia", "hypotension")}))
     for kind, kw in responses:
         line += w.sentence(kind, **kw)

@@ -297,7 +297,7 @@ def _fetch(con, smap: SchemaMap, table: str, columns: Sequence[str], where: str 
     if order:
         sql += " ORDER BY " + ", ".join(phys("{" + c + "}") for c in order)
     cur = con.execute(sql, list(params))
-    return [dict(zip(columns, row)) for row in cur.fetchall()]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
 
 def _ts(v: Any) -> dt.datetime | None:
@@ -424,7 +424,8 @@ def load_facts(con, smap: SchemaMap, hadm_id: int, index: ItemIndex) -> Admissio
         if not smap.has(table):
             continue
         interval = table == "inputevents_mv"
-        cols: tuple[str, ...] = ("row_id", "itemid", "starttime", "endtime") if interval else ("row_id", "itemid", "charttime")
+        cols: tuple[str, ...] = ("row_id", "itemid", "starttime", "endtime") if interval else ("row_id", "itemid",
+                                                                                               "charttime")
         cols += ("rate", "rateuom", "amount", "amountuom")
         for r in _fetch(con, smap, table, cols, "{hadm_id} = ?", [hadm_id],
                         order=("starttime" if interval else "charttime", "row_id")):

@@ -1185,7 +1185,8 @@ def diagnosis(ctx: Ctx, mode: str, exclude: set | None = None) -> Stmt | None:
     d = rng.choice(dxs[:8])
     exclude.add(d.code)
     text = dx_surface(d.short_title, d.long_title, rng)
-    return Stmt("diagnosis", text, text, "consistent", (ItemRef("diagnoses_icd", d.long_title or d.short_title, d.code),),
+    return Stmt("diagnosis", text, text, "consistent", (ItemRef("diagnoses_icd", d.long_title or d.short_title,
+                                                                d.code),),
                 ("icd9_code",), {"icd9_code": d.code}, d.code, None, None, (RowRef("diagnoses_icd", d.row_id),),
                 "commonsense", None, P_LEX + P_SEM + ("Get_Item_Status_History",))
 

@@ -44,7 +44,8 @@ _FIRST = ("First Name4 (NamePattern1)", "First Name8 (NamePattern2)", "Known fir
 
 
 def deid_name(rng: random.Random, title: str = "Dr.") -> str:
-    return f"{title} [**{rng.choice(_FIRST)} {rng.randint(10, 999)}**] [**{rng.choice(_LAST)} {rng.randint(10, 9999)}**]"
+    first = f"[**{rng.choice(_FIRST)} {rng.randint(10, 999)}**]"
+    return f"{title} {first} [**{rng.choice(_LAST)} {rng.randint(10, 9999)}**]"
 
 
 def deid_hospital(rng: random.Random) -> str:

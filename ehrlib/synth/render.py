@@ -47,7 +47,8 @@ _MIMIC3_EXTRAS: Mapping[str, Mapping[str, str]] = {
 }
 _MIMIC4_EXTRAS: Mapping[str, Mapping[str, str]] = {
     "patients": {"anchor_age": "anchor_age", "anchor_year": "anchor_year",
-                 "anchor_year_group": "['2008 - 2010', '2011 - 2013', '2014 - 2016', '2017 - 2019'][anchor_year % 4 + 1]"},
+                 "anchor_year_group": "['2008 - 2010', '2011 - 2013', '2014 - 2016', '2017 - 2019'][anchor_year % 4 + "
+                                      "1]"},
     "admissions": {"insurance": "insurance", "race": "ethnicity", "language": "language",
                    "marital_status": "marital_status",
                    "hospital_expire_flag": "CASE WHEN deathtime IS NULL THEN 0 ELSE 1 END"},

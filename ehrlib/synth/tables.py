@@ -477,7 +477,8 @@ class _Admission:
                 values[key] = v
             units = sum(u for th, u in self.transfused if th < t)
             values["hgb"] += 1.0 * units
-            values["hct"] = values["hgb"] * 3 + rng.normal(0, 0.8) if "hct" not in st.labs else values["hct"] + 3 * units
+            values["hct"] = values["hgb"] * 3 + rng.normal(0,
+                                                           0.8) if "hct" not in st.labs else values["hct"] + 3 * units
             values["potassium"] += 0.25 * sum(1 for th in self.k_repleted if th < t)
             values = {k: _clip_lab(k, v) for k, v in values.items()}
             values = {k: round(v, LAB_SPECS[k].decimals) for k, v in values.items()}
@@ -683,7 +684,7 @@ class _Admission:
     def _output(self, concept: str, hours: np.ndarray, values: np.ndarray) -> None:
         s = self.s
         mv, cv = OUTPUT_ITEMS[concept]
-        for h, v in zip(hours, values):
+        for h, v in zip(hours, values, strict=False):
             self.rows["outputevents"].append({
                 "subject_id": s.subject_id, "hadm_id": s.hadm_id, "icustay_id": s.icustay_id,
                 "charttime": _ts(s.t0, h), "itemid": mv if s.source == "metavision" else cv,
@@ -715,7 +716,8 @@ class _Admission:
         if self.surgical:
             proc("or_received", s.icu_in)
         if self.aline:
-            proc("arterial_line", self.aline[0], self.aline[1], ["Right Radial", "Left Radial"][int(rng.integers(0, 2))],
+            proc("arterial_line", self.aline[0], self.aline[1], ["Right Radial", "Left Radial"][int(rng.integers(0,
+                                                                                                                 2))],
                  "Invasive Arterial")
             self._event("arterial_line", self.aline[0])
         if self.on_pressor.any() or self.surgical or st.name == "dka" and rng.random() < 0.5:
@@ -860,7 +862,7 @@ def _chart_frame(chunks: list[dict]) -> pd.DataFrame:
         if col == "row_id":
             continue
         parts = [c[col] if isinstance(c[col], np.ndarray) else np.full(n, c[col], dtype=object)
-                 for c, n in zip(chunks, sizes)]
+                 for c, n in zip(chunks, sizes, strict=False)]
         arr = np.concatenate(parts) if parts else np.array([], dtype=object)
         if col in ("subject_id", "hadm_id", "icustay_id", "itemid"):
             arr = arr.astype("int64")

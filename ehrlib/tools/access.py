@@ -64,7 +64,8 @@ class TableReader:
         else:
             extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR)) AS extra"
         return ", ".join(x for x in [
-            "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id", f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
+            "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id",
+            f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
             f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end", f"CAST({self.item or 'NULL'} AS VARCHAR) AS item",
             f"CAST({self.txt_expr} AS VARCHAR) AS txt", f"CAST({self.num_expr} AS DOUBLE) AS num",
             f"CAST({self.unit_expr} AS VARCHAR) AS unit", extra] if x)
@@ -100,7 +101,7 @@ class TableReader:
     def row(self, r: Sequence[Any], packed_extras: bool = True, marked: bool = False) -> dict[str, Any]:
         _, row_id, t, t_end, item, txt, num, unit, *rest = r
         hit = rest.pop() if marked else None
-        extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest))
+        extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest, strict=False))
         out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": jsonable(t)}
         if self.time_kind == "interval":
             out["end"] = jsonable(t_end)

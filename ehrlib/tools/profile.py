@@ -128,7 +128,7 @@ def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str]
                 _MEMORY.clear()
                 _MEMORY[cache_key] = table
         rows = table.get(key, [])
-    return [dict(zip(_COLUMNS, r)) for r in rows]
+    return [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
 
 
 def value_kind(n_total: int, n_numeric: int) -> str:

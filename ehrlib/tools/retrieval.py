@@ -93,7 +93,8 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
         stats = trend_stats([(r["time"], r["valuenum"]) for r in rows])
         header = [x for x in (note, f"Trend of {found.label} [{found.key}]{cond_text}, {_scope(found.table, window)}:",
                               _trend_line(found.label, stats)) if x]
-        summary = {"item": found.as_dict(), "window": window.as_dict(), "condition": condition.text if condition else None,
+        summary = {"item": found.as_dict(), "window": window.as_dict(), "condition": condition.text if condition
+                   else None,
                    "trend": stats, "resolved": note}
         return _finish("Analyze_Value_Trend", args, env, rows, header, summary, row_limit, text_rows)
     # No item: every numeric series of the patient in the window (paper: "independent of specific items").

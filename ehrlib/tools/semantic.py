@@ -74,7 +74,7 @@ def semantic_scores(index: LexicalIndex, query: str, k: int, *, embeddings: Embe
 
     targets = [(concept.id, target) for concept in concept_hits(query) for target in concept.targets]
     *per_target, own = index.search_many([t for _, t in targets] + [query], k=max(3, k))
-    for (cid, target), matches in zip(targets, per_target):
+    for (cid, target), matches in zip(targets, per_target, strict=False):
         for m in matches[:3]:
             if m.score >= 0.5:
                 add(m.item.key, CONCEPT_WEIGHT * m.score, f"concept {cid} via {target!r}")

@@ -141,7 +141,7 @@ def _wrap(fn: Callable[..., ToolResult], tracer: Tracer) -> Callable[..., ToolRe
             except TypeError as exc:
                 raise ToolArgumentError(f"bad arguments for {name}: {exc}; parameters are "
                                         f"{', '.join(sig.parameters)}") from None
-            raw = {**dict(zip(sig.parameters, args)), **kwargs}
+            raw = {**dict(zip(sig.parameters, args, strict=False)), **kwargs}
             clean = {k: _coerce(v, hints.get(k), k) for k, v in bound.arguments.items()}
             result = fn(**clean)
         except ToolArgumentError as exc:
@@ -372,7 +372,8 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
         """
         return criteria.clinical_criterion(env, dict(state=state), state)
 
-    all_tools: list[Callable[..., ToolResult]] = [Lexical_Search, Semantic_Search, Get_Item_Value_Distribution, Analyze_Category_Trend,
+    all_tools: list[Callable[..., ToolResult]] = [Lexical_Search, Semantic_Search, Get_Item_Value_Distribution,
+                                                  Analyze_Category_Trend,
                  Get_Item_Status_History, Get_Item_Value_History, Analyze_Value_Trend, View_General_Timeline,
                  Get_Clinical_Criterion]
     chosen = {fn.__name__: _wrap(fn, tracer) for fn in all_tools if TOOL_CATEGORIES[fn.__name__] in cats}

@@ -52,14 +52,14 @@ def trend_stats(points: Sequence[tuple[Any, float | None]]) -> dict[str, Any]:
     days = [(t - first_t).total_seconds() / 86400.0 for t, _ in pts]
     md = sum(days) / n
     sxx = sum((d - md) ** 2 for d in days)
-    slope = sum((d - md) * (v - mean) for d, v in zip(days, values)) / sxx
+    slope = sum((d - md) * (v - mean) for d, v in zip(days, values, strict=True)) / sxx
     out["slope_per_day"] = round(slope, 4)
     out["rate_of_change_per_day"] = round((values[-1] - values[0]) / span, 4)
-    out["max_step_change"] = round(max(abs(b - a) for a, b in zip(values, values[1:])), 4)
+    out["max_step_change"] = round(max(abs(b - a) for a, b in zip(values, values[1:], strict=False)), 4)
     fitted = slope * span
     residual_sd = 0.0
     if n > 2:
-        residuals = [v - (mean + slope * (d - md)) for d, v in zip(days, values)]
+        residuals = [v - (mean + slope * (d - md)) for d, v in zip(days, values, strict=True)]
         residual_sd = math.sqrt(sum(r * r for r in residuals) / (n - 2))
     tolerance = max(STABLE_FRACTION * abs(mean), residual_sd)
     out["fitted_change"] = round(fitted, 4)

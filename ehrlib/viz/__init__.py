@@ -20,6 +20,7 @@ from ehrlib.viz.viewer import findings_html, prediction_verdicts, write_findings
 __all__ = [
     "METRICS", "plot_ablation", "plot_category_counts", "plot_error_distribution", "plot_main_results",
     "plot_note_scores",
-    "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs", "FIGURES_DIR", "savefig",
+    "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs",
+    "FIGURES_DIR", "savefig",
     "findings_html", "prediction_verdicts", "write_findings_viewer",
 ]

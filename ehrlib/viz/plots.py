@@ -104,7 +104,7 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
-    for ax, mode in zip(axes, modes):
+    for ax, mode in zip(axes, modes, strict=False):
         part = summary[summary[panel] == mode].set_index(label)
         for i, method in enumerate(methods):
             if method not in part.index:
@@ -211,7 +211,7 @@ def plot_note_scores(scores: pd.DataFrame, metric: str = "f1", *, by: str = "not
     modes = [m for m in ("lenient", "harsh") if m in set(data["mode"])] or sorted(set(data["mode"]))
     order = list(dict.fromkeys(data[by]))
     fig, axes = _figure(len(modes), width=max(4.0, 1.3 * len(order) + 1.5), sharey=True)
-    for ax, mode in zip(axes, modes):
+    for ax, mode in zip(axes, modes, strict=False):
         part = data[data["mode"] == mode]
         groups = [part.loc[part[by] == g, "_v"].to_numpy() for g in order]
         ax.boxplot([g if len(g) else [np.nan] for g in groups], positions=range(len(order)), widths=0.5,
@@ -287,7 +287,7 @@ def plot_stacked_shares(df: pd.DataFrame, parts: Sequence[str], *, title: str = 
     fig, (ax,) = _figure(width=6.0, height=0.5 * len(shares) + 1.4)
     left = np.zeros(len(shares))
     labels = [str(i) for i in shares.index]
-    for part, color in zip(parts, sns.color_palette(_PALETTE, len(parts))):
+    for part, color in zip(parts, sns.color_palette(_PALETTE, len(parts)), strict=False):
         bars = ax.barh(labels, shares[part].to_numpy(), left=left, color=color, label=part)
         ax.bar_label(bars, labels=[f"{v:.1f}%" if v >= 5 else "" for v in shares[part]], label_type="center",
                      fontsize=7)
@@ -326,7 +326,7 @@ def _trace_layout(nodes: Sequence[str]) -> dict[str, tuple[float, float]]:
     tools = [t for t in _TOOL_ORDER if t in nodes] + sorted(n for n in nodes if n not in _TOOL_ORDER
                                                              and n not in (START, END))
     pos = {n: (float(np.cos(a)), float(np.sin(a)) * 0.8)
-           for n, a in zip(tools, np.linspace(np.pi * 0.8, -np.pi * 0.8, max(len(tools), 1)))}
+           for n, a in zip(tools, np.linspace(np.pi * 0.8, -np.pi * 0.8, max(len(tools), 1)), strict=False)}
     pos[START], pos[END] = (-1.8, 0.0), (1.8, 0.0)
     return pos
 
@@ -343,8 +343,8 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
     pos = _trace_layout(all_nodes)
     fig, axes = _figure(len(graphs), width=5.5, height=4.5)
     cat_colors = dict(zip(["alignment", "profiling", "temporal", "criterion", "other", "endpoint"],
-                          sns.color_palette(_PALETTE, 6)))
-    for ax, (name, g) in zip(axes, graphs.items()):
+                          sns.color_palette(_PALETTE, 6), strict=False))
+    for ax, (name, g) in zip(axes, graphs.items(), strict=False):
         total = sum(w for _, _, w in g.edges(data="weight")) or 1
         edges = [(a, b) for a, b, w in g.edges(data="weight") if w / total >= min_share]
         widths = [0.5 + 8 * g[a][b]["weight"] / total for a, b in edges]

@@ -33,7 +33,8 @@ _CSS = """
 .ehrlib-viewer td.txt{font-family:monospace;white-space:pre-wrap;width:50%}
 .ehrlib-viewer mark{padding:0 2px;border-radius:3px}
 .ehrlib-viewer mark a{color:inherit;text-decoration:none}
-.ehrlib-viewer .v-correct{background:#c8e6c9}.ehrlib-viewer .v-incorrect{background:#ffcdd2}.ehrlib-viewer .v-unmatched{background:#ffe0b2}
+.ehrlib-viewer .v-correct{background:#c8e6c9}.ehrlib-viewer .v-incorrect{background:#ffcdd2}
+.ehrlib-viewer .v-unmatched{background:#ffe0b2}
 .ehrlib-viewer .v-missed{background:#eeeeee;border:1px dashed #757575}
 .ehrlib-viewer details{margin:2px 0;padding:2px 6px;border-left:4px solid #ccc}
 .ehrlib-viewer details.v-correct{border-color:#43a047}.ehrlib-viewer details.v-incorrect{border-color:#e53935}

@@ -37,7 +37,8 @@ __all__ = ["build_checkehr_stages", "describe_schema", "run_guarded_sql", "Check
 
 ENTITY_TYPES = ("lab", "vital", "medication", "infusion", "procedure", "diagnosis", "input_output",
                 "microbiology", "other")
-_KIND: dict[str, EntityKind] = {"lab": "measurement", "vital": "measurement", "medication": "medication", "infusion": "infusion",
+_KIND: dict[str, EntityKind] = {"lab": "measurement", "vital": "measurement", "medication": "medication",
+                                "infusion": "infusion",
          "procedure": "procedure", "diagnosis": "diagnosis", "input_output": "output",
          "microbiology": "microbiology", "other": "event"}
 _SCHEMA_TABLES = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
@@ -145,7 +146,8 @@ class CheckEHRExtractor:
                 attributes={"entity_type": etype, "tables": tables, "time_filter": mode, "time": when},
                 items=tuple(ItemRef(t, str(e["text"]).strip()) for t in tables),
                 time_text=e.get("time_text") or None, window=time_window(mode, when, ctx), source="baseline"))
-        return stage_output(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2, f3],
+        return stage_output(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2,
+                                                                                                             f3],
                     [*r1, *r2, *r3])
 
 

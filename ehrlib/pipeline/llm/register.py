@@ -53,7 +53,8 @@ def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "l
             out["response_cache_entries"] = len(cache)
         return out
 
-    common: dict[str, Any] = dict(method=method, backend=backend, concurrency=int(getattr(client, "max_concurrency", 1)),
+    common: dict[str, Any] = dict(method=method, backend=backend, concurrency=int(getattr(client, "max_concurrency",
+                                                                                          1)),
                   model=llm.model, endpoint=endpoint, stats=stats, semantic_ranker=LLMSemanticRanker(llm))
     if method == "inspector":
         return Stages(anchors=LLMAnchorResolver(llm),

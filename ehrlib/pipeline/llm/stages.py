@@ -210,7 +210,7 @@ class LLMPatientExtractor:
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
         prompt = get_prompt("extract_patient")
-        allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items))
+        allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items, strict=False))
         if not allowed:
             return StageOutput(())
         rows = []
@@ -351,7 +351,8 @@ class LLMScopeFilter:
                 status = str(d.get("status") or "active").lower()
                 status = status if status in ("past", "active", "plan") else "active"
                 reason = str(d.get("reason") or "")
-            out.append(ScopeDecision(eid, cast(TemporalStatus, status), reason, tuple(str(c) for c in d.get("cues") or ())))
+            out.append(ScopeDecision(eid, cast(TemporalStatus, status), reason, tuple(str(c) for c in d.get("cues")
+                                                                                      or ())))
         return stage_output(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
 
 

@@ -108,7 +108,8 @@ class LLMVerifier:
         wrapped = {name: _capture_rows(fn, seen_rows) for name, fn in tools.items()}
         lines = ctx.lines
         window = entity.window
-        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in zip(entity.items, entity.item_keys)) \
+        aligned = zip(entity.items, entity.item_keys, strict=False)
+        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in aligned) \
             or "not aligned yet (use the alignment tools)"
         value = entity.value or ""
         if entity.attributes:

@@ -39,13 +39,15 @@ def interpretation_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention
         negated = term.negated or negated_before(raw[:m.start()]) or bool(_NEG_AFTER.match(raw[m.end():]))
         attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
         tail = raw[m.end():m.end() + 40]
-        val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail, re.I) or term.text.endswith(" to") else None
+        val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail,
+                                            re.I) or term.text.endswith(" to") else None
         if val and not re.match(r"\s*x\s*\d", tail):
             end = m.end() + int(val.pop("_end"))
             attrs.update({k: v for k, v in val.items() if k in ("value", "min", "max", "max_lo", "unit")})
         else:
             end = m.end()
-        dur = parse_duration_days(raw[m.end():m.end() + 20]) if re.match(r"\s*(?:x|for)\s*\d", raw[m.end():m.end() + 8], re.I) else None
+        dur = parse_duration_days(raw[m.end():m.end() + 20]) if re.match(r"\s*(?:x|for)\s*\d", raw[m.end():m.end()
+                                                                                                   + 8], re.I) else None
         if dur:
             attrs["duration_days"] = dur
         emit(out, taken, Mention(line, m.start(), end, raw[m.start():end].strip(), "interpretation", term.criterion,

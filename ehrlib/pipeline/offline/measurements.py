@@ -103,8 +103,10 @@ _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:brief
                            r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
                            r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined|"
                            r"(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)"
-                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + NUM + r")"
-                           r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|trended\s+down)\b", re.I)
+                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + NUM
+                           + r")"
+                           r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|"
+                           r"trended\s+down)\b", re.I)
 
 
 def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, nxt: int | None,
@@ -145,7 +147,8 @@ def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mentio
     if concept.cid not in _REPLETION:
         return
     repl = re.match(r"[\s,]*(?:(?:this|last)\s+(?:am|pm|morning|evening|night)|today|overnight|yesterday)?[\s,]*"
-                    r"(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:end + 40], re.I)
+                    r"(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:end + 40],
+                    re.I)
     if not repl:
         return
     rest = line_clause(raw, end + repl.end(1))
@@ -193,10 +196,12 @@ def _temperature_attrs(form: str, val: dict[str, Any]) -> None:
         val.setdefault("max_lo", v)
 
 
-_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)(?:\b|(?=nc\b|nrb\b|fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
+_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)(?:\b|(?=nc\b|nrb\b|"
+                      r"fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
                       r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
                       r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
-_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})"
+_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,"
+                  r"3})"
                   r"\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
 
 

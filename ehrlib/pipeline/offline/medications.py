@@ -24,10 +24,13 @@ from ehrlib.pipeline.offline.timex import parse_duration_days
 __all__ = ["medication_mentions"]
 
 _FLAGS = concept_flags()
-_DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|mg/hr|units/hr|u/hr|l)\b", re.I)
+_DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
+                   r"mg/hr|units/hr|u/hr|l)\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
-_FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b", re.I)
-_MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|load(?:ed)?|"
+_FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
+                   re.I)
+_MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
+                         r"load(?:ed)?|"
                          r"continued|continue|on|restart(?:ed)?|resumed|stopp?(?:ed)?|discontinued|d/c'?d|dc'?d|d/c|held|hold|"
                          r"weaned(?:\s+off)?|titrated\s+(?:up|down|off)|off|increased|decreased|switched|changed|completed|"
                          r"repleted|transfused|diuresed)\b", re.I)
@@ -40,12 +43,14 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     spans: list[tuple[int, int, list[str]]] = []
     for m in lex.drug_re.finditer(raw):
         word = re.sub(r"\s+", " ", m.group(0).lower())
-        if word in _FLAGS["ambiguous_drug_words"] and not re.search(r"(gtt|drip|bolus|\d|iv|ml|l\b|cc|@|at|,|and)", raw[m.end():m.end() + 12], re.I):
+        if word in _FLAGS["ambiguous_drug_words"] and not re.search(r"(gtt|drip|bolus|\d|iv|ml|l\b|cc|@|at|,|and)",
+                                                                    raw[m.end():m.end() + 12], re.I):
             continue
         if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
             continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
-        if word in _FLAGS["rate_names"] and re.match(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*\d*\.?\d*\s*(?:mcg|gtt|drip)", raw[m.end():m.end() + 20], re.I):
+        if word in _FLAGS["rate_names"] and re.match(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*\d*\.?\d*\s*(?:mcg|"
+                                                     r"gtt|drip)", raw[m.end():m.end() + 20], re.I):
             names = [_FLAGS["rate_names"][word]]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
@@ -63,7 +68,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     spans.sort()
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
-                                                 r"(?:[a-z/\-]+\s*(?:,|and|/)\s*)*$", raw[max(0, sp[0] - 60):sp[0]], re.I)]
+                                                 r"(?:[a-z/\-]+\s*(?:,|and|/)\s*)*$", raw[max(0, sp[0] - 60):sp[0]],
+                                                 re.I)]
     spans = [sp for sp in spans if not is_susceptibility_name(raw, sp[0], sp[1])]  # "levo R", "R to cipro"
     deduped: list[tuple[int, int, list[str]]] = []
     for sp in spans:
@@ -85,17 +91,20 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         attrs: dict[str, Any] = {"drugs": names}
         dose = _DOSE.search(own[:40])
         if dose:
-            per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)", own[dose.end():dose.end() + 12], re.I)
+            per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)",
+                           own[dose.end():dose.end() + 12], re.I)
             unit = dose.group("unit").lower()
             if per or "/" in unit:
-                attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per else "")})
+                attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
+                                                                                      else "")})
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
         route = _ROUTE.search(raw[s:e] + own[:50]) or _ROUTE.search(raw[max(0, s - 10):s])
         if route:
             r = route.group(1).upper()
-            attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV", "INFUSION": "IV"}.get(r, r)
+            attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
+                              "INFUSION": "IV"}.get(r, r)
             if r in ("GTT", "DRIP", "INFUSION"):
                 attrs["infusion"] = True
         freq = _FREQ.search(own[:50])
@@ -115,7 +124,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         day_n = re.match(r"[\s/a-z,]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
-        if re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b", own, re.I):
+        if re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b", own,
+                    re.I):
             attrs["negated_after"] = True
         attrs["negated"] = negated_before(raw[:s]) or bool(attrs.pop("negated_after", False))
         if len(names) > 1 and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):

@@ -18,7 +18,8 @@ from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibi
 __all__ = ["microbiology_mentions"]
 
 _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
-                   (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I), "wound|swab"),
+                   (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I),
+                                                               "wound|swab"),
                    (re.compile(r"\bstool\b", re.I), "stool|feces"),
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
@@ -53,7 +54,8 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                 attrs["negative"] = True
             elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
                 attrs["positive"] = True
-            sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause, re.I)
+            sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause,
+                             re.I)
             if sens:
                 attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
                 names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
@@ -83,7 +85,9 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
             out.append(replace(culture, attributes={**culture.attributes, "sensitivities": [own[0][2:]]}))
             continue
         out.append(culture)
-        attrs = {k: v for k, v in culture.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
-        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]})
+        attrs = {k: v for k, v in culture.attributes.items() if k not in ("antibiotics", "susceptibility",
+                                                                          "pan_sensitive")}
+        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs,
+                                                                                    "sensitivities": [(drug, level)]})
                    for a, b, drug, level in own)
     return out

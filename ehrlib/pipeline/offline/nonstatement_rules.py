@@ -32,9 +32,11 @@ def _ids(name: str) -> tuple[str, ...]:
 
 
 _TITLE_PREFIX = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*|\(?[a-z][.)]\s+)(?:[A-Za-z/&'-]+\s*){0,4}$", re.I)
-_LONE_PREFIX = re.compile(r"^\s*(?:" + LIST_MARKER + r"|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
+_LONE_PREFIX = re.compile(r"^\s*(?:" + LIST_MARKER
+                          + r"|(?:problem|dx|diagnosis|assessment|impression)\s*#?\d*\s*:\s*)?$", re.I)
 # nothing after the title, or a care-plan qualifier ("Hypotension (not Shock)", "... (acute, chronic)")
-_LONE_SUFFIX = re.compile(r"\s*(?:\((?:not|non|w/o|without|other|acute|chronic|unspecified)\b[^)]*\))?\s*[:.]?\s*", re.I)
+_LONE_SUFFIX = re.compile(r"\s*(?:\((?:not|non|w/o|without|other|acute|chronic|unspecified)\b[^)]*\))?\s*[:.]?\s*",
+                          re.I)
 _ADJECTIVE = re.compile(r"(?:ive|ile|ic|ed|ent|ing|al)$", re.I)
 _TITLE_CLAIM = cue("negation_after_title", "title_claim")
 _STATUS_WORD = re.compile(r"\b(?:" + _alt("status_words") + r")\b", re.I)
@@ -45,14 +47,16 @@ _READING_VERB = re.compile(r"\b" + _STUDY + r"\b[^.;]{0,40}?\b(?:" + _alt("readi
 _GENERIC_TRANSFUSION = re.compile(r"^(?:transfus\w*|blood\s+transfusions?)$", re.I)
 _LINES_TUBES = _ids("lines_tubes")
 _PRESENT_ONLY = _ids("present_only_devices")
-_ROUTE_BEFORE = re.compile(r"\b(?:" + _alt("route_words") + r")\s+(?:the\s+|an?\s+|his\s+|her\s+|(?:r|l|rt|lt|right|left)\s+)?$"
+_ROUTE_BEFORE = re.compile(r"\b(?:" + _alt("route_words")
+                           + r")\s+(?:the\s+|an?\s+|his\s+|her\s+|(?:r|l|rt|lt|right|left)\s+)?$"
                            r"|\bon\s+(?:the\s+)?$", re.I)
 _CONSULT = re.compile(r"^\s*(?:" + _alt("consult_words") + r")\b", re.I)
 _ELSEWHERE_AFTER = cue("elsewhere_after")
 _CONDITIONAL = cue("conditional")
 _IMPERATIVE = cue("imperative")
 _OPINION = cue("opinion")
-_ADMITTED_WITH = re.compile(r"\b(?:" + _alt("admission_verbs") + r")\b[^.;]{0,80}?\b(?:with|w/|for|after)(?=\s)[^.;]*$", re.I)
+_ADMITTED_WITH = re.compile(r"\b(?:" + _alt("admission_verbs")
+                            + r")\b[^.;]{0,80}?\b(?:with|w/|for|after)(?=\s)[^.;]*$", re.I)
 _TIME_CLAUSE = re.compile(r"\b(?:" + _alt("time_words") + r")\s+(?:(?:being|getting|the|his|her|"
                           r"off|on|of|she|he|pt|was|is|were)\s+){0,3}$", re.I)
 _INDICATION = re.compile(r"\b(?:" + _alt("indication_words") + r")\s+(?:his|her|the|their|presumed|possible|"
@@ -139,7 +143,8 @@ def _study_reading(v: MentionView) -> bool:
 
 def _pt_patient(v: MentionView) -> bool:
     m = v.m
-    return m.text in ("pt", "Pt") and m.kind != "interpretation" and not re.search(r"\d", (m.value or "") + v.after[:12])
+    return m.text in ("pt", "Pt") and m.kind != "interpretation" and not re.search(r"\d", (m.value or "")
+                                                                                   + v.after[:12])
 
 
 def _generic_transfusion(v: MentionView) -> bool:

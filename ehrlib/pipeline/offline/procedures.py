@@ -20,7 +20,8 @@ _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
                           r"discontinued|exchanged|changed|re-?sited|intubated|extubated|started|initiated|underwent|"
                           r"obtained|performed|done)\b", re.I)
-_SIDE = re.compile(r"\b(?P<s>R|L|right|left|rt|lt|bilat(?:eral)?)\b\.?\s*(?P<site>IJ|subclavian|SC|femoral|fem|radial|brachial|arm|"
+_SIDE = re.compile(r"\b(?P<s>R|L|right|left|rt|lt|bilat(?:eral)?)\b\.?\s*(?P<site>IJ|subclavian|SC|femoral|fem|radial|"
+                   r"brachial|arm|"
                    r"antecubital|AC|chest|forearm)?", re.I)
 
 

@@ -31,7 +31,8 @@ HISTORICAL_CUES = cue("historical")
 PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
-_ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b", re.I)
+_ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
+                 re.I)
 
 
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
@@ -72,7 +73,8 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
     if scope == "plan":
         return ScopeDecision(entity.entity_id, "plan", f"section {segment.title!r} is a plan", (segment.section,))
     if scope == "claims" and entity.kind != "diagnosis":
-        return ScopeDecision(entity.entity_id, "past", "diagnosis list: only billing codes are checked", (segment.section,))
+        return ScopeDecision(entity.entity_id, "past", "diagnosis list: only billing codes are checked",
+                             (segment.section,))
     return ScopeDecision(entity.entity_id, "active", f"section {segment.title!r}", ())
 
 

@@ -64,7 +64,8 @@ def section_scope(kind: str) -> str:
     return next((r.scope for r in section_rules() if r.kind == kind), "active")
 
 
-_HEADER = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Za-z0-9][A-Za-z0-9 /&,\-\(\)'.]{0,60}?)\s*(?::|\s-\s|$)(?P<rest>.*)$")
+_HEADER = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Za-z0-9][A-Za-z0-9 /&,\-\(\)'.]{0,60}?)\s*(?::|\s-\s|"
+                     r"$)(?P<rest>.*)$")
 _PROBLEM = re.compile(r"^\s*(?:#\s*|\d{1,2}[.)]\s+)(?P<title>[A-Za-z][^:]{1,70}?)\s*(?::|\s-\s|$)")
 _DAY_MARKER = re.compile(
     r"^\s*(?:(?:HD|hospital\s+day|POD|post-?op(?:erative)?\s+day|ICU\s+day|day)\s*#?\s*\d{1,2}"
@@ -165,6 +166,7 @@ def note_time_context(note_type: str, admittime: str | None, dischtime: str | No
         if t is not None:
             anchors[name] = t
     ref = parse_datetime(note_day) if note_type != "discharge_summary" else None
-    ref = ref or anchors.get("discharge") or anchors.get("admission") or parse_datetime(note_day) or datetime(2100, 1, 1)
+    ref = ref or anchors.get("discharge") or anchors.get("admission") or parse_datetime(note_day) or datetime(2100, 1,
+                                                                                                              1)
     return TimeContext(ref, anchors, widen_days)
 

@@ -208,11 +208,14 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
         (r"\b(?:overnight|last\s+night|o/n|this\s+past\s+night)\b", -1.0, 0.0),
         (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|today|this\s+shift|currently|now|at\s+present)\b", 0.0, 0.0),
         (r"\byesterday\b|\blast\s+evening\b|\bprior\s+day\b", -1.0, -1.0),
-        (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b", -1.0, 0.0),
+        (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b",
+         -1.0, 0.0),
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
-        (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0, 0.0),
+        (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0,
+         0.0),
     ))
-_CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s*(?P<tilde>~)?\s*|(?<=(?:ed|en|ne)\s)(?P<tilde2>~)\s*)"
+_CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s*(?P<tilde>~)?\s*|(?<=(?:ed|en|"
+                    r"ne)\s)(?P<tilde2>~)\s*)"
                     r"(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)"
                     r"|(?P<h12>1[0-2]|0?[1-9])(?=\s*[ap]\.?m\b))"
                     r"\s*(?P<ampm>[ap]\.?m\.?)?"
@@ -233,13 +236,15 @@ def clock_of(m: re.Match[str]) -> tuple[int, int]:
 
 _FIRST_HOURS = re.compile(r"\b(?:in\s+|within\s+|over\s+|during\s+)?the\s+first\s+(?P<n>\d{1,3}|" + "|".join(_NUM_WORDS)
                           + r")\s*(?P<u>h(?:ours?|rs?)?|days?)\b", re.I)
-_FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b", re.I)
+_FOLLOWING = re.compile(r"\b(?:the\s+)?(?:following|next|subsequent)\s+(?:day|morning|AM)\b|\bthe\s+day\s+after\b",
+                        re.I)
 _PRIOR = re.compile(r"\b(?:the\s+)?(?:previous|preceding|prior)\s+(?:day|evening|night)\b|\bthe\s+day\s+before\b", re.I)
 
 _DURATION = re.compile(
     r"\b(?:x|for|times|over|total\s+of|course\s+of)\s*" + r"(?P<n>\d{1,3}(?:\.\d)?|" + "|".join(_NUM_WORDS) + r")"
     r"\s*-?\s*(?P<u>d(?:ays?)?|wks?|weeks?|h(?:rs?|ours?)?)\b", re.I)
-_DOSES_DURATION = re.compile(r"\b(?P<n>\d{1,2})\s*-?\s*days?\s+(?:course|of\s+(?:treatment|therapy|abx|antibiotics))\b", re.I)
+_DOSES_DURATION = re.compile(r"\b(?P<n>\d{1,2})\s*-?\s*days?\s+(?:course|of\s+(?:treatment|therapy|abx|antibiotics))\b",
+                             re.I)
 
 
 def parse_duration_days(text: str) -> float | None:

@@ -12,7 +12,8 @@ from ehrlib.pipeline.offline.lexicon import Concept
 
 __all__ = ["TREND_VERB", "trend_word", "verb_direction"]
 
-TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|trended\s+up|"
+TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|"
+              r"trended\s+up|"
               r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
               r"normalized|peaked|nadired|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
 
@@ -28,7 +29,8 @@ _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.
 ))
 
 
-_DOWN_VERB = re.compile(r"decreas|fell|drop|declin|improv|came\s+down|trended\s+down|down-?trend|normaliz|nadir|was\s+down", re.I)
+_DOWN_VERB = re.compile(r"decreas|fell|drop|declin|improv|came\s+down|trended\s+down|down-?trend|normaliz|nadir|"
+                        r"was\s+down", re.I)
 
 
 def verb_direction(verb: str, concept: Concept | None) -> str | None:

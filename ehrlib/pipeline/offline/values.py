@@ -25,7 +25,8 @@ _BP_ONE = r"(?P<{p}s>\d{{2,3}})\s*/\s*(?P<{p}d>\d{{2,3}})(?:\s*\(\s*(?P<{p}m>\d{
 _BP = re.compile(
     _BP_ONE.format(p="v")
     + r"(?:\s*[\{\[(]\s*" + _BP_ONE.format(p="lo") + r"\s*(?:-|–|to)\s*" + _BP_ONE.format(p="hi") + r"\s*[\}\])])?")
-_BP_DECADES = re.compile(r"(?P<s1>\d{2,3})s(?:\s*-\s*(?P<s2>\d{2,3})s)?(?:\s*/\s*(?P<d1>\d{2,3})s?(?:\s*-\s*(?P<d2>\d{2,3})s)?)?")
+_BP_DECADES = re.compile(r"(?P<s1>\d{2,3})s(?:\s*-\s*(?P<s2>\d{2,3})s)?"
+                         r"(?:\s*/\s*(?P<d1>\d{2,3})s?(?:\s*-\s*(?P<d2>\d{2,3})s)?)?")
 
 
 def parse_bp(text: str) -> dict[str, float] | None:
@@ -63,22 +64,29 @@ def parse_bp(text: str) -> dict[str, float] | None:
     return None
 
 
-_UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|ml/h|"
-         r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
-_SEP = r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + TREND_VERB + r"?(?:(?:at|to)\s+)?"
+_UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|"
+         r"cc/h|ml/h|cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
+_SEP = (r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|"
+        r"with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + TREND_VERB + r"?(?:(?:at|to)\s+)?")
 _SERIES = re.compile(r"(?P<a>" + NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + NUM + r")"
-                     r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + NUM + r"))?")
+                     r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>"
+                     + NUM + r"))?")
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
                       r"down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
-                      r"(?:" + _UNIT + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
+                      r"(?:" + _UNIT + r")?"
+                      r"\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
                       r"(?P<b>" + NUM + r")", re.I)
-_VALUE_FROM = re.compile(r"(?P<b>" + NUM + r")\**\s*(?:" + _UNIT + r")?\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
-                         r"increased\s+from|decreased\s+from|prev(?:ious(?:ly)?)?|was)\s*(?P<a>" + NUM + r")\s*\)?", re.I)
-_MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|to\s+as\s+high\s+as|"
+_VALUE_FROM = re.compile(r"(?P<b>" + NUM + r")\**\s*(?:" + _UNIT + r")?"
+                         r"\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
+                         r"increased\s+from|decreased\s+from|prev(?:ious(?:ly)?)?|was)\s*(?P<a>" + NUM + r")\s*\)?",
+                         re.I)
+_MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|"
+                     r"to\s+as\s+high\s+as|"
                      r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
                      r"low(?:est)?\s+(?:of)?|to\s+the|to|in\s+the|into\s+the|in\s+the\s+(?:low|mid|high|upper)|>|<|≥|≤)\s*"
                      r"(?P<v>" + NUM + r")(?P<dec>s)?", re.I)
-_SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT + r")?"
+_SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM + r")(?P<dec2>s)?)?"
+                     r"\s*(?P<u>" + _UNIT + r")?"
                      r"(?:\s*\(\s*(?P<lo>" + NUM + r")\s*-\s*(?P<hi>" + NUM + r")\s*\))?", re.I)
 
 

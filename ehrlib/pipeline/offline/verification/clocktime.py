@@ -138,7 +138,8 @@ def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapp
         hits = [h for h in hits if not any(h[1] + RUN_GAP < run[0] <= w_end for run in runs)]
     if hits:
         run = hits[0]
-        return True, run[2][:2] if edge == "start" else run[2][-2:], f"{edge} {_hm(run[0] if edge == 'start' else run[1])}"
+        pair = run[2][:2] if edge == "start" else run[2][-2:]
+        return True, pair, f"{edge} {_hm(run[0] if edge == 'start' else run[1])}"
     near = sorted(runs, key=lambda run: min((abs(((run[0] if edge == "start" else run[1]) - m).total_seconds())
                                              for m in moments), default=0.0))[:3]
     shown = ", ".join(_hm(run[0] if edge == "start" else run[1]) for run in near)

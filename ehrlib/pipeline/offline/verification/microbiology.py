@@ -77,7 +77,8 @@ def _specimen_in_window(c: Claim) -> Verdict | None:
             a.get("organism") or a.get("negative") or a.get("positive")):
         rows = _lookback(c, spec)  # a stated date is the specimen's: no look-back then
     if not rows:
-        any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label") or ""))]
+        any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label")
+                                                                                   or ""))]
         if any_spec:
             return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
                            any_spec[:4])

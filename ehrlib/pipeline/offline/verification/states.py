@@ -129,7 +129,7 @@ def _clinical_criterion(c: Claim) -> Verdict | None:
             target = float(a.get("value", a.get("max", 0)))
             upper = float(a["max"]) if "max" in a and a.get("min") is not None else None
             ok = any((upper is not None and target - 1 <= v <= upper + 1) or value_matches(target, v, 1.0)
-                     or (crit_id == "fever" and temp_match(target, r)) for v, r in zip(vals, any_rows))
+                     or (crit_id == "fever" and temp_match(target, r)) for v, r in zip(vals, any_rows, strict=False))
             if not ok:
                 return verdict(c, False, f"{crit_id} holds but the stated value {target:g} is not recorded",
                                any_rows[:4])

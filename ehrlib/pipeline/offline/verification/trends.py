@@ -148,7 +148,8 @@ def _direction(c: Claim) -> Verdict | None:
         dod = next((d for k in keys if (d := day_over_day([r for r in rows if r.get("key") == k], tol)) is not None),
                    None)
         if dod is not None:
-            directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable" else set())
+            directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable"
+                                                                    else set())
     ev = [rows[0], rows[-1]]
     if claim in directions:
         return verdict(c, True, f"{e.text} {claim} in the table as stated ({values[0]:g} -> {values[-1]:g})", ev)
@@ -237,7 +238,8 @@ def _stated_origin(c: Claim) -> Verdict | None:
             before = before[-3:]  # a progress note's "from" is the previous draw; a summary's spans the stay
         prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
         if prior:
-            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1], hit])
+            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1],
+                                                                                                         hit])
     prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
     return verdict(c, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
                    f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])

@@ -66,7 +66,8 @@ def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float) -> str | None:
     within the same day), rising/falling beyond a dead band of max(tol, 5 % of the
     reference), else stable. None without values on two different days.
     """
-    timed = [(str(r.get("time")), float(r["valuenum"])) for r in rows if r.get("valuenum") is not None and r.get("time")]
+    timed = [(str(r.get("time")), float(r["valuenum"])) for r in rows if r.get("valuenum") is not None
+             and r.get("time")]
     if not timed:
         return None
     timed.sort()
