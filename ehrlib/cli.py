@@ -35,6 +35,7 @@ _COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ehrlib`` argument parser with every registered command."""
     parser = argparse.ArgumentParser(
         prog="ehrlib",
         description="Note-table consistency verification for EHRs.",
@@ -67,6 +68,7 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit code (2 for bad usage or input, 1 for a failed run)."""
     parser = build_parser()
     # -v may follow the subcommand (`ehrlib run ... -v`) at any depth: subparsers hand
     # what they do not know back up, and only the verbose flag is accepted from there

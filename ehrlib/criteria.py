@@ -74,9 +74,11 @@ class CriterionTest:
         return True
 
     def applies_to_sex(self, sex: str | None) -> bool:
+        """Whether the test holds for a patient of this sex (tests without a sex apply to all)."""
         return self.sex is None or (sex or "").upper()[:1] == self.sex
 
     def met(self, value: float) -> bool:
+        """Whether ``value`` meets the threshold; a test without one is a ValueError."""
         if self.operator is None or self.threshold is None:
             raise ValueError(f"test on {self.label!r} has no operator/threshold")
         return compare(value, self.operator, self.threshold)
@@ -84,6 +86,7 @@ class CriterionTest:
 
 @dataclass(frozen=True, slots=True)
 class Criterion:
+    """A clinical state defined by table tests (e.g. fever: temperature above a threshold)."""
     id: str
     names: tuple[str, ...]
     negations: tuple[str, ...]
@@ -105,6 +108,7 @@ class Criterion:
 
     def tests_for(self, table: str, label: str | None, fluid: str | None = None,
                   sex: str | None = None) -> list[CriterionTest]:
+        """The tests that apply to an item of ``table`` with this label, fluid and patient sex."""
         return [t for t in self.tests if t.matches(table, label, fluid) and t.applies_to_sex(sex)]
 
 
@@ -191,6 +195,7 @@ def load_criteria() -> Mapping[str, Criterion]:
 
 
 def criterion(cid: str) -> Criterion:
+    """The criterion with id ``cid``; ConfigError naming the known ids otherwise."""
     try:
         return load_criteria()[cid]
     except KeyError:

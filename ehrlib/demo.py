@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class DemoConfig:
+    """Sizes and folders of one demo run (defaults: the embedded synthetic study)."""
     out_dir: Path = Path("runs/demo")
     figures_dir: Path = Path("figures")
     patients: int = 40
@@ -260,6 +261,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    """Add the ``demo`` command to the CLI."""
     p = sub.add_parser("demo", help="run the whole study on the embedded synthetic hospital (offline)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="runs/demo", help="working folder (default: runs/demo)")

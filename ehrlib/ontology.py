@@ -70,6 +70,7 @@ class OntologyItem:
 
 @dataclass(frozen=True, slots=True)
 class Ontology:
+    """The item ontology: group -> subgroups, and every catalogue item placed in one."""
     groups: Mapping[str, tuple[str, ...]]
     items: tuple[OntologyItem, ...]
     method: str = "rules"
@@ -85,24 +86,30 @@ class Ontology:
 
     @property
     def group_names(self) -> tuple[str, ...]:
+        """The group names, in order."""
         return tuple(self.groups)
 
     def subgroups(self, group: str) -> tuple[str, ...]:
+        """The subgroups of ``group`` (empty when unknown)."""
         return tuple(self.groups.get(group, ()))
 
     def items_in(self, group: str, subgroup: str | None = None) -> tuple[OntologyItem, ...]:
+        """The items of a group, or of one of its subgroups."""
         return tuple(i for i in self.items if i.group == group and (subgroup is None or i.subgroup == subgroup))
 
     def item(self, key: str) -> OntologyItem | None:
+        """The item with this key, or None."""
         return _index(self).get(key)
 
     def counts(self) -> dict[str, int]:
+        """Items per group."""
         out: dict[str, int] = {g: 0 for g in self.groups}
         for i in self.items:
             out[i.group] = out.get(i.group, 0) + 1
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form written by ``save_ontology``."""
         return {"format": FORMAT, "format_version": self.version, "method": self.method,
                 "source": dict(self.source), "sha8": self.sha8,
                 "groups": {g: list(s) for g, s in self.groups.items()},
@@ -111,6 +118,7 @@ class Ontology:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ontology:
+        """Read the JSON form; DataError for another format or version."""
         if data.get("format") != FORMAT:
             raise DataError(f"not an ehrlib ontology (format={data.get('format')!r})")
         if data.get("format_version") != FORMAT_VERSION:
@@ -442,10 +450,12 @@ def build_ontology_llm(con: Any, ask: Callable[[str, str], Mapping[str, Any]], *
 
 
 def save_ontology(ontology: Ontology, path: str | Path) -> Path:
+    """Write the ontology as JSON to ``path`` (atomically)."""
     return write_json(ontology.to_dict(), Path(path))
 
 
 def read_ontology(path: str | Path) -> Ontology:
+    """Read an ontology file; ConfigError when it is missing."""
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"ontology file not found: {p}")

@@ -28,10 +28,12 @@ class PromptTemplate:
 
     @property
     def prompt_id(self) -> str:
+        """``stem@sha8`` of the template text, stored with every record it produced."""
         digest = hashlib.sha256(self.template.template.encode("utf-8")).hexdigest()[:8]
         return f"{self.stem}@{digest}"
 
     def render(self, **values: str) -> str:
+        """The prompt with ``values`` filled in; ConfigError naming a missing placeholder."""
         try:
             return self.template.substitute(**values)
         except KeyError as exc:

@@ -65,6 +65,7 @@ class LogicalTable:
 
     @property
     def time_kind(self) -> Literal["point", "interval", "none"]:
+        """Whether rows carry a time point, an interval, or no time."""
         if "start" in self.roles:
             return "interval"
         if "time" in self.roles:
@@ -72,6 +73,7 @@ class LogicalTable:
         return "none"
 
     def role(self, name: str) -> str | None:
+        """The logical column playing ``name`` (subject, time, item...), or None."""
         return self.roles.get(name)
 
 
@@ -217,6 +219,7 @@ class PhysicalTable:
         return quote_ident(self.name)
 
     def has(self, logical_column: str) -> bool:
+        """Whether this layout has the logical column."""
         return self.columns.get(logical_column) is not None
 
     def col(self, logical_column: str, alias: str | None = None) -> str:
@@ -239,9 +242,11 @@ class SchemaMap:
     tables: Mapping[str, PhysicalTable]
 
     def has(self, logical_table: str) -> bool:
+        """Whether this layout has the logical table."""
         return logical_table in self.tables
 
     def table(self, logical_table: str) -> PhysicalTable:
+        """The physical table of a logical one; KeyError when the layout lacks it."""
         try:
             return self.tables[logical_table]
         except KeyError:
@@ -401,6 +406,7 @@ FLAVORS: Mapping[str, SchemaMap] = MappingProxyType({
 
 
 def schema_map(flavor: str) -> SchemaMap:
+    """The schema map of a layout; KeyError naming the known layouts otherwise."""
     try:
         return FLAVORS[flavor]
     except KeyError:

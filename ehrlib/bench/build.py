@@ -24,6 +24,7 @@ HEADER = ("dataset", "table", "rows", "seconds", "rows_per_s", "source_mb", "rep
 
 
 def demo_folder() -> Path | None:
+    """The MIMIC-III demo CSV folder ($EHRLIB_MIMIC3_DEMO, else next to the repository), or None."""
     env = os.environ.get("EHRLIB_MIMIC3_DEMO")
     for p in ([Path(env)] if env else []) + [repo_root().parent / "shared" / "data" / "mimic-iii-demo"]:
         if p.is_dir():
@@ -32,6 +33,7 @@ def demo_folder() -> Path | None:
 
 
 def run(out_dir: Path, repeats: int = 3) -> Path:
+    """Time building the demo database ``repeats`` times; write ``bench_build.csv`` into ``out_dir``."""
     src = demo_folder()
     if src is None:
         raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "

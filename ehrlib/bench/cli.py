@@ -12,6 +12,7 @@ __all__ = ["register", "run_benchmarks"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``bench`` command to the CLI."""
     p = sub.add_parser("bench", help="run the benchmarks and write figures/bench_*.csv",
                        description=f"Run benchmarks (available: {', '.join(available()) or 'none'}).")
     p.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")

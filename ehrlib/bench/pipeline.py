@@ -208,6 +208,7 @@ def _measure(corpus: Path, db: Path, runs: Path, run_id: str, concurrency: int, 
 
 
 def run(out_dir: Path, *, latency: float | None = None, n_notes: int = 6) -> Path:
+    """Time the orchestration with a simulated LLM latency; write ``bench_pipeline.csv``."""
     latency = float(os.environ.get("EHRLIB_BENCH_LATENCY", DEFAULT_LATENCY_S)) if latency is None else latency
     rows = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-pipeline-") as tmp:

@@ -22,6 +22,7 @@ HEADER = ("dataset", "phase", "chartevents_rows", "seconds", "rows_per_s", "targ
 
 
 def run(out_dir: Path, rows: int = 30_000_000, seed: int = 0) -> Path:
+    """Time generating a synthetic hospital of ``rows`` chart rows; write ``bench_synth.csv``."""
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-synth-") as tmp:
         b = build_hospital(Path(tmp) / "synth.duckdb", seed=seed, scale=rows)
     threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0]

@@ -200,6 +200,7 @@ def _row(dataset: str, n_chart: int, n_labels: int, tool: str, ms: Sequence[floa
 
 
 def run(out_dir: Path, scales: Sequence[int] = SCALES, n_patients: int = 60, seed: int = 0) -> Path:
+    """Time every tool at two database scales against its latency target; write ``bench_tools.csv``."""
     if len(scales) != 2:
         raise BenchSkipped("the tool benchmark compares exactly two scales")
     rows: list[tuple] = []

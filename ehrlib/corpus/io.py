@@ -137,18 +137,22 @@ def read_records(cls: type[R], path: str | os.PathLike[str], *, strip: tuple[str
 
 
 def read_notes(path: str | os.PathLike[str]) -> list[Note]:
+    """Read and validate a ``notes.jsonl`` file."""
     return read_records(Note, path)
 
 
 def read_gold(path: str | os.PathLike[str]) -> list[GoldEntity]:
+    """Read and validate a ``gold.jsonl`` file."""
     return read_records(GoldEntity, path)
 
 
 def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
+    """Read and validate a ``predictions.jsonl`` file."""
     return read_records(Prediction, path)
 
 
 def read_manifest(corpus_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """The ``manifest.json`` of a corpus folder; RecordError when it is missing or unreadable."""
     path = Path(corpus_dir) / MANIFEST_FILE
     if not path.exists():
         raise RecordError(f"{path}: file not found")
@@ -167,6 +171,7 @@ class Corpus:
     manifest: Mapping[str, Any]
 
     def gold_for(self, note_id: str) -> list[GoldEntity]:
+        """The gold entities of one note, in file order."""
         return [g for g in self.gold if g.note_id == note_id]
 
 

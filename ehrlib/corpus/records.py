@@ -94,6 +94,7 @@ class Inconsistency:
 
 @dataclass(frozen=True, slots=True)
 class Note:
+    """One clinical note of an admission, split into lines by ``lines``."""
     note_id: str
     subject_id: int
     hadm_id: int
@@ -110,6 +111,7 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class GoldEntity:
+    """One annotated statement of a note: its label, the table rows behind it and why."""
     note_id: str
     entity_id: str
     line: int
@@ -145,6 +147,7 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """LLM calls, tokens and cost spent on one record (all zero offline)."""
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -154,6 +157,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
+    """One method's verdict on one statement of a note, with its evidence rows and tool calls."""
     run_id: str
     note_id: str
     line: int
@@ -178,6 +182,7 @@ class Prediction:
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
+    """A judge's decision on one gold entity of a run (harsh or lenient matching)."""
     note_id: str
     entity_id: str
     mode: Literal["harsh", "lenient"]

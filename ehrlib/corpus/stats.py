@@ -34,6 +34,7 @@ _TYPES = ("time", "value", "interpretation", "trend", "other")
 
 
 def count_tokens(text: str) -> int:
+    """Words and punctuation marks in ``text`` (the tokenizer the corpus statistics use)."""
     return len(_TOKEN.findall(text))
 
 

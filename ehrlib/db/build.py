@@ -65,10 +65,12 @@ class BuildResult:
 
     @property
     def rows(self) -> int:
+        """Rows loaded over all tables."""
         return sum(t.rows for t in self.tables)
 
     @property
     def missing(self) -> tuple[str, ...]:
+        """Logical tables whose CSV was not found."""
         return tuple(t.name for t in self.tables if t.status == "missing")
 
 

@@ -7,6 +7,7 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``build-db`` and ``download`` commands to the CLI."""
     p = sub.add_parser("build-db", help="build a DuckDB file from a MIMIC-III or MIMIC-IV CSV folder",
                        description="Build one typed DuckDB file (with a build manifest) from a MIMIC folder.")
     p.add_argument("src", metavar="SRC_DIR", help="MIMIC-III folder (PATIENTS.csv[.gz], ...) or MIMIC-IV (hosp/, icu/)")

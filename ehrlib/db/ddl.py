@@ -54,15 +54,18 @@ class TableDef:
 
     @property
     def ref(self) -> str:
+        """The quoted, schema-qualified name to use in SQL."""
         if self.schema:
             return f"{schema.quote_ident(self.schema)}.{schema.quote_ident(self.name)}"
         return schema.quote_ident(self.name)
 
     @property
     def generated_row_id(self) -> ColumnDef | None:
+        """The row-id column the build numbers itself (no source column), if any."""
         return next((c for c in self.columns if c.source is None), None)
 
     def create_sql(self) -> str:
+        """``CREATE TABLE`` statement with the typed columns."""
         cols = ",\n  ".join(
             f"{schema.quote_ident(c.name)} {c.type}{' NOT NULL' if c.not_null else ''}" for c in self.columns
         )

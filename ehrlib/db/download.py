@@ -33,6 +33,7 @@ _CHUNK = 1 << 16
 
 @dataclass(frozen=True, slots=True)
 class DownloadResult:
+    """Where a demo was downloaded and how many files were verified, fetched and skipped."""
     dest: Path
     files: int
     downloaded: int

@@ -51,6 +51,7 @@ class TableInfo:
 
 
 def table_exists(con, d: TableDef) -> bool:
+    """Whether the physical table of ``d`` exists in the database."""
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
         [d.schema or "main", d.name],

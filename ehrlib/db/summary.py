@@ -12,6 +12,7 @@ __all__ = ["DbSummary", "summarize"]
 
 @dataclass(frozen=True, slots=True)
 class DbSummary:
+    """What a built database holds: layout, version, tables with row counts, time span."""
     layout: str
     flavor: str
     version: str
@@ -26,9 +27,11 @@ class DbSummary:
 
     @property
     def rows(self) -> int:
+        """Rows over all tables."""
         return sum(n for _, _, n in self.tables)
 
     def lines(self) -> list[str]:
+        """Human-readable summary lines (``ehrlib build-db`` prints them)."""
         span = (f"{self.first_time:%Y-%m-%d} .. {self.last_time:%Y-%m-%d}" if self.first_time and self.last_time
                 else "n/a")
         loaded = [t for t in self.tables if t[1] == "loaded"]

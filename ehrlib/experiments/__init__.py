@@ -26,6 +26,7 @@ _NAME = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
 
 @dataclass(frozen=True, slots=True)
 class Experiment:
+    """One numbered notebook and its parameter file."""
     number: int
     stem: str
     notebook: Path
@@ -33,6 +34,7 @@ class Experiment:
 
     @property
     def name(self) -> str:
+        """``NN_stem``, the notebook's file stem."""
         return f"{self.number:02d}_{self.stem}"
 
 

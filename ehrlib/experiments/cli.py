@@ -18,6 +18,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
+    """Add the ``experiments`` command to the CLI."""
     p = sub.add_parser("experiments", help="list or run the numbered notebooks with papermill")
     s = p.add_subparsers(dest="experiments_command", metavar="ACTION", required=True)
     s.add_parser("list", help="numbered notebooks and their params files").set_defaults(func=_list)

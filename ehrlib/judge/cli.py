@@ -11,6 +11,7 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
+    """Add the ``judge`` command to the CLI."""
     p = sub.add_parser("judge", help="judge a run against gold labels and write its metrics",
                        description="Judge a run's predictions against the corpus gold labels "
                                    "(deterministic matcher or an LLM judge); writes judgements.jsonl, "

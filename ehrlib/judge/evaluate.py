@@ -182,6 +182,7 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
 
 
 def read_judgements(run_dir: str | os.PathLike[str]) -> list[Judgement]:
+    """The judgements stored in a run folder (empty before the run is judged)."""
     path = Path(run_dir) / JUDGEMENTS_FILE
     return read_records(Judgement, path, strip=("run_id",)) if path.exists() else []
 

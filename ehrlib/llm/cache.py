@@ -67,6 +67,7 @@ def cache_key(
 
 
 def response_to_dict(response: LLMResponse) -> dict[str, Any]:
+    """The JSON form of a response, as the cache stores it."""
     return {
         "text": response.text,
         "tool_calls": [dataclasses.asdict(c) for c in response.tool_calls],
@@ -77,6 +78,7 @@ def response_to_dict(response: LLMResponse) -> dict[str, Any]:
 
 
 def response_from_dict(data: Mapping[str, Any], *, cached: bool) -> LLMResponse:
+    """Rebuild a cached response; ``cached`` marks it as served from the cache."""
     return LLMResponse(
         text=data["text"],
         tool_calls=tuple(ToolCall(**c) for c in data["tool_calls"]),
@@ -106,6 +108,7 @@ class ResponseCache:
         self.writes = 0
 
     def get(self, key: str) -> LLMResponse | None:
+        """The stored response for ``key``, or None."""
         with self._lock:
             row = self._conn.execute(
                 "SELECT response_json FROM responses WHERE key = ?", (key,)
@@ -117,6 +120,7 @@ class ResponseCache:
         return response_from_dict(json.loads(row[0]), cached=True)
 
     def put(self, key: str, backend: str, model: str, response: LLMResponse) -> None:
+        """Store a response under ``key`` (replacing an older one)."""
         blob = _canonical(response_to_dict(response))
         with self._lock:
             self._conn.execute(
@@ -136,5 +140,6 @@ class ResponseCache:
         return {"path": str(self.path), "hits": self.hits, "misses": self.misses, "writes": self.writes}
 
     def close(self) -> None:
+        """Close the cache database."""
         with self._lock:
             self._conn.close()

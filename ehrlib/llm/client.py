@@ -48,9 +48,11 @@ class Backend(Protocol):
         tools: Sequence[ToolSpec] | None,
         config: GenerationConfig,
         timeout_s: float,
-    ) -> LLMResponse: ...
+    ) -> LLMResponse:
+        """Send one request; raise a transport or API error for the client to retry or report."""
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> dict[str, Any]:
+        """Endpoint facts for the run manifest (never credentials)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ class RetryPolicy:
             raise ConfigError("retry max_attempts must be at least 1")
 
     def delay(self, failed_attempts: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds before the next attempt: exponential backoff with jitter, at least the server's Retry-After."""
         base = min(self.max_s, self.initial_s * self.exp_base ** (failed_attempts - 1))
         delay = base + rng.uniform(0, self.jitter_s)
         if retry_after is not None:
@@ -231,6 +234,7 @@ class Client:
         stage: str | None = None,
         note_id: str | None = None,
     ) -> LLMResponse:
+        """Blocking ``generate``, for callers outside an event loop."""
         return run_sync(self.generate(messages, tools=tools, config=config, stage=stage, note_id=note_id))
 
     def manifest(self) -> dict[str, Any]:

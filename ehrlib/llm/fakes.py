@@ -33,6 +33,7 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class FakeReply:
+    """One canned HTTP reply of the fake server."""
     status: int
     body: Mapping[str, Any]
     delay_s: float = 0.0
@@ -41,6 +42,7 @@ class FakeReply:
 
 @dataclass(frozen=True, slots=True)
 class RecordedRequest:
+    """One request the fake server received."""
     method: str
     path: str
     headers: Mapping[str, str]
@@ -145,6 +147,7 @@ def _gemini_usage(input_tokens: int, output_tokens: int, thinking_tokens: int) -
 
 def gemini_text(text: str, *, input_tokens: int = 10, output_tokens: int = 5,
                 thinking_tokens: int = 0, delay_s: float = 0.0) -> FakeReply:
+    """A Gemini reply with text only."""
     return FakeReply(200, {
         "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
         "usageMetadata": _gemini_usage(input_tokens, output_tokens, thinking_tokens),
@@ -155,6 +158,7 @@ def gemini_text(text: str, *, input_tokens: int = 10, output_tokens: int = 5,
 def gemini_function_calls(*calls: tuple[str, Mapping[str, Any]], signature: str | None = None,
                           input_tokens: int = 10, output_tokens: int = 5,
                           thinking_tokens: int = 0) -> FakeReply:
+    """A Gemini reply asking for the given ``(name, args)`` function calls."""
     parts: list[dict[str, Any]] = []
     for i, (name, args) in enumerate(calls):
         part: dict[str, Any] = {"functionCall": {"name": name, "args": dict(args)}}
@@ -168,6 +172,7 @@ def gemini_function_calls(*calls: tuple[str, Mapping[str, Any]], signature: str 
 
 
 def gemini_error(code: int, status: str, message: str = "", headers: Mapping[str, str] | None = None) -> FakeReply:
+    """A Gemini API error reply."""
     return FakeReply(code, {"error": {"code": code, "message": message or status, "status": status}},
                      headers=headers or {})
 
@@ -185,6 +190,7 @@ def _openai_body(message: dict[str, Any], finish: str, prompt: int, completion: 
 
 def openai_text(text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5,
                 reasoning_tokens: int = 0, delay_s: float = 0.0) -> FakeReply:
+    """An OpenAI-compatible chat reply with text only."""
     return FakeReply(200, _openai_body({"role": "assistant", "content": text}, "stop",
                                        prompt_tokens, completion_tokens, reasoning_tokens),
                      delay_s=delay_s)
@@ -203,5 +209,6 @@ def openai_tool_calls(*calls: tuple[str, Mapping[str, Any] | str], prompt_tokens
 
 
 def openai_error(code: int, message: str = "error", headers: Mapping[str, str] | None = None) -> FakeReply:
+    """An OpenAI-compatible error reply."""
     return FakeReply(code, {"error": {"message": message, "type": "server_error", "code": code}},
                      headers=headers or {})

@@ -110,6 +110,7 @@ class GeminiBackend:
         self._transport_errors = _transport_error_types()
 
     def describe(self) -> dict[str, Any]:
+        """Endpoint facts for the run manifest."""
         return {"endpoint": self.endpoint, "vertexai": self.vertexai}
 
     # --- requests -----------------------------------------------------------------
@@ -173,6 +174,7 @@ class GeminiBackend:
         timeout_s: float,
     ) -> LLMResponse:
         # deferred: google-genai is a heavy import; only the Gemini backend needs it
+        """Send one request through google-genai, with automatic function calling off."""
         from google.genai import errors
 
         contents, system = self._contents(messages)

@@ -71,6 +71,7 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class LoopFailure:
+    """Why a tool loop stopped without an answer: malformed reply, tool error or step limit."""
     kind: str  # "malformed" | "call_error" | "max_steps"
     message: str
 
@@ -89,6 +90,7 @@ class ToolLoopResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the loop ended with an answer."""
         return self.failure is None
 
 

@@ -90,6 +90,7 @@ class OpenAICompatBackend:
         self._transport = transport
 
     def describe(self) -> dict[str, Any]:
+        """Endpoint facts for the run manifest (never the key)."""
         return {
             "endpoint": self.endpoint,
             "auth_header": self.auth_header,
@@ -125,6 +126,7 @@ class OpenAICompatBackend:
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None, config: GenerationConfig
     ) -> dict[str, Any]:
+        """The chat-completions request body for these messages and tools."""
         body: dict[str, Any] = {"model": config.model, "messages": self._messages(messages)}
         for key, value in (
             ("temperature", config.temperature),
@@ -157,6 +159,7 @@ class OpenAICompatBackend:
         config: GenerationConfig,
         timeout_s: float,
     ) -> LLMResponse:
+        """Send one chat-completions request and parse the reply."""
         body = self.build_request(messages, tools, config)
         try:
             async with httpx.AsyncClient(timeout=timeout_s, transport=self._transport) as http:

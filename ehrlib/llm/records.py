@@ -81,10 +81,12 @@ class Message:
 
 
 def system(text: str) -> Message:
+    """A system message."""
     return Message("system", text)
 
 
 def user(text: str) -> Message:
+    """A user message."""
     return Message("user", text)
 
 
@@ -120,9 +122,11 @@ class GenerationConfig:
     response_schema: Mapping[str, Any] | None = None
 
     def replace(self, **changes: Any) -> GenerationConfig:
+        """A copy with ``changes`` applied."""
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
+        """The configuration as a plain dict (for manifests and cache keys)."""
         return dataclasses.asdict(self)
 
 
@@ -175,7 +179,8 @@ class LLMClient(Protocol):
         config: GenerationConfig | None = None,
         stage: str | None = None,
         note_id: str | None = None,
-    ) -> LLMResponse: ...
+    ) -> LLMResponse:
+        """One model call with tools offered; usage is recorded under ``stage`` and ``note_id``."""
 
     def generate_sync(
         self,
@@ -185,7 +190,8 @@ class LLMClient(Protocol):
         config: GenerationConfig | None = None,
         stage: str | None = None,
         note_id: str | None = None,
-    ) -> LLMResponse: ...
+    ) -> LLMResponse:
+        """Blocking ``generate``."""
 
 
 # --- tool specs from typed functions -------------------------------------------------

@@ -58,6 +58,7 @@ class ScriptedBackend:
         self.requests: list[tuple[tuple[Message, ...], tuple[ToolSpec, ...], GenerationConfig]] = []
 
     def describe(self) -> dict[str, Any]:
+        """Endpoint facts for the run manifest."""
         return {"endpoint": self.endpoint, "replies": len(self._replies)}
 
     async def send(
@@ -67,6 +68,7 @@ class ScriptedBackend:
         config: GenerationConfig,
         timeout_s: float,
     ) -> LLMResponse:
+        """Return the next scripted reply (or raise it); ConfigError when the script runs out."""
         self.requests.append((tuple(messages), tuple(tools or ()), config))
         if self._next >= len(self._replies):
             raise ConfigError(f"scripted backend ran out of replies after {len(self._replies)}")

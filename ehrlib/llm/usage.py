@@ -42,6 +42,7 @@ class Price:
     output_long: float | None = None
 
     def cost(self, usage: Usage) -> float:
+        """Dollar cost of ``usage`` at this price (long-context rates above the threshold)."""
         long = self.long_context_threshold is not None and usage.input_tokens > self.long_context_threshold
         rate_in = self.input_long if long and self.input_long is not None else self.input
         rate_out = self.output_long if long and self.output_long is not None else self.output
@@ -82,11 +83,13 @@ class PriceTable:
         return cls(prices, source=source)
 
     def price_for(self, model: str) -> Price | None:
+        """The price of the longest model-name prefix that matches, or None."""
         name = normalize_model_name(model)
         best = max((k for k in self.prices if name.startswith(k)), key=len, default=None)
         return self.prices[best] if best is not None else None
 
     def cost(self, model: str, usage: Usage) -> float | None:
+        """Dollar cost of ``usage`` on ``model``; None for a model without a price."""
         price = self.price_for(model)
         return None if price is None else price.cost(usage)
 
@@ -140,6 +143,7 @@ class UsageLedger:
         stage: str | None = None,
         note_id: str | None = None,
     ) -> CallRecord:
+        """Record one call and return its record (a model without a price is warned about once)."""
         cost = self.prices.cost(model, usage)
         if cost is None and model not in self._warned:
             self._warned.add(model)
@@ -153,10 +157,12 @@ class UsageLedger:
         return rec
 
     def record_failure(self) -> None:
+        """Count one call that failed after its retries."""
         with self._lock:
             self._failures += 1
 
     def records(self) -> list[CallRecord]:
+        """The calls recorded so far."""
         with self._lock:
             return list(self._records)
 

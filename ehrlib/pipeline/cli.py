@@ -7,6 +7,7 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``run`` command to the CLI."""
     p = sub.add_parser("run", help="run EHR-Inspector (or a baseline) over a corpus",
                        description="Run a pipeline over a corpus folder (notes.jsonl) against a database. "
                                    "Command-line values override the params file. Resumable: rerun the same "

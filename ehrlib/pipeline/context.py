@@ -115,6 +115,7 @@ class ItemProfiler:
         return con
 
     def __call__(self, key: str) -> tuple[str, ...]:
+        """TopV of an item key, memoised per run."""
         with self._lock:
             if key in self._memo:
                 return self._memo[key]

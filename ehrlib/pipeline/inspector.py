@@ -76,6 +76,7 @@ class StageRecord:
 
 @dataclass(frozen=True, slots=True)
 class NoteResult:
+    """Everything one note produced: segments, timeline, entities, scope, verdicts and stage records."""
     note_id: str
     segments: tuple[Segment, ...]
     timeline: Timeline
@@ -96,10 +97,12 @@ class NoteResult:
 
     @property
     def usage(self) -> Usage:
+        """LLM usage over all stages."""
         return add_usage(*(r.usage for r in self.stage_records))
 
     @property
     def cache_hits(self) -> int:
+        """Verdicts served from the validation cache."""
         return sum(1 for v in self.verdicts if v.from_cache)
 
 

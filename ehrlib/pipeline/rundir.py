@@ -137,6 +137,7 @@ class RunWriter:
 
     @property
     def done(self) -> set[str]:
+        """Notes the ledger records as finished (ok or failed): a rerun skips them."""
         return {e["note_id"] for e in self.ledger if e.get("status") in ("ok", "failed")}
 
     def commit(self, note_id: str, lines: Mapping[str, Sequence[str]], summary: Mapping[str, Any]) -> None:
@@ -193,6 +194,7 @@ def note_lines(run_id: str, result: NoteResult) -> dict[str, list[str]]:
 
 
 def note_summary(result: NoteResult) -> dict[str, Any]:
+    """The ledger entry of one note: counts, stage timings and usage."""
     stages: dict[str, dict[str, float]] = {}
     for r in result.stage_records:
         s = stages.setdefault(r.stage, {"calls": 0, "wall_s": 0.0, "llm_calls": 0, "input_tokens": 0,
@@ -274,6 +276,7 @@ def provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, 
 def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
               summary: Mapping[str, Any], status: str, started: str,
               ontology_info: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The run manifest: parameters, stages, provenance and progress."""
     return {
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
         "updated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

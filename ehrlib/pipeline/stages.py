@@ -119,14 +119,17 @@ class NoteContext:
 
     @property
     def note_id(self) -> str:
+        """The note's id."""
         return self.note.note_id
 
     @property
     def note_type(self) -> str:
+        """The note's type."""
         return self.note.note_type
 
     @property
     def lines(self) -> list[str]:
+        """The note's lines."""
         return self.note.lines
 
     @property
@@ -152,10 +155,12 @@ class Timeline:
     time_refs: tuple[TimeRef, ...] = ()
 
     def anchor(self, name: str) -> Anchor | None:
+        """The anchor with this name (case-insensitive), or None."""
         low = name.strip().lower()
         return next((a for a in self.anchors if a.name.lower() == low), None)
 
     def refs_on_line(self, line: int) -> tuple[TimeRef, ...]:
+        """The time expressions found on ``line``."""
         return tuple(r for r in self.time_refs if r.line == line)
 
     def window_for_line(self, line: int, segment: Segment | None = None) -> TimeSpan | None:
@@ -219,6 +224,7 @@ class StageEnv:
 
     @property
     def con(self) -> DuckDBPyConnection | None:
+        """This thread's database connection (opened on first use), or None."""
         if self._con is not None or self._connect is None:
             return self._con
         cur = getattr(self._local, "con", None)
@@ -231,6 +237,7 @@ class StageEnv:
 
     @property
     def toolset(self) -> Toolset | None:
+        """This thread's toolset (built on first use), or None."""
         if self._toolset is not None or self._make_tools is None:
             return self._toolset
         tools = getattr(self._local, "toolset", None)
@@ -256,14 +263,16 @@ class StageEnv:
 class Segmenter(Protocol):
     """Stage 1: topic-coherent segments covering every line of the note exactly once."""
 
-    def __call__(self, ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]: ...
+    def __call__(self, ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]:
+        """The note's segments."""
 
 
 class AnchorResolver(Protocol):
     """Stage 2: global anchors of the note, then relative expressions per segment."""
 
     def __call__(self, ctx: NoteContext, env: StageEnv,
-                 segments: tuple[Segment, ...]) -> StageOutput[Timeline]: ...
+                 segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
+        """The note's timeline."""
 
 
 class Extractor(Protocol):
@@ -276,14 +285,16 @@ class Extractor(Protocol):
     """
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
-                 known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]: ...
+                 known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        """Entities of one segment (``known``: what an earlier step already found there)."""
 
 
 class ScopeFilter(Protocol):
     """Stage 5: past / active / plan for each entity of one segment (one decision each, same order as ``entities``)."""
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
-                 entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]: ...
+                 entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]:
+        """One scope decision per entity of the segment."""
 
 
 class Verifier(Protocol):
@@ -301,7 +312,8 @@ class Verifier(Protocol):
     """
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
-                 cache: tuple[CacheEntry, ...]) -> Verdict: ...
+                 cache: tuple[CacheEntry, ...]) -> Verdict:
+        """The verdict on one active entity."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +363,7 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 
 def registered_backends() -> tuple[str, ...]:
+    """Names of the registered backends."""
     return tuple(sorted(_REGISTRY))
 
 

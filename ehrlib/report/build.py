@@ -43,6 +43,7 @@ __all__ = ["ReportResult", "method_label", "build_report", "build_comparison"]
 
 @dataclass(frozen=True, slots=True)
 class ReportResult:
+    """What ``build_report`` wrote for one run."""
     run_dir: Path
     tables: tuple[Path, ...] = ()
     figures: tuple[Path, ...] = ()

@@ -8,6 +8,7 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
+    """Add the ``report`` command to the CLI."""
     p = sub.add_parser("report", help="write a run's tables (CSV + Markdown), figures and HTML viewer",
                        description="Regenerate every table and figure of one run: metrics (mean over "
                                    "notes, breakdowns, bootstrap CIs), heuristic error types, tool-trace "

@@ -28,6 +28,7 @@ def _tables(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
+    """Add the ``synth`` command to the CLI."""
     synth = subparsers.add_parser("synth", help="build the embedded synthetic hospital (tables, notes)")
     sub = synth.add_subparsers(dest="synth_command", metavar="SYNTH_COMMAND")
     synth.set_defaults(func=lambda _args: synth.print_help() or 2)

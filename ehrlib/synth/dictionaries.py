@@ -49,9 +49,11 @@ class ChartItem:
     cv_unit: str | None = None
 
     def itemid(self, source: DbSource) -> int | None:
+        """The item id in this source system (None when it lacks the item)."""
         return self.mv if source == "metavision" else self.cv
 
     def unit(self, source: DbSource) -> str | None:
+        """The unit in this source system."""
         return self.mv_unit if source == "metavision" else self.cv_unit
 
 

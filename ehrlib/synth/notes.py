@@ -73,6 +73,7 @@ _NO_SUBSTITUTE = ("vital_range", "finding")
 
 @dataclass(frozen=True, slots=True)
 class NoteOptions:
+    """Knobs of the note writer."""
     inconsistency_rate: float = 0.27
 
 

@@ -34,6 +34,7 @@ def _notes(args: argparse.Namespace) -> int:
 
 
 def add_notes_parser(sub) -> None:
+    """Add ``synth notes`` to the CLI."""
     p = sub.add_parser("notes", help="write notes + gold labels from a database (any MIMIC-like layout)",
                        description="Write discharge summaries, physician and nursing notes with gold labels "
                                    "(notes.jsonl, gold.jsonl, manifest.json) from DB's rows.")

@@ -115,6 +115,7 @@ CATEGORICAL_CONCEPTS: tuple[Concept, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class ItemInfo:
+    """An item of an event table with its label."""
     table: str  # logical event table the rows live in
     itemid: int | str
     label: str
@@ -136,6 +137,7 @@ class Obs:
 
 @dataclass(frozen=True, slots=True)
 class MedOrder:
+    """One prescription row."""
     row_id: int
     drug: str
     start: dt.datetime | None
@@ -147,6 +149,7 @@ class MedOrder:
 
 @dataclass(frozen=True, slots=True)
 class InputEvent:
+    """One infusion or bolus row."""
     table: str
     row_id: int
     item: ItemInfo
@@ -160,6 +163,7 @@ class InputEvent:
 
 @dataclass(frozen=True, slots=True)
 class ProcEvent:
+    """One procedure row."""
     row_id: int
     item: ItemInfo
     start: dt.datetime
@@ -169,6 +173,7 @@ class ProcEvent:
 
 @dataclass(frozen=True, slots=True)
 class MicroRow:
+    """One microbiology row."""
     row_id: int
     time: dt.datetime
     specimen: str | None
@@ -179,6 +184,7 @@ class MicroRow:
 
 @dataclass(frozen=True, slots=True)
 class DxRow:
+    """One diagnosis code of the admission."""
     row_id: int
     seq: int | None
     code: str
@@ -188,6 +194,7 @@ class DxRow:
 
 @dataclass(frozen=True, slots=True)
 class AdmissionFacts:
+    """What the note writer knows of one admission, read once from the tables."""
     subject_id: int
     hadm_id: int
     admittime: dt.datetime
@@ -211,10 +218,12 @@ class AdmissionFacts:
         return (d - self.admittime.date()).days + 1
 
     def day_start(self, hd: int) -> dt.datetime:
+        """Midnight of hospital day ``hd`` (HD 1 is the admission day)."""
         return dt.datetime.combine(self.admittime.date() + dt.timedelta(days=hd - 1), dt.time())
 
     @property
     def n_days(self) -> int:
+        """Hospital days of the stay."""
         return self.hd(self.dischtime)
 
 
@@ -228,6 +237,7 @@ class ItemIndex:
 
     @classmethod
     def build(cls, con, smap: SchemaMap) -> ItemIndex:
+        """Read the item dictionaries of the database."""
         idx = cls()
         d_items = _fetch(con, smap, "d_items", ("itemid", "label", "linksto"), order=("itemid",))
         d_lab = _fetch(con, smap, "d_labitems", ("itemid", "label", "fluid"), order=("itemid",))
@@ -275,6 +285,7 @@ class ItemIndex:
         return idx
 
     def label(self, table: str, itemid: Any) -> str | None:
+        """The label of an item of ``table``, or None."""
         dictionary = "d_labitems" if table == "labevents" else "d_items"
         return self.labels.get((dictionary, itemid))
 

@@ -66,6 +66,7 @@ P_SEM = ("Semantic_Search",)
 
 
 def iso(t: dt.datetime) -> str:
+    """``YYYY-MM-DD HH:MM:SS``."""
     return t.strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -82,6 +83,7 @@ def _in(t: dt.datetime | None, span: TimeSpan) -> bool:
 
 @dataclass(slots=True)
 class Ctx:
+    """What every statement builder reads: database, facts, randomness and the note."""
     con: Any
     smap: SchemaMap
     index: ItemIndex
@@ -93,6 +95,7 @@ class Ctx:
 
     @property
     def default_window(self) -> TimeSpan:
+        """The window an undated statement refers to: the stay, or the note's day."""
         if self.note_type == "discharge_summary":
             f = self.facts
             return TimeSpan(iso(dt.datetime.combine(f.admittime.date() - DAY, dt.time())),
@@ -100,6 +103,7 @@ class Ctx:
         return day_window(self.note_date)
 
     def admission_window(self) -> tuple[dt.datetime, dt.datetime]:
+        """The stay widened by a day each way."""
         f = self.facts
         return (dt.datetime.combine(f.admittime.date() - DAY, dt.time()),
                 dt.datetime.combine(f.dischtime.date() + DAY, dt.time(23, 59, 59)))

@@ -44,11 +44,13 @@ _FIRST = ("First Name4 (NamePattern1)", "First Name8 (NamePattern2)", "Known fir
 
 
 def deid_name(rng: random.Random, title: str = "Dr.") -> str:
+    """A de-identified name in MIMIC's ``[** **]`` style."""
     first = f"[**{rng.choice(_FIRST)} {rng.randint(10, 999)}**]"
     return f"{title} {first} [**{rng.choice(_LAST)} {rng.randint(10, 9999)}**]"
 
 
 def deid_hospital(rng: random.Random) -> str:
+    """A de-identified hospital or location."""
     return rng.choice(("[**Hospital 1**]", f"[**Hospital {rng.randint(2, 999)}**]", "[**Hospital1 18**]",
                        f"[**Location (un) {rng.randint(100, 999)}**]"))
 
@@ -74,6 +76,7 @@ _DRUG_ABBR = {
 
 
 def drug_surface(drug: str, rng: random.Random) -> str:
+    """How a note might write this drug (an abbreviation or the name)."""
     low = drug.lower()
     for key, forms in _DRUG_ABBR.items():
         if low.startswith(key):
@@ -92,6 +95,7 @@ _ORG = {
 
 
 def organism_surface(org: str, rng: random.Random) -> str:
+    """How a note might write this organism."""
     forms = _ORG.get(org.strip().upper())
     if forms:
         return rng.choice(forms)
@@ -99,6 +103,7 @@ def organism_surface(org: str, rng: random.Random) -> str:
 
 
 def specimen_surface(spec: str, rng: random.Random) -> str:
+    """How a note might write this specimen."""
     s = spec.strip().upper()
     if s.startswith("BLOOD"):
         return rng.choice(("Blood cx", "BCx", "blood culture", "blood cultures"))
@@ -163,6 +168,7 @@ def category_surface(value: str, rng: random.Random) -> str:
 
 
 def dx_surface(short: str | None, long: str | None, rng: random.Random) -> str:
+    """How a note might write this diagnosis (short or long title, without NOS/NEC)."""
     options = [t for t in (short, long) if t]
     text = rng.choice(options)
     text = re.sub(r",? (NOS|NEC|unspecified)$", "", text.strip(), flags=re.I)

@@ -57,6 +57,7 @@ class Infection:
 
 @dataclass(frozen=True, slots=True)
 class Storyline:
+    """The clinical course of one synthetic admission."""
     name: str
     diagnosis: str
     admission_type: str

@@ -34,6 +34,7 @@ class ValueCondition:
 
 @dataclass(frozen=True, slots=True)
 class TableReader:
+    """How to read one event table: its columns as SQL expressions."""
     table: str
     ref: str
     subject: str
@@ -99,6 +100,7 @@ class TableReader:
                             item_value=item_value, condition=condition, numeric_only=numeric_only)
 
     def row(self, r: Sequence[Any], packed_extras: bool = True, marked: bool = False) -> dict[str, Any]:
+        """A result row as the tools' row dict."""
         _, row_id, t, t_end, item, txt, num, unit, *rest = r
         hit = rest.pop() if marked else None
         extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest, strict=False))

@@ -46,6 +46,7 @@ def find_criterion(state: str) -> tuple[Criterion, bool]:
 
 
 def clinical_criterion(env: ToolEnv, args: dict[str, Any], state: str) -> ToolResult:
+    """Get_Clinical_Criterion: the tests that define a clinical state, and the items they match."""
     s = " ".join(str(state or "").split())
     if not s or len(s) > 100:
         raise ToolArgumentError("state must be a short clinical term such as 'febrile' or 'AKI'")

@@ -16,6 +16,7 @@ __all__ = ["tool_specs", "openai_tools", "genai_function_declarations"]
 
 
 def tool_specs(toolset: Any) -> list[ToolSpec]:
+    """Declarations of a toolset's tools for an LLM backend."""
     return [tool_spec_from_function(fn, name=name) for name, fn in toolset.tools.items()]
 
 

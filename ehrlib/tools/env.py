@@ -121,6 +121,7 @@ class ToolEnv:
 
     @property
     def index(self) -> LexicalIndex:
+        """The lexical index of the catalogue, built on first use."""
         if self._index is None:
             self._index = lexical_index(self.con, self.schema, self.identity)
             self._catalog = self._index.catalog
@@ -145,6 +146,7 @@ class ToolEnv:
 
     @property
     def has_profile_table(self) -> bool:
+        """Whether the database holds the precomputed item profile."""
         if self._has_profile is None:
             known = _PROFILE_PRESENT.get(self.identity)
             if known is None:
@@ -155,6 +157,7 @@ class ToolEnv:
         return self._has_profile
 
     def window(self, spec: str | None) -> TimeWindow:
+        """A time spec resolved against the patient's stay; ToolArgumentError when unreadable."""
         try:
             return parse_time_spec(spec, self.patient)
         except TimeSpecError as exc:
@@ -202,6 +205,7 @@ class ToolEnv:
         return best.item, f"resolved {text!r} to {best.item.key} ({best.item.label}, score {best.score:.2f})"
 
     def label_of(self, table: str, row: dict[str, Any]) -> str:
+        """The item label of a row."""
         if row.get("item") is None:
             return ""
         column = "spec_type_desc" if table == "microbiologyevents" else LOGICAL[table].roles["item"]

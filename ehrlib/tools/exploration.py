@@ -66,6 +66,7 @@ def _render_items(title: str, rows: list[dict[str, Any]]) -> str:
 
 
 def lexical_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patient_only: bool) -> ToolResult:
+    """Lexical_Search: catalogue items whose labels match the query."""
     q, n = _query(query), _k(k)
     pool = env.index.search(q, k=_MAX_K * 4 if patient_only else max(3 * n, 30))
     ranked = [(m.item.key, m.score, m.matched) for m in pool]
@@ -76,6 +77,7 @@ def lexical_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patie
 
 def semantic_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, patient_only: bool, *,
                     embeddings: EmbeddingIndex | None, ranker: SemanticRanker | None) -> ToolResult:
+    """Semantic_Search: items close in meaning (concepts, embeddings or an LLM ranker)."""
     q, n = _query(query), _k(k)
     scores, why = semantic_scores(env.index, q, max(n, 20), embeddings=embeddings, ranker=ranker)
     ranked = sorted(((key, s, why[key]) for key, s in scores.items()), key=lambda x: (-x[1], x[0]))
@@ -85,6 +87,7 @@ def semantic_search(env: ToolEnv, args: dict[str, Any], query: str, k: int, pati
 
 
 def value_distribution(env: ToolEnv, args: dict[str, Any], item: str) -> ToolResult:
+    """Get_Item_Value_Distribution: an item's value profile over all patients."""
     found, note = env.resolve(item)
     if found.table in ("diagnoses_icd", "procedures_icd"):
         raise ToolArgumentError(f"{found.key} is a billing code: it has no values to profile")
@@ -110,6 +113,7 @@ def value_distribution(env: ToolEnv, args: dict[str, Any], item: str) -> ToolRes
 
 def category_trend(env: ToolEnv, args: dict[str, Any], table: str, category: str, patient_only: bool, *,
                    row_limit: int, text_rows: int) -> ToolResult:
+    """Analyze_Category_Trend: the rows of a category over time."""
     tables = env.table_arg(table)
     cat = " ".join(str(category or "").split()).lower()
     if len(cat) > _MAX_QUERY:

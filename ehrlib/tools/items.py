@@ -35,6 +35,7 @@ class ItemKeyError(EhrlibError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class CatalogItem:
+    """One item a tool can name: a table, a column and a label."""
     key: str
     table: str
     column: str            # logical column the item value lives in
@@ -46,16 +47,19 @@ class CatalogItem:
     fluid: str | None = None   # d_labitems.fluid (criteria distinguish blood from urine)
 
     def as_dict(self) -> dict[str, Any]:
+        """The item as shown to a model."""
         return {"key": self.key, "table": self.table, "label": self.label, "category": self.category,
                 "unit": self.unit}
 
 
 @dataclass(frozen=True, slots=True)
 class Catalog:
+    """Every item of the database, by key."""
     items: tuple[CatalogItem, ...]
     by_key: dict[str, CatalogItem]
 
     def get(self, key: str) -> CatalogItem | None:
+        """The item with this key, or None."""
         return self.by_key.get(key)
 
 

@@ -168,6 +168,7 @@ class LexicalIndex:
         return len(self._texts)
 
     def search(self, query: str, k: int = 10, tables: set[str] | None = None) -> list[Match]:
+        """The ``k`` best matches of one query."""
         return self.search_many([query], k, tables)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 10, tables: set[str] | None = None) -> list[list[Match]]:

@@ -30,6 +30,7 @@ _WS = re.compile(r"\s\s+")
 
 @functools.lru_cache(maxsize=200_000)
 def word_ngrams(word: str) -> tuple[str, ...]:
+    """Character 2- to 4-grams of a word padded with spaces."""
     w = f" {word} "
     return tuple(w[i:i + n] for n in range(2, min(4, len(w)) + 1) for i in range(len(w) - n + 1))
 

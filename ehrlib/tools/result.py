@@ -61,10 +61,12 @@ class ToolResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the call succeeded."""
         return self.error is None
 
     @property
     def truncated(self) -> bool:
+        """Whether more rows matched than the result holds."""
         return self.n_rows > len(self.rows)
 
     def evidence(self) -> list[dict[str, Any]]:
@@ -72,12 +74,14 @@ class ToolResult:
         return [{"table": r["table"], "row_id": r["row_id"]} for r in self.rows if "row_id" in r]
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form recorded in traces."""
         return {"tool": self.tool, "args": jsonable(dict(self.args)), "text": self.text,
                 "rows": [dict(r) for r in self.rows], "n_rows": self.n_rows,
                 "summary": jsonable(dict(self.summary)), "error": self.error}
 
     @classmethod
     def failure(cls, tool: str, args: Mapping[str, Any], message: str) -> ToolResult:
+        """A failed call: the message goes back to the model."""
         return cls(tool=tool, args=dict(args), text=f"ERROR: {message}", error=message)
 
 

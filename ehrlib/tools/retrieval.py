@@ -44,6 +44,7 @@ def _finish(tool: str, args: dict[str, Any], env: ToolEnv, rows: list[dict[str, 
 
 def status_history(env: ToolEnv, args: dict[str, Any], item: str, time: str, *, row_limit: int,
                    text_rows: int) -> ToolResult:
+    """Get_Item_Status_History: an item's rows in a time window."""
     found, note = env.resolve(item)
     window = env.window(time)
     rows = _item_rows(env, found, window)
@@ -55,6 +56,7 @@ def status_history(env: ToolEnv, args: dict[str, Any], item: str, time: str, *, 
 
 def value_history(env: ToolEnv, args: dict[str, Any], item: str, operator: str, value: str, value2: str,
                   time: str, *, row_limit: int, text_rows: int) -> ToolResult:
+    """Get_Item_Value_History: an item's rows whose value meets a condition."""
     condition = value_condition(operator, value, value2)
     if condition is None:
         raise ToolArgumentError("Get_Item_Value_History needs an operator (more, less, between, at_least, "
@@ -84,6 +86,7 @@ def _trend_line(label: str, stats: dict[str, Any]) -> str:
 
 def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operator: str, value: str, value2: str,
                 *, row_limit: int, text_rows: int) -> ToolResult:
+    """Analyze_Value_Trend: trend statistics of an item's values in a window."""
     condition = value_condition(operator, value, value2)
     window = env.window(time)
     cond_text = f" with {condition.text}" if condition else ""
@@ -122,6 +125,7 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
 
 def general_timeline(env: ToolEnv, args: dict[str, Any], time: str, table: str, *, row_limit: int,
                      text_rows: int) -> ToolResult:
+    """View_General_Timeline: everything recorded for the patient in a window."""
     window = env.window(time)
     tables = env.table_arg(table)
     explicit = len(tables) == 1

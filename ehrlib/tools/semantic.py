@@ -35,7 +35,9 @@ SemanticRanker = Callable[[str, Sequence[CatalogItem], int], Sequence[tuple[str,
 
 
 class Encoder(Protocol):
-    def encode(self, sentences: Sequence[str], **kwargs: Any) -> Any: ...
+    """A sentence encoder (sentence-transformers' ``encode``)."""
+    def encode(self, sentences: Sequence[str], **kwargs: Any) -> Any:
+        """Embeddings of ``sentences``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,7 @@ class EmbeddingIndex:
         self._matrix = vecs
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        """The ``k`` item keys closest to ``query``, with cosine scores."""
         if not self._keys:
             return []
         q = np.asarray(self._encoder.encode([query], normalize_embeddings=True), dtype=np.float32)[0]

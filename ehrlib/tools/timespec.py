@@ -41,12 +41,14 @@ class TimeSpecError(EhrlibError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class TimeWindow:
+    """A resolved time window and what the spec was read as."""
     start: _dt.datetime
     end: _dt.datetime
     spec: str
     description: str
 
     def as_dict(self) -> dict[str, str]:
+        """The window as shown to a model."""
         return {"spec": self.spec, "start": self.start.isoformat(sep=" "), "end": self.end.isoformat(sep=" "),
                 "meaning": self.description}
 

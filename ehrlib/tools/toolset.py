@@ -62,14 +62,17 @@ class Toolset:
 
     @property
     def names(self) -> tuple[str, ...]:
+        """The tool names."""
         return tuple(self.tools)
 
     @property
     def patient(self) -> PatientContext:
+        """The patient the tools are bound to."""
         return self.env.patient
 
     @property
     def schema(self) -> SchemaMap:
+        """The database's schema map."""
         return self.env.schema
 
     def call(self, name: str, args: Mapping[str, Any] | None = None) -> ToolResult:
@@ -83,9 +86,11 @@ class Toolset:
         return fn(**args)
 
     def specs(self) -> list[Any]:
+        """Declarations of the tools for an LLM backend."""
         return tool_specs(self)
 
     def close(self) -> None:
+        """Close the connection if the toolset opened it."""
         if self._owns:
             self.env.con.close()
 

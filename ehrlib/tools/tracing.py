@@ -27,10 +27,12 @@ class Tracer:
         self._step: int | None = None
 
     def set_step(self, step: int | None) -> None:
+        """Set the model step recorded with the next calls."""
         self._step = step
 
     def record(self, tool: str, args: Mapping[str, Any], n_rows: int, ms: float,
                error: str | None) -> ToolCallRecord:
+        """Record one tool call."""
         with self._lock:
             rec = ToolCallRecord(tool=tool, args=dict(args), n_rows=n_rows, ms=round(ms, 3), error=error,
                                  call_id=f"{self._prefix}-{next(self._counter)}", step=self._step)
@@ -39,9 +41,11 @@ class Tracer:
 
     @property
     def records(self) -> tuple[ToolCallRecord, ...]:
+        """The calls recorded so far."""
         with self._lock:
             return tuple(self._records)
 
     def clear(self) -> None:
+        """Forget the recorded calls."""
         with self._lock:
             self._records.clear()

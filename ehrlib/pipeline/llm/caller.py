@@ -35,6 +35,7 @@ def object_schema(properties: Mapping[str, Any], required: Sequence[str]) -> dic
 
 
 def to_usage(llm_usage: Any, calls: int, cost: float | None) -> Usage:
+    """A record ``Usage`` from an LLM client's usage, call count and cost."""
     return Usage(calls=calls, input_tokens=int(llm_usage.input_tokens), output_tokens=int(llm_usage.output_tokens),
                  thinking_tokens=int(llm_usage.thinking_tokens), cost_usd=float(cost or 0.0))
 
@@ -55,6 +56,7 @@ class BoundedClient:
         return getattr(self._client, name)
 
     async def generate(self, *args: Any, **kwargs: Any) -> Any:
+        """``generate`` once a concurrency slot is free."""
         await asyncio.to_thread(self._slots.acquire)
         try:
             return await self._client.generate(*args, **kwargs)
@@ -70,9 +72,11 @@ class LLMCaller:
 
     @property
     def model(self) -> str:
+        """The model name."""
         return str(self.client.config.model)
 
     def cost(self, llm_usage: Any) -> float:
+        """Dollar cost of a usage on this model (0 without a price)."""
         ledger = getattr(self.client, "ledger", None)
         prices = getattr(ledger, "prices", None)
         value = prices.cost(self.model, llm_usage) if prices is not None else None

@@ -96,6 +96,7 @@ class TableAnchors:
     """CheckEHR has no temporal-anchor stage: admission and discharge from the tables."""
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
+        """Admission and discharge times from the tables (CheckEHR reads no anchors from the note)."""
         anchors = tuple(Anchor(n, t, None, "table") for n, t in (("admission", ctx.admittime),
                                                                   ("discharge", ctx.dischtime)) if t)
         return StageOutput(Timeline(anchors))
@@ -109,6 +110,7 @@ class CheckEHRExtractor:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        """Entities of a segment, their tables and time filters, in three prompts."""
         smap = schema.schema_map(ctx.flavor)
         seg_text = numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line)
         p_ner, p_tab, p_time = get_prompt("checkehr_ner"), get_prompt("checkehr_tables"), get_prompt("checkehr_time")
@@ -208,6 +210,7 @@ class CheckEHRVerifier:
         return "\n".join(out) or "(no examples)"
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
+        """Verify an entity by running the SQL the model writes on the patient's rows."""
         smap = schema.schema_map(ctx.flavor)
         tables = list(entity.attributes.get("tables") or ())
         if not tables:
@@ -287,6 +290,7 @@ class _Failed(Exception):
 
 
 def build_checkehr_stages(llm: LLMCaller, params: Any, **common: Any) -> Stages:
+    """The CheckEHR baseline's stages."""
     return Stages(anchors=TableAnchors(),
                   verifier=CheckEHRVerifier(llm, timeout_s=params.sql_timeout_s, row_cap=params.sql_row_cap),
                   segmenter=LLMSegmenter(llm), patient_extractor=CheckEHRExtractor(llm), **common)

@@ -67,10 +67,12 @@ _UNCHECKABLE_QUESTIONS = ("opinion", "discontinued_unclear", "diagnosis_outside_
 # --- 1. segmentation ------------------------------------------------------------------------
 
 class LLMSegmenter:
+    """Stage 1 by prompt: split a note into sections."""
     def __init__(self, llm: LLMCaller) -> None:
         self.llm = llm
 
     def __call__(self, ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]:
+        """The note's segments; a reply that does not parse is a recorded failure."""
         prompt = get_prompt("segmentation")
         lines = ctx.lines
         text = prompt.render(last_line=str(len(lines) - 1), sections=", ".join(SECTIONS),
@@ -115,10 +117,12 @@ def _clean_time(value: Any) -> str | None:
 
 
 class LLMAnchorResolver:
+    """Stage 2 by prompt: the note's time anchors and the time expressions of each segment."""
     def __init__(self, llm: LLMCaller) -> None:
         self.llm = llm
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
+        """The timeline: global anchors, then the relative expressions of every segment."""
         p_global, p_rel = get_prompt("anchors_global"), get_prompt("anchors_relative")
         lines = ctx.lines
         note_date = (ctx.note.charttime or ctx.chartdate or "")
@@ -209,6 +213,7 @@ class LLMPatientExtractor:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        """Entities of a segment aligned to the patient's own items."""
         prompt = get_prompt("extract_patient")
         allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items, strict=False))
         if not allowed:
@@ -246,6 +251,7 @@ class LLMOntologyExtractor:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
+        """Entities the patient's items miss, found by narrowing the ontology group by group."""
         onto = env.ontology
         if onto is None:
             return StageOutput((), failures=("no ontology loaded; ontology-guided extraction skipped",))
@@ -324,11 +330,13 @@ def scope_status(answers: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 class LLMScopeFilter:
+    """Stage 5 by prompt: past, active or plan for each entity."""
     def __init__(self, llm: LLMCaller) -> None:
         self.llm = llm
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  entities: tuple[Entity, ...]) -> StageOutput[tuple[ScopeDecision, ...]]:
+        """One scope decision per entity of the segment."""
         if not entities:
             return StageOutput(())
         prompt = get_prompt("scope_filter")
@@ -372,6 +380,7 @@ class LLMSemanticRanker:
         self.llm = llm
 
     def __call__(self, query: str, candidates: Sequence[Any], k: int) -> list[tuple[str, float]]:
+        """The ``k`` candidates the model ranks closest to ``query``, with scores."""
         if not candidates:
             return []
         prompt = get_prompt("semantic_search")

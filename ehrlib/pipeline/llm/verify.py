@@ -102,6 +102,7 @@ class LLMVerifier:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
                  cache: tuple[CacheEntry, ...], group: tuple[Entity, ...] = ()) -> Verdict:
+        """Verify an entity with the tool loop, the validation cache first."""
         p_sys, p_ent, p_push = get_prompt("verify_system"), get_prompt("verify_entity"), get_prompt("verify_push")
         tools, specs = _tool_functions(env.toolset)
         seen_rows: set[tuple[str, str]] = set()

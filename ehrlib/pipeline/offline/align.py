@@ -19,6 +19,7 @@ from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
 __all__ = ["DRUG_TABLES", "align", "concept_items", "drug_items", "ontology_items", "patient_pairs"]
 
 def patient_pairs(ctx: NoteContext) -> list[tuple[ItemRef, str]]:
+    """The patient's items with their keys."""
     keys = ctx.patient_item_keys
     return [(it, keys[i] if i < len(keys) else item_key(it.table, it.itemid if it.itemid is not None else it.label))
             for i, it in enumerate(ctx.patient_items)]
@@ -61,6 +62,7 @@ _BLOOD_PRODUCTS = ((r"prbc|red|rbc|blood", r"packed red|prbc|rbc"), (r"ffp|plasm
 
 
 def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    """The patient items a mention refers to, best first."""
     if m.concept == "drug" or m.kind in ("medication", "infusion"):
         names = list(m.attributes.get("drugs", ()))
         concept = lex.concepts.get(m.concept)

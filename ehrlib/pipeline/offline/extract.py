@@ -47,6 +47,7 @@ def _note_day(ctx: NoteContext) -> str | None:
 
 
 def time_context(ctx: NoteContext) -> TimeContext:
+    """The note's anchors and reference day for resolving time expressions."""
     extra: dict[str, str | None] = {}
     if ctx.icu_windows:
         extra["icu_admission"] = ctx.icu_windows[0].start

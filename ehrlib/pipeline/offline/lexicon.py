@@ -20,6 +20,7 @@ __all__ = ["Concept", "Lexicon", "load_lexicon", "InterpretationTerm"]
 
 @dataclass(frozen=True, slots=True)
 class Concept:
+    """One clinical concept: its kind, surface forms and the tables that hold it."""
     cid: str
     kind: str
     forms: tuple[str, ...]
@@ -36,6 +37,7 @@ class Concept:
 
 @dataclass(frozen=True, slots=True)
 class InterpretationTerm:
+    """A word that asserts (or negates) a clinical criterion, e.g. "febrile"."""
     criterion: str
     text: str
     negated: bool
@@ -43,6 +45,7 @@ class InterpretationTerm:
 
 @dataclass(frozen=True, slots=True)
 class Lexicon:
+    """Concepts, drugs and interpretation terms with the regexes that find them."""
     concepts: Mapping[str, Concept]
     drugs: Mapping[str, str]
     drug_classes: Mapping[str, tuple[str, ...]]
@@ -72,6 +75,7 @@ class Lexicon:
         return tuple(self.concepts[c] for c in cids if c in self.concepts)
 
     def concept_for(self, form: str) -> Concept | None:
+        """The first concept with this surface form, or None."""
         found = self.concepts_for(form)
         return found[0] if found else None
 

@@ -85,6 +85,7 @@ class MentionView:
 
     @classmethod
     def of(cls, m: Mention, text: str, others: Sequence[Mention] = ()) -> MentionView:
+        """The view of mention ``m`` in ``text`` that the non-statement rules read."""
         full_before = text[:m.start]
         title_end = m.start + len(m.text) if text.startswith(m.text, m.start) else m.end
         return cls(m, text, others, clause_before(text, m.start, "statement"), clause_after(text, m.end, "sentence"),

@@ -35,6 +35,7 @@ class Rule(Generic[F]):
     kinds: tuple[str, ...] = ()
 
     def applies_to(self, kind: str) -> bool:
+        """Whether the rule applies to entities of ``kind``."""
         return not self.kinds or kind in self.kinds
 
 
@@ -56,9 +57,11 @@ class RuleBook(Generic[F]):
         return len(self._rules)
 
     def for_kind(self, kind: str) -> tuple[Rule[F], ...]:
+        """The rules that apply to ``kind``, in order."""
         return tuple(r for r in self._rules if r.applies_to(kind))
 
     def get(self, rule_id: str) -> Rule[F]:
+        """The rule with this id; KeyError otherwise."""
         for r in self._rules:
             if r.rule_id == rule_id:
                 return r

@@ -80,6 +80,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
 
 def decide_all(entities: Sequence[Entity], lines: Sequence[str], segment: Segment, admission: TimeSpan,
                note_type: str) -> tuple[ScopeDecision, ...]:
+    """One scope decision per entity of a segment."""
     return tuple(decide_scope(e, lines[e.line] if e.line < len(lines) else "", segment, admission, note_type, e.window)
                  for e in entities)
 

@@ -38,6 +38,7 @@ _INHERITING_PARENTS = ("exam", "hospital_course", "assessment_plan", "nursing_sy
 
 @dataclass(frozen=True, slots=True)
 class SectionRule:
+    """A section header pattern and the kind and scope of the section it opens."""
     kind: str
     scope: str
     pattern: re.Pattern[str]

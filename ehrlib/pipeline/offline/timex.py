@@ -50,6 +50,7 @@ class TimeContext:
     widen_days: float = 1.0
 
     def get(self, name: str) -> datetime | None:
+        """The anchor's time, or None."""
         return self.anchors.get(name)
 
 
@@ -70,6 +71,7 @@ def parse_datetime(text: str | None) -> datetime | None:
 
 
 def fmt(moment: datetime) -> str:
+    """``YYYY-MM-DD HH:MM:SS``, the form TimeSpan holds."""
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
@@ -81,6 +83,7 @@ def day_window(day: date | datetime, before: float = 0.0, after: float = 0.0) ->
 
 
 def widen(span: TimeSpan, days: float) -> TimeSpan:
+    """``span`` widened by ``days`` on each side (open ends stay open)."""
     start, end = parse_datetime(span.start), parse_datetime(span.end)
     return TimeSpan(fmt(start - timedelta(days=days)) if start else None,
                     fmt(end + timedelta(days=days)) if end else None)

@@ -47,6 +47,7 @@ class ClockClaim:
 
     @property
     def tolerance(self) -> timedelta:
+        """How far a charted time may be from the stated one: 2 h, 3 h when approximate."""
         return timedelta(hours=3 if self.approx else 2)
 
 

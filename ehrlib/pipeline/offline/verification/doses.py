@@ -17,6 +17,7 @@ __all__ = ["rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_
 
 
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
+    """Whether an infusion row's rate matches the stated rate and unit."""
     obs = float(r["extra"]["rate"])
     runit = str((r.get("extra") or {}).get("rate_unit") or "").lower()
     note_unit = unit.lower()
@@ -32,6 +33,7 @@ def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def row_dose(r: Mapping[str, Any]) -> float | None:
+    """The dose a medication row records, or None."""
     v = r.get("valuenum")
     if v is None:
         try:
@@ -50,6 +52,7 @@ def same_dose_unit(unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
+    """Whether a medication row's dose matches the stated dose and unit."""
     obs = row_dose(r)
     if obs is None:
         return False
@@ -69,6 +72,7 @@ def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def route_of(r: Mapping[str, Any]) -> str:
+    """The route of a medication row (infusions are IV)."""
     if str(r.get("table", "")).startswith("inputevents"):
         return str((r.get("extra") or {}).get("route") or "iv").lower()  # infusions and IV boluses
     extra = r.get("extra") or {}

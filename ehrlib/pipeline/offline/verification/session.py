@@ -39,6 +39,7 @@ class Session:
         self.start = len(self.tools.tracer.records) if self.tools is not None else 0
 
     def call(self, name: str, **args: Any) -> Any:
+        """Call a tool by name; None when the toolset lacks it."""
         if self.tools is None or name not in self.tools.names:
             return None
         res = self.tools.call(name, args)
@@ -60,6 +61,7 @@ class Session:
         return inside, list(res.rows) if res is not None else []
 
     def records(self) -> tuple[ToolCallRecord, ...]:
+        """The tool calls made in this session."""
         if self.tools is None:
             return ()
         return tuple(self.tools.tracer.records[self.start:])
@@ -85,9 +87,11 @@ class Claim:
 
     @property
     def attrs(self) -> Mapping[str, Any]:
+        """The entity's extracted attributes."""
         return self.entity.attributes
 
     def keys(self) -> list[str]:
+        """The entity's aligned item keys."""
         return [k for k in self.entity.item_keys if k]
 
     def item_rows(self) -> tuple[Rows, Rows]:

@@ -15,10 +15,12 @@ __all__ = ["value_matches", "is_celsius", "convert_temp", "in_celsius", "in_fahr
 
 
 def value_matches(stated: float, observed: float, tol: float) -> bool:
+    """Whether a stated number matches an observed one: within ``tol``, or 1 % for values of 50 and more."""
     return abs(stated - observed) <= tol + 1e-9 or (abs(stated) >= 50 and abs(stated - observed) <= 0.01 * abs(stated))
 
 
 def is_celsius(row: Mapping[str, Any]) -> bool:
+    """Whether a temperature row is in Celsius (by its label or unit, or a value under 50)."""
     text = f"{row.get('label', '')} {row.get('unit', '')}".lower()
     return bool(re.search(r"\bc\b|celsius|°c|\?c|deg c", text)) or (
         row.get("valuenum") is not None and float(row["valuenum"]) < 50)
@@ -36,10 +38,12 @@ def convert_temp(value: float, unit: str | None, row: Mapping[str, Any]) -> tupl
 
 
 def in_celsius(v: float, row: Mapping[str, Any]) -> float:
+    """A stated temperature in the row's Celsius scale."""
     return v if is_celsius(row) else (v - 32) * 5 / 9
 
 
 def in_fahrenheit(v: float, row: Mapping[str, Any]) -> float:
+    """A stated temperature in the row's Fahrenheit scale."""
     return v * 9 / 5 + 32 if is_celsius(row) else v
 
 

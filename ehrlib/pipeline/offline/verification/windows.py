@@ -46,6 +46,7 @@ def in_window(row: Mapping[str, Any], window: TimeSpan | None) -> bool:
 
 
 def intervals_overlap(a: tuple[datetime, datetime], b: tuple[datetime, datetime]) -> bool:
+    """Whether two closed intervals overlap."""
     return a[0] <= b[1] and b[0] <= a[1]
 
 
