@@ -134,6 +134,13 @@ class Obs:
     unit: str | None
     flag: str | None = None
 
+    @property
+    def num(self) -> float:
+        """``valuenum`` of a row the caller has already filtered to numeric ones."""
+        if self.valuenum is None:
+            raise DataError(f"{self.table} row {self.row_id} has no numeric value")
+        return self.valuenum
+
 
 @dataclass(frozen=True, slots=True)
 class MedOrder:

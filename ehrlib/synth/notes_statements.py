@@ -78,7 +78,8 @@ def day_window(d: dt.date) -> TimeSpan:
 
 
 def _in(t: dt.datetime | None, span: TimeSpan) -> bool:
-    return t is not None and iso(t) >= span.start and iso(t) <= span.end
+    """Whether ``t`` falls in ``span`` (an open end is unbounded)."""
+    return t is not None and (span.start is None or iso(t) >= span.start) and (span.end is None or iso(t) <= span.end)
 
 
 @dataclass(slots=True)
@@ -255,7 +256,7 @@ def lab_value(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequenc
         # a progress-note lab without a date means "today"; anything else gets its date written
         explicit = not on_note_day or mode == "time" or rng.random() < 0.2
         claim_date = r.time.date()
-        value = r.valuenum
+        value = r.num
         columns = ["valuenum"]
         if mode == "time":
             cands = [d for d in _far_dates(ctx, [o.time.date() for o in same_item if o.valuenum is not None
@@ -266,7 +267,7 @@ def lab_value(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequenc
             claim_date = rng.choice(cands)
             columns = ["charttime"]
         window = day_window(claim_date) if explicit else ctx.default_window
-        in_win = [o.valuenum for o in same_item if _in(o.time, window)]
+        in_win = [o.num for o in same_item if _in(o.time, window)]
         if mode == "value":
             w = _wrong_number(value, in_win, rng, concept.decimals)
             if w is None:
@@ -361,9 +362,9 @@ def vital_range(ctx: Ctx, mode: str, concept_key: str | None = None) -> Stmt | N
             continue
         if key == "temp":
             c, rows, st = picked[0]
-            claims = [{"itemid": rows[0].item.itemid, "max": float(_fmt(st["max"], 1))}]
+            claims: list[dict[str, Any]] = [{"itemid": rows[0].item.itemid, "max": float(_fmt(st["max"], 1))}]
             if mode == "value":
-                w = _wrong_number(st["max"], [o.valuenum for o in rows], rng, 1)
+                w = _wrong_number(st["max"], [o.num for o in rows], rng, 1)
                 if w is None or w > 110 or w < 90:
                     w = st["max"] + 4.5 if st["max"] < 104 else None
                 if w is None:
@@ -377,7 +378,7 @@ def vital_range(ctx: Ctx, mode: str, concept_key: str | None = None) -> Stmt | N
             if mode == "value":
                 tgt = rng.choice(range(len(claims)))
                 c, rows, st = picked[tgt]
-                w = _wrong_number(st["max"], [o.valuenum for o in rows], rng, 0)
+                w = _wrong_number(st["max"], [o.num for o in rows], rng, 0)
                 if w is None or w < st["max"]:
                     w = round(st["max"] * 1.6 + 10)
                 claims[tgt]["max"] = float(w)
@@ -426,7 +427,9 @@ def _judge(crit: Criterion, rows: Sequence[Obs], sex: str | None) -> tuple[bool 
                 [t for t in crit.tests if t.table == o.table and t.applies_to_sex(sex)
                  and re.search(t.label, o.item.label.strip(), re.I)]:
             tested.append(o)
-            v, thr = o.valuenum, t.threshold
+            v, thr = o.num, t.threshold
+            if thr is None:  # (criterion tests with an operator carry a threshold)
+                continue
             upward = t.operator in (">", ">=")
             beyond = (v - thr) if upward else (thr - v)
             if t.met(v) and beyond >= m_hold:
@@ -439,7 +442,7 @@ def _judge(crit: Criterion, rows: Sequence[Obs], sex: str | None) -> tuple[bool 
         return True, meeting
     if clear_not:
         upward = crit.tests[0].operator in (">", ">=")
-        extreme = max(tested, key=lambda o: o.valuenum if upward else -o.valuenum)
+        extreme = max(tested, key=lambda o: o.num if upward else -o.num)
         return False, [extreme]
     return None, []
 
@@ -512,9 +515,9 @@ def _aki(ctx: Ctx, crit: Criterion, mode: str) -> Stmt | None:
         earlier = rows[:i]
         if not earlier:
             continue
-        base = min(o.valuenum for o in earlier)
-        ratio = b.valuenum / base if base > 0 else 1.0
-        rise = max((b.valuenum - a.valuenum for a in earlier if (b.time - a.time).total_seconds() <= 48 * 3600),
+        base = min(o.num for o in earlier)
+        ratio = b.num / base if base > 0 else 1.0
+        rise = max((b.num - a.num for a in earlier if (b.time - a.time).total_seconds() <= 48 * 3600),
                    default=0.0)
         if rise > best_rise or ratio > best_ratio:
             support = b
@@ -540,6 +543,11 @@ def _day_span(d: dt.date) -> TimeSpan:
     return TimeSpan(iso(start), iso(start + DAY - dt.timedelta(seconds=1)))
 
 
+def _start_day(span: TimeSpan) -> dt.date:
+    """The first day of a window with a start."""
+    return dt.date.fromisoformat(str(span.start)[:10])
+
+
 def _urine_day(ctx: Ctx, key: str) -> tuple[TimeSpan, list[Obs]] | None:
     """Urine rows of the note day (progress notes) or of a busy day (discharge summaries)."""
     source = ctx.facts.outputs if key == "urine" else ctx.facts.series.get(key, ())
@@ -563,9 +571,11 @@ def _oliguria(ctx: Ctx, crit: Criterion, mode: str) -> Stmt | None:
         return None
     span, rows = got
     weights = [o for o in f.series.get(f"crit:{crit.id}:weight", ()) if o.valuenum and o.valuenum > 0]
-    weight = weights[0].valuenum if weights else float(crit.default_weight_kg or 70)
-    rate = sum(o.valuenum for o in rows) / (weight * 24.0)
+    weight = weights[0].num if weights else float(crit.default_weight_kg or 70)
+    rate = sum(o.num for o in rows) / (weight * 24.0)
     thr = crit.tests[0].threshold
+    if thr is None:
+        return None
     if rate < 0.7 * thr:
         truth = True
     elif rate > 1.4 * thr:
@@ -574,7 +584,7 @@ def _oliguria(ctx: Ctx, crit: Criterion, mode: str) -> Stmt | None:
         return None
     said = truth if mode == "ok" else not truth
     word = rng.choice(crit.names if said else crit.negations)
-    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, dt.date.fromisoformat(span.start[:10]))
+    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, _start_day(span))
     items = tuple(dict.fromkeys(_iref(o) for o in rows + weights[:1]))
     return Stmt("interpretation", f"{word}{when}", word, _label(mode), items, ("value", "charttime"),
                 {"criterion": crit.id, "holds": said}, word, span, _incon(mode, ["value"]),
@@ -591,7 +601,7 @@ def urine_output(ctx: Ctx, mode: str) -> Stmt | None:
     if got is None:
         return None
     span, rows = got
-    total = round(sum(o.valuenum for o in rows))
+    total = round(sum(o.num for o in rows))
     if mode == "value":
         total = round(total * rng.choice((0.3, 2.2, 2.6))) + 100
     forms = [f"{total:,} mL", f"{total} cc"] + ([f"{total / 1000:.2f} L"] if total >= 1000 else [])
@@ -599,7 +609,7 @@ def urine_output(ctx: Ctx, mode: str) -> Stmt | None:
     claimed = float(shown.split()[0].replace(",", "")) * (1000 if shown.endswith(" L") else 1)
     name = rng.choice(("UOP", "urine output", "U/O", "foley output"))
     entity = f"{name} {shown}"
-    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, dt.date.fromisoformat(span.start[:10]))
+    when = "" if ctx.note_type != "discharge_summary" else " " + _anchor(ctx, _start_day(span))
     text = rng.choice((f"{entity} over 24h{when}", f"{entity}{when}"))
     return Stmt("output", text, entity, _label(mode), tuple(dict.fromkeys(_iref(o) for o in rows)),
                 ("value", "charttime"), {"sum": claimed}, shown, span, _incon(mode, ["value"]), _rows(rows[:5]),
@@ -623,15 +633,15 @@ def trend(ctx: Ctx, mode: str, concept_key: str | None = None, keys: Sequence[st
         else:
             window = ctx.default_window
         rows = [o for o in rows if _in(o.time, window)]
-        if len(rows) < 3 or rows[0].valuenum <= 0:
+        if len(rows) < 3 or rows[0].num <= 0:
             continue
-        first, last = rows[0].valuenum, rows[-1].valuenum
+        first, last = rows[0].num, rows[-1].num
         change = (last - first) / abs(first)
-        peak = max(rows, key=lambda o: o.valuenum)
+        peak = max(rows, key=lambda o: o.num)
         surf = rng.choice(concept.surfaces)
-        if (mode == "ok" and peak is not rows[0] and peak is not rows[-1] and first <= 0.8 * peak.valuenum
-                and last <= 0.8 * peak.valuenum and rng.random() < 0.5):
-            val = _fmt(peak.valuenum, concept.decimals)
+        if (mode == "ok" and peak is not rows[0] and peak is not rows[-1] and first <= 0.8 * peak.num
+                and last <= 0.8 * peak.num and rng.random() < 0.5):
+            val = _fmt(peak.num, concept.decimals)
             entity = f"{surf} peaked at {val}"
             text = rng.choice((f"{entity} {_anchor(ctx, peak.time.date())} then improved",
                                f"{entity} {_anchor(ctx, peak.time.date())}, subsequently downtrended"))
@@ -685,13 +695,14 @@ def categorical(ctx: Ctx, mode: str, concept_key: str) -> Stmt | None:
         if not dist:
             return None
         claimed, it = dist[0], items[0]
-        item_ref, evidence = ItemRef("chartevents", it.label, it.itemid), ()
+        evidence: tuple[RowRef, ...] = ()
+        item_ref = ItemRef("chartevents", it.label, it.itemid)
     else:
         if not rows:
             return None
         r = rng.choice(rows)
         item_rows = [o for o in f.categorical[concept_key] if o.item.itemid == r.item.itemid and _in(o.time, window)]
-        claimed = r.value
+        claimed = r.value or ""  # (rows with a value only)
         if mode == "value":
             seen = {(o.value or "").strip().lower() for o in item_rows}
             alts = [v for v in _distribution(ctx, r.item.itemid) if v.strip().lower() not in seen]
@@ -749,14 +760,16 @@ def medication(ctx: Ctx, mode: str, antibiotics: bool = False, on_date: dt.date 
     if antibiotics:
         orders = [m for m in orders if _ABX.search(m.drug)]
     if on_date is not None:
-        orders = [m for m in orders if m.start.date() == on_date]
+        orders = [m for m in orders if m.start is not None and m.start.date() == on_date]
     elif ctx.note_type != "discharge_summary":
         orders = [m for m in orders if _in(m.start, day_window(ctx.note_date))]
     rng.shuffle(orders)
     for m in orders:
         same = [o for o in f.meds if o.drug.lower() == m.drug.lower() and o.start is not None]
         dose, route, columns = _dose_num(m.dose), m.route, ["startdate"]
-        claim_date = _claimed_date(ctx, mode, m.start.date(), [o.start.date() for o in same])
+        if m.start is None or dose is None:  # (orders have both)
+            continue
+        claim_date = _claimed_date(ctx, mode, m.start.date(), [o.start.date() for o in same if o.start is not None])
         if claim_date is None:
             continue
         window = day_window(claim_date)
@@ -882,6 +895,8 @@ def infusion(ctx: Ctx, mode: str, with_rate: bool = False) -> Stmt | None:
         start_col = "starttime" if table == "inputevents_mv" else "charttime"
         item_ref = ItemRef(table, events[0].item.label, events[0].item.itemid)
         name = input_surface(events[0].item.label, rng)
+        if name is None:  # (only items with a surface form are kept)
+            continue
         reasoning = "none" if name.lower() in events[0].item.label.lower() else "commonsense"
         path = P_LEX + P_SEM + ("Get_Item_Status_History",) + (("View_General_Timeline",) if mode == "time" else ())
         if with_rate:
@@ -1064,6 +1079,8 @@ def micro(ctx: Ctx, mode: str, row_id: int | None = None) -> Stmt | None:
         rows = [m for m in rows if abs((m.time.date() - ctx.note_date).days) <= 3]
     rng.shuffle(rows)
     for m in rows:
+        if not m.organism or not m.specimen:  # (rows have both)
+            continue
         same = [x for x in f.micro if x.specimen == m.specimen and x.organism == m.organism]
         interp, columns = m.interpretation, ["charttime"]
         claim_date = _claimed_date(ctx, mode, m.time.date(), [x.time.date() for x in same])
@@ -1080,9 +1097,10 @@ def micro(ctx: Ctx, mode: str, row_id: int | None = None) -> Stmt | None:
         if pan:
             entity = rng.choice((f"{spec} grew pan-sensitive {org}", f"pan-sensitive {org} in {spec.lower()}"))
             claim["all_sensitive"] = True
-            cols, value, columns = ("spec_type_desc", "org_name", "interpretation", "charttime"), "S", \
+            cols: tuple[str, ...] = ("spec_type_desc", "org_name", "interpretation", "charttime")
+            value, columns = "S", \
                 (["interpretation"] if mode == "value" else columns)
-        elif has_ab and row_id is None:
+        elif has_ab and row_id is None and interp is not None and m.antibiotic:  # (has_ab implies both)
             if mode == "value":
                 flipped = "R" if interp == "S" else "S"
                 if any(x.antibiotic == m.antibiotic and x.interpretation == flipped and _in(x.time, window)
@@ -1189,7 +1207,7 @@ def diagnosis(ctx: Ctx, mode: str, exclude: set | None = None) -> Stmt | None:
     d = rng.choice(dxs[:8])
     exclude.add(d.code)
     text = dx_surface(d.short_title, d.long_title, rng)
-    return Stmt("diagnosis", text, text, "consistent", (ItemRef("diagnoses_icd", d.long_title or d.short_title,
+    return Stmt("diagnosis", text, text, "consistent", (ItemRef("diagnoses_icd", d.long_title or d.short_title or "",
                                                                 d.code),),
                 ("icd9_code",), {"icd9_code": d.code}, d.code, None, None, (RowRef("diagnoses_icd", d.row_id),),
                 "commonsense", None, P_LEX + P_SEM + ("Get_Item_Status_History",))
