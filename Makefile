@@ -47,4 +47,4 @@ lock: | $(VENV)
 	$(PY) -m uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-annotate --quiet -o constraints.txt
 
 clean:
-	rm -rf runs .pytest_cache
+	rm -rf runs .pytest_cache .mypy_cache .ruff_cache
