@@ -19,6 +19,7 @@ __all__ = ["main", "build_parser"]
 _COMMAND_MODULES = (
     "ehrlib.db.cli",
     "ehrlib.synth.cli",
+    "ehrlib.corpus.cli",
     "ehrlib.pipeline.cli",
     "ehrlib.judge.cli",
     "ehrlib.report.cli",
