@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+from dataclasses import fields as fields_of
 from dataclasses import replace
 from pathlib import Path
 
@@ -86,10 +87,15 @@ def test_noteevents_imported_field_by_field(noteevents, tmp_path):
     assert "rows" in "\n".join(result.lines()) and "missing_hadm_id 1" in "\n".join(result.lines())
 
 
-def test_note_json_matches_the_generic_writer():
-    note = Note("5", 1, 2, "radiology", "2126-08-15", 'a "b"\nc ü', "2126-08-15 05:00:00")
+@pytest.mark.parametrize("note", [
+    Note("5", 1, 2, "radiology", "2126-08-15", 'a "b"\nc ü \\ \t \u2028 😀', "2126-08-15 05:00:00"),
+    Note("10000032-DS-21", 10000032, 22595853, "discharge_summary", "2180-05-07", "x", None),
+])
+def test_note_json_matches_the_generic_writer(note):
     fields = (note.note_id, note.subject_id, note.hadm_id, note.note_type, note.chartdate, note.text, note.charttime)
     assert note_json(fields) == dumps_record(note)
+    assert tuple(f.name for f in fields_of(Note)) == ("note_id", "subject_id", "hadm_id", "note_type", "chartdate",
+                                                      "text", "charttime"), "the contract changed: update note_json"
 
 
 def test_error_rows_kept_on_request_and_type_filter(noteevents, tmp_path):

@@ -21,7 +21,6 @@ an interrupted import leaves no half corpus.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import gzip
 import hashlib
 import io
@@ -32,15 +31,16 @@ import shutil
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
 from ehrlib.corpus.io import NOTES_FILE
-from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION, Note
+from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = ["SOURCES", "IMPORT_FILE", "ImportFilters", "ImportResult", "detect_source", "read_id_file",
@@ -184,13 +184,20 @@ def db_admissions(db: str | os.PathLike[str]) -> dict[int, int]:
 
 #: a note as the importer carries it: the Note fields in contract order
 NoteFields = tuple[str, int, int, str, str, str, "str | None"]
-_NOTE_FIELDS = tuple(f.name for f in dataclasses.fields(Note))
+
+
+_LINE = ('{"schema_version": ' + str(SCHEMA_VERSION) + ', "note_id": %s, "subject_id": %d, "hadm_id": %d, '
+         '"note_type": %s, "chartdate": %s, "text": %s, "charttime": %s}')
+_quote = encode_basestring  # what json.dumps(ensure_ascii=False) uses for a str
 
 
 def note_json(fields: NoteFields) -> str:
-    """The JSONL line of a note, equal to ``ehrlib.corpus.io.dumps_record(Note(*fields))``
-    but built without a dataclass per row (the importer's hot loop)."""
-    return json.dumps({"schema_version": SCHEMA_VERSION, **dict(zip(_NOTE_FIELDS, fields))}, ensure_ascii=False)
+    """The JSONL line of a note, byte for byte ``ehrlib.corpus.io.dumps_record(Note(*fields))``
+    (a test holds them equal), formatted directly: the generic encoder is most of the
+    importer's time on a full conversion."""
+    note_id, subject_id, hadm_id, note_type, chartdate, text, charttime = fields
+    return _LINE % (_quote(note_id), subject_id, hadm_id, _quote(note_type), _quote(chartdate), _quote(text),
+                    "null" if charttime is None else _quote(charttime))
 
 
 def _valid_date(text: str) -> str | None:
@@ -400,7 +407,7 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
             bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
         rows = _rows(src, source, filters, admissions, counts, unsupported, bar.update if bar is not None else None, meta)
         by_type: Counter = Counter()
-        with (tmp / NOTES_FILE).open("w", encoding="utf-8", newline="\n") as fh:
+        with (tmp / NOTES_FILE).open("w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
             if filters.per_type is None:
                 for _, note in rows:
                     fh.write(note_json(note) + "\n")
