@@ -275,3 +275,21 @@ def test_import_of_hand_written_notes_gives_the_same_predictions(tmp_path, mimic
 
     a, b = predictions(tmp_path / "imported", "imported"), predictions(tmp_path / "direct", "direct")
     assert a and a == b
+
+
+def test_imported_notes_are_credentialed_for_the_phi_guard(noteevents, tmp_path, mimic3_demo_db):
+    """Real MIMIC notes run against the open demo database still count as credentialed."""
+    from ehrlib.corpus.mimic_notes import corpus_source_kind
+    from ehrlib.errors import PHIError
+    from ehrlib.pipeline.params import load_params
+    from ehrlib.pipeline.runner import run_experiment
+
+    out = tmp_path / "corpus"
+    import_notes(noteevents, out, db=mimic3_demo_db)
+    assert corpus_source_kind(out) == "credentialed" and corpus_source_kind(tmp_path) is None
+    params = load_params(None, corpus=str(out), db=str(mimic3_demo_db), backend="gemini", run_id="phi",
+                         runs_dir=str(tmp_path / "runs"), progress=False,
+                         backend_options={"llm": {"api_key": "not-a-real-key"}})
+    with pytest.raises(PHIError, match="credentialed"):
+        run_experiment(params)
+    assert not (tmp_path / "runs" / "phi" / "predictions.jsonl").exists()

@@ -44,7 +44,7 @@ from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = ["SOURCES", "IMPORT_FILE", "ImportFilters", "ImportResult", "detect_source", "read_id_file",
-           "db_admissions", "note_type_of", "import_notes", "note_json", "NoteFields"]
+           "db_admissions", "note_type_of", "import_notes", "note_json", "NoteFields", "corpus_source_kind"]
 
 IMPORT_FILE = "import.json"
 SOURCES = ("mimic3", "mimic4")
@@ -198,6 +198,25 @@ def note_json(fields: NoteFields) -> str:
     note_id, subject_id, hadm_id, note_type, chartdate, text, charttime = fields
     return _LINE % (_quote(note_id), subject_id, hadm_id, _quote(note_type), _quote(chartdate), _quote(text),
                     "null" if charttime is None else _quote(charttime))
+
+
+def corpus_source_kind(corpus_dir: str | os.PathLike[str] | None) -> str | None:
+    """``credentialed`` for a corpus this importer wrote (its import.json says so), else None.
+
+    MIMIC notes exist only under PhysioNet's credentialed licence, so the PHI guard must
+    treat such a corpus as credentialed even when it runs against the open demo database
+    (the demo's admissions are real MIMIC-III admissions). An unreadable import.json
+    counts as credentialed: the guard fails closed.
+    """
+    if corpus_dir is None:
+        return None
+    path = Path(corpus_dir) / IMPORT_FILE
+    if not path.exists():
+        return None
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("source_kind") or "credentialed")
+    except (OSError, ValueError, AttributeError):
+        return "credentialed"
 
 
 def _valid_date(text: str) -> str | None:
@@ -432,7 +451,8 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
             filtered={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("filtered:") and v},
             unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"],
             seconds=time.perf_counter() - started)
-        record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_file": src.name,
+        record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_kind": "credentialed",
+                  "source_file": src.name,
                   "source_bytes": meta["bytes"], "sha256": result.sha256, "filters": filters.describe(),
                   "db": str(db) if db is not None else None, "rows": result.rows, "written": written,
                   "by_type": dict(result.by_type), "unusable": dict(result.unusable),

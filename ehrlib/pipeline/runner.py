@@ -406,7 +406,10 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         if stages.endpoint:
             from ehrlib.llm.phi import check_phi
 
-            check_phi(str(db_info["source_kind"]), stages.endpoint)
+            from ehrlib.corpus.mimic_notes import corpus_source_kind
+
+            # imported MIMIC notes are credentialed text whatever database they run against
+            check_phi(corpus_source_kind(params.corpus) or str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
         if stages.ontology_extractor is not None:
             from ehrlib.ontology import load_ontology
