@@ -176,7 +176,11 @@ def test_id_files_and_database_filter(noteevents, tmp_path, mimic3_demo_db):
     rows = [(1, 10006, 142345, "2164-10-23", "", "", "Nursing", "", "", "", "kept"),
             (2, 10006, 999999, "2164-10-23", "", "", "Nursing", "", "", "", "not in the demo"),
             (3, 10011, 142345, "2164-10-23", "", "", "Nursing", "", "", "", "another patient's admission")]
-    r = import_notes(_noteevents(tmp_path / "db.csv", rows), tmp_path / "db", db=mimic3_demo_db)
+    from ehrlib.db.notes_cli import db_admissions
+
+    admissions = db_admissions(mimic3_demo_db)
+    assert admissions[142345] == 10006 and admissions[105331] == 10011
+    r = import_notes(_noteevents(tmp_path / "db.csv", rows), tmp_path / "db", admissions=admissions, db=mimic3_demo_db)
     assert [n.note_id for n in read_notes(tmp_path / "db" / "notes.jsonl")] == ["1"]
     assert r.filtered == {"not_in_db": 1} and r.unusable == {"subject_mismatch": 1}
     assert json.loads((tmp_path / "db" / IMPORT_FILE).read_text())["db"] == str(mimic3_demo_db)
@@ -285,7 +289,7 @@ def test_imported_notes_are_credentialed_for_the_phi_guard(noteevents, tmp_path,
     from ehrlib.pipeline.runner import run_experiment
 
     out = tmp_path / "corpus"
-    import_notes(noteevents, out, db=mimic3_demo_db)
+    assert main(["notes", "import", str(noteevents), str(out), "--db", str(mimic3_demo_db), "--no-progress"]) == 0
     assert corpus_source_kind(out) == "credentialed" and corpus_source_kind(tmp_path) is None
     params = load_params(None, corpus=str(out), db=str(mimic3_demo_db), backend="gemini", run_id="phi",
                          runs_dir=str(tmp_path / "runs"), progress=False,

@@ -39,12 +39,14 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from ehrlib.corpus.io import NOTES_FILE
 from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = ["SOURCES", "IMPORT_FILE", "ImportFilters", "ImportResult", "detect_source", "read_id_file",
-           "db_admissions", "note_type_of", "import_notes", "note_json", "NoteFields", "corpus_source_kind"]
+           "note_type_of", "import_notes", "note_json", "NoteFields", "corpus_source_kind"]
 
 IMPORT_FILE = "import.json"
 SOURCES = ("mimic3", "mimic4")
@@ -165,21 +167,6 @@ def read_id_file(path: str | os.PathLike[str], what: str = "id") -> frozenset[in
     if not ids:
         raise ConfigError(f"{what} file {p}: no ids in it")
     return frozenset(ids)
-
-
-def db_admissions(db: str | os.PathLike[str]) -> dict[int, int]:
-    """hadm_id -> subject_id of every admission in an ehrlib database (read-only)."""
-    from ehrlib import schema
-    from ehrlib.db.connect import connect
-
-    con = connect(db)
-    try:
-        smap = schema.schema_map(schema.detect_flavor(con))
-        t = smap.table("admissions")
-        sql = f"SELECT {t.col('hadm_id')}, {t.col('subject_id')} FROM {t.ref}"  # noqa: S608 - identifiers from the schema map
-        return {int(h): int(s) for h, s in con.execute(sql).fetchall() if h is not None and s is not None}
-    finally:
-        con.close()
 
 
 #: a note as the importer carries it: the Note fields in contract order
@@ -394,9 +381,14 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
 
 
 def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, source: str | None = None,
-                 filters: ImportFilters = ImportFilters(), db: str | os.PathLike[str] | None = None,
-                 overwrite: bool = False, progress: bool = False) -> ImportResult:
+                 filters: ImportFilters = ImportFilters(), admissions: Mapping[int, int] | None = None,
+                 db: str | os.PathLike[str] | None = None, overwrite: bool = False,
+                 progress: bool = False) -> ImportResult:
     """Convert a MIMIC notes CSV into a corpus folder; see the module docs for the rules.
+
+    ``admissions`` (hadm_id -> subject_id, as ``ehrlib.db.notes_cli.db_admissions`` reads them)
+    keeps only notes of those admissions and patients; ``db`` names that database in
+    import.json.
 
     Raises DataError for an unreadable or unrecognised file, ConfigError for bad options
     or an existing ``out_dir`` without ``overwrite``.
@@ -412,7 +404,6 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
         raise ConfigError(f"--per-type must be at least 1, got {filters.per_type}")
     if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
         raise ConfigError(f"{out} exists; pass --overwrite to replace it")
-    admissions = db_admissions(db) if db is not None else None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
     counts: Counter = Counter()
@@ -421,8 +412,6 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     bar = None
     try:
         if progress:
-            from tqdm.auto import tqdm
-
             bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
         rows = _rows(src, source, filters, admissions, counts, unsupported, bar.update if bar is not None else None, meta)
         by_type: Counter = Counter()

@@ -13,6 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ehrlib import schema
+from ehrlib.analysis.stats import paired_bootstrap
+from ehrlib.corpus.io import read_predictions
+from ehrlib.db import connect, summarize
+from ehrlib.judge.evaluate import load_run, read_judgements
 
 __all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "run_failures",
            "note_findings", "compare_runs", "ablation_table"]
@@ -48,8 +52,6 @@ def schema_mapping(flavors: Sequence[str] = ("mimic3", "mimic4", "perturbed"),
 
 def database_overview(db_path: str | os.PathLike[str]) -> tuple[str, pd.DataFrame]:
     """(one-line summary, per-table rows) of a built ehrlib database."""
-    from ehrlib.db import connect, summarize
-
     con = connect(db_path)
     try:
         summary = summarize(con)
@@ -83,8 +85,7 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
     (contradiction / missing / unverified / consistent), the judge's verdict ("not judged"
     for a run without judgements, e.g. over unlabelled notes), tool count and reason, in
     line order."""
-    from ehrlib.corpus.io import read_predictions
-    from ehrlib.judge.evaluate import read_judgements
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import method_verdict, prediction_verdicts
 
     preds = read_predictions(Path(run_dir) / "predictions.jsonl")
@@ -103,8 +104,6 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
 
 def _labelled(run_dir: str | os.PathLike[str]) -> bool:
     """Whether the corpus a run read has gold labels (its manifest names the corpus)."""
-    from ehrlib.judge.evaluate import load_run
-
     return load_run(run_dir).labelled
 
 
@@ -136,8 +135,6 @@ def ablation_table(run_dirs: Mapping[str, str | os.PathLike[str]], baseline: str
                    metric: str = "f1", n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Per variant and mode: mean ``metric`` over notes and its paired-bootstrap difference
     to ``baseline`` (over the notes both scored), with a 95% interval and one-sided p."""
-    from ehrlib.analysis.stats import paired_bootstrap
-
     if baseline not in run_dirs:
         raise KeyError(f"baseline {baseline!r} is not one of the variants {list(run_dirs)}")
     scores = compare_runs(run_dirs, table="note_scores", judge=judge)

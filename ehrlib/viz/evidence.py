@@ -15,7 +15,14 @@ from typing import Any
 
 import duckdb
 
+from ehrlib import schema
 from ehrlib.corpus.records import RowRef
+from ehrlib.db.connect import connect
+from ehrlib.errors import DataError
+from ehrlib.schema import LOGICAL
+from ehrlib.tools.access import reader
+from ehrlib.tools.items import make_key
+from ehrlib.tools.lexical import catalog_for
 
 __all__ = ["EvidenceRow", "EvidenceReader", "describe"]
 
@@ -76,10 +83,6 @@ class EvidenceReader:
         if db is None:
             self.error = "the run names no database"
             return
-        from ehrlib import schema
-        from ehrlib.db.connect import connect
-        from ehrlib.errors import DataError
-
         try:
             self._con = connect(db)
         except DataError as exc:
@@ -102,13 +105,8 @@ class EvidenceReader:
     def _label(self, table: str, item: Any) -> str | None:
         if item is None:
             return None
-        from ehrlib.tools.items import make_key
-        from ehrlib.tools.lexical import catalog_for
-
         if self._catalog is None:
             self._catalog = catalog_for(self._con, self._schema)
-        from ehrlib.schema import LOGICAL
-
         column = LOGICAL[table].roles.get("item") if table in LOGICAL else None
         if table == "microbiologyevents" or column is None:
             return None
@@ -121,9 +119,6 @@ class EvidenceReader:
         refs = list(refs)[:MAX_ROWS]
         if self._con is None:
             return [EvidenceRow(r.table, r.row_id, found=False) for r in refs]
-        from ehrlib.schema import LOGICAL
-        from ehrlib.tools.access import reader
-
         found: dict[tuple[str, str], EvidenceRow] = {}
         by_table: dict[str, list[Any]] = {}
         for r in refs:

@@ -32,6 +32,8 @@ from typing import Any
 
 from ehrlib.corpus.io import write_text
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
+from ehrlib.judge.evaluate import load_run, read_judgements
+from ehrlib.viz.evidence import MAX_ROWS, EvidenceReader, describe
 
 __all__ = ["VERDICTS", "method_verdict", "prediction_verdicts", "findings_html", "index_html",
            "write_findings_viewer", "notebook_view"]
@@ -137,8 +139,6 @@ def _trace_table(p: Prediction) -> str:
 
 
 def _evidence_list(p: Prediction, rows: Sequence[Any] | None) -> str:
-    from ehrlib.viz.evidence import MAX_ROWS, describe
-
     if not p.evidence_row_ids:
         return "none"
     if rows is None:  # no database to read them from: ids only, said so
@@ -339,9 +339,6 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
     show row ids. The judge layer appears when the corpus has gold labels and the run
     has judgements by ``judge`` in ``mode`` (``ehrlib judge`` / ``ehrlib report``).
     """
-    from ehrlib.judge.evaluate import load_run, read_judgements
-    from ehrlib.viz.evidence import EvidenceReader
-
     run = load_run(run_dir, corpus_dir)
     out = Path(out_dir) if out_dir is not None else run.run_dir / "viewer"
     chosen = [j for j in read_judgements(run.run_dir) if j.judge == judge and j.mode == mode]
@@ -394,7 +391,7 @@ def notebook_view(page: str | os.PathLike[str]) -> Any:
     JupyterLab drops ``<style>``); the "inconsistent only" switch needs the page itself
     (open the file from Lab's file browser), as the sanitizer disables inputs.
     """
-    from IPython.display import HTML
+    from IPython.display import HTML  # deferred: IPython is only needed inside a notebook
 
     text = Path(page).read_text(encoding="utf-8")
     start, end = text.find('<div class="ehrlib-viewer"'), text.rfind("</body>")

@@ -1,15 +1,34 @@
-"""``ehrlib notes import SRC OUT_DIR``: MIMIC note files -> a corpus folder ``ehrlib run`` reads."""
+"""``ehrlib notes import SRC OUT_DIR``: MIMIC note files -> a corpus folder ``ehrlib run`` reads.
+
+It sits with the database commands because ``--db`` reads the admissions of a built
+database; the import itself (``ehrlib.corpus.mimic_notes``) knows no database.
+"""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-__all__ = ["register"]
+from ehrlib import schema
+from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file
+from ehrlib.corpus.records import NOTE_TYPES
+from ehrlib.db.connect import connect
+
+__all__ = ["register", "db_admissions"]
+
+
+def db_admissions(db: str | os.PathLike[str]) -> dict[int, int]:
+    """hadm_id -> subject_id of every admission in an ehrlib database (read-only)."""
+    con = connect(db)
+    try:
+        t = schema.schema_map(schema.detect_flavor(con)).table("admissions")
+        sql = f"SELECT {t.col('hadm_id')}, {t.col('subject_id')} FROM {t.ref}"  # noqa: S608 - identifiers from the schema map
+        return {int(h): int(s) for h, s in con.execute(sql).fetchall() if h is not None and s is not None}
+    finally:
+        con.close()
 
 
 def register(sub: Any) -> None:
-    from ehrlib.corpus.records import NOTE_TYPES
-
     notes = sub.add_parser("notes", help="bring real clinical notes into a corpus folder (MIMIC import)")
     nsub = notes.add_subparsers(dest="notes_command", metavar="NOTES_COMMAND")
     notes.set_defaults(func=lambda _args: notes.print_help() or 2)
@@ -37,14 +56,13 @@ def register(sub: Any) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file
-
     filters = ImportFilters(
         note_types=tuple(t.strip() for t in args.note_types.split(",") if t.strip()),
         hadm_ids=read_id_file(args.hadm_ids, "hadm_id") if args.hadm_ids else None,
         subject_ids=read_id_file(args.subject_ids, "subject_id") if args.subject_ids else None,
         per_type=args.per_type, seed=args.seed, include_errors=args.include_errors)
-    result = import_notes(args.src, args.out_dir, source=args.source, filters=filters, db=args.db,
-                          overwrite=args.overwrite, progress=not args.no_progress)
+    admissions = db_admissions(args.db) if args.db else None
+    result = import_notes(args.src, args.out_dir, source=args.source, filters=filters, admissions=admissions,
+                          db=args.db, overwrite=args.overwrite, progress=not args.no_progress)
     print("\n".join(result.lines()))
     return 0
