@@ -177,7 +177,7 @@ def test_notebook_rendering_survives_sanitising(viewer, page):
 
     folder, _ = viewer
     first = sorted(p for p in folder.glob("*.html") if p.name != "index.html")[0]
-    fragment = notebook_view(first).data
+    fragment = notebook_view(first)._repr_html_()
     assert "<style" not in fragment and "<script" not in fragment
     page.set_content(f"<html><head><style>td{{text-align:right}} mark{{background-color:yellow}}</style></head>"
                      f"<body class='jp-RenderedHTMLCommon'>{fragment}</body></html>")

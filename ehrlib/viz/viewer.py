@@ -27,6 +27,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from ehrlib.judge.evaluate import load_run, read_judgements
 from ehrlib.viz.evidence import MAX_ROWS, EvidenceReader, describe
 
 __all__ = ["VERDICTS", "method_verdict", "prediction_verdicts", "findings_html", "index_html",
-           "write_findings_viewer", "notebook_view"]
+           "write_findings_viewer", "notebook_view", "NotebookView"]
 
 #: method verdicts, most urgent first (the order of legends, counts and merged highlights)
 VERDICTS = ("contradiction", "missing", "unverified", "consistent")
@@ -384,15 +385,23 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
     return paths
 
 
-def notebook_view(page: str | os.PathLike[str]) -> Any:
-    """A viewer page for a notebook cell: its ``<div>`` as IPython HTML.
+@dataclass(frozen=True, slots=True)
+class NotebookView:
+    """A viewer page's ``<div>``, shown as HTML by Jupyter (``_repr_html_``); no IPython needed."""
+
+    html: str
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+
+def notebook_view(page: str | os.PathLike[str]) -> NotebookView:
+    """A viewer page for a notebook cell: its ``<div>``, rendered by Jupyter as HTML.
 
     Styles are inline, so the page renders the same in an untrusted notebook (where
     JupyterLab drops ``<style>``); the "inconsistent only" switch needs the page itself
     (open the file from Lab's file browser), as the sanitizer disables inputs.
     """
-    from IPython.display import HTML  # deferred: IPython is only needed inside a notebook
-
     text = Path(page).read_text(encoding="utf-8")
     start, end = text.find('<div class="ehrlib-viewer"'), text.rfind("</body>")
-    return HTML(text[start:end] if start >= 0 and end > start else text)
+    return NotebookView(text[start:end] if start >= 0 and end > start else text)
