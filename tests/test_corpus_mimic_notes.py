@@ -13,7 +13,12 @@ import pytest
 from ehrlib.cli import main
 from ehrlib.corpus.io import dumps_record, read_notes
 from ehrlib.corpus.mimic_notes import (
-    IMPORT_FILE, ImportFilters, detect_source, import_notes, note_json, read_id_file,
+    IMPORT_FILE,
+    ImportFilters,
+    detect_source,
+    import_notes,
+    note_json,
+    read_id_file,
 )
 from ehrlib.corpus.records import Note
 from ehrlib.errors import ConfigError, DataError
@@ -147,8 +152,9 @@ def test_per_type_sample_is_reproducible_and_uniform(tmp_path):
     record = json.loads((tmp_path / "a" / IMPORT_FILE).read_text())
     assert record["filtered"] == {"sampling": 380} and record["filters"]["per_type"] == 10
     # uniform: over many seeds every row is drawn about equally often (10 of 200 -> 5 %)
-    from ehrlib.corpus.mimic_notes import _Reservoir
     import random
+
+    from ehrlib.corpus.mimic_notes import _Reservoir
     hits = [0] * 200
     for seed in range(2000):
         pool = _Reservoir(10, random.Random(seed))
@@ -250,8 +256,7 @@ def test_cli_import_prints_the_counts(noteevents, tmp_path, capsys):
 def test_import_of_hand_written_notes_gives_the_same_predictions(tmp_path, mimic3_demo_db):
     """The realnotes fixture written out as NOTEEVENTS rows and imported runs exactly like
     the fixture's own notes.jsonl (same notes, same predictions)."""
-    from ehrlib.corpus.io import write_jsonl
-    from ehrlib.corpus.io import read_predictions
+    from ehrlib.corpus.io import read_predictions, write_jsonl
     from ehrlib.pipeline.params import load_params
     from ehrlib.pipeline.runner import run_experiment
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ehrlib.bench import write_csv
 
-__all__ = ["run", "write_noteevents", "HEADER"]
+__all__ = ["HEADER", "run", "write_noteevents"]
 
 OUT_NAME = "bench_import.csv"
 HEADER = ("scenario", "rows", "written", "source_mb", "seconds", "rows_per_s", "mb_per_s", "cpu_seconds",

@@ -45,8 +45,19 @@ from ehrlib.corpus.io import NOTES_FILE
 from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
 from ehrlib.errors import ConfigError, DataError
 
-__all__ = ["SOURCES", "IMPORT_FILE", "ImportFilters", "ImportResult", "detect_source", "read_id_file",
-           "note_type_of", "import_notes", "note_json", "NoteFields", "corpus_source_kind"]
+__all__ = [
+    "IMPORT_FILE",
+    "SOURCES",
+    "ImportFilters",
+    "ImportResult",
+    "NoteFields",
+    "corpus_source_kind",
+    "detect_source",
+    "import_notes",
+    "note_json",
+    "note_type_of",
+    "read_id_file",
+]
 
 IMPORT_FILE = "import.json"
 SOURCES = ("mimic3", "mimic4")

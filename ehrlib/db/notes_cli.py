@@ -14,7 +14,7 @@ from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file
 from ehrlib.corpus.records import NOTE_TYPES
 from ehrlib.db.connect import connect
 
-__all__ = ["register", "db_admissions"]
+__all__ = ["db_admissions", "register"]
 
 
 def db_admissions(db: str | os.PathLike[str]) -> dict[int, int]:

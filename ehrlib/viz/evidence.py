@@ -24,7 +24,7 @@ from ehrlib.tools.access import reader
 from ehrlib.tools.items import make_key
 from ehrlib.tools.lexical import catalog_for
 
-__all__ = ["EvidenceRow", "EvidenceReader", "describe"]
+__all__ = ["EvidenceReader", "EvidenceRow", "describe"]
 
 #: at most this many rows are looked up per finding (the viewer says how many more)
 MAX_ROWS = 20

@@ -36,8 +36,16 @@ from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.judge.evaluate import load_run, read_judgements
 from ehrlib.viz.evidence import MAX_ROWS, EvidenceReader, describe
 
-__all__ = ["VERDICTS", "method_verdict", "prediction_verdicts", "findings_html", "index_html",
-           "write_findings_viewer", "notebook_view", "NotebookView"]
+__all__ = [
+    "VERDICTS",
+    "NotebookView",
+    "findings_html",
+    "index_html",
+    "method_verdict",
+    "notebook_view",
+    "prediction_verdicts",
+    "write_findings_viewer",
+]
 
 #: method verdicts, most urgent first (the order of legends, counts and merged highlights)
 VERDICTS = ("contradiction", "missing", "unverified", "consistent")
