@@ -65,3 +65,9 @@ def test_unlabelled_report_writes_findings_and_viewer(tiny_run, capsys):
     assert "no gold labels" in index and index.index('data-note="n2"') < index.index('data-note="n1"')
     report = (run / "report.md").read_text()
     assert "no gold labels" in report and "[viewer/index.html](viewer/index.html)" in report
+
+
+def test_rule_behind_an_offline_verdict_is_shown():
+    note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80")
+    page = findings_html(note, [(0, replace(_p(0, "HR"), rule_id="verify.value.in_range"))])
+    assert "<b>rule:</b> <code>verify.value.in_range</code>" in page

@@ -182,6 +182,7 @@ def _finding(idx: int, p: Prediction, j: Judgement | None, judged: bool, evidenc
             f"<p><b>reason:</b> {_esc(p.reason or '—')}</p>{judge_reason}"
             f"<p><b>items:</b> {_esc(items)}<br><b>status:</b> {_esc(p.temporal_status)}"
             + (f" · <b>window:</b> {_esc(p.time_window.start)} → {_esc(p.time_window.end)}" if p.time_window else "")
+            + (f" · <b>rule:</b> <code>{_esc(p.rule_id)}</code>" if getattr(p, "rule_id", None) else "")
             + (f" · <b>failure:</b> {_esc(p.failure)}" if p.failure else "")
             + f"</p><div><b>evidence rows:</b> {_evidence_list(p, evidence)}</div>"
             f"<div><b>tool trace:</b> {_trace_table(p)}</div></details>")
