@@ -35,7 +35,7 @@ def markdown_table(df: pd.DataFrame, percent: Iterable[str] = PERCENT_COLUMNS) -
     pct = set(percent)
     header = "| " + " | ".join(str(c) for c in df.columns) + " |"
     align = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(df[c]) else "---" for c in df.columns) + "|"
-    rows = ["| " + " | ".join(_cell(v, c in pct) for c, v in zip(df.columns, row, strict=False)) + " |"
+    rows = ["| " + " | ".join(_cell(v, c in pct) for c, v in zip(df.columns, row, strict=True)) + " |"
             for row in df.itertuples(index=False)]
     return "\n".join([header, align, *rows]) + "\n"
 
@@ -62,6 +62,8 @@ def paper_table(summary: pd.DataFrame, index: str = "variant",
     """Long metrics (one row per run and mode) as the paper's Table 2: one row per
     ``index`` value, columns ``lenient_recall … harsh_f1`` in percent, rounded to 2.
     """
+    if summary.empty:  # unlabelled runs: nothing was scored
+        return pd.DataFrame(columns=[index])
     wide = summary.pivot_table(index=index, columns="mode", values=list(metrics), aggfunc="first", sort=False)
     modes = [m for m in ("lenient", "harsh") if m in wide.columns.get_level_values("mode")]
     cols = [(m, mode) for mode in modes for m in metrics]
