@@ -84,8 +84,8 @@ class Checker:
         if "stats" in c:
             for s in c["stats"]:
                 rows = self.q("chartevents", ["charttime", "row_id", "valuenum"],
-                              "{hadm_id} = ? AND {itemid} = ? AND {valuenum} IS NOT NULL AND {charttime} BETWEEN ? AND "
-                              "?",
+                              "{hadm_id} = ? AND {itemid} = ? AND {valuenum} IS NOT NULL "
+                              "AND {charttime} BETWEEN ? AND ?",
                               [hadm, s["itemid"], lo, hi])
                 rows.sort(key=lambda r: (r["charttime"], r["row_id"]))
                 actual = {"min": min(r["valuenum"] for r in rows), "max": max(r["valuenum"] for r in rows),

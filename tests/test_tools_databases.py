@@ -138,8 +138,8 @@ def test_trend_and_distribution_agree_with_sql(bound):
     assert t["direction"] in ("rising", "falling", "stable")
     dist = ts.call("Get_Item_Value_Distribution", {"item": f"{table}:{itemid}"})
     total = con.execute(f"SELECT count(*) FROM {pt.ref} WHERE {pt.col('itemid')} = ? AND "
-                        f"coalesce(CAST({pt.col('value')} AS VARCHAR), CAST({pt.col('valuenum')} AS VARCHAR)) IS NOT "
-                        f"NULL",
+                        f"coalesce(CAST({pt.col('value')} AS VARCHAR), CAST({pt.col('valuenum')} AS VARCHAR)) "
+                        "IS NOT NULL",
                         [itemid]).fetchone()[0]
     assert dist.summary["n_total"] == total
     assert len(dist.rows) <= 10

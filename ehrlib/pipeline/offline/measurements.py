@@ -103,8 +103,8 @@ _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:brief
                            r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
                            r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined|"
                            r"(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)"
-                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + NUM
-                           + r")"
+                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?"
+                           r"(?P<v>" + NUM + r")"
                            r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|"
                            r"trended\s+down)\b", re.I)
 
@@ -200,9 +200,8 @@ _O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liter
                       r"fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
                       r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
                       r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
-_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,"
-                  r"3})"
-                  r"\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
+_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})"
+                  r"\s*/\s*(?P<co2>\d{2,3})\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
 
 
 def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: list[tuple[int, int]]) -> None:
