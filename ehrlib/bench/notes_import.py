@@ -97,8 +97,9 @@ print(json.dumps({"rows": r.rows, "written": r.written, "seconds": r.seconds, "c
 
 
 def _measure(src: Path, out: Path, per_type: str) -> tuple[dict, float]:
-    """Run one import in a child; (its result, its peak RSS in MB). Output goes to files,
-    not pipes: ``wait4`` reaps the child, so nobody would drain a full pipe.
+    """Run one import in a child; (its result, its peak RSS in MB).
+
+    Output goes to files, not pipes: ``wait4`` reaps the child, so nobody would drain a full pipe.
     """
     log = out.with_suffix(".log")
     with log.open("w+", encoding="utf-8") as fh:

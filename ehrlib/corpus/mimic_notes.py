@@ -133,8 +133,10 @@ class ImportResult:
 
 
 def _sha256(path: Path) -> str:
-    """The file's sha256, read in 4 MB blocks. Run in a thread next to the parser: hashlib
-    and file reads release the GIL, so on a multi-GB file the hash costs no wall time.
+    """The file's sha256, read in 4 MB blocks.
+
+    Run in a thread next to the parser: hashlib and file reads release the GIL, so on a multi-GB file the
+    hash costs no wall time.
     """
     h = hashlib.sha256()
     with path.open("rb") as fh:

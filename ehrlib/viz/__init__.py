@@ -1,6 +1,4 @@
-"""Figures (DataFrame in, matplotlib Figure out), figure saving, and the per-note HTML
-findings viewer.
-"""
+"""Figures (DataFrame in, matplotlib Figure out), figure saving, and the per-note HTML findings viewer."""
 from __future__ import annotations
 
 from ehrlib.viz.plots import (
