@@ -1,19 +1,67 @@
-"""Read-only connections to an ehrlib-built database."""
+"""Read-only, hardened connections to an ehrlib-built database.
+
+Tools and model-written SQL read the EHR through these connections, so they are locked
+down at the engine too, not only in the SQL we write: no file system access (no
+``read_text``/``read_csv``/``glob``/``ATTACH``/``COPY`` of host files), no extension
+installed or loaded behind the user's back (DuckDB would otherwise download one from
+the internet, e.g. when handed a SQLite file), no Python-variable replacement scans, and
+the configuration locked so a ``SET`` cannot undo any of it. The settings are applied
+with ``SET`` after opening rather than as ``connect(config=...)``: DuckDB refuses a
+second connection to one file with a different config, and other readers in the same
+process (tests, benchmarks) open the file plainly.
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
 from ehrlib import schema
 from ehrlib.errors import DataError
 
-__all__ = ["connect"]
+__all__ = ["connect", "harden", "check_duckdb_file", "NO_EXTENSIONS"]
+
+#: settings that keep DuckDB from installing or loading extensions on its own
+NO_EXTENSIONS = ("SET autoinstall_known_extensions = false", "SET autoload_known_extensions = false",
+                 "SET allow_community_extensions = false")
+_LOCKDOWN = ("SET enable_external_access = false", *NO_EXTENSIONS, "SET python_enable_replacements = false",
+             "SET lock_configuration = true")
+_MAGIC = b"DUCK"      # bytes 8..12 of every DuckDB database file
+
+
+def harden(con: Any) -> None:
+    """Lock a read-only connection down (idempotent; the settings hold for the whole database
+    instance, i.e. every connection to that file in this process)."""
+    locked = con.execute("SELECT current_setting('lock_configuration'), "
+                         "current_setting('enable_external_access')").fetchone()
+    if locked[0]:
+        if locked[1]:
+            raise DataError("the database connection is locked with external access enabled; "
+                            "open it with ehrlib.db.connect")
+        return
+    for statement in _LOCKDOWN:
+        con.execute(statement)
+
+
+def check_duckdb_file(path: str | os.PathLike) -> None:
+    """Refuse a file that is not a DuckDB database before DuckDB sees it (a SQLite or
+    Parquet file would make DuckDB try to install an extension)."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise DataError(f"cannot read database {p}: {exc.strerror or exc}") from None
+    if head[8:12] != _MAGIC:
+        kind = ("a SQLite database" if head.startswith(b"SQLite format 3") else
+                "empty" if not head else "truncated" if len(head) < 12 else "not a DuckDB file")
+        raise DataError(f"{p} is not a DuckDB database ({kind}); build one with `ehrlib build-db SRC_DIR {p}`")
 
 
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
-    """Open an ehrlib database read-only (tools never write to the EHR).
+    """Open an ehrlib database read-only (tools never write to the EHR) and harden it.
 
     Raises DataError if the file is missing, is not a DuckDB file, or has no ehrlib
     manifest (a DuckDB file ehrlib did not build: its layout and provenance are unknown).
@@ -21,14 +69,20 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"database {p} does not exist (build one with `ehrlib build-db SRC_DIR {p}`)")
+    check_duckdb_file(p)
     try:
         con = duckdb.connect(str(p), read_only=True)
     except duckdb.Error as exc:
         raise DataError(f"{p} is not a readable DuckDB database ({' '.join(str(exc).split())[:200]})") from None
-    row = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
-        [schema.MANIFEST_TABLE],
-    ).fetchone()
+    try:
+        harden(con)
+        row = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
+            [schema.MANIFEST_TABLE],
+        ).fetchone()
+    except duckdb.Error as exc:
+        con.close()
+        raise DataError(f"{p} is a damaged DuckDB database ({' '.join(str(exc).split())[:200]})") from None
     if not row[0]:
         con.close()
         raise DataError(f"{p} is not an ehrlib database (no {schema.MANIFEST_TABLE} table); "

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
-import threading
 import time
 from typing import Any, Mapping, Sequence
 
@@ -29,8 +27,9 @@ from ehrlib.pipeline.llm_prompts import get_prompt
 from ehrlib.pipeline.llm_stages import LLMCaller, LLMSegmenter, numbered, object_schema, stage_output
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
+from ehrlib.tools.sql_sandbox import policy_for, run_sandboxed
 
-__all__ = ["build_checkehr_stages", "describe_schema", "run_guarded_sql", "CheckEHRExtractor", "CheckEHRVerifier",
+__all__ = ["build_checkehr_stages", "describe_schema", "CheckEHRExtractor", "CheckEHRVerifier",
            "TableAnchors", "time_window"]
 
 ENTITY_TYPES = ("lab", "vital", "medication", "infusion", "procedure", "diagnosis", "input_output",
@@ -147,38 +146,6 @@ class CheckEHRExtractor:
                     [*r1, *r2, *r3])
 
 
-_FORBIDDEN = re.compile(r"\b(?:insert|update|delete|drop|alter|create|attach|detach|copy|pragma|install|load|"
-                        r"export|import|call|set|checkpoint|vacuum)\b", re.IGNORECASE)
-
-
-def run_guarded_sql(con: Any, sql: str, *, timeout_s: float, row_cap: int,
-                    must_mention: Sequence[str] = ()) -> tuple[list[str], list[tuple], str | None]:
-    """Run model-written SQL safely: one SELECT/WITH statement, no DDL/DML keywords, mentions
-    the patient, read-only connection, interrupted after ``timeout_s``, at most ``row_cap``
-    rows. Returns (columns, rows, error)."""
-    text = sql.strip().rstrip(";").strip()
-    if not re.match(r"(?is)^(select|with)\b", text):
-        return [], [], "the query must be a single SELECT (or WITH ... SELECT) statement"
-    if ";" in text:
-        return [], [], "only one statement is allowed"
-    if _FORBIDDEN.search(re.sub(r"'[^']*'", "''", text)):
-        return [], [], "the query may only read data"
-    if must_mention and not any(m in text for m in must_mention):
-        return [], [], f"the query must filter by the patient ({' or '.join(must_mention)})"
-    timer = threading.Timer(timeout_s, con.interrupt)
-    timer.start()
-    try:
-        cur = con.execute(f"SELECT * FROM ({text}) AS checkehr_q LIMIT ?", [int(row_cap)])  # noqa: S608 - guarded
-        cols = [d[0] for d in cur.description]
-        rows = cur.fetchall()
-    except Exception as exc:  # noqa: BLE001 - any SQL failure goes back to the model once
-        msg = " ".join(str(exc).split())[:300]
-        return [], [], ("timed out" if "interrupt" in msg.lower() else msg)
-    finally:
-        timer.cancel()
-    return cols, rows, None
-
-
 class CheckEHRVerifier:
     """Stages 5-8: pseudo-table, self-correction, value reformatting, SQL (one repair)."""
 
@@ -270,8 +237,10 @@ class CheckEHRVerifier:
     def _execute(self, con: Any, sql: str, ctx: NoteContext,
                  calls: list[ToolCallRecord]) -> tuple[list[str], list[tuple], str | None]:
         t0 = time.perf_counter()
-        cols, rows, error = run_guarded_sql(con, sql, timeout_s=self.timeout_s, row_cap=self.row_cap,
-                                            must_mention=(str(ctx.hadm_id), str(ctx.subject_id)))
+        # the sandbox scopes every patient table to this subject, whatever the query's predicates
+        policy = policy_for(con, schema.schema_map(ctx.flavor), _SCHEMA_TABLES)
+        cols, rows, error = run_sandboxed(con, sql, policy, int(ctx.subject_id), timeout_s=self.timeout_s,
+                                          row_cap=self.row_cap)
         calls.append(ToolCallRecord("SQL", {"sql": sql}, len(rows), round((time.perf_counter() - t0) * 1000, 3),
                                     error, f"sql-{len(calls) + 1}", len(calls) + 1))
         return cols, rows, error

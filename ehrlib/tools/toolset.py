@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 import duckdb
 
+from ehrlib.db.connect import check_duckdb_file, harden
 from ehrlib.errors import ConfigError
 from ehrlib.schema import SchemaMap, detect_flavor, schema_map
 from ehrlib.tools import criteria, exploration, retrieval
@@ -160,12 +161,16 @@ def _open(con_or_path: Any) -> tuple[Any, bool]:
         path = os.fspath(con_or_path)
         if not os.path.isfile(path):
             raise ConfigError(f"database {path} does not exist")
-        return duckdb.connect(path, read_only=True), True
+        check_duckdb_file(path)
+        con = duckdb.connect(path, read_only=True)
+        harden(con)
+        return con, True
     con = con_or_path
     row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     if not row or not row[0]:
         raise ConfigError("tools need a read-only connection: open it with duckdb.connect(path, read_only=True) "
                           "or ehrlib.db.connect(path)")
+    harden(con)     # no file system, no extensions, locked settings (see ehrlib.db.connect)
     return con, False
 
 
