@@ -21,7 +21,7 @@ import duckdb
 from ehrlib import schema
 from ehrlib.errors import DataError
 
-__all__ = ["connect", "harden", "check_duckdb_file", "NO_EXTENSIONS"]
+__all__ = ["connect", "harden", "check_duckdb_file", "check_tables", "NO_EXTENSIONS"]
 
 #: settings that keep DuckDB from installing or loading extensions on its own
 NO_EXTENSIONS = ("SET autoinstall_known_extensions = false", "SET autoload_known_extensions = false",
@@ -60,6 +60,19 @@ def check_duckdb_file(path: str | os.PathLike) -> None:
         raise DataError(f"{p} is not a DuckDB database ({kind}); build one with `ehrlib build-db SRC_DIR {p}`")
 
 
+_HEADER_BYTES = 3 * 4096     # DuckDB's file header and two database headers precede the blocks
+
+
+def _check_size(con: Any, path: Path) -> None:
+    """A file shorter than its own block count says was truncated (a copy cut short, a
+    full disk): refuse it now rather than fail on the first query that reaches the gap."""
+    block_size, blocks = con.execute("SELECT block_size, total_blocks FROM pragma_database_size() "
+                                     "WHERE database_name = current_database()").fetchone()
+    want, have = _HEADER_BYTES + int(block_size) * int(blocks), path.stat().st_size
+    if have < want:
+        raise DataError(f"{path} is truncated ({have} of {want} bytes); copy or build the database again")
+
+
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open an ehrlib database read-only (tools never write to the EHR) and harden it.
 
@@ -76,6 +89,7 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
         raise DataError(f"{p} is not a readable DuckDB database ({' '.join(str(exc).split())[:200]})") from None
     try:
         harden(con)
+        _check_size(con, p)
         row = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
             [schema.MANIFEST_TABLE],
@@ -88,3 +102,16 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
         raise DataError(f"{p} is not an ehrlib database (no {schema.MANIFEST_TABLE} table); "
                         "build it with `ehrlib build-db`")
     return con
+
+
+def check_tables(con: Any, flavor: str) -> None:
+    """Every table of the layout exists (a build creates them all, empty if the source
+    lacked one): a missing one means the file was edited or damaged, and would otherwise
+    surface as a Catalog Error in the middle of a run."""
+    smap = schema.schema_map(flavor)
+    have = {(s or "main", t.lower()) for s, t in con.execute(
+        "SELECT table_schema, table_name FROM information_schema.tables").fetchall()}
+    missing = [t.ref for t in smap.tables.values() if ((t.schema or "main"), t.name.lower()) not in have]
+    if missing:
+        raise DataError(f"the database lacks table(s) {', '.join(missing)} of the {flavor} layout; "
+                        "it was damaged or edited: build it again with `ehrlib build-db`")

@@ -35,7 +35,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ehrlib.corpus.io import NOTES_FILE, dumps_record, read_notes, write_json
+import duckdb
+
+from ehrlib.corpus.io import NOTES_FILE, corpus_file, dumps_record, read_notes, write_json
 from ehrlib.corpus.records import SCHEMA_VERSION, Note, to_dict
 from ehrlib.db.contracts import sha256_file
 from ehrlib.errors import ConfigError, DataError, EhrlibError
@@ -272,10 +274,12 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if not params.corpus:
         raise ConfigError("no corpus: pass --corpus DIR (a folder with notes.jsonl) or set 'corpus' in the params")
     folder = Path(params.corpus)
-    path = folder / NOTES_FILE if folder.is_dir() else folder
+    path = corpus_file(folder, NOTES_FILE) if folder.is_dir() else folder
     if not path.is_file():
         raise ConfigError(f"corpus {folder}: {NOTES_FILE} not found")
     notes = read_notes(path)
+    if not notes:
+        raise DataError(f"{path}: no notes in the file")
     ids = [n.note_id for n in notes]
     if len(set(ids)) != len(ids):
         raise DataError(f"{path}: duplicate note_id values")
@@ -295,16 +299,23 @@ def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
         raise ConfigError("no database: pass --db DB.duckdb or set 'db' in the params")
     from ehrlib import schema
     from ehrlib.db import read_manifest
-    from ehrlib.db.connect import connect
+    from ehrlib.db.connect import check_tables, connect
 
     con = connect(params.db)
     try:
         manifest = read_manifest(con)
+        flavor = schema.detect_flavor(con)
+        check_tables(con, flavor)
     except LookupError as exc:
         con.close()
         raise DataError(f"{params.db}: {exc}") from None
+    except (duckdb.Error, DataError) as exc:   # a damaged file fails on its first real read
+        con.close()
+        if isinstance(exc, DataError):
+            raise DataError(f"{params.db}: {exc}") from None
+        raise DataError(f"{params.db} is damaged ({' '.join(str(exc).split())[:200]})") from None
     info = {k: v for k, v in manifest.items() if k != "tables"}
-    info["flavor"] = schema.detect_flavor(con)
+    info["flavor"] = flavor
     info.setdefault("source_kind", "credentialed")  # unknown provenance: treat as credentialed (fail closed)
     return con, info
 
