@@ -214,3 +214,25 @@ def test_hostile_build_contracts(mimic3_demo_dir, tmp_path, capsys, caplog):
         assert code == 2 and not out.exists(), (case, err)
         assert name.split(".")[0] in err and col.upper() in err.upper(), (case, err)
     _report(capsys, ("build-db data contracts",))
+
+
+def test_hostile_note_sizes(base, synth_db, tmp_path, capsys, caplog):
+    """Past the size limits a note fails on its own, recorded; the others still run."""
+    params = tmp_path / "limits.yaml"
+    params.write_text("max_note_chars: 50000\nmax_line_chars: 5000\n")
+    cases = {"blank-lines": "HR 80\n" + "\n" * 100_000, "one-line": "HR 80 " * 2_000,
+             "big": ("HR 80 this morning.\n" * 3_000), "binary-ish": "\x00\x01" * 40_000,
+             "long-line-in-middle": "HR 80\n" + "x" * 6_000 + "\nWBC 12"}
+    for case, text in cases.items():
+        corpus = tmp_path / f"size-{case}"
+        corpus.mkdir()
+        (corpus / "notes.jsonl").write_text(json.dumps({**base, "note_id": "big", "text": text}) + "\n"
+                                            + json.dumps({**base, "note_id": "small"}) + "\n")
+        code, err = _outcome("overlong notes", _run_argv(corpus, synth_db, tmp_path, f"s-{case}")
+                             + ["--params", str(params)], capsys, caplog)
+        assert code == 1, (case, err)
+        ledger = {e["note_id"]: e["status"] for e in read_ledger(tmp_path / "runs" / f"s-{case}")}
+        assert ledger == {"big": "failed", "small": "ok"}, (case, ledger)
+        failure = (tmp_path / "runs" / f"s-{case}" / "failures.jsonl").read_text()
+        assert "max_note_chars" in failure or "max_line_chars" in failure
+    _report(capsys, ("overlong notes",))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, TypeVar, get_args
 
@@ -84,6 +85,11 @@ class Inconsistency:
     type: Literal["time", "value", "interpretation", "trend", "other"] | None = None
 
 
+@functools.lru_cache(maxsize=32)   # the notes in flight; str caches its hash, so a hit is O(1)
+def _split_lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     note_id: str
@@ -96,8 +102,12 @@ class Note:
 
     @property
     def lines(self) -> list[str]:
-        """The note's lines; line numbers in every record index this list (from 0)."""
-        return self.text.split("\n")
+        """The note's lines; line numbers in every record index this list (from 0).
+
+        Shared, do not modify: stages call this once per line they visit, and splitting
+        the text on every call made a note of n lines cost O(n^2).
+        """
+        return _split_lines(self.text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ import duckdb
 
 from ehrlib.corpus.io import NOTES_FILE, corpus_file, dumps_record, read_notes, write_json
 from ehrlib.corpus.records import SCHEMA_VERSION, Note, to_dict
+from ehrlib.pipeline.note_limits import check_note_size
 from ehrlib.db.contracts import sha256_file
 from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.pipeline.inspector import STAGE_NAMES, NoteResult, inspect_note
@@ -456,6 +457,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         make_tools = _toolset_factory(params, stages.semantic_ranker)
 
         def work(note: Note) -> NoteResult:
+            check_note_size(note, params.max_note_chars, params.max_line_chars)
             cur = _cursor(con, lock)
             try:
                 ctx = note_context(cur, note, flavor=db_info["flavor"], source_kind=str(db_info["source_kind"]),

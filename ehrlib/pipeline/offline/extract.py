@@ -16,6 +16,7 @@ segment's default window (Appendix B.4).
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -23,6 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
+from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mentions import Mention, find_mentions
 from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, is_drug_class
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
@@ -261,7 +263,12 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
                 offs.append(pos)
                 parts.append(lines[i])
                 pos += len(lines[i]) + 1
-            out.append(_Paragraph(tuple(cur), tuple(offs), " ".join(parts)))
+            text = " ".join(parts)
+            # an overlong paragraph (a pasted log, a 1 MB line) is read in pieces: see .long_text
+            for a, b in piece_spans(text, offs):
+                k = bisect.bisect_right(offs, a) - 1
+                j = max(bisect.bisect_left(offs, b), k + 1)
+                out.append(_Paragraph(tuple(cur[k:j]), tuple(off - a for off in offs[k:j]), text[a:b]))
 
     for i in range(seg.start_line, seg.end_line + 1):
         if cur and _continues(lines[cur[-1]], lines[i]):
@@ -292,6 +299,8 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
+        if not para.text.strip():
+            continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
         ms = drop_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names, seg.section))

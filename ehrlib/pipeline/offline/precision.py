@@ -213,10 +213,10 @@ def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
     """The paragraph is (or directly follows) an allergy header: drug names there are reactions."""
     if _ALLERGY.match(lines[first_line]):
         return True
+    # only the line right above counts (a blank line in between ends the header's reach);
+    # looking no further keeps a note of many blank lines linear
     j = first_line - 1
-    while j >= 0 and not lines[j].strip():
-        j -= 1
-    return j >= 0 and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I)) and first_line - j <= 1
+    return j >= 0 and bool(lines[j].strip()) and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I))
 
 
 def is_drug_class(m: Mention) -> bool:
