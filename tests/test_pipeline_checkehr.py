@@ -13,7 +13,7 @@ from ehrlib.db.connect import connect
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
 from ehrlib.pipeline.context import note_context
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.llm_stages import build_llm_stages
+from ehrlib.pipeline.llm import build_llm_stages
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv
 

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, TypeVar, get_args
 
-from ehrlib.errors import DataError
+from ehrlib.errors import EhrlibError
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -43,8 +43,11 @@ NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
 LABELS: tuple[str, ...] = get_args(Label)
 
 
-class RecordError(DataError, ValueError):
-    """A record does not match its contract; the message names the field."""
+class RecordError(EhrlibError, ValueError):
+    """A record does not match its contract; the message names the field.
+
+    An :class:`~ehrlib.errors.EhrlibError` (the CLI prints one line) and a ValueError
+    (callers that validate with ``except ValueError`` keep working)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,9 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.tables import markdown_table
+    from ehrlib.result_tables import markdown_table
 
     modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
     llm: dict[str, Any] = {"backend": args.backend}
@@ -48,6 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
     print(markdown_table(summary[cols]), end="")
     if args.review:
+        # deferred: the CLI loads a command's code only when that command runs (fast --help)
         from ehrlib.judge.review import write_review_sheet
 
         for mode in modes:

@@ -1,12 +1,12 @@
 """Errors of the LLM layer. They are EhrlibErrors: the command line prints one line."""
 from __future__ import annotations
 
-from ehrlib.errors import EhrlibError
+from ehrlib.errors import RunError
 
 __all__ = ["LLMCallError", "MalformedReply"]
 
 
-class LLMCallError(EhrlibError):
+class LLMCallError(RunError):
     """A model call failed: a permanent HTTP error, or a transient one that outlived retries.
 
     `transient` marks failures worth retrying (429, 5xx, 408, timeouts, dropped
@@ -29,5 +29,5 @@ class LLMCallError(EhrlibError):
         self.attempts = attempts
 
 
-class MalformedReply(EhrlibError):
+class MalformedReply(RunError):
     """A reply could not be used: no JSON, JSON of the wrong shape, or a bad tool call."""

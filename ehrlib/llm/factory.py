@@ -20,6 +20,7 @@ from ehrlib.errors import ConfigError
 from ehrlib.llm.cache import ResponseCache
 from ehrlib.llm.client import Backend, Client, RetryPolicy
 from ehrlib.llm.records import GenerationConfig
+from ehrlib.llm.scripted import ScriptedBackend
 from ehrlib.llm.usage import PriceTable, UsageLedger
 
 __all__ = ["make_client", "client_from_params", "PAPER_OPEN_MODEL_DEFAULTS", "BACKENDS"]
@@ -64,18 +65,18 @@ def _generation_config(backend: str, settings: Mapping[str, Any]) -> GenerationC
 def _make_backend(backend: str, settings: Mapping[str, Any], timeout_s: float) -> Backend:
     opts = {k: settings[k] for k in _BACKEND_KEYS[backend] if k in settings}
     if backend == "gemini":
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         from ehrlib.llm.gemini import GeminiBackend
 
         return GeminiBackend(timeout_s=timeout_s, **opts)
     if backend == "openai":
+        # deferred: only the OpenAI-compatible backend needs its client
         from ehrlib.llm.openai_compat import OpenAICompatBackend
 
         key_env = opts.pop("api_key_env", None) or "EHRLIB_OPENAI_API_KEY"
         opts.setdefault("api_key", os.environ.get(key_env))
         opts.setdefault("base_url", os.environ.get("EHRLIB_OPENAI_BASE_URL", ""))
         return OpenAICompatBackend(**opts)
-    from ehrlib.llm.scripted import ScriptedBackend
-
     return ScriptedBackend(opts.get("replies", ()), reported_result=bool(opts.get("reported_result")))
 
 

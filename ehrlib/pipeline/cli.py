@@ -46,8 +46,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
+    from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
+    from ehrlib.pipeline.runner import run_experiment
 
     params = load_params(
         args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
@@ -66,6 +68,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _ontology(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from pathlib import Path
 
     from ehrlib.db import read_manifest
@@ -77,8 +80,9 @@ def _ontology(args: argparse.Namespace) -> int:
         if args.method == "rules":
             onto = build_ontology_rules(con)
         else:
+            # deferred: the CLI loads a command's code only when that command runs (fast --help)
             from ehrlib.llm import make_client
-            from ehrlib.pipeline.llm_stages import json_asker
+            from ehrlib.pipeline.llm.caller import json_asker
 
             settings = {"source_kind": read_manifest(con).get("source_kind", "credentialed"),
                         "cache": args.cache or str(Path(args.out).with_suffix(".llm_cache.sqlite"))}
