@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from ehrlib.cli import main
-from ehrlib.pipeline.runner import read_ledger
+from ehrlib.pipeline.rundir import read_ledger
 
 COUNTS: dict[str, dict[str, int]] = {}
 

@@ -49,7 +49,8 @@ def note_text(shape: str, n: int) -> str:
 
 def run(out_dir: Path) -> Path:
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment
+    from ehrlib.pipeline.rundir import read_ledger
+    from ehrlib.pipeline.runner import run_experiment
     from ehrlib.synth import generate_hospital
     import duckdb
 
