@@ -36,6 +36,7 @@ from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
 from ehrlib.pipeline.note_limits import check_note_size
 from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.runlock import run_dir_errors
 from ehrlib.pipeline.rundir import (
     RunWriter,
     check_resume,
@@ -142,6 +143,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     con, db_info = _open_db(params)
+    writer: RunWriter | None = None
     try:
         if stages.endpoint:
             check_phi(str(db_info["source_kind"]), stages.endpoint)
@@ -216,7 +218,12 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         summary = summarize_ledger(writer.ledger)["totals"]
         save_manifest("complete" if summary.get("notes_error", 0) == 0 else "incomplete")
         return run_dir
+    except OSError as exc:
+        with run_dir_errors(run_dir):   # full disk, read-only folder: one line, and resumable
+            raise exc
     finally:
+        if writer is not None:
+            writer.close()
         con.close()
 
 
