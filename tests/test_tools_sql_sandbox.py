@@ -148,3 +148,8 @@ def test_connection_is_locked(env):
             con.execute(sql)
     with pytest.raises(Exception, match="disabled by configuration"):
         con.execute("SELECT * FROM read_text(?)", [env[4]])
+    settings = dict(con.execute("SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', "
+                                "'autoinstall_known_extensions', 'autoload_known_extensions', "
+                                "'lock_configuration')").fetchall())
+    assert settings == {"enable_external_access": "false", "autoinstall_known_extensions": "false",
+                        "autoload_known_extensions": "false", "lock_configuration": "true"}

@@ -26,6 +26,7 @@ from ehrlib.corpus.records import (
     from_dict,
     to_dict,
 )
+from ehrlib.filemodes import as_umask_allows
 
 __all__ = [
     "Corpus",
@@ -70,6 +71,7 @@ def _atomic_write_text(path: Path, text: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    as_umask_allows(fd)     # mkstemp makes 0600; collaborators should read results
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

@@ -24,13 +24,14 @@ import duckdb
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
-from ehrlib.corpus.io import NOTES_FILE, corpus_file, dumps_record, read_notes
+from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, dumps_record, read_notes
+from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import check_tables, connect
 from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.inputs import prepare_inputs
-from ehrlib.llm.phi import check_phi
+from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
 from ehrlib.ontology import load_ontology
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
@@ -79,6 +80,14 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if params.limit is not None:
         notes = notes[: params.limit]
     return notes, path
+
+
+def _corpus_kinds(params: RunParams) -> list[str]:
+    """``source_kind`` values of the corpus manifest, if the corpus folder has one."""
+    folder = Path(params.corpus or "")
+    if not folder.is_dir() or not corpus_file(folder, MANIFEST_FILE).exists():
+        return []
+    return manifest_source_kinds(read_manifest_file(folder))
 
 
 def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
@@ -145,6 +154,8 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     con, db_info = _open_db(params)
     writer: RunWriter | None = None
     try:
+        # credentialed on either side (database manifest or corpus manifest) is credentialed
+        db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params))
         if stages.endpoint:
             check_phi(str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
