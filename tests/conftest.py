@@ -143,3 +143,26 @@ def synth_db_mimic4(tmp_path_factory) -> Path:
 def synth_db_perturbed(tmp_path_factory) -> Path:
     """The same hospital (seed 0) in the perturbed schema of the paper's Table 15."""
     return _synth(tmp_path_factory, "perturbed")
+
+
+# --- ehrlib.tools.sql_sandbox: a patient, a second patient and a canary file on disk -------
+
+SANDBOX_CANARY = "EHRLIB-CANARY-7f3a9c"
+
+
+@pytest.fixture(scope="module")
+def sandbox_env(synth_db, tmp_path_factory):
+    """(hardened connection, CheckEHR sandbox policy, patient, another patient, canary file)."""
+    from ehrlib import schema
+    from ehrlib.db.connect import connect
+    from ehrlib.tools.sql_sandbox import policy_for
+
+    tables = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
+    canary = tmp_path_factory.mktemp("canary") / "canary.csv"
+    canary.write_text(f"secret\n{SANDBOX_CANARY}\n")
+    con = connect(synth_db)
+    subjects = [r[0] for r in con.execute(
+        "SELECT SUBJECT_ID FROM CHARTEVENTS GROUP BY 1 ORDER BY count(*) DESC LIMIT 2").fetchall()]
+    policy = policy_for(con, schema.MIMIC3, tables)
+    yield con, policy, subjects[0], subjects[1], str(canary)
+    con.close()
