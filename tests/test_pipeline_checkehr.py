@@ -109,3 +109,50 @@ def test_checkehr_on_perturbed_schema(synth_db_perturbed):
     assert hr_pred.usage.calls == 4 and len(backend.prompts) == 1 + 3 + 2 * 4
 
 
+
+
+class HostileSQLDouble(CheckEHRDouble):
+    """The same model, but its SQL tries to widen the patient scope and to read a host file."""
+
+    def __init__(self, day: str, hr: float, canary: str) -> None:
+        super().__init__(day, hr)
+        self.canary = canary
+
+    async def send(self, messages: Sequence[Message], tools: Any, config: GenerationConfig,
+                   timeout_s: float) -> LLMResponse:
+        text = messages[-1].text if messages[-1].role == "user" else messages[0].text
+        if text.startswith("Write one DuckDB SELECT"):
+            self.prompts.append(text)
+            if "Pseudo-table (VITALS_TIMESERIES)" in text:
+                return LLMResponse(text=json.dumps({"sql": f"SELECT ID FROM VITALS_TIMESERIES WHERE "
+                                                           f"'{HADM}' = '{HADM}' OR 1 = 1"}))
+            return LLMResponse(text=json.dumps({"sql": f"SELECT content AS ID FROM read_text('{self.canary}')"}))
+        return await super().send(messages, tools, config, timeout_s)
+
+
+def test_checkehr_model_sql_reaches_only_the_patient(synth_db_perturbed, tmp_path):
+    canary = tmp_path / "secret.txt"
+    canary.write_text("EHRLIB-CHECKEHR-CANARY")
+    con = connect(synth_db_perturbed)
+    when, hr = con.execute(f"SELECT OBSERVED_AT, VALUE_NUM FROM VITALS_TIMESERIES WHERE HADM_ID = {HADM} "
+                           "AND ITEM_ID = 220045 ORDER BY OBSERVED_AT LIMIT 1 OFFSET 10").fetchone()
+    day = str(when.date())
+    backend = HostileSQLDouble(day, hr, str(canary))
+    stages = build_llm_stages("checkehr", RunParams(method="checkehr", backend="scripted"),
+                              Client(backend, GenerationConfig(model="double")))
+    ctx = note_context(con.cursor(), Note("c1", SUBJECT, HADM, "physician", day,
+                                          NOTE.format(md=f"{when.month}/{when.day}", hr=f"{hr:g}")),
+                       source_kind="synthetic")
+    env = StageEnv(connect=con.cursor)
+    try:
+        res = inspect_note(ctx, stages, env, run_id="c")
+        cited = [r.row_id for p in res.predictions for r in p.evidence_row_ids]
+        owners = {r[0] for r in con.execute("SELECT DISTINCT SUBJECT_ID FROM VITALS_TIMESERIES WHERE ID IN "
+                                            "(SELECT unnest(?))", [cited]).fetchall()} if cited else set()
+    finally:
+        env.close()
+        con.close()
+    assert cited and owners == {SUBJECT}           # a tautology widened nothing
+    assert all("EHRLIB-CHECKEHR-CANARY" not in p for p in backend.prompts)   # not even in the repair prompt
+    calls = [c for p in res.predictions for c in p.tool_calls]
+    assert any(c.error and "not allowed" in c.error for c in calls)
