@@ -145,7 +145,7 @@ def synth_db_perturbed(tmp_path_factory) -> Path:
     return _synth(tmp_path_factory, "perturbed")
 
 
-# --- ehrlib.tools.sql_sandbox: a patient, a second patient and a canary file on disk -------
+# --- ehrlib.db.sandbox: a patient, a second patient and a canary file on disk -------
 
 SANDBOX_CANARY = "EHRLIB-CANARY-7f3a9c"
 
@@ -155,7 +155,7 @@ def sandbox_env(synth_db, tmp_path_factory):
     """(hardened connection, CheckEHR sandbox policy, patient, another patient, canary file)."""
     from ehrlib import schema
     from ehrlib.db.connect import connect
-    from ehrlib.tools.sql_sandbox import policy_for
+    from ehrlib.db.sandbox import policy_for
 
     tables = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
     canary = tmp_path_factory.mktemp("canary") / "canary.csv"

@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 
-from ehrlib.tools.sql_sandbox import FORBIDDEN_MESSAGE, run_sandboxed
+from ehrlib.db.sandbox import FORBIDDEN_MESSAGE, run_sandboxed
 
 
 def _run(env, sql, cap=100_000):

@@ -48,11 +48,13 @@ def note_text(shape: str, n: int) -> str:
 
 
 def run(out_dir: Path) -> Path:
+    # deferred: the pipeline and the generator load only when this benchmark runs
+    import duckdb
+
     from ehrlib.pipeline.params import load_params
     from ehrlib.pipeline.rundir import read_ledger
     from ehrlib.pipeline.runner import run_experiment
     from ehrlib.synth import generate_hospital
-    import duckdb
 
     top = int(os.environ.get("EHRLIB_BENCH_NOTE_MAX", LENGTHS[-1]))
     prose_top = int(os.environ.get("EHRLIB_BENCH_PROSE_MAX", 200_000))

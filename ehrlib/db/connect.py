@@ -5,10 +5,7 @@ down at the engine too, not only in the SQL we write: no file system access (no
 ``read_text``/``read_csv``/``glob``/``ATTACH``/``COPY`` of host files), no extension
 installed or loaded behind the user's back (DuckDB would otherwise download one from
 the internet, e.g. when handed a SQLite file), no Python-variable replacement scans, and
-the configuration locked so a ``SET`` cannot undo any of it. The settings are applied
-with ``SET`` after opening rather than as ``connect(config=...)``: DuckDB refuses a
-second connection to one file with a different config, and other readers in the same
-process (tests, benchmarks) open the file plainly.
+the configuration locked so a ``SET`` cannot undo any of it (:mod:`ehrlib.tools.lockdown`).
 """
 from __future__ import annotations
 
@@ -20,45 +17,10 @@ import duckdb
 
 from ehrlib import schema
 from ehrlib.errors import DataError
+# the lockdown lives with the tools (the layer below), which harden connections they are handed
+from ehrlib.tools.lockdown import NO_EXTENSIONS, check_duckdb_file, harden
 
 __all__ = ["connect", "harden", "check_duckdb_file", "check_tables", "NO_EXTENSIONS"]
-
-#: settings that keep DuckDB from installing or loading extensions on its own
-NO_EXTENSIONS = ("SET autoinstall_known_extensions = false", "SET autoload_known_extensions = false",
-                 "SET allow_community_extensions = false")
-_LOCKDOWN = ("SET enable_external_access = false", *NO_EXTENSIONS, "SET python_enable_replacements = false",
-             "SET lock_configuration = true")
-_MAGIC = b"DUCK"      # bytes 8..12 of every DuckDB database file
-
-
-def harden(con: Any) -> None:
-    """Lock a read-only connection down (idempotent; the settings hold for the whole database
-    instance, i.e. every connection to that file in this process)."""
-    locked = con.execute("SELECT current_setting('lock_configuration'), "
-                         "current_setting('enable_external_access')").fetchone()
-    if locked[0]:
-        if locked[1]:
-            raise DataError("the database connection is locked with external access enabled; "
-                            "open it with ehrlib.db.connect")
-        return
-    for statement in _LOCKDOWN:
-        con.execute(statement)
-
-
-def check_duckdb_file(path: str | os.PathLike) -> None:
-    """Refuse a file that is not a DuckDB database before DuckDB sees it (a SQLite or
-    Parquet file would make DuckDB try to install an extension)."""
-    p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(16)
-    except OSError as exc:
-        raise DataError(f"cannot read database {p}: {exc.strerror or exc}") from None
-    if head[8:12] != _MAGIC:
-        kind = ("a SQLite database" if head.startswith(b"SQLite format 3") else
-                "empty" if not head else "truncated" if len(head) < 12 else "not a DuckDB file")
-        raise DataError(f"{p} is not a DuckDB database ({kind}); build one with `ehrlib build-db SRC_DIR {p}`")
-
 
 _HEADER_BYTES = 3 * 4096     # DuckDB's file header and two database headers precede the blocks
 

@@ -9,6 +9,7 @@ the safe default when unsure.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ehrlib import schema
+from ehrlib.corpus.records import YEAR_RANGE
 from ehrlib.db.ddl import TableDef
 from ehrlib.errors import DataError
 
@@ -139,8 +141,6 @@ def check_timestamps(con, layout: str, d: TableDef) -> None:
     """Every DATE/TIMESTAMP value lies in a plausible year range (MIMIC's shifted dates,
     1700-2300): DuckDB parses year 99999 happily, and every window query would then run
     over garbage. The error names the table, the column and one offending row."""
-    from ehrlib.corpus.records import YEAR_RANGE
-
     lo, hi = YEAR_RANGE
     phys = schema.schema_map(layout).table(d.logical)
     row_col = phys.columns.get("row_id") if "row_id" in schema.LOGICAL[d.logical].columns else None
@@ -162,10 +162,6 @@ def check_admission_times(hadm_id: int, admittime: object, dischtime: object) ->
     """An admission's times as read back are timestamps in range, discharge not before
     admission: every note window hangs off them (a database not built by ehrlib, or
     edited after the build, may hold NULL, text or year 99999 there)."""
-    import datetime as _dt
-
-    from ehrlib.corpus.records import YEAR_RANGE
-
     for name, value in (("admittime", admittime), ("dischtime", dischtime)):
         if value is None and name == "dischtime":
             continue

@@ -18,13 +18,13 @@ from typing import Any, Callable, Iterable, Literal, Mapping
 
 import duckdb
 
-from ehrlib.db.connect import check_duckdb_file, harden
 from ehrlib.errors import ConfigError
 from ehrlib.schema import SchemaMap, detect_flavor, schema_map
 from ehrlib.tools import criteria, exploration, retrieval
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.declarations import tool_specs
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
+from ehrlib.tools.lockdown import check_duckdb_file, harden
 from ehrlib.tools.result import DEFAULT_ROW_LIMIT, DEFAULT_TEXT_ROWS, ToolResult, jsonable
 from ehrlib.tools.semantic import EmbeddingIndex, SemanticRanker, load_bundled_encoder
 from ehrlib.tools.tracing import Tracer

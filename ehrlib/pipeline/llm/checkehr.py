@@ -28,7 +28,7 @@ from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.llm.stages import LLMSegmenter
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
-from ehrlib.tools.sql_sandbox import policy_for, run_sandboxed
+from ehrlib.db.sandbox import policy_for, run_sandboxed
 
 __all__ = ["build_checkehr_stages", "describe_schema", "CheckEHRExtractor", "CheckEHRVerifier",
            "TableAnchors", "time_window"]

@@ -16,7 +16,7 @@ function or file reader in FROM (``read_text``, ``read_csv``, ``glob``, ``query`
 ``range`` ...), scalar functions that read the configuration or the environment,
 placeholders, and a CTE named like a real catalog object (an out-of-scope reference to
 it would otherwise reach that object unscoped). The connection itself is hardened as a
-second wall (:func:`ehrlib.db.connect.harden`: no file system, no extensions, locked
+second wall (:func:`ehrlib.tools.lockdown.harden`: no file system, no extensions, locked
 configuration). Refusals that touch forbidden tables or functions get one generic
 message, so the model learns nothing about the host from them.
 """
@@ -31,6 +31,7 @@ import sqlglot
 from sqlglot import exp
 
 from ehrlib import schema as _schema
+from ehrlib.tools.lockdown import harden
 
 __all__ = ["SandboxPolicy", "SandboxRefusal", "policy_for", "scope_query", "run_sandboxed", "FORBIDDEN_MESSAGE"]
 
@@ -176,8 +177,6 @@ def run_sandboxed(con: Any, sql: str, policy: SandboxPolicy, subject_id: int, *,
     At most ``row_cap`` rows; interrupted after ``timeout_s``. The connection must be a
     hardened read-only one (:func:`ehrlib.db.connect.connect`); it is hardened here if not.
     """
-    from ehrlib.db.connect import harden
-
     try:
         scoped, binds = scope_query(sql, policy)
     except SandboxRefusal as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ehrlib.tools.sql_sandbox import run_sandboxed, scope_query
+from ehrlib.db.sandbox import run_sandboxed, scope_query
 
 
 @pytest.fixture(scope="module")
