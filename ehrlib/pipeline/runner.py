@@ -26,6 +26,7 @@ from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absen
 from ehrlib import schema
 from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, dumps_record, read_notes
 from ehrlib.corpus.io import read_manifest as read_manifest_file
+from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import check_tables, connect
@@ -155,7 +156,9 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     writer: RunWriter | None = None
     try:
         # credentialed on either side (database manifest or corpus manifest) is credentialed
-        db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params))
+        # imported MIMIC notes are credentialed text whatever database they run against
+        db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params),
+                                                       corpus_source_kind(params.corpus))
         if stages.endpoint:
             check_phi(str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
