@@ -80,7 +80,7 @@ def _corpus_cases(base: dict) -> dict[str, list[tuple[str, bytes, str]]]:
     fields = []
     bad_values = {
         "note_id": [None, "", "  ", 7, 1.5, [], {}], "subject_id": [None, 1.0, "10006", True, [], -0.5],
-        "hadm_id": [None, 2.5, "x", False], "note_type": [None, "", "radiology", 3, ["nursing"]],
+        "hadm_id": [None, 2.5, "x", False], "note_type": [None, "", "banana", 3, ["nursing"]],
         "chartdate": [None, "", "yesterday", 20100101, "2101-13-01", "2101-02-30", "99999-01-01", "0001-01-01",
                       "2101-00-10", "2101-04-31"],
         "charttime": ["2101-01-01 25:00:00", "2101-01-01 10:61", "13/01/2101", "2101-02-29 10:00", 5],
