@@ -16,11 +16,12 @@ import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef
+from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "judge_data_finding", "normalise_value"]
 
-#: ``attributes["concept"]`` of the entities this module emits
+#: ``claim.concept`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
 
 _SECTIONS = ("exam", "nursing_system")  # the section kinds of offline_sections.yaml that hold exam systems
@@ -175,7 +176,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
                 continue  # the phrase already carries a statement ("Foley draining ..."): the vocabulary's
             out.append(Entity(
                 entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
-                value=value, attributes={"concept": DATA_CONCEPT, "section": seg.section},
+                value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
                 items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
                 window=seg.default_window, source="ontology", span=(a, b)))
     return out
