@@ -62,12 +62,38 @@ def test_on_disk_form_round_trips_through_json(claim: Claim) -> None:
     assert claim_from_dict(data) == claim
 
 
-@pytest.mark.parametrize("claim", EXAMPLES, ids=lambda c: f"{type(c).__name__}:{c.concept}")
-def test_flat_form_of_schema_2_round_trips(claim: Claim) -> None:
-    kind = {"numeric": "measurement", "plain": "diagnosis"}.get(claim.TYPE, claim.TYPE)
-    flat = json.loads(json.dumps(claim.as_attributes()))
-    assert claim_from_attributes(kind, flat) == claim
-    assert claim_from_dict(flat, kind) == claim  # an old record (no "type") is read by its entity kind
+#: entities' ``attributes`` as schema version 2 wrote them, and the claim each one is
+FLAT: list[tuple[str, dict, Claim]] = [
+    ("measurement", {"value": 2.0, "unit": "L/min", "concept": "o2_flow", "section": "vitals"},
+     NumericClaim(concept="o2_flow", section="vitals", reading=Reading(value=2.0), unit="L/min")),
+    ("trend", {"series": [2.3, 1.8, 1.2], "value": 1.2, "direction": "down", "trend_word": "improved",
+               "concept": "creatinine"},
+     EXAMPLES[3].placed("creatinine", None)),
+    ("trend", {"direction": "down", "trend_word": "cleared", "normalized": True, "concept": "lactate"},
+     EXAMPLES[5]),
+    ("output", {"value": 1500.0, "unit": "mL", "per_day": True, "approx": True, "concept": "urine_output"},
+     EXAMPLES[4]),
+    ("interpretation", {"criterion": "fever", "negated": True, "state": "afebrile", "duration_days": 1.0,
+                        "concept": "fever"}, EXAMPLES[7]),
+    ("finding", {"words": "1+ pitting edema", "negated": False, "grade": "1+", "concept": "edema"}, EXAMPLES[8]),
+    ("infusion", {"drugs": ["norepinephrine"], "rate": 0.08, "rate_unit": "mcg/kg/min", "infusion": True,
+                  "negated": False, "concept": "drug"}, EXAMPLES[10]),
+    ("medication", {"drugs": ["potassium chloride"], "action": "repleted", "negated": False, "for": "potassium",
+                    "concept": "drug"}, EXAMPLES[11]),
+    ("procedure", {"negated": False, "action": "placement", "side": "r", "concept": "central_line"}, EXAMPLES[13]),
+    ("microbiology", {"specimen": "blood", "organism": "staph", "organism_text": "GPC in clusters",
+                      "sensitivities": [["vancomycin", "S"]], "concept": "culture"}, EXAMPLES[14]),
+    ("event", {"entity_type": "lab", "tables": ["labevents"], "time_filter": "date", "time": "2150-01-02"},
+     EXAMPLES[16]),
+    ("finding", {"gold_label": "inconsistent", "kind": "missing", "turns": 3}, EXAMPLES[17]),
+    ("diagnosis", {"concept": "diagnosis", "section": "discharge_diagnosis"}, EXAMPLES[0]),
+]
+
+
+@pytest.mark.parametrize("kind,flat,expected", FLAT, ids=lambda x: x if isinstance(x, str) else "")
+def test_flat_form_of_schema_2_is_read(kind: str, flat: dict, expected: Claim) -> None:
+    assert claim_from_attributes(kind, flat) == expected
+    assert claim_from_dict(flat, kind) == expected  # an old record (no "type") is read by its entity kind
 
 
 def test_flat_form_matches_what_schema_2_wrote() -> None:
@@ -80,8 +106,6 @@ def test_flat_form_matches_what_schema_2_wrote() -> None:
     assert decades.bp == BloodPressure(systolic=Reading(None, 80.0, 89.0, 149.0, 140.0))
     med = claim_for("medication", drugs=["vancomycin"], action="started", negated=False, concept="drug")
     assert med == MedicationClaim(concept="drug", drugs=("vancomycin",), action="started")
-    assert dict(med.as_attributes()) == {"drugs": ["vancomycin"], "action": "started", "negated": False,
-                                         "concept": "drug"}
     assert claim_for("finding", concept="ls_data") == Claim(concept="ls_data")  # nothing parsed
 
 
@@ -154,3 +178,8 @@ def test_offline_entities_reach_stages_jsonl_with_their_claims(offline_note) -> 
     wbc = next(e.claim for e in result.entities if e.claim.concept == "wbc")
     assert isinstance(wbc, NumericClaim) and wbc.trend is not None and wbc.trend.series == (14.2, 11.0)
     assert wbc.section is not None  # extraction places the claim in its section
+
+
+def test_an_entity_refuses_a_mapping_for_its_claim() -> None:
+    with pytest.raises(RecordError, match="claim must be a claim record"):
+        Entity("e1", 3, "WBC", "measurement", claim={"value": 20.0})  # type: ignore[arg-type]

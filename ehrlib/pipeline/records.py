@@ -8,9 +8,9 @@ to ``stages.jsonl`` for error analysis (convert with ``ehrlib.corpus.to_dict``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Literal
 
-from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.corpus.records import ItemRef, RecordError, RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.pipeline.claims import Claim
 
 __all__ = [
@@ -107,11 +107,10 @@ class Entity:
     #: a shared id for entities from one observation ("Abd: soft, distended")
     group: str | None = None
 
-    @property
-    def attributes(self) -> Mapping[str, Any]:
-        """TRANSITIONAL (schema version 2's flat form, for the offline verifier until its rule
-        families read ``claim``); new code reads ``claim``."""
-        return self.claim.as_attributes()
+    def __post_init__(self) -> None:
+        if not isinstance(self.claim, Claim):
+            raise RecordError(f"Entity {self.entity_id}: claim must be a claim record (ehrlib.pipeline.claims), "
+                              f"got {type(self.claim).__name__}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +139,9 @@ class Verdict:
     #: set when the unit of work failed (malformed LLM output after one repair, tool crash);
     #: the note goes on and the failure is counted apart.
     failure: str | None = None
+    #: the offline rule that produced the verdict (``<family>.<name>``, see
+    #: :mod:`ehrlib.pipeline.offline.verification`); None for LLM verdicts
+    rule_id: str | None = None
     #: verdicts for the other entities of the same observation group, answered from the
     #: same evidence in the same call (a verifier with ``accepts_group``); the orchestrator
     #: uses them as cache hits for those entities and never writes this field out.

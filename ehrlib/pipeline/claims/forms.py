@@ -47,12 +47,12 @@ def claim_from_attributes(kind: str, attributes: Mapping[str, Any]) -> Claim:
         cls = OracleClaim
     else:
         cls = _TYPE_OF_KIND.get(kind, Claim)
-    unknown = sorted(set(a) - set(cls._LEGACY))
+    unknown = sorted(set(a) - set(cls.FLAT_KEYS))
     if unknown:
         raise RecordError(f"{kind} attributes: unknown key(s) {unknown} for a {cls.__name__}")
     if "negated" in a:
         base["negated"] = a.pop("negated")
-    return cls._from_legacy(a, base)
+    return cls.from_flat(a, base)
 
 
 def claim_for(kind: str, **attributes: Any) -> Claim:

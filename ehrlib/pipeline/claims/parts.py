@@ -27,11 +27,6 @@ def check_texts(owner: str, name: str, v: Any) -> None:
         raise RecordError(f"{owner}: field '{name}' must be a tuple of strings, got {v!r}")
 
 
-def put_present(out: dict[str, Any], key: str, v: Any) -> None:
-    """Legacy form: a key is present only when it carries something (None and False are absent)."""
-    if v is not None and v is not False:
-        out[key] = v
-
 
 @dataclass(frozen=True, slots=True)
 class Reading:
@@ -71,13 +66,8 @@ class Reading:
         """Every number times ``factor`` (a unit change: litres to millilitres)."""
         return Reading(*(None if getattr(self, k) is None else float(getattr(self, k)) * factor for k in self._KEYS))
 
-    def _legacy(self, out: dict[str, Any], prefix: str = "", value_key: str = "value") -> None:
-        put_present(out, value_key, self.value)
-        for k in self._KEYS[1:]:
-            put_present(out, prefix + k, getattr(self, k))
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], prefix: str = "", value_key: str = "value") -> Reading:
+    def from_flat(cls, a: Mapping[str, Any], prefix: str = "", value_key: str = "value") -> Reading:
         return cls(a.get(value_key), *(a.get(prefix + k) for k in cls._KEYS[1:]))
 
 

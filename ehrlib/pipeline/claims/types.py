@@ -12,7 +12,6 @@ from ehrlib.pipeline.claims.parts import (
     check_number,
     check_text,
     check_texts,
-    put_present,
 )
 
 __all__ = ["Claim", "NumericClaim", "InterpretationClaim", "FindingClaim", "MedicationClaim", "ProcedureClaim",
@@ -35,7 +34,7 @@ class Claim:
     negated: bool = False
 
     TYPE: ClassVar[str] = "plain"
-    _LEGACY: ClassVar[tuple[str, ...]] = ()
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.negated, bool):
@@ -52,20 +51,10 @@ class Claim:
         """The same claim with its concept and section set (what extraction knows last)."""
         return replace(self, concept=concept, section=section)
 
-    def as_attributes(self) -> Mapping[str, Any]:
-        """TRANSITIONAL: the flat ``attributes`` mapping of schema version 2, for the offline
-        verifier until its rule families read the typed fields. Do not use in new code."""
-        out: dict[str, Any] = {}
-        self._legacy(out)
-        put_present(out, "concept", self.concept)
-        put_present(out, "section", self.section)
-        return out
-
-    def _legacy(self, out: dict[str, Any]) -> None:
-        pass
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+        """The claim from schema 2's flat ``attributes`` (``base``: concept, section, negated;
+        keys checked by :func:`~ehrlib.pipeline.claims.claim_from_attributes`)."""
         return cls(**base)
 
 
@@ -84,7 +73,7 @@ class NumericClaim(Claim):
     approx: bool = False
 
     TYPE: ClassVar[str] = "numeric"
-    _LEGACY: ClassVar[tuple[str, ...]] = (
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = (
         *Reading._KEYS, "unit", "series", "direction", "trend_word", "normalized", "per_hour", "per_day", "approx",
         *(p + s for p in BloodPressure.PARTS for s in ("", "_min", "_min_hi", "_max", "_max_lo")))
 
@@ -107,35 +96,17 @@ class NumericClaim(Claim):
                     self.bp.part(p).value is not None or self.bp.part(p).min is not None
                     or self.bp.part(p).max is not None for p in BloodPressure.PARTS)))
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        self.reading._legacy(out)
-        put_present(out, "unit", self.unit)
-        if self.bp is not None:
-            for p in BloodPressure.PARTS:
-                part = getattr(self.bp, p)
-                if part is not None:
-                    part._legacy(out, p + "_", p)
-        if self.trend is not None:
-            if self.trend.series:
-                out["series"] = list(self.trend.series)
-            put_present(out, "direction", self.trend.direction)
-            put_present(out, "trend_word", self.trend.word)
-            put_present(out, "normalized", self.trend.normalized)
-        put_present(out, "per_hour", self.per_hour)
-        put_present(out, "per_day", self.per_day)
-        put_present(out, "approx", self.approx)
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         bp = None
         if any(k.startswith(BloodPressure.PARTS) for k in a):
-            parts = {p: Reading._from_legacy(a, p + "_", p) for p in BloodPressure.PARTS}
+            parts = {p: Reading.from_flat(a, p + "_", p) for p in BloodPressure.PARTS}
             bp = BloodPressure(**{p: (r if not r.empty else None) for p, r in parts.items()})
         trend = None
         if any(k in a for k in ("series", "direction", "trend_word", "normalized")):
             trend = Trend(a.get("direction"), a.get("trend_word"), bool(a.get("normalized")),
                           tuple(a.get("series") or ()))
-        return cls(**base, reading=Reading._from_legacy(a), unit=a.get("unit"), bp=bp, trend=trend,
+        return cls(**base, reading=Reading.from_flat(a), unit=a.get("unit"), bp=bp, trend=trend,
                    per_hour=bool(a.get("per_hour")), per_day=bool(a.get("per_day")), approx=bool(a.get("approx")))
 
 
@@ -152,7 +123,7 @@ class InterpretationClaim(Claim):
     duration_days: float | None = None
 
     TYPE: ClassVar[str] = "interpretation"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("criterion", "state", "negated", *Reading._KEYS, "unit", "duration_days")
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("criterion", "state", "negated", *Reading._KEYS, "unit", "duration_days")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
@@ -160,16 +131,10 @@ class InterpretationClaim(Claim):
         check_text("InterpretationClaim", "unit", self.unit)
         check_number("InterpretationClaim", "duration_days", self.duration_days)
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out.update({"criterion": self.criterion, "negated": self.negated, "state": self.state})
-        self.reading._legacy(out)
-        put_present(out, "unit", self.unit)
-        put_present(out, "duration_days", self.duration_days)
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, criterion=str(a.get("criterion") or ""), state=str(a.get("state") or ""),
-                   reading=Reading._from_legacy(a), unit=a.get("unit"),
+                   reading=Reading.from_flat(a), unit=a.get("unit"),
                    duration_days=a.get("duration_days"))
 
 
@@ -182,19 +147,15 @@ class FindingClaim(Claim):
     grade: str | None = None
 
     TYPE: ClassVar[str] = "finding"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("words", "negated", "grade")
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("words", "negated", "grade")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
         check_text("FindingClaim", "words", self.words)
         check_text("FindingClaim", "grade", self.grade)
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out.update({"words": self.words, "negated": self.negated})
-        put_present(out, "grade", self.grade)
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, words=str(a.get("words") or ""), grade=a.get("grade"))
 
 
@@ -223,7 +184,7 @@ class MedicationClaim(Claim):
     repletes: str | None = None
 
     TYPE: ClassVar[str] = "medication"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("drugs", "dose", "dose_unit", "rate", "rate_unit", "infusion", "route", "freq",
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("drugs", "dose", "dose_unit", "rate", "rate_unit", "infusion", "route", "freq",
                                           "action", "duration_days", "course_day", "negated", "units", "for")
 
     def __post_init__(self) -> None:
@@ -234,17 +195,8 @@ class MedicationClaim(Claim):
         for k in ("dose_unit", "rate_unit", "route", "freq", "action", "repletes"):
             check_text("MedicationClaim", k, getattr(self, k))
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out["drugs"] = list(self.drugs)
-        for k in ("dose", "dose_unit", "rate", "rate_unit", "infusion", "route", "freq", "action", "duration_days",
-                  "course_day"):
-            put_present(out, k, getattr(self, k))
-        out["negated"] = self.negated
-        put_present(out, "units", self.units)
-        put_present(out, "for", self.repletes)
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, drugs=tuple(str(d) for d in a.get("drugs") or ()), dose=a.get("dose"),
                    dose_unit=a.get("dose_unit"), rate=a.get("rate"), rate_unit=a.get("rate_unit"),
                    infusion=bool(a.get("infusion")), route=a.get("route"), freq=a.get("freq"), action=a.get("action"),
@@ -263,7 +215,7 @@ class ProcedureClaim(Claim):
     side: str | None = None
 
     TYPE: ClassVar[str] = "procedure"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("action", "side", "negated")
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("action", "side", "negated")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
@@ -271,13 +223,8 @@ class ProcedureClaim(Claim):
         if self.side not in (None, "r", "l", "b"):
             raise RecordError(f"ProcedureClaim: field 'side' must be 'r', 'l' or 'b', got {self.side!r}")
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out["negated"] = self.negated
-        put_present(out, "action", self.action)
-        put_present(out, "side", self.side)
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, action=a.get("action"), side=a.get("side"))
 
 
@@ -302,7 +249,7 @@ class MicrobiologyClaim(Claim):
     sensitivities: tuple[tuple[str, str], ...] = ()
 
     TYPE: ClassVar[str] = "microbiology"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("specimen", "organism", "organism_text", "negative", "positive", "pending",
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("specimen", "organism", "organism_text", "negative", "positive", "pending",
                                           "susceptibility", "antibiotics", "pan_sensitive", "sensitivities")
 
     def __post_init__(self) -> None:
@@ -316,19 +263,8 @@ class MicrobiologyClaim(Claim):
                 isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in self.sensitivities):
             raise RecordError("MicrobiologyClaim: field 'sensitivities' must be (antibiotic, level) pairs")
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out["specimen"] = self.specimen
-        for k in ("organism", "organism_text", "negative", "positive", "susceptibility"):
-            put_present(out, k, getattr(self, k))
-        if self.antibiotics or self.susceptibility is not None:
-            out["antibiotics"] = list(self.antibiotics)
-        put_present(out, "pan_sensitive", self.pan_sensitive)
-        put_present(out, "pending", self.pending)
-        if self.sensitivities:
-            out["sensitivities"] = [tuple(p) for p in self.sensitivities]
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, specimen=str(a.get("specimen") or ""), organism=a.get("organism"),
                    organism_text=a.get("organism_text"), negative=bool(a.get("negative")),
                    positive=bool(a.get("positive")), pending=bool(a.get("pending")),
@@ -349,19 +285,15 @@ class CheckEhrClaim(Claim):
     time: str | None = None
 
     TYPE: ClassVar[str] = "checkehr"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("entity_type", "tables", "time_filter", "time")
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("entity_type", "tables", "time_filter", "time")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
         check_texts("CheckEhrClaim", "tables", self.tables)
         check_text("CheckEhrClaim", "time", self.time)
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out.update({"entity_type": self.entity_type, "tables": list(self.tables), "time_filter": self.time_filter,
-                    "time": self.time})
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, entity_type=str(a.get("entity_type") or "other"), tables=tuple(a.get("tables") or ()),
                    time_filter=str(a.get("time_filter") or "admission"), time=a.get("time"))
 
@@ -377,7 +309,7 @@ class OracleClaim(Claim):
     turns: int = 2
 
     TYPE: ClassVar[str] = "oracle"
-    _LEGACY: ClassVar[tuple[str, ...]] = ("gold_label", "kind", "turns")
+    FLAT_KEYS: ClassVar[tuple[str, ...]] = ("gold_label", "kind", "turns")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
@@ -385,11 +317,8 @@ class OracleClaim(Claim):
             raise RecordError(f"OracleClaim: field 'gold_label' must be a label, got {self.gold_label!r}")
         check_number("OracleClaim", "turns", self.turns)
 
-    def _legacy(self, out: dict[str, Any]) -> None:
-        out.update({"gold_label": self.gold_label, "kind": self.gold_kind, "turns": self.turns})
-
     @classmethod
-    def _from_legacy(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
+    def from_flat(cls, a: Mapping[str, Any], base: dict[str, Any]) -> Claim:
         return cls(**base, gold_label=str(a.get("gold_label") or "consistent"), gold_kind=a.get("kind"),
                    turns=int(a.get("turns", 2)))
 

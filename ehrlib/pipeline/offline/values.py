@@ -99,8 +99,9 @@ def _unit_norm(u: str | None) -> str | None:
 def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | None:
     """Parse the value that follows a mention (``text`` starts right after the mention).
 
-    Returns attributes: ``value``/``unit``, ``min``/``max``, ``series`` (oldest first) and
-    ``direction``, or ``None`` when no value follows.
+    Returns the parse in the numeric claim's flat form (:func:`numeric_claim` types it):
+    ``value``/``unit``, ``min``/``max``, ``series`` (oldest first) and ``direction``, or
+    ``None`` when no value follows.
     """
     m = re.match(_SEP, text, re.I)
     pos = m.end() if m else 0
