@@ -79,13 +79,15 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
     micro = _cultures(raw, line, lex, taken)
     claims = susceptibility_mentions(raw, micro, lex)
     for culture in micro:
+        found = culture.claim
+        assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
         own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
         if len(own) == 1:
-            out.append(replace(culture, claim=replace(culture.claim, sensitivities=(own[0][2:],))))
+            out.append(replace(culture, claim=replace(found, sensitivities=(own[0][2:],))))
             continue
         out.append(culture)
         # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
-        own_claim = replace(culture.claim, antibiotics=(), susceptibility=None, pan_sensitive=False)
+        own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)
         out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
                            replace(own_claim, sensitivities=((drug, level),))) for a, b, drug, level in own)
     return out

@@ -40,10 +40,11 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
     action = act.group("a").lower() if act else None
     side_letter = side.group("s").lower()[0] if side else None
     prev = out[-1] if out else None
-    if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
+    if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3
+            and isinstance(prev.claim, ProcedureClaim)):
         # "R IJ CVL" is one line: this occurrence's action and side win, the earlier ones stay
-        merged = replace(prev.claim, negated=negated, **{k: v for k, v in (("action", action), ("side", side_letter))
-                                                         if v is not None})
+        merged = replace(prev.claim, negated=negated, action=action or prev.claim.action,
+                         side=side_letter or prev.claim.side)
         out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
                           prev.value, merged)
         taken.append((m.start(), m.end()))
@@ -62,9 +63,9 @@ def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concep
     units = float(amount.group(1)) if amount else None
     prev = out[-1] if out else None
     if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 8
-            and re.fullmatch(r"transfus\w*", prev.text, re.I)):
+            and re.fullmatch(r"transfus\w*", prev.text, re.I) and isinstance(prev.claim, MedicationClaim)):
         merged = replace(prev.claim, drugs=(concept.cid,), negated=negated,  # "transfused 1u PRBC"
-                         **({"units": units} if units is not None else {}))
+                         units=units if units is not None else prev.claim.units)
         out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "medication", concept.cid,
                           None, merged)
         taken.append((m.start(), m.end()))
