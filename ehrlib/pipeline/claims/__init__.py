@@ -27,7 +27,12 @@ claim in tests.
 """
 from __future__ import annotations
 
-from ehrlib.pipeline.claims.forms import CLAIM_TYPES, claim_for, claim_from_attributes, claim_from_dict
+from ehrlib.pipeline.claims.forms import (
+    CLAIM_TYPES,
+    claim_for,
+    claim_from_attributes,
+    claim_from_dict,
+)
 from ehrlib.pipeline.claims.parts import BloodPressure, Reading, Trend
 from ehrlib.pipeline.claims.types import (
     CheckEhrClaim,
