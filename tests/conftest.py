@@ -62,6 +62,31 @@ def mimic4_demo_db(mimic4_demo_dir, tmp_path_factory) -> Path:
                     progress=False).path
 
 
+@pytest.fixture
+def offline_note(mimic3_demo_db):
+    """Run one physician note of demo admission 41976/176016 through the offline inspector;
+    returns the NoteResult (``note_lines(run_id, result)`` gives what the run writes)."""
+    import duckdb
+
+    from ehrlib.corpus.records import Note
+    from ehrlib.pipeline.context import note_context
+    from ehrlib.pipeline.inspector import inspect_note
+    from ehrlib.pipeline.params import RunParams
+    from ehrlib.pipeline.stages import StageEnv, get_stages
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    def run(note_id: str, text: str, chartdate: str = "2199-02-01"):
+        with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
+            note = Note(note_id, 41976, 176016, "physician", chartdate, text)
+            ctx = note_context(con, note, flavor="mimic3")
+            tools = make_toolset(con, PatientContext(41976, 176016, ctx.admittime, ctx.dischtime, chartdate, ctx.sex))
+            stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+            return inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
+
+    return run
+
+
 # --- ehrlib.judge / analysis / viz / report: a tiny hand-built run --------------------
 
 

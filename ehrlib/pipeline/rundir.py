@@ -55,8 +55,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: version of the stages.jsonl lines (2: per-stage ``dropped`` candidates with their rule id)
-STAGES_SCHEMA_VERSION = 2
+#: version of the stages.jsonl lines (2: per-stage ``dropped`` candidates with their rule id;
+#: 3: entities carry a typed ``claim`` instead of the flat ``attributes``)
+STAGES_SCHEMA_VERSION = 3
 DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl", "failures.jsonl")
 LEDGER_FILE = "progress.jsonl"
 MANIFEST = "manifest.json"

@@ -23,6 +23,7 @@ from typing import Any, Mapping, Sequence
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.pipeline.claims import CheckEhrClaim
 from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
 from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.llm.stages import LLMSegmenter
@@ -140,7 +141,8 @@ class CheckEHRExtractor:
                 entity_id=f"c{segment.index}.{i}", line=e["line"], text=str(e["text"]).strip(),
                 kind=_KIND.get(etype, "event"), segment=segment.index,
                 value=None if e.get("value") in (None, "") else str(e["value"]),
-                attributes={"entity_type": etype, "tables": tables, "time_filter": mode, "time": when},
+                claim=CheckEhrClaim(entity_type=etype, tables=tuple(tables), time_filter=str(mode),
+                                    time=None if when is None else str(when)),
                 items=tuple(ItemRef(t, str(e["text"]).strip()) for t in tables),
                 time_text=e.get("time_text") or None, window=time_window(mode, when, ctx), source="baseline"))
         return stage_output(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2, f3],
@@ -172,12 +174,13 @@ class CheckEHRVerifier:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
         smap = schema.schema_map(ctx.flavor)
-        tables = list(entity.attributes.get("tables") or ())
+        claim = entity.claim if isinstance(entity.claim, CheckEhrClaim) else CheckEhrClaim()
+        tables = list(claim.tables)
         if not tables:
             return Verdict(entity.entity_id, "inconsistent", None, "no table identified for the entity")
         table = tables[0]
         phys = smap.table(table)
-        mode = entity.attributes.get("time_filter") or "admission"
+        mode = claim.time_filter or "admission"
         window = entity.window or ctx.admission
         time_filter = f"{mode}: {window.start} .. {window.end}"
         lines = ctx.lines
@@ -199,9 +202,9 @@ class CheckEHRVerifier:
 
         try:
             columns = "\n".join(f"- {p}" for p in phys.columns.values() if p)
-            rows = ask("checkehr_pseudo_table", ROWS_SCHEMA, **common, entity_type=str(entity.attributes.get(
-                "entity_type", "other")), subject_id=str(ctx.subject_id), hadm_id=str(ctx.hadm_id),
-                time_filter=time_filter, table=phys.name, columns=columns)["rows"]
+            rows = ask("checkehr_pseudo_table", ROWS_SCHEMA, **common, entity_type=claim.entity_type,
+                       subject_id=str(ctx.subject_id), hadm_id=str(ctx.hadm_id), time_filter=time_filter,
+                       table=phys.name, columns=columns)["rows"]
             rows = ask("checkehr_self_correct", ROWS_SCHEMA, **common, rows=json.dumps(rows))["rows"]
             used = sorted({c for r in rows if isinstance(r, Mapping) for c in r})
             rows = ask("checkehr_reformat", ROWS_SCHEMA, examples=self._examples(env.con, smap, table, used),

@@ -21,9 +21,10 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.findings_data import data_findings
@@ -114,13 +115,10 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
 
 def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: TimeSpan | None,
             time_text: str | None, source: str) -> Entity:
-    attrs: dict[str, Any] = dict(m.attributes)
     value = m.value.replace("`", "").strip() if m.value else m.value
-    attrs["concept"] = m.concept
-    attrs["section"] = seg.section
     return Entity(
         entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text.replace("`", "").strip(), kind=m.kind,
-        segment=seg.index, value=value or None, attributes=attrs, items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
+        segment=seg.index, value=value or None, claim=m.claim.placed(m.concept, seg.section), items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
         time_text=time_text, window=window, source=source, span=(m.start, m.end), group=m.group)  # type: ignore[arg-type]
 
 
@@ -139,7 +137,7 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
             continue
         off = lines[i].find(m.group("dx"))
         out.append(Mention(i, off, off + len(m.group("dx")), m.group("dx").strip(), "diagnosis", "diagnosis",
-                           m.group("dx").strip(), {}))
+                           m.group("dx").strip()))
     return out
 
 
@@ -161,7 +159,7 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
                                                                        for m in found):
                     continue
                 off = text.find(words, a)
-                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words, {}))
+                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words))
     return out
 
 
@@ -277,11 +275,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             if (line, span) in seen:
                 continue
             ref = _governing_ref(m, refs, para.text, mentions)
-            placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.attributes, m.group)
+            placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group)
             if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
-                                 m.concept, m.value, m.attributes, m.group)
+                                 m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
@@ -295,7 +293,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if needs_items:
                     items = ontology_items(env, placed, lex)
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
-            if ref is not None and m.attributes.get("series") and seg.default_window is not None:
+            if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
+                    and m.claim.trend.series and seg.default_window is not None):
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
                 window = _union(window, seg.default_window)
             out.append(_entity(placed, seg, items, window, ttext, step))

@@ -57,6 +57,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.nonstatement_rules import ALLERGY_HEAD, NON_STATEMENT_RULES, MentionView, NonStatementRule
 
@@ -110,7 +111,7 @@ def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
 def is_drug_class(m: Mention) -> bool:
     """A class word ("abx", "pressors", "IVF"): an entity only when the patient has a member
     item to check it against (protocol: a class maps to a concrete item or is no entity)."""
-    return m.concept == "drug" and len(m.attributes.get("drugs") or ()) > 1
+    return m.concept == "drug" and isinstance(m.claim, MedicationClaim) and len(m.claim.drugs) > 1
 
 
 def split_non_statements(text: str, mentions: Sequence[Mention]) -> tuple[list[Mention], list[DroppedMention]]:
