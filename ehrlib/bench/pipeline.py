@@ -26,15 +26,16 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import duckdb
 
 from ehrlib import schema
 from ehrlib.bench import write_csv
 from ehrlib.corpus.io import read_gold, read_notes, write_jsonl
-from ehrlib.corpus.records import GoldEntity, ItemRef, Note, Usage
+from ehrlib.corpus.records import GoldEntity, ItemRef, Label, Note, Usage
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.claims import OracleClaim
 from ehrlib.pipeline.params import load_params
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, Verdict
 from ehrlib.pipeline.rundir import read_ledger
@@ -75,8 +76,8 @@ class _Oracle:
             if lines[n].rstrip().endswith(":") or (not lines[n - 1].strip() and lines[n].strip()):
                 starts.append(n)
         ends = [s - 1 for s in starts[1:]] + [len(lines) - 1]
-        bounds = enumerate(zip(starts, ends, strict=True))
-        return StageOutput(tuple(Segment(i, s, e, lines[s][:40]) for i, (s, e) in bounds), usage)
+        return StageOutput(tuple(Segment(i, s, e, lines[s][:40]) for i, (s, e) in enumerate(zip(starts, ends,
+                                                                                                strict=True))), usage)
 
     def anchors(self, ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ...]) -> StageOutput[Timeline]:
         usage = _sleep_calls(self.latency, 1 + len(segments))
@@ -93,8 +94,9 @@ class _Oracle:
             if (_key(g.items[0]) in lp) != in_lp:
                 continue
             out.append(Entity(g.entity_id, g.line, g.entity, "finding", segment.index, g.value,
-                              {"gold_label": g.label, "kind": g.inconsistency.kind if g.inconsistency else None,
-                               "turns": len(g.check_path)},
+                              OracleClaim(gold_label=g.label, gold_kind=g.inconsistency.kind if g.inconsistency
+                                          else None,
+                                          turns=len(g.check_path)),
                               g.items, tuple(_key(i) for i in g.items), window=g.time,
                               source="patient" if in_lp else "ontology",
                               group=f"L{g.line}:{_key(g.items[0])}"))
@@ -116,16 +118,18 @@ class _Oracle:
 
     @staticmethod
     def _gold_verdict(entity: Entity, **kw: Any) -> Verdict:
-        label = entity.attributes["gold_label"]
+        claim = entity.claim
+        assert isinstance(claim, OracleClaim), "the oracle verifies only its own entities"
+        label = cast(Label, claim.gold_label)
         kind: Literal["contradiction", "missing"] | None = None
         if label == "inconsistent":
-            kind = "missing" if entity.attributes.get("kind") == "missing" else "contradiction"
+            kind = "missing" if claim.gold_kind == "missing" else "contradiction"
         return Verdict(entity.entity_id, label, kind, "orchestration oracle (gold)", **kw)
 
     def verify(self, ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...],
                group: tuple[Entity, ...] = ()) -> Verdict:
         hit = next((c for c in reversed(cache) if c.entity.group == entity.group), None)
-        calls = 1 if hit is not None else int(entity.attributes.get("turns", 2)) + 1
+        calls = 1 if hit is not None else (entity.claim.turns if isinstance(entity.claim, OracleClaim) else 2) + 1
         usage = _sleep_calls(self.latency, calls)
         siblings = tuple(self._gold_verdict(g, from_cache=True) for g in group)
         return self._gold_verdict(entity, from_cache=hit is not None, usage=usage, siblings=siblings)

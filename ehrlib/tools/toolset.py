@@ -25,6 +25,7 @@ from ehrlib.tools import criteria, exploration, retrieval
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.declarations import tool_specs
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
+from ehrlib.tools.lockdown import check_duckdb_file, harden
 from ehrlib.tools.result import DEFAULT_ROW_LIMIT, DEFAULT_TEXT_ROWS, ToolResult, jsonable
 from ehrlib.tools.semantic import EmbeddingIndex, SemanticRanker, load_bundled_encoder
 from ehrlib.tools.tracing import Tracer
@@ -165,12 +166,16 @@ def _open(con_or_path: Any) -> tuple[Any, bool]:
         path = os.fspath(con_or_path)
         if not os.path.isfile(path):
             raise ConfigError(f"database {path} does not exist")
-        return duckdb.connect(path, read_only=True), True
+        check_duckdb_file(path)
+        con = duckdb.connect(path, read_only=True)
+        harden(con)
+        return con, True
     con = con_or_path
     row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     if not row or not row[0]:
         raise ConfigError("tools need a read-only connection: open it with duckdb.connect(path, read_only=True) "
                           "or ehrlib.db.connect(path)")
+    harden(con)     # no file system, no extensions, locked settings (see ehrlib.db.connect)
     return con, False
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.pipeline.claims import Claim as ClaimRecord
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
@@ -26,6 +27,7 @@ __all__ = ["Session", "Claim", "Check", "VerificationRule", "decide", "verdict",
 MAX_EVIDENCE = 8
 
 Rows = list[Mapping[str, Any]]
+C = TypeVar("C", bound=ClaimRecord)
 
 
 @dataclass
@@ -85,10 +87,12 @@ class Claim:
     narrowed: Rows | None = None
     _item_rows: tuple[Rows, Rows] | None = field(default=None, repr=False)
 
-    @property
-    def attrs(self) -> Mapping[str, Any]:
-        """The entity's extracted attributes."""
-        return self.entity.attributes
+    def claim_as(self, cls: type[C]) -> C:
+        """The entity's parsed claim as ``cls``; when the entity states another shape, an
+        empty ``cls()``, whose every field reads "not stated".
+        """
+        parsed = self.entity.claim
+        return parsed if isinstance(parsed, cls) else cls()
 
     def keys(self) -> list[str]:
         """The entity's aligned item keys."""
