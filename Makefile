@@ -8,7 +8,7 @@ PY := .venv/bin/python
 STAMP := .venv/.installed.stamp
 endif
 
-.PHONY: demo test bench install clean
+.PHONY: demo test figures bench install clean
 
 $(STAMP): pyproject.toml
 	@if [ "$(PY)" = ".venv/bin/python" ] && [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
@@ -21,8 +21,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m ehrlib demo --notebooks
 
+# the unit tests, then every notebook executed with its fast defaults (nbval, outputs not compared)
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q tests --nbval-lax notebooks
+
+# regenerate the committed figures/: every notebook with its full params/NN_*.yaml
+figures: $(STAMP)
+	$(PY) -m ehrlib experiments run all --full
 
 bench: $(STAMP)
 	$(PY) -m ehrlib bench

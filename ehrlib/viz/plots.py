@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from ehrlib.analysis.traces import END, START, TOOL_CATEGORIES
 
@@ -46,6 +47,8 @@ __all__ = [
     "plot_stacked_shares",
     "plot_table",
     "plot_trace_graphs",
+    "plot_group_sizes",
+    "plot_dataset_scores",
 ]
 
 METRICS = ("recall", "precision", "f1")
@@ -93,7 +96,10 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
     summary = _require(summary, [label, "mode", *METRICS], "plot_main_results")
     modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
     methods = list(methods or dict.fromkeys(summary[label]))
-    fig, axes = _figure(len(modes), sharey=True)
+    same = _modes_identical(summary, label)
+    if same:  # the matcher scores both modes alike: two equal panels would suggest two measurements
+        modes = modes[:1]
+    fig, axes = _figure(len(modes), sharey=True, height=4.0)
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
@@ -107,34 +113,51 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
             err = None
             if {"f1_low", "f1_high"} <= set(part.columns) and pd.notna(row.get("f1_low")):
                 lo, hi = 100 * float(row["f1_low"]), 100 * float(row["f1_high"])
-                err = np.array([[0, 0, vals[2] - lo], [0, 0, hi - vals[2]]])
-            bars = ax.bar(x + (i - (len(methods) - 1) / 2) * width, vals, width, yerr=err, capsize=3,
-                          color=colors[i], label=str(method))
+                if hi - lo > 1e-9:  # a zero-width interval is no interval: draw none
+                    err = np.array([[vals[2] - lo], [hi - vals[2]]])
+            offset = (i - (len(methods) - 1) / 2) * width
+            bars = ax.bar(x + offset, vals, width, color=colors[i], label=str(method))
+            if err is not None:  # the interval belongs to F1 only
+                ax.errorbar([x[2] + offset], [vals[2]], yerr=err, fmt="none", ecolor="black", capsize=3)
             ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
         ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
-        ax.set_title(mode.capitalize())
+        ax.set_title("Harsh = lenient (identical scores)" if same else mode.capitalize())
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("score (%)")
-    axes[0].legend(loc="upper left", fontsize=7, frameon=True)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(methods), 4),
+               fontsize=7, frameon=False)
     fig.suptitle(title)
     return fig
 
 
+def _modes_identical(summary: pd.DataFrame, label: str) -> bool:
+    """True when every run's harsh and lenient scores are equal (the matcher judge)."""
+    if not {"harsh", "lenient"} <= set(summary["mode"]):
+        return False
+    wide = summary.pivot_table(index=label, columns="mode", values=list(METRICS), aggfunc="first")
+    return all(np.allclose(wide[(m, "harsh")], wide[(m, "lenient")], equal_nan=True) for m in METRICS)
+
+
 def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
                         rows: Sequence[str] = ("method", "mode"), order: Sequence[str] | None = None,
-                        title: str | None = None) -> Figure:
+                        title: str | None = None, n: str | None = None) -> Figure:
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
-    value (note type, gold inconsistency type, ...)."""
+    value (note type, gold inconsistency type, ...); ``n`` names a count column shown per cell."""
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
     if order is not None:
         table = table.reindex(columns=[c for c in order if c in table.columns])
+    annot: object = True
+    if n is not None and n in df.columns:  # each cell says how many entities/notes it averages
+        counts = df.pivot_table(index=row_keys, columns=column, values=n, aggfunc="sum").reindex_like(table)
+        annot = np.vectorize(lambda v, k: "" if pd.isna(v) else f"{v:.1f}\n(n={int(k)})")(table.to_numpy(),
+                                                                                          counts.fillna(0).to_numpy())
     table.index = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in table.index]
-    fig, (ax,) = _figure(width=1.2 * max(table.shape[1], 3) + 2, height=0.5 * max(table.shape[0], 2) + 1.5)
-    # the paper shades around 40 (orange below, blue above)
-    _heatmap(table, ax=ax, annot=True, fmt=".1f", cmap="RdBu", center=40, vmin=0, vmax=100,
-                cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
+    fig, (ax,) = _figure(width=1.3 * max(table.shape[1], 3) + 2, height=0.6 * max(table.shape[0], 2) + 1.5)
+    # a score has one direction (higher is better): a sequential map, not a diverging one
+    _heatmap(table, ax=ax, annot=annot, fmt="" if annot is not True else ".1f", cmap="viridis", vmin=0, vmax=100,
+             annot_kws={"fontsize": 7}, cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
     ax.set_xlabel(column.replace("_", " "))
     ax.set_ylabel("")
     ax.set_title(title or f"{_METRIC_LABEL.get(metric, metric)} by {column.replace('_', ' ')}")
@@ -142,7 +165,8 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
 
 
 def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = None, value: str = "n",
-                         percent: bool = True, order: Sequence[str] | None = None, title: str = "") -> Figure:
+                         percent: bool = True, order: Sequence[str] | None = None, title: str = "",
+                         log: bool = False) -> Figure:
     """Bars of counts or shares per category: the paper's Figures 6-8.
 
     With ``percent`` bars show shares: of the total, or with a ``hue`` of each category
@@ -160,7 +184,9 @@ def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = N
         ax.tick_params(axis="x", labelrotation=45)
     for container in ax.containers:
         ax.bar_label(container, fmt="%.1f%%" if percent else "%d", fontsize=7, padding=2)
-    ax.set_ylabel("share (%)" if percent else "count")
+    if log:  # counts spanning orders of magnitude (rows per table)
+        ax.set_yscale("log")
+    ax.set_ylabel("share (%)" if percent else ("count (log scale)" if log else "count"))
     ax.set_xlabel(category.replace("_", " "))
     ax.set_title(title)
     return fig
@@ -228,6 +254,8 @@ def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
     ax.set_xticks(range(len(types)), [t.replace("_", "\n") for t in types])
     ax.set_xlabel("")
     ax.set_ylabel("share of errors (%)")
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title=group)
     ax.set_title(title)
     return fig
 
@@ -245,7 +273,7 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
                 palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
                 errorbar=None)
     lo, hi = f"{metric}_low", f"{metric}_high"
-    if not hue and {lo, hi} <= set(df.columns):
+    if not hue and {lo, hi} <= set(df.columns) and ((df[hi] - df[lo]).abs() > 1e-9).any():
         mid = data.set_index("variant").loc[variants]
         ax.errorbar(mid["_v"], np.arange(len(variants)),
                     xerr=[mid["_v"] - 100 * mid[lo], 100 * mid[hi] - mid["_v"]], fmt="none", ecolor="black",
@@ -258,6 +286,8 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
     ax.set_xlabel(f"{_METRIC_LABEL.get(metric, metric)} (%)")
     ax.set_ylabel("")
     ax.set_xlim(0, 105)
+    if ax.get_legend() is not None:  # beside the plot, never over a bar
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title=hue)
     ax.set_title(title)
     return fig
 
@@ -344,11 +374,69 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
         heavy = {(a, b): g[a][b]["weight"] for a, b in edges if g[a][b]["weight"] / total >= 0.08}
         nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=6, label_pos=0.4,
                                      connectionstyle="arc3,rad=0.15", bbox={"alpha": 0.6, "lw": 0, "fc": "white"})
-        below = {n: (x, y - 0.14) for n, (x, y) in pos.items()}
-        nx.draw_networkx_labels(g, below, ax=ax, labels={n: n.replace("_", " ") for n in g.nodes}, font_size=6)
+        below = {n: (x, y - 0.16) for n, (x, y) in pos.items()}
+        nx.draw_networkx_labels(g, below, ax=ax, labels={n: _wrap_tool(n) for n in g.nodes}, font_size=7,
+                                bbox={"alpha": 0.8, "lw": 0, "fc": "white", "pad": 0.5})
         ax.set_title(f"{name} ({g.graph.get('n_paths', 0)} paths, {g.number_of_edges()} transitions)")
         ax.axis("off")
         ax.set_xlim(-2.2, 2.2)
-        ax.set_ylim(-1.1, 1.1)
+        ax.set_ylim(-1.2, 1.1)
+    used = {g.nodes[n].get("category", "other") for g in graphs.values() for n in g.nodes}
+    handles = [Line2D([], [], marker="o", ls="", color=c, markersize=8, label=k)
+               for k, c in cat_colors.items() if k in used]
+    handles.append(Line2D([], [], color="grey", lw=3, alpha=0.6, label="edge width: share of transitions"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=7, frameon=False,
+               title="tool category")
     fig.suptitle(title)
+    return fig
+
+
+def _wrap_tool(name: str) -> str:
+    """A tool name on at most two short lines ('Get Item / Status History')."""
+    words = name.replace("_", " ").split()
+    if len(words) <= 2:
+        return " ".join(words)
+    half = (len(words) + 1) // 2
+    return " ".join(words[:half]) + "\n" + " ".join(words[half:])
+
+
+def plot_group_sizes(sizes: pd.DataFrame, *, title: str = "Ontology groups") -> Figure:
+    """Items per ontology group (horizontal bars, log scale: groups span orders of
+    magnitude); input from ``ehrlib.analysis.ontology_views.group_sizes``."""
+    sizes = _require(sizes, ["group", "n_items", "n_subgroups"], "plot_group_sizes")
+    data = sizes.sort_values("n_items", ascending=True)
+    fig, (ax,) = _figure(width=6.5, height=0.35 * len(data) + 1.4)
+    bars = ax.barh(data["group"].astype(str), data["n_items"].clip(lower=1), color=sns.color_palette(_PALETTE)[0])
+    ax.bar_label(bars, labels=[f"{n} items, {k} subgroups" for n, k in zip(data["n_items"], data["n_subgroups"])],
+                 fontsize=7, padding=2)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, data["n_items"].max() * 12)
+    ax.set_xlabel("items (log scale)")
+    ax.set_title(title)
+    return fig
+
+
+def plot_dataset_scores(table: pd.DataFrame, *, label: str = "dataset",
+                        title: str = "Scores per dataset") -> Figure:
+    """F1 (%) per dataset and judge mode as grouped horizontal bars (paper Tables 13-14 as a
+    figure); one bar per dataset when the two modes agree. Input: ``label``, mode, f1, n_notes."""
+    table = _require(table, [label, "mode", "f1", "n_notes"], "plot_dataset_scores")
+    same = _modes_identical(table, label)
+    data = table[table["mode"] == "lenient"] if same else table
+    names = list(dict.fromkeys(data[label]))
+    hue = None if same else "mode"
+    fig, (ax,) = _figure(width=6.5, height=0.55 * len(names) * (1 + bool(hue)) + 1.4)
+    sns.barplot(data=data.assign(_v=100 * data["f1"]), y=label, x="_v", hue=hue, order=names, ax=ax, orient="h",
+                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
+                errorbar=None)
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.1f", fontsize=7, padding=2)
+    ax.set_yticks(range(len(names)), [f"{n}\n(n={int(data.loc[data[label] == n, 'n_notes'].iloc[0])} notes)"
+                                      for n in names])
+    ax.set_xlim(0, 105)
+    ax.set_xlabel("F1 (%), " + ("harsh = lenient" if same else "per judge mode"))
+    ax.set_ylabel("")
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    ax.set_title(title)
     return fig

@@ -1,0 +1,46 @@
+"""Does a run on the perturbed schema reveal the original MIMIC names?
+
+The perturbed-schema experiment (paper Appendix M) only means something if nothing a
+model sees spells an original table or column name. The database itself is checked at
+build time (:mod:`ehrlib.db.perturb`); this module checks what a run's tools put in
+front of the model: every recorded tool call (tool, arguments, error text).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from ehrlib import schema
+from ehrlib.db.perturb import original_table_names
+
+__all__ = ["original_names", "leaked_names"]
+
+_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def original_names() -> frozenset[str]:
+    """Upper-case original table names, and original column names the perturbed schema
+    renamed (a column it keeps, such as SUBJECT_ID, is no leak). Columns named by a plain
+    word (RATE, VALUE, AMOUNT) are left out: a tool may say "rate" without naming a column;
+    identifiers count (an underscore, a digit, or an ID/TIME/UOM suffix: ITEMID, CHARTTIME)."""
+    kept = {c.upper() for t in schema.PERTURBED.tables.values() for c in t.columns.values() if c}
+    kept |= {t.name.upper() for t in schema.PERTURBED.tables.values()}
+    renamed = {c.upper() for t in schema.MIMIC3.tables.values() for c in t.columns.values() if c} - kept
+    distinctive = {c for c in renamed if "_" in c or any(ch.isdigit() for ch in c) or c.endswith("ID")
+                   or c.endswith("TIME") or c.endswith("UOM")}
+    return frozenset(original_table_names() | distinctive)
+
+
+def leaked_names(run_dir: str | os.PathLike[str]) -> Counter[str]:
+    """Original names found in a run's tool trace (``tool_calls.jsonl``), with counts."""
+    names = original_names()
+    hits: Counter[str] = Counter()
+    path = Path(run_dir) / "tool_calls.jsonl"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        text = json.dumps([rec.get("tool"), rec.get("args"), rec.get("error")])
+        hits.update(t for t in _TOKEN.findall(text) if t.upper() in names)
+    return hits
