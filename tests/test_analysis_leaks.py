@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ehrlib.analysis.leaks import leaked_names, original_names
+from ehrlib.analysis.leaks import leaked_in, leaked_names, original_names
 from ehrlib.experiments.realdata import REAL_DATASETS, data_folder
 from ehrlib.inputs import project_path
 
@@ -26,10 +26,26 @@ def test_leaked_names_reads_the_trace(tmp_path):
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="item keys are logical ('labevents:51301') on every schema; "
                    "rendering them with the perturbed physical names is not built yet")
-def test_traced_run_on_the_perturbed_demo_reveals_no_original_name(tmp_path):
+def test_traced_run_on_the_perturbed_demo_reveals_no_original_name(tmp_path, monkeypatch):
+    """Every tool output (text and rows) and every trace record of a whole offline run."""
+    from ehrlib.db.build import build_db
     from ehrlib.pipeline.params import RunParams
     from ehrlib.pipeline.runner import run_experiment
-    from ehrlib.db.build import build_db
+    from ehrlib.tools import toolset
+
+    outputs: list[str] = []
+    wrap = toolset._wrap
+
+    def capturing(fn, tracer):
+        call = wrap(fn, tracer)
+
+        def run(*args, **kwargs):
+            result = call(*args, **kwargs)
+            outputs.append(result.text + json.dumps([list(result.rows), dict(result.summary)], default=str))
+            return result
+        return run
+
+    monkeypatch.setattr(toolset, "_wrap", capturing)
 
     ds = REAL_DATASETS["mimic3_perturbed"]
     src = data_folder(ds)
@@ -40,5 +56,6 @@ def test_traced_run_on_the_perturbed_demo_reveals_no_original_name(tmp_path):
     params = RunParams(corpus=str(project_path("tests/fixtures") / ds.notes), db=str(db), method="inspector",
                        backend="offline", run_id="leak", runs_dir=str(tmp_path / "runs"), progress=False)
     run_dir = run_experiment(params)
-    assert (run_dir / "tool_calls.jsonl").stat().st_size > 0
+    assert outputs and (run_dir / "tool_calls.jsonl").stat().st_size > 0
     assert leaked_names(run_dir) == {}
+    assert leaked_in(outputs) == {}

@@ -3,7 +3,8 @@
 The perturbed-schema experiment (paper Appendix M) only means something if nothing a
 model sees spells an original table or column name. The database itself is checked at
 build time (:mod:`ehrlib.db.perturb`); this module checks what a run's tools put in
-front of the model: every recorded tool call (tool, arguments, error text).
+front of the model: every recorded tool call (tool, arguments, error text) and any
+tool output text a caller collected.
 """
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from ehrlib import schema
 from ehrlib.db.perturb import original_table_names
 
-__all__ = ["original_names", "leaked_names"]
+__all__ = ["original_names", "leaked_in", "leaked_names"]
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 
@@ -34,13 +36,16 @@ def original_names() -> frozenset[str]:
     return frozenset(original_table_names() | distinctive)
 
 
-def leaked_names(run_dir: str | os.PathLike[str]) -> Counter[str]:
-    """Original names found in a run's tool trace (``tool_calls.jsonl``), with counts."""
+def leaked_in(texts: Iterable[str]) -> Counter[str]:
+    """Original names found in ``texts`` (tool outputs, trace lines), with counts."""
     names = original_names()
     hits: Counter[str] = Counter()
-    path = Path(run_dir) / "tool_calls.jsonl"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        rec = json.loads(line)
-        text = json.dumps([rec.get("tool"), rec.get("args"), rec.get("error")])
+    for text in texts:
         hits.update(t for t in _TOKEN.findall(text) if t.upper() in names)
     return hits
+
+
+def leaked_names(run_dir: str | os.PathLike[str]) -> Counter[str]:
+    """Original names found in a run's tool trace (``tool_calls.jsonl``), with counts."""
+    lines = (Path(run_dir) / "tool_calls.jsonl").read_text(encoding="utf-8").splitlines()
+    return leaked_in(json.dumps([r.get("tool"), r.get("args"), r.get("error")]) for r in map(json.loads, lines))
