@@ -161,6 +161,10 @@ def paper_layout(rows: pd.DataFrame, *, index: Sequence[str] = ("method", "backb
             mean, std, n = 100 * rec[f"{m}_mean"], rec[f"{m}_std"], int(rec[f"{m}_count"])
             row[f"{rec['mode']} {m}"] = f"{mean:.1f}" if n < 2 or np.isnan(std) else f"{mean:.1f} ± {100 * std:.1f}"
             row["n"] = max(row.get("n", 0), n)
-    cols = [*index, *(f"{mode} {m}" for mode in ("lenient", "harsh") for m in _METRICS), "n"]
+    if "n_notes" in rows.columns:  # how many notes each row's scores average
+        notes = rows.groupby(list(index), sort=False)["n_notes"].max()
+        for key, row in out.items():
+            row["notes"] = int(notes.loc[key if len(index) > 1 else key[0]])
+    cols = [*index, *(f"{mode} {m}" for mode in ("lenient", "harsh") for m in _METRICS), "notes", "n"]
     table = pd.DataFrame(list(out.values()))
     return table[[c for c in cols if c in table.columns]]

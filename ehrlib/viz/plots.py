@@ -134,8 +134,9 @@ def _modes_identical(summary: pd.DataFrame, label: str) -> bool:
     """True when every run's harsh and lenient scores are equal (the matcher judge)."""
     if not {"harsh", "lenient"} <= set(summary["mode"]):
         return False
-    wide = summary.pivot_table(index=label, columns="mode", values=list(METRICS), aggfunc="first")
-    return all(np.allclose(wide[(m, "harsh")], wide[(m, "lenient")], equal_nan=True) for m in METRICS)
+    metrics = [m for m in METRICS if m in summary.columns]
+    wide = summary.pivot_table(index=label, columns="mode", values=metrics, aggfunc="first")
+    return all(np.allclose(wide[(m, "harsh")], wide[(m, "lenient")], equal_nan=True) for m in metrics)
 
 
 def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
