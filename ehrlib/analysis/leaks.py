@@ -21,18 +21,19 @@ from ehrlib.db.perturb import original_table_names
 __all__ = ["original_names", "leaked_in", "leaked_names"]
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
+#: suffixes that make a one-word column name an identifier, not an English word (FLUID is a word)
+_ID_SUFFIXES = ("ITEMID", "ORDERID", "CGID", "TIME", "UOM")
 
 
 def original_names() -> frozenset[str]:
     """Upper-case original table names, and original column names the perturbed schema
     renamed (a column it keeps, such as SUBJECT_ID, is no leak). Columns named by a plain
     word (RATE, VALUE, AMOUNT) are left out: a tool may say "rate" without naming a column;
-    identifiers count (an underscore, a digit, or an ID/TIME/UOM suffix: ITEMID, CHARTTIME)."""
+    identifiers count (an underscore, a digit, or an identifier suffix: ITEMID, CHARTTIME, VALUEUOM)."""
     kept = {c.upper() for t in schema.PERTURBED.tables.values() for c in t.columns.values() if c}
     kept |= {t.name.upper() for t in schema.PERTURBED.tables.values()}
     renamed = {c.upper() for t in schema.MIMIC3.tables.values() for c in t.columns.values() if c} - kept
-    distinctive = {c for c in renamed if "_" in c or any(ch.isdigit() for ch in c) or c.endswith("ID")
-                   or c.endswith("TIME") or c.endswith("UOM")}
+    distinctive = {c for c in renamed if "_" in c or any(ch.isdigit() for ch in c) or c.endswith(_ID_SUFFIXES)}
     return frozenset(original_table_names() | distinctive)
 
 

@@ -7,6 +7,7 @@ A run folder's ``judgements.jsonl`` holds every judge's verdicts (see
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -72,15 +73,15 @@ def agreement_table(run_dir: str | os.PathLike[str], judges: Sequence[str]) -> p
     judgements = read_judgements(run_dir)
     frames = [judge_agreement([j for j in judgements if j.judge in (ref, other)], reference=ref)
               for k, ref in enumerate(judges) for other in judges[k + 1:]]
-    rows = []
     for judge in judges:
-        as_modes = [j.__class__(j.note_id, j.entity_id, "both", j.mode, j.verdict, j.reason)
-                    for j in judgements if j.judge == judge]
-        if {j.judge for j in as_modes} >= {"harsh", "lenient"}:
-            t = judge_agreement(as_modes, reference="harsh")
-            rows.append(t.assign(judge=f"{judge} lenient", reference=f"{judge} harsh", mode="harsh vs lenient"))
-    out = pd.concat([f for f in frames + rows if not f.empty], ignore_index=True) if frames or rows else pd.DataFrame()
-    return out
+        # the same judge's two settings compared like two judges: the mode becomes the name
+        as_judges = [dataclasses.replace(j, judge=j.mode, mode="harsh vs lenient")
+                     for j in judgements if j.judge == judge]
+        if {j.judge for j in as_judges} >= {"harsh", "lenient"}:
+            t = judge_agreement(as_judges, reference="harsh")
+            frames.append(t.assign(judge=f"{judge} lenient", reference=f"{judge} harsh"))
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def disagreements(run_dir: str | os.PathLike[str], a: str, b: str, mode: str) -> pd.DataFrame:

@@ -185,8 +185,9 @@ def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = N
         ax.tick_params(axis="x", labelrotation=45)
     for container in ax.containers:
         ax.bar_label(container, fmt="%.1f%%" if percent else "%d", fontsize=7, padding=2)
-    if log:  # counts spanning orders of magnitude (rows per table)
+    if log:  # counts spanning orders of magnitude (rows per table); bars grow from 1
         ax.set_yscale("log")
+        ax.set_ylim(bottom=1, top=float(data[value].max()) * 3)
     ax.set_ylabel("share (%)" if percent else ("count (log scale)" if log else "count"))
     ax.set_xlabel(category.replace("_", " "))
     ax.set_title(title)
