@@ -189,3 +189,19 @@ def test_counts_on_a_log_scale_and_group_and_dataset_figures():
     fig = plot_dataset_scores(scores)
     assert len(_bars(fig.axes[0])) == 2  # modes agree: one bar per dataset
     assert len(_bars(plot_dataset_scores(scores.assign(f1=[0.4, 0.5, 0.6, 0.7])).axes[0])) == 4
+
+
+def test_identical_modes_collapse_in_ablation_and_heatmap_figures():
+    from ehrlib.viz import plot_ablation, plot_metric_heatmap
+
+    same = pd.DataFrame({"variant": ["full", "full", "cut", "cut"], "mode": ["harsh", "lenient"] * 2,
+                         "f1": [0.8, 0.8, 0.6, 0.6]})
+    fig = plot_ablation(same, baseline="full")
+    assert len(_bars(fig.axes[0])) == 2 and "harsh = lenient" in fig.axes[0].get_title()
+    assert len(_bars(plot_ablation(same.assign(f1=[0.7, 0.8, 0.5, 0.6])).axes[0])) == 4
+    cells = pd.DataFrame({"method": ["m"] * 4, "mode": ["harsh", "lenient"] * 2, "note_type": ["a", "a", "b", "b"],
+                          "f1": [0.5, 0.5, 0.9, 0.9], "n_notes": [3, 3, 4, 4]})
+    heat = plot_metric_heatmap(cells, "note_type", n="n_notes")
+    labels = [t.get_text() for t in heat.axes[0].get_yticklabels()]
+    assert labels == ["m / harsh = lenient"]
+    assert any("n=4" in t.get_text() for t in heat.axes[0].texts)

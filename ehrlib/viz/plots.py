@@ -146,6 +146,10 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
     value (note type, gold inconsistency type, ...); ``n`` names a count column shown per cell."""
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
+    if "mode" in row_keys and {"harsh", "lenient"} <= set(df["mode"]):
+        by_mode = df.pivot_table(index=[*row_keys, column], values=metric, aggfunc="mean").unstack("mode")
+        if np.allclose(by_mode[(metric, "harsh")], by_mode[(metric, "lenient")], equal_nan=True):
+            df = df[df["mode"] == "lenient"].assign(mode="harsh = lenient")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
     if order is not None:
         table = table.reindex(columns=[c for c in order if c in table.columns])
@@ -267,6 +271,9 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
     """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
     dashed line at the ``baseline`` variant's value."""
     df = _require(df, ["variant", metric], "plot_ablation")
+    if "mode" in df.columns and _modes_identical(df.rename(columns={metric: "f1"}) if metric != "f1" else df, "variant"):
+        df = df[df["mode"] == "lenient"]  # harsh == lenient: one bar says it all
+        title = f"{title} (harsh = lenient)"
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))
     fig, (ax,) = _figure(width=6.0, height=0.45 * len(variants) * (1 + bool(hue)) + 1.2)
@@ -343,9 +350,9 @@ def plot_table(df: pd.DataFrame, *, title: str = "", float_format: str = "{:.2f}
 def _trace_layout(nodes: Sequence[str]) -> dict[str, tuple[float, float]]:
     tools = [t for t in _TOOL_ORDER if t in nodes] + sorted(n for n in nodes if n not in _TOOL_ORDER
                                                              and n not in (START, END))
-    pos = {n: (float(np.cos(a)), float(np.sin(a)) * 0.8)
-           for n, a in zip(tools, np.linspace(np.pi * 0.8, -np.pi * 0.8, max(len(tools), 1)))}
-    pos[START], pos[END] = (-1.8, 0.0), (1.8, 0.0)
+    pos = {n: (1.3 * float(np.cos(a)), float(np.sin(a)))
+           for n, a in zip(tools, np.linspace(np.pi * 0.85, -np.pi * 0.85, max(len(tools), 1)))}
+    pos[START], pos[END] = (-2.1, 0.0), (2.1, 0.0)
     return pos
 
 
@@ -359,30 +366,30 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
     """
     all_nodes = sorted({n for g in graphs.values() for n in g.nodes})
     pos = _trace_layout(all_nodes)
-    fig, axes = _figure(len(graphs), width=5.5, height=4.5)
+    fig, axes = _figure(len(graphs), width=7.0, height=5.6)
     cat_colors = dict(zip(["alignment", "profiling", "temporal", "criterion", "other", "endpoint"],
                           sns.color_palette(_PALETTE, 6)))
     for ax, (name, g) in zip(axes, graphs.items()):
         total = sum(w for _, _, w in g.edges(data="weight")) or 1
         edges = [(a, b) for a, b, w in g.edges(data="weight") if w / total >= min_share]
         widths = [0.5 + 8 * g[a][b]["weight"] / total for a, b in edges]
-        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=[200 + 30 * min(g.nodes[n].get("count", 1), 40)
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=[60 + 6 * min(g.nodes[n].get("count", 1), 40)
                                                           for n in g.nodes],
                                node_color=[cat_colors.get(g.nodes[n].get("category", "other"), "grey")
                                            for n in g.nodes])
         nx.draw_networkx_edges(g, pos, ax=ax, edgelist=edges, width=widths, alpha=0.6, arrows=True,
-                               arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=400)
+                               arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=200)
         # counts on the heavy transitions only, so the figure stays readable
         heavy = {(a, b): g[a][b]["weight"] for a, b in edges if g[a][b]["weight"] / total >= 0.08}
-        nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=6, label_pos=0.4,
+        nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=7, label_pos=0.5,
                                      connectionstyle="arc3,rad=0.15", bbox={"alpha": 0.6, "lw": 0, "fc": "white"})
-        below = {n: (x, y - 0.16) for n, (x, y) in pos.items()}
+        below = {n: (x, y - 0.2) for n, (x, y) in pos.items()}
         nx.draw_networkx_labels(g, below, ax=ax, labels={n: _wrap_tool(n) for n in g.nodes}, font_size=7,
                                 bbox={"alpha": 0.8, "lw": 0, "fc": "white", "pad": 0.5})
         ax.set_title(f"{name} ({g.graph.get('n_paths', 0)} paths, {g.number_of_edges()} transitions)")
         ax.axis("off")
-        ax.set_xlim(-2.2, 2.2)
-        ax.set_ylim(-1.2, 1.1)
+        ax.set_xlim(-2.5, 2.5)
+        ax.set_ylim(-1.35, 1.15)
     used = {g.nodes[n].get("category", "other") for g in graphs.values() for n in g.nodes}
     handles = [Line2D([], [], marker="o", ls="", color=c, markersize=8, label=k)
                for k, c in cat_colors.items() if k in used]
@@ -408,9 +415,10 @@ def plot_group_sizes(sizes: pd.DataFrame, *, title: str = "Ontology groups") -> 
     sizes = _require(sizes, ["group", "n_items", "n_subgroups"], "plot_group_sizes")
     data = sizes.sort_values("n_items", ascending=True)
     fig, (ax,) = _figure(width=6.5, height=0.35 * len(data) + 1.4)
-    bars = ax.barh(data["group"].astype(str), data["n_items"].clip(lower=1), color=sns.color_palette(_PALETTE)[0])
-    ax.bar_label(bars, labels=[f"{n} items, {k} subgroups" for n, k in zip(data["n_items"], data["n_subgroups"])],
-                 fontsize=7, padding=2)
+    # an empty group gets no bar (log scale has no zero), only its label
+    bars = ax.barh(data["group"].astype(str), data["n_items"].where(data["n_items"] > 0), color=sns.color_palette(_PALETTE)[0])
+    ax.bar_label(bars, labels=[f"{n} item{'s' * (n != 1)} · {k} subgroup{'s' * (k != 1)}"
+                               for n, k in zip(data["n_items"], data["n_subgroups"])], fontsize=7, padding=2)
     ax.set_xscale("log")
     ax.set_xlim(0.8, data["n_items"].max() * 12)
     ax.set_xlabel("items (log scale)")
