@@ -68,3 +68,24 @@ def test_agreement_and_disagreements(judged_run):
     diff = disagreements(judged_run, "matcher", "other", "lenient")
     assert list(diff["line"]) == [1, 2]
     assert diff.loc[0, "other_verdict"] == "incorrect" and "thing 1" in diff.loc[0, "matcher_prediction"]
+
+
+def test_runs_table_keeps_runs_of_the_corpus_and_leaves_ablations_out(judged_run, tmp_path):
+    import shutil
+
+    from ehrlib.judge.compare import runs_table
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name, params in (("a", {}), ("b", {"segmentation": False})):
+        run = shutil.copytree(judged_run, root / name)
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["params"].update(params)
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        pd.DataFrame([{"run_id": name, "method": "inspector", "backend": "offline", "model": None, "judge": "matcher",
+                       "mode": "lenient", "n_notes": 1, "recall": 1.0, "precision": 1.0, "f1": 1.0}]
+                     ).to_csv(run / "metrics.csv", index=False)
+    corpus = json.loads((judged_run / "manifest.json").read_text())["params"]["corpus"]
+    assert list(runs_table(root, corpus)["run_id"]) == ["a"]
+    both = runs_table(root, corpus, ablations=True)
+    assert list(both["ablation"]) == ["full", "no segmentation"] and set(both["backbone"]) == {"offline"}

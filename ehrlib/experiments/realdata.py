@@ -91,4 +91,4 @@ def dataset_table(summary: pd.DataFrame) -> pd.DataFrame:
     datasets by their label, synthetic layouts as ``synthetic <layout>``."""
     labels = {f"demo_{k}": d.label for k, d in REAL_DATASETS.items()}
     return summary.assign(dataset=summary["variant"].map(lambda v: labels.get(v, f"synthetic {v}")),
-                          backbone=summary["model"].fillna(summary["backend"]))
+                          backbone=summary["model"].astype(object).fillna(summary["backend"]))

@@ -110,9 +110,12 @@ def _manifest(run_dir: Path) -> dict[str, Any]:
 
 
 def runs_table(runs_dir: str | os.PathLike[str], corpus: str | os.PathLike[str], *,
-               db: str | os.PathLike[str] | None = None, judges: Sequence[str] | None = None) -> pd.DataFrame:
+               db: str | os.PathLike[str] | None = None, judges: Sequence[str] | None = None,
+               ablations: bool = False) -> pd.DataFrame:
     """Every judged run under ``runs_dir`` made on ``corpus`` (same notes) and, if given,
-    ``db``: one row per run, judge and mode with method, backbone and the scores."""
+    ``db``: one row per run, judge and mode with method, backbone and the scores. Runs with
+    a component switched off (an ablation) are left out unless ``ablations``: they are
+    another configuration, not a repeat of the method."""
     want = {n.note_id for n in load_corpus(corpus).notes}
     frames = []
     for metrics in sorted(Path(runs_dir).glob("*/metrics.csv")):
@@ -127,8 +130,10 @@ def runs_table(runs_dir: str | os.PathLike[str], corpus: str | os.PathLike[str],
         df = pd.read_csv(metrics)
         if judges is not None:
             df = df[df["judge"].isin(judges)]
-        frames.append(df.assign(backbone=df["model"].fillna(df["backend"]),
-                                ablation=_ablation_of(manifest.get("params", {}))))
+        ablation = _ablation_of(manifest.get("params", {}))
+        if ablation != "full" and not ablations:
+            continue
+        frames.append(df.assign(backbone=df["model"].astype(object).fillna(df["backend"]), ablation=ablation))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

@@ -159,12 +159,13 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
         annot = np.vectorize(lambda v, k: "" if pd.isna(v) else f"{v:.1f}\n(n={int(k)})")(table.to_numpy(),
                                                                                           counts.fillna(0).to_numpy())
     table.index = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in table.index]
-    fig, (ax,) = _figure(width=1.3 * max(table.shape[1], 3) + 2, height=0.6 * max(table.shape[0], 2) + 1.5)
+    fig, (ax,) = _figure(width=1.3 * max(table.shape[1], 3) + 2.5, height=0.6 * max(table.shape[0], 1) + 1.6)
     # a score has one direction (higher is better): a sequential map, not a diverging one
     _heatmap(table, ax=ax, annot=annot, fmt="" if annot is not True else ".1f", cmap="viridis", vmin=0, vmax=100,
              annot_kws={"fontsize": 7}, cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
     ax.set_xlabel(column.replace("_", " "))
     ax.set_ylabel("")
+    ax.tick_params(axis="y", labelrotation=0)
     ax.set_title(title or f"{_METRIC_LABEL.get(metric, metric)} by {column.replace('_', ' ')}")
     return fig
 
@@ -415,10 +416,15 @@ def plot_group_sizes(sizes: pd.DataFrame, *, title: str = "Ontology groups") -> 
     sizes = _require(sizes, ["group", "n_items", "n_subgroups"], "plot_group_sizes")
     data = sizes.sort_values("n_items", ascending=True)
     fig, (ax,) = _figure(width=6.5, height=0.35 * len(data) + 1.4)
-    # an empty group gets no bar (log scale has no zero), only its label
-    bars = ax.barh(data["group"].astype(str), data["n_items"].where(data["n_items"] > 0), color=sns.color_palette(_PALETTE)[0])
-    ax.bar_label(bars, labels=[f"{n} item{'s' * (n != 1)} · {k} subgroup{'s' * (k != 1)}"
-                               for n, k in zip(data["n_items"], data["n_subgroups"])], fontsize=7, padding=2)
+    y = np.arange(len(data))
+    labels = [f"{n} item{'s' * (n != 1)} · {k} subgroup{'s' * (k != 1)}"
+              for n, k in zip(data["n_items"], data["n_subgroups"])]
+    items = data["n_items"].to_numpy()
+    ax.barh(y, np.where(items > 0, items, np.nan), color=sns.color_palette(_PALETTE)[0])
+    for yi, n, text in zip(y, items, labels):  # an empty group has no bar (log scale), only its label
+        ax.text(max(n, 1) * 1.15, yi, text, va="center", fontsize=7)
+    ax.set_yticks(y, data["group"].astype(str))
+    ax.set_ylim(-0.7, len(data) - 0.3)
     ax.set_xscale("log")
     ax.set_xlim(0.8, data["n_items"].max() * 12)
     ax.set_xlabel("items (log scale)")
