@@ -47,3 +47,18 @@ def test_a_patients_items_are_covered_by_the_rule_built_ontology(tmp_path):
     cov = patient_coverage(db, onto, first_patient(db))
     assert cov["patient_items"].sum() > 0
     assert (cov["in_ontology"] == cov["patient_items"]).all()
+
+
+@pytest.mark.slow
+def test_the_sliding_window_build_goes_through_a_configured_backend(tmp_path):
+    """With llm settings the model-built ontology is asked for; items it leaves out keep
+    their rule-based place (here: a scripted backend that assigns nothing)."""
+    from ehrlib.analysis.ontology_views import build_ontology
+    from ehrlib.inputs import prepare_inputs
+
+    db, _ = prepare_inputs(tmp_path, patients=2, with_corpus=False)
+    rules = build_ontology(db)
+    empty = '{"assignments": {}}'
+    onto = build_ontology(db, llm={"backend": "scripted", "replies": [empty, empty]}, window=100_000)
+    assert onto.method == "llm" and onto.source["fallbacks"] == 2 * len(rules.items)
+    assert ontology_diff(rules, onto).empty
