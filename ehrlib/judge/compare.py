@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ehrlib.corpus.io import load_corpus
+from ehrlib.corpus.io import read_notes
 from ehrlib.judge.evaluate import evaluate_run, load_run, read_judgements
 from ehrlib.judge.llm_judge import render_prediction
 from ehrlib.judge.metrics import judge_agreement
@@ -116,13 +116,13 @@ def runs_table(runs_dir: str | os.PathLike[str], corpus: str | os.PathLike[str],
     ``db``: one row per run, judge and mode with method, backbone and the scores. Runs with
     a component switched off (an ablation) are left out unless ``ablations``: they are
     another configuration, not a repeat of the method."""
-    want = {n.note_id for n in load_corpus(corpus).notes}
+    want = {n.note_id for n in read_notes(Path(corpus) / "notes.jsonl")}
     frames = []
     for metrics in sorted(Path(runs_dir).glob("*/metrics.csv")):
         run_dir = metrics.parent
         try:
             manifest = _manifest(run_dir)
-            used = {n.note_id for n in load_corpus(manifest["params"]["corpus"]).notes}
+            used = {n.note_id for n in read_notes(Path(manifest["params"]["corpus"]) / "notes.jsonl")}
         except (OSError, KeyError, ValueError):
             continue  # not a run folder of this layout, or its corpus is gone
         if used != want or (db is not None and Path(str(manifest["params"].get("db"))).resolve() != Path(db).resolve()):
@@ -144,18 +144,27 @@ def _ablation_of(params: Mapping[str, Any]) -> str:
     return "full" if not off else "no " + ", ".join(off)
 
 
-def spread_table(rows: pd.DataFrame, by: Sequence[str] = ("method", "backbone", "judge", "mode")) -> pd.DataFrame:
-    """Mean, std and count of R/P/F1 per group over the rows (runs × judge passes)."""
+def spread_table(rows: pd.DataFrame, by: Sequence[str] = ("method", "backbone", "judge", "mode"), *,
+                 run_prefix: str | None = None) -> pd.DataFrame:
+    """Mean, std and count of R/P/F1 per group over the rows (runs × judge passes), of the
+    runs whose id starts with ``run_prefix`` if given; empty when nothing was scored."""
+    if run_prefix is not None and not rows.empty:
+        rows = rows[rows["run_id"].astype(str).str.startswith(run_prefix)]
+    if rows.empty:
+        return pd.DataFrame()
     keys = [k for k in by if k in rows.columns]
     agg = rows.groupby(keys, sort=False)[list(_METRICS)].agg(["mean", "std", "count"])
     agg.columns = [f"{m}_{s}" for m, s in agg.columns]
     return agg.reset_index()
 
 
-def paper_layout(rows: pd.DataFrame, *, index: Sequence[str] = ("method", "backbone")) -> pd.DataFrame:
+def paper_layout(rows: pd.DataFrame, *, index: Sequence[str] = ("method", "backbone"),
+                 judge: str | None = None) -> pd.DataFrame:
     """Table 2's shape: one row per method × backbone, columns {lenient, harsh} × {R, P, F1}
-    in percent; a cell reads ``mean ± std`` when several runs or passes share the row
-    (``n`` says how many), else the one value."""
+    in percent, of one ``judge``'s rows if given; a cell reads ``mean ± std`` when several
+    runs or passes share the row (``n`` says how many), else the one value."""
+    if judge is not None and not rows.empty:
+        rows = rows[rows["judge"] == judge]
     if rows.empty:
         return pd.DataFrame()
     spread = spread_table(rows, by=[*index, "mode"])
