@@ -13,7 +13,7 @@ endif
 # (setuptools warns about editable installs on every build: noise for a user)
 PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: demo test lint bench install lock clean
+.PHONY: demo test lint figures bench install lock clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -30,9 +30,14 @@ install: $(STAMPS)/.installed-dev.stamp
 demo: $(STAMPS)/.installed-notebooks.stamp
 	$(PY) -m ehrlib demo --notebooks
 
-# lint and type checks first: they take seconds, the suite minutes
+# lint and type checks first (seconds), then the unit tests, then every notebook executed
+# with its fast defaults (nbval, outputs not compared)
 test: lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q tests --nbval-lax notebooks
+
+# regenerate the committed figures/: every notebook with its full params/NN_*.yaml
+figures: $(STAMPS)/.installed-notebooks.stamp
+	$(PY) -m ehrlib experiments run all --full
 
 lint: $(STAMPS)/.installed-dev.stamp
 	$(PY) -m ruff check ehrlib tests
