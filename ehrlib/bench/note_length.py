@@ -48,8 +48,8 @@ def note_text(shape: str, n: int) -> str:
 
 
 def run(out_dir: Path) -> Path:
-    # deferred: the pipeline and the generator load only when this benchmark runs
     """Time the offline inspector on notes of growing length; write ``bench_note_length.csv``."""
+    # deferred: the pipeline and the generator load only when this benchmark runs
     import duckdb
 
     from ehrlib.pipeline.params import load_params

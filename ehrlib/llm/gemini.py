@@ -173,8 +173,8 @@ class GeminiBackend:
         config: GenerationConfig,
         timeout_s: float,
     ) -> LLMResponse:
-        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         """Send one request through google-genai, with automatic function calling off."""
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         from google.genai import errors
 
         contents, system = self._contents(messages)

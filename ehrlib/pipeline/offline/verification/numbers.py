@@ -257,9 +257,8 @@ def _series_order(c: Claim) -> Verdict | None:
 
 
 def _reference_word(c: Claim) -> Verdict | None:
-    """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word
-    contradicts the concept's adult reference interval is inconsistent; otherwise the
-    number rules decide.
+    """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word contradicts the
+    concept's adult reference interval is inconsistent; otherwise the number rules decide.
     """
     e, line, n = c.entity, c.line(), c.claim_as(NumericClaim)
     if line is None or e.span is None or n.reading.value is None:
