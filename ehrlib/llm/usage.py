@@ -7,7 +7,9 @@ Cached calls are recorded too: `cost_usd` counts only what this run paid, while
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import re
 import importlib.resources
 import logging
 import threading
@@ -24,6 +26,14 @@ from ehrlib.llm.records import Usage
 __all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name"]
 
 log = logging.getLogger(__name__)
+
+
+def _short_reason(message: str) -> str:
+    """A failure message without the parts that differ per call (URLs, numbers), so equal
+    reasons group together."""
+    text = re.sub(r"https?://\S+", "<url>", message.splitlines()[0] if message else "")
+    text = re.sub(r"\d+(?:\.\d+)?", "N", text)
+    return text[:160]
 
 
 def normalize_model_name(model: str) -> str:
@@ -126,6 +136,9 @@ class UsageLedger:
         self.prices = prices or PriceTable.load()
         self._records: list[CallRecord] = []
         self._failures = 0
+        self._failure_kinds: collections.Counter[str] = collections.Counter()
+        self._failure_stages: collections.Counter[str] = collections.Counter()
+        self._failure_reasons: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -152,9 +165,21 @@ class UsageLedger:
             self._records.append(rec)
         return rec
 
-    def record_failure(self) -> None:
+    def record_failure(self, kind: str = "other", message: str = "", stage: str | None = None) -> None:
+        """Count a call that failed for good, by kind and by (shortened) reason."""
         with self._lock:
             self._failures += 1
+            self._failure_kinds[kind] += 1
+            self._failure_reasons[f"{kind}: {_short_reason(message)}"] += 1
+            if stage:
+                self._failure_stages[stage] += 1
+
+    def failure_summary(self, top: int = 3) -> dict[str, Any]:
+        """Failure counts by kind and stage, and the most common reasons (for the manifest/CLI)."""
+        with self._lock:
+            return {"failed_calls": self._failures, "by_kind": dict(self._failure_kinds),
+                    "by_stage": dict(self._failure_stages),
+                    "top_reasons": [[r, n] for r, n in self._failure_reasons.most_common(top)]}
 
     def records(self) -> list[CallRecord]:
         with self._lock:
@@ -204,4 +229,5 @@ class UsageLedger:
             "thinking_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0, "list_cost_usd": 0.0,
         }
         with self._lock:
-            return {**base, "failed_calls": self._failures, "price_table": self.prices.source}
+            return {**base, "failed_calls": self._failures, "failures_by_kind": dict(self._failure_kinds),
+                    "price_table": self.prices.source}
