@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "ehrlib.synth.cli",
     "ehrlib.pipeline.cli",
     "ehrlib.judge.cli",
+    "ehrlib.llm.cli",
     "ehrlib.report.cli",
     "ehrlib.experiments.cli",
     "ehrlib.demo",

@@ -18,8 +18,18 @@ def register(sub: Any) -> None:
     p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
     p.add_argument("--backend", default="gemini",
-                   help="LLM backend for a model judge (gemini, openai, vllm, ollama, sglang)")
+                   help="LLM backend for a model judge (gemini, vertex, azure, openai, vllm, ollama, sglang, "
+                        "llamacpp)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for a model judge")
+    p.add_argument("--max-tokens", type=int, help="model judge: reply token budget (incl. reasoning)")
+    p.add_argument("--structured-output", choices=("auto", "json_schema", "json_object", "text"),
+                   help="model judge on an OpenAI-compatible server: response_format mode (default auto)")
+    p.add_argument("--timeout", type=float, metavar="S", help="model judge: per-call timeout in seconds")
+    p.add_argument("--concurrency", type=int, help="model judge: simultaneous calls")
+    p.add_argument("--rpm", type=float, help="model judge: requests per minute limit")
+    p.add_argument("--tpm", type=float, help="model judge: tokens per minute limit")
+    p.add_argument("--passes", type=int, default=1, metavar="J",
+                   help="judge J times with distinct cache salts (labels <model>#1..#J); prints mean ± std")
     p.add_argument("--cache", help="response cache file for a model judge (default: in the run folder)")
     p.add_argument("--label", help="store the judgements under this name instead of the model's, e.g. "
                                    "gemini-2.5-pro#2 for a repeated pass (pair it with --cache-salt)")
@@ -31,22 +41,48 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
+def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The LLM client settings a model judge gets from the command line."""
+    llm: dict[str, Any] = {"backend": args.backend}
+    for key, value in (("base_url", args.base_url), ("cache", args.cache), ("cache_salt", args.cache_salt),
+                       ("max_tokens", args.max_tokens), ("structured_output", args.structured_output),
+                       ("timeout_s", args.timeout), ("max_concurrency", args.concurrency),
+                       ("requests_per_minute", args.rpm), ("tokens_per_minute", args.tpm)):
+        if value is not None:
+            llm[key] = value
+    return llm
+
+
 def _run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ehrlib.errors import ConfigError
     from ehrlib.judge.evaluate import evaluate_run
     from ehrlib.report.tables import markdown_table
 
     modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
-    llm: dict[str, Any] = {"backend": args.backend}
-    if args.base_url:
-        llm["base_url"] = args.base_url
-    if args.cache:
-        llm["cache"] = args.cache
-    if args.cache_salt:
-        llm["cache_salt"] = args.cache_salt
-    summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=llm, label=args.label,
-                           progress=not args.no_progress)
+    llm = llm_settings(args)
+    if args.passes < 1:
+        raise ConfigError("--passes must be at least 1")
+    if args.passes > 1 and args.judge == "matcher":
+        raise ConfigError("--passes repeats a model judge; the matcher is deterministic")
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
-    print(markdown_table(summary[cols]), end="")
+    summaries = []
+    for j in range(1, args.passes + 1):
+        label, settings = args.label, dict(llm)
+        if args.passes > 1:  # Appendix G: independent passes = distinct cache salts
+            label = f"{args.label or args.judge}#{j}"
+            settings["cache_salt"] = f"{llm.get('cache_salt', '')}pass-{j}"
+        summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=settings, label=label,
+                               progress=not args.no_progress)
+        summaries.append(summary)
+        print(markdown_table(summary[cols]), end="")
+    if args.passes > 1:
+        from ehrlib.report.repeats import mean_std_table
+
+        print(f"\nmean ± std over {args.passes} passes:")
+        table = mean_std_table(pd.concat(summaries), ["mode"], ["recall", "precision", "f1"])
+        print(markdown_table(table[["mode", "n_repeats", "recall", "precision", "f1"]]), end="")
     if args.review:
         from ehrlib.judge.review import write_review_sheet
 

@@ -55,9 +55,9 @@ _OPENAI_ENV = dict(base_url_env=("EHRLIB_OPENAI_BASE_URL",), key_env=("EHRLIB_OP
                    model_env=("EHRLIB_OPENAI_MODEL",), generation=PAPER_OPEN_MODEL_DEFAULTS)
 
 
-def _local(port: int, what: str) -> Preset:
+def _local(port: int, what: str, **options: Any) -> Preset:
     return Preset("openai", f"{what} (OpenAI-compatible, http://localhost:{port}/v1)",
-                  base_url=f"http://localhost:{port}/v1", **_OPENAI_ENV)
+                  base_url=f"http://localhost:{port}/v1", options=options, **_OPENAI_ENV)
 
 
 PRESETS: dict[str, Preset] = {
@@ -66,7 +66,9 @@ PRESETS: dict[str, Preset] = {
     "vllm": _local(8000, "vLLM"),
     "ollama": _local(11434, "Ollama"),
     "sglang": _local(30000, "SGLang"),
-    "llamacpp": _local(8080, "llama.cpp llama-server / llama-cpp-python"),
+    # llama-cpp-python 0.3.36 refuses json_schema (HTTP 500) but constrains json_object by a schema
+    "llamacpp": _local(8080, "llama.cpp llama-server / llama-cpp-python", structured_output="json_object",
+                       json_object_schema=True),
     "azure": Preset("openai", "Azure OpenAI / AI Foundry (v1 API, api-key header)",
                     base_url_env=("AZURE_OPENAI_ENDPOINT",), key_env=("AZURE_OPENAI_API_KEY",),
                     model_env=("AZURE_OPENAI_DEPLOYMENT",),
@@ -90,7 +92,7 @@ _CLIENT_KEYS = ("timeout_s", "max_retries", "retry_initial_s", "retry_max_s", "r
 _BACKEND_KEYS = {
     "gemini": ("api_key", "vertexai", "project", "location", "base_url", "api_version", "credentials"),
     "openai": ("base_url", "api_key", "api_key_env", "auth_header", "api_version", "max_tokens_param",
-               "structured_output", "tool_choice", "extra_body", "headers", "transport"),
+               "structured_output", "tool_choice", "json_object_schema", "extra_body", "headers", "transport"),
     "scripted": ("replies", "reported_result"),
 }
 
@@ -140,9 +142,8 @@ def backend_options(name: str, preset: Preset, settings: Mapping[str, Any]) -> d
         opts.setdefault(key, value)
     if preset.client != "openai":
         return opts
-    if not opts.get("base_url"):
-        url = _env(preset.base_url_env) or preset.base_url or ""
-        opts["base_url"] = _azure_base_url(url) if name == "azure" and url else url
+    url = opts.get("base_url") or _env(preset.base_url_env) or preset.base_url or ""
+    opts["base_url"] = _azure_base_url(url) if name == "azure" and url else url
     host = re.sub(r"^https?://([^/:]+).*$", r"\1", str(opts.get("base_url") or "")).lower()
     key_env = opts.pop("api_key_env", None)
     key_names = (key_env,) if key_env else (

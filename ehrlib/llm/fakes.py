@@ -143,42 +143,55 @@ class FakeOpenAIServer(_FakeServer):
     Like the real server (pydantic request validation), it answers HTTP 500 with the
     validation message to a message whose `content` is not a string (tool-call turns
     with `null`), and, with `reject_json_schema=True`, to `response_format` types other
-    than "text" and "json_object" (llama-cpp-python 0.3.x). Refused requests are
-    recorded but consume no scripted reply.
+    than "text" and "json_object" (llama-cpp-python 0.3.36), in the message shape that
+    server uses; with `reject_required_tool_choice=True`, to `tool_choice: "required"`
+    with an empty message (its chatml-function-calling format). Refused requests are
+    recorded (`refused`) but consume no scripted reply.
     """
 
     path_pattern = re.compile(r"/v1/chat/completions")
 
     def __init__(self, replies: Sequence[FakeReply] = (), *, reject_json_schema: bool = False,
-                 reject_json_object: bool = False) -> None:
+                 reject_json_object: bool = False, reject_required_tool_choice: bool = False) -> None:
         super().__init__(replies)
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
+        self.reject_required_tool_choice = reject_required_tool_choice
         self.refused: list[RecordedRequest] = []
 
     def _refusal(self, request: RecordedRequest) -> FakeReply | None:
         body = request.body
-        problems = []
+        problems: list[tuple[tuple[Any, ...], str, str, Any]] = []  # (loc, type, msg, input)
         if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
-            problems.append(("body", "Field required"))
+            problems.append((("body", "messages"), "missing", "Field required", None))
             body = {}
         for i, m in enumerate(body.get("messages", [])):
-            if not isinstance(m, Mapping) or not isinstance(m.get("content"), str):
-                problems.append((f"messages.{i}.content", "Input should be a valid string"))
+            content = m.get("content") if isinstance(m, Mapping) else m
+            if not isinstance(content, str):
+                role = str(m.get("role", "")).capitalize() if isinstance(m, Mapping) else ""
+                problems.append((("body", "messages", i, f"ChatCompletionRequest{role}Message", "content"),
+                                 "string_type", "Input should be a valid string", content))
         fmt = body.get("response_format")
         if isinstance(fmt, Mapping):
-            allowed = {"text"} | (set() if self.reject_json_object else {"json_object"}) | (
-                set() if self.reject_json_schema else {"json_schema"})
+            allowed = ["text"] + ([] if self.reject_json_object else ["json_object"]) + (
+                [] if self.reject_json_schema else ["json_schema"])
             if fmt.get("type") not in allowed:
-                names = " or ".join(f"'{a}'" for a in sorted(allowed))
-                problems.append(("response_format.type", f"Input should be {names}"))
+                names = " or ".join(f"'{a}'" for a in allowed)
+                problems.append((("body", "response_format", "type"), "literal_error", f"Input should be {names}",
+                                 fmt.get("type")))
         if not problems:
+            if self.reject_required_tool_choice and body.get("tool_choice") == "required":
+                self.refused.append(request)  # chatml-function-calling: an empty 500
+                return FakeReply(500, {"error": {"message": "", "type": "internal_server_error",
+                                                 "param": None, "code": None}})
             return None
         self.refused.append(request)
-        detail = "\n".join(f"{where}\n  {msg}" for where, msg in problems)
-        return FakeReply(500, {"error": {"message": f"{len(problems)} validation error(s) for "
-                                                    f"CreateChatCompletionRequest\n{detail}",
-                                         "type": "internal_server_error", "param": None, "code": None}})
+        # the shape llama-cpp-python 0.3.36 answers (pydantic errors, HTTP 500)
+        lines = [f"{len(problems)} validation error{'s' if len(problems) > 1 else ''}:"]
+        lines += [f"  {{'type': '{kind}', 'loc': {loc!r}, 'msg': {msg!r}, 'input': {value!r}}}"
+                  for loc, kind, msg, value in problems]
+        return FakeReply(500, {"error": {"message": "\n".join(lines), "type": "internal_server_error",
+                                         "param": None, "code": None}})
 
 
 # --- reply builders ---------------------------------------------------------------

@@ -75,11 +75,12 @@ class OpenAICompatBackend:
         max_tokens_param: str = "max_tokens",
         structured_output: bool | str = "auto",
         tool_choice: str | None = "auto",
+        json_object_schema: bool = False,
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        if not base_url or not urlsplit(base_url).scheme:
+        if not base_url or urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
             raise ConfigError(
                 f"openai backend needs a base URL like http://localhost:8000/v1, got {base_url!r} "
                 "(set llm.base_url or EHRLIB_OPENAI_BASE_URL)"
@@ -114,6 +115,7 @@ class OpenAICompatBackend:
         self.structured_auto = mode == "auto"
         self.structured_fallbacks: list[str] = []
         self.tool_choice = tool_choice
+        self.json_object_schema = bool(json_object_schema)
         self.extra_body = dict(extra_body or {})
         self._transport = transport
 
@@ -192,7 +194,10 @@ class OpenAICompatBackend:
                                            "json_schema": {"name": "reply", "schema": dict(schema)}}
             else:
                 if self.structured_mode == "json_object":
-                    body["response_format"] = {"type": "json_object"}
+                    # llama-cpp-python turns a `schema` here into a decoding grammar; others ignore
+                    # or refuse the extra key, so only the llamacpp preset sends it
+                    body["response_format"] = {"type": "json_object", **(
+                        {"schema": dict(schema)} if self.json_object_schema else {})}
                 # without schema-constrained decoding, the schema goes into the prompt
                 hint = ("\n\nReply with only a JSON value matching this JSON Schema:\n"
                         + json.dumps(dict(schema), sort_keys=True))

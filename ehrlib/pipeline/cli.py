@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", help="folder with notes.jsonl (gold.jsonl optional)")
     p.add_argument("--db", help="DuckDB database built by ehrlib")
     p.add_argument("--method", choices=("inspector", "checkehr", "surface"))
-    p.add_argument("--backend", help="offline | gemini | openai | scripted")
+    p.add_argument("--backend", help="offline (default) or an LLM backend: vllm, ollama, sglang, llamacpp, "
+                                     "openai, azure, gemini, vertex")
     p.add_argument("--model", help="LLM model name (LLM backends)")
     p.add_argument("--run-id", help="run id (default: <method>-<backend>-<UTC time>)")
     p.add_argument("--runs-dir", help="where run folders go (default runs/)")

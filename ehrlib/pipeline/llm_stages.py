@@ -778,5 +778,11 @@ def _factory(backend: str) -> Callable[[str, Any], Stages]:
     return make
 
 
-for _name in ("gemini", "openai", "scripted"):
-    register_backend(_name, _factory(_name))
+def _register_all() -> None:
+    from ehrlib.llm.factory import BACKENDS as LLM_BACKENDS
+
+    for name in LLM_BACKENDS:
+        register_backend(name, _factory(name))
+
+
+_register_all()

@@ -63,6 +63,8 @@ BACKENDS: Mapping[str, str] = {
     "gemini": "ehrlib.pipeline.llm_stages",
     "openai": "ehrlib.pipeline.llm_stages",
     "scripted": "ehrlib.pipeline.llm_stages",
+    # the other LLM presets users type (ehrlib.llm.factory.PRESETS; a test keeps the two in step)
+    **{name: "ehrlib.pipeline.llm_stages" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
     # orchestration oracle of the speed benchmark (answers from gold; never scored)
     "oracle": "ehrlib.bench.pipeline",
 }
