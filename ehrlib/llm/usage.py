@@ -23,7 +23,8 @@ import yaml
 from ehrlib.errors import ConfigError
 from ehrlib.llm.records import Usage
 
-__all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name"]
+__all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name", "call_counts",
+           "mostly_failed"]
 
 log = logging.getLogger(__name__)
 
@@ -231,3 +232,26 @@ class UsageLedger:
         with self._lock:
             return {**base, "failed_calls": self._failures, "failures_by_kind": dict(self._failure_kinds),
                     "price_table": self.prices.source}
+
+
+def call_counts(ledger: UsageLedger, *, network_calls: int | None = None, retries: int | None = None,
+                truncation_retries: int | None = None) -> dict[str, Any]:
+    """The counts a run manifest keeps about model calls: made, answered from the response
+    cache, failed (by kind, with the most common reasons), retried."""
+    recs = ledger.records()
+    hits = sum(1 for r in recs if r.cached)
+    fails = ledger.failure_summary()
+    return {"calls": len(recs) + fails["failed_calls"], "succeeded": len(recs) - hits,
+            "response_cache_hits": hits, "failed_calls": fails["failed_calls"],
+            "failures_by_kind": fails["by_kind"], "failures_by_stage": fails["by_stage"],
+            "top_failure_reasons": fails["top_reasons"], "network_requests": network_calls,
+            "retries": retries, "truncation_retries": truncation_retries}
+
+
+def mostly_failed(counts: Mapping[str, Any], threshold: float = 0.5) -> str | None:
+    """A one-line summary when more than `threshold` of the model calls failed, else None."""
+    calls, failed = int(counts.get("calls") or 0), int(counts.get("failed_calls") or 0)
+    if calls == 0 or failed / calls <= threshold:
+        return None
+    reasons = "; ".join(f"{n}x {r}" for r, n in counts.get("top_failure_reasons") or ())
+    return f"{failed} of {calls} model calls failed; top reasons: {reasons or 'unknown'}"

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["register"]
 
@@ -58,10 +59,25 @@ def _run(args: argparse.Namespace) -> int:
         cache_scope=args.cache_scope,
         progress=False if args.no_progress else None,
     )
+    import json
+
+    from ehrlib.llm.usage import mostly_failed
+
     run_dir = run_experiment(params)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
-    print(f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions, "
-          f"{totals['failures']} failures, {totals['validation_cache']['hits']} cache hits")
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    calls = manifest.get("llm_calls") or {}
+    line = (f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions "
+            f"({totals.get('unverified', 0)} unverified), {totals['failures']} recorded failures, "
+            f"validation-cache hits {totals['validation_cache']['hits']}")
+    if calls:
+        line += (f"; model calls {calls.get('calls', 0)} (response-cache hits {calls.get('response_cache_hits', 0)}, "
+                 f"failed {calls.get('failed_calls', 0)}, retries {calls.get('retries', 0)})")
+    print(line)
+    failed = mostly_failed(calls)
+    if failed:
+        print(f"run failed: {failed}", file=sys.stderr)
+        return 1
     return 0 if totals.get("notes_error", 0) == 0 else 1
 
 

@@ -97,6 +97,7 @@ def _finding(idx: int, p: Prediction, j: Judgement | None) -> tuple[str, str]:
             f"{' (' + _esc(p.inconsistency_type) + ')' if p.inconsistency_type else ''} · {_esc(verdict)}"
             f"{' · cached' if p.from_cache else ''}</summary>"
             f"<p><b>reason:</b> {_esc(p.reason or '—')}</p>{judge}"
+            f"{'<p><b>not verified:</b> ' + _esc(p.failure) + '</p>' if p.label == 'unverified' and p.failure else ''}"
             f"<p><b>items:</b> {_esc(items)}<br><b>evidence rows:</b> {_esc(evidence)}<br>"
             f"<b>status:</b> {_esc(p.temporal_status)}"
             f"{' · <b>failure:</b> ' + _esc(p.failure) if p.failure else ''}</p>{_trace_table(p)}</details>")
