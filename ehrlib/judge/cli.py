@@ -13,13 +13,16 @@ def register(sub: Any) -> None:
                                    "(deterministic matcher or an LLM judge); writes judgements.jsonl, "
                                    "metrics.csv/.md and breakdown tables into the run directory.")
     p.add_argument("--run", required=True, metavar="RUN_DIR", help="runs/<run_id>/ written by `ehrlib run`")
-    p.add_argument("--judge", default="matcher",
-                   help="'matcher' (offline, default) or a model name for the LLM judges")
+    p.add_argument("--judge", default=None,
+                   help="'matcher' (offline, default) or a model name for the LLM judges (default with "
+                        "--params: the llm block's model)")
+    p.add_argument("--params", help="YAML whose `llm:` block configures the model judge (params/judge_*.yaml); "
+                                    "command-line options override it")
     p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
-    p.add_argument("--backend", default="gemini",
+    p.add_argument("--backend", default=None,
                    help="LLM backend for a model judge (gemini, vertex, azure, openai, vllm, ollama, sglang, "
-                        "llamacpp)")
+                        "llamacpp; default gemini)")
     p.add_argument("--base-url", help="OpenAI-compatible server URL for a model judge")
     p.add_argument("--max-tokens", type=int, help="model judge: reply token budget (incl. reasoning)")
     p.add_argument("--structured-output", choices=("auto", "json_schema", "json_object", "text"),
@@ -43,7 +46,24 @@ def register(sub: Any) -> None:
 
 def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The LLM client settings a model judge gets from the command line."""
-    llm: dict[str, Any] = {"backend": args.backend}
+    llm: dict[str, Any] = {"backend": args.backend or "gemini"}
+    if getattr(args, "params", None):
+        import yaml
+
+        from ehrlib.errors import ConfigError
+
+        try:
+            data = yaml.safe_load(open(args.params, encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read judge params {args.params}: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("llm"), dict):
+            raise ConfigError(f"{args.params}: expected an `llm:` block")
+        llm = {**dict(data["llm"]), **({"backend": args.backend} if args.backend else {})}
+        if not args.judge:
+            args.judge = llm.pop("model", None)
+        else:
+            llm.pop("model", None)
+    args.judge = args.judge or "matcher"
     for key, value in (("base_url", args.base_url), ("cache", args.cache), ("cache_salt", args.cache_salt),
                        ("max_tokens", args.max_tokens), ("structured_output", args.structured_output),
                        ("timeout_s", args.timeout), ("max_concurrency", args.concurrency),

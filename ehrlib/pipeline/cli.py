@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 __all__ = ["register"]
 
@@ -31,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--evidence-guard", choices=("on", "off"))
     p.add_argument("--cache-scope", choices=("segment", "note"),
                    help="validation cache per segment (parallel) or per note (sequential, as in the paper)")
+    p.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="K independent inferences (LLM backends): run ids <id>-r1..rK with distinct response-cache "
+                        "salts; with gold labels, prints matcher mean ± std")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -48,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ehrlib.errors import ConfigError
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
 
     params = load_params(
         args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
@@ -59,9 +63,32 @@ def _run(args: argparse.Namespace) -> int:
         cache_scope=args.cache_scope,
         progress=False if args.no_progress else None,
     )
+    if args.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    if args.repeats == 1:
+        return _run_one(params)[0]
+    if params.backend in ("offline", "oracle"):
+        raise ConfigError("--repeats repeats an LLM backend's inference; the offline backend is deterministic")
+    from ehrlib.pipeline.runner import new_run_id
+
+    base = params.run_id or new_run_id(params)
+    codes, run_dirs = [], []
+    for k in range(1, args.repeats + 1):  # Appendix G: repeats differ only in their cache salt
+        llm = dict(params.backend_options.get("llm") or {})
+        llm["cache_salt"] = f"{llm.get('cache_salt', '')}repeat-{k}"
+        code, run_dir = _run_one(params.replace(run_id=f"{base}-r{k}",
+                                                backend_options={**params.backend_options, "llm": llm}))
+        codes.append(code)
+        run_dirs.append(run_dir)
+    _print_repeat_table(run_dirs)
+    return max(codes)
+
+
+def _run_one(params: Any) -> tuple[int, Any]:
     import json
 
     from ehrlib.llm.usage import mostly_failed
+    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
 
     run_dir = run_experiment(params)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
@@ -77,8 +104,27 @@ def _run(args: argparse.Namespace) -> int:
     failed = mostly_failed(calls)
     if failed:
         print(f"run failed: {failed}", file=sys.stderr)
-        return 1
-    return 0 if totals.get("notes_error", 0) == 0 else 1
+        return 1, run_dir
+    return (0 if totals.get("notes_error", 0) == 0 else 1), run_dir
+
+
+def _print_repeat_table(run_dirs: list[Any]) -> None:
+    """Matcher scores of each repeat and their mean ± std (skipped without gold labels)."""
+    import pandas as pd
+
+    from ehrlib.errors import EhrlibError
+    from ehrlib.judge.evaluate import evaluate_run
+    from ehrlib.report.repeats import mean_std_table
+    from ehrlib.report.tables import markdown_table
+
+    try:
+        rows = [evaluate_run(d, progress=False).assign(run=str(d)) for d in run_dirs]
+    except EhrlibError as exc:
+        print(f"no mean ± std table: {exc}")
+        return
+    table = mean_std_table(pd.concat(rows), ["judge", "mode"], ["recall", "precision", "f1"])
+    print(f"mean ± std over {len(run_dirs)} repeats:")
+    print(markdown_table(table[["judge", "mode", "n_repeats", "recall", "precision", "f1"]]), end="")
 
 
 def _ontology(args: argparse.Namespace) -> int:
