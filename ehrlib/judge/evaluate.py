@@ -172,7 +172,8 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
     usage = getattr(getattr(client, "ledger", None), "totals", None)
     return judgements, {"judge": label or judge, "model": judge, "kind": "llm",
                         "backend": getattr(client, "backend", None),
-                        "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None}
+                        "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None,
+                        "llm_calls": _call_counts(client)}
 
 
 def read_judgements(run_dir: str | os.PathLike[str]) -> list[Judgement]:
@@ -241,3 +242,14 @@ def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     write_metric_tables(tables, run.run_dir)
     summary = tables["metrics"]
     return summary[summary["judge"] == judge].reset_index(drop=True)
+
+
+def _call_counts(client: Any) -> dict[str, Any] | None:
+    """Calls, response-cache hits, failures and tokens of the judge's client (None without a ledger)."""
+    from ehrlib.llm.usage import UsageLedger, call_counts
+
+    ledger = getattr(client, "ledger", None)
+    if not isinstance(ledger, UsageLedger):
+        return None
+    return call_counts(ledger, network_calls=getattr(client, "network_calls", None),
+                       retries=getattr(client, "retries", None))

@@ -241,7 +241,11 @@ def call_counts(ledger: UsageLedger, *, network_calls: int | None = None, retrie
     recs = ledger.records()
     hits = sum(1 for r in recs if r.cached)
     fails = ledger.failure_summary()
+    paid = [r for r in recs if not r.cached]
     return {"calls": len(recs) + fails["failed_calls"], "succeeded": len(recs) - hits,
+            # tokens of the calls answered by the server this run (what its usage fields said)
+            "input_tokens": sum(r.input_tokens for r in paid), "output_tokens": sum(r.output_tokens for r in paid),
+            "thinking_tokens": sum(r.thinking_tokens for r in paid),
             "response_cache_hits": hits, "failed_calls": fails["failed_calls"],
             "failures_by_kind": fails["by_kind"], "failures_by_stage": fails["by_stage"],
             "top_failure_reasons": fails["top_reasons"], "network_requests": network_calls,
