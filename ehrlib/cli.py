@@ -4,6 +4,10 @@ Each command group lives next to the code it drives: a module listed in
 `_COMMAND_MODULES` exposes `register(subparsers)`, which adds its parsers and sets
 `func` to a handler taking the parsed arguments and returning an exit code. Keeping
 the parsers beside their code lets modules grow commands without touching this file.
+
+Exit status: 0 done, 1 a run that failed (:class:`~ehrlib.errors.RunError`, or notes
+left in error), 2 bad usage or input (any other :class:`~ehrlib.errors.EhrlibError`,
+printed as one line; ``--debug`` adds its traceback).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
 
 from ehrlib.errors import EhrlibError
 
@@ -35,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Note-table consistency verification for EHRs.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (normally one line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:
@@ -59,9 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except EhrlibError as exc:
+    except EhrlibError as exc:  # expected: one line, unless --debug asks for the traceback
+        if args.debug:
+            traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -16,6 +16,20 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
+from ehrlib.corpus.io import load_corpus
+from ehrlib.corpus.stats import table1
+from ehrlib.db import connect, read_manifest, summarize
+from ehrlib.experiments import run_notebooks
+from ehrlib.judge.evaluate import evaluate_run
+from ehrlib.pipeline.params import load_params
+from ehrlib.pipeline.runner import run_experiment
+from ehrlib.report.build import build_report
+from ehrlib.result_tables import write_table
+from ehrlib.synth import GENERATOR_VERSION, generate_hospital
+from ehrlib.synth.notes import write_corpus
+
 __all__ = ["DemoConfig", "run_demo", "register"]
 
 log = logging.getLogger(__name__)
@@ -34,9 +48,6 @@ class DemoConfig:
 
 
 def _hospital(cfg: DemoConfig) -> Path:
-    from ehrlib.db import connect, read_manifest, summarize
-    from ehrlib.synth import GENERATOR_VERSION, generate_hospital
-
     db = cfg.out_dir / "hospital.duckdb"
     stamp = {"generator": GENERATOR_VERSION, "patients": cfg.patients, "seed": cfg.seed}
     stamp_path = cfg.out_dir / "hospital.json"
@@ -59,10 +70,6 @@ def _hospital(cfg: DemoConfig) -> Path:
 
 
 def _corpus(cfg: DemoConfig, db: Path) -> Path:
-    from ehrlib.corpus.io import load_corpus
-    from ehrlib.corpus.stats import table1
-    from ehrlib.synth.notes import write_corpus
-
     corpus = cfg.out_dir / "corpus"
     stamp = {"db": str(db), "seed": cfg.seed, "notes_per_type": cfg.notes_per_type}
     stamp_path = cfg.out_dir / "corpus.json"
@@ -77,9 +84,6 @@ def _corpus(cfg: DemoConfig, db: Path) -> Path:
 
 
 def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path) -> Path:
-    from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import run_experiment
-
     runs_dir = cfg.out_dir / "runs"
     # offline runs take seconds: start them afresh, so a demo after a code update never
     # reports predictions resumed from the previous version
@@ -93,9 +97,6 @@ def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path) -> Path:
 
 
 def _judge_and_report(cfg: DemoConfig, run_dir: Path, corpus: Path):
-    from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.build import build_report
-
     summary = evaluate_run(run_dir, corpus, judge="matcher", progress=False)
     build_report(run_dir, corpus, figures_dir=None, progress=False)  # per-run figures stay in the run dir
     return summary
@@ -103,8 +104,6 @@ def _judge_and_report(cfg: DemoConfig, run_dir: Path, corpus: Path):
 
 def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     """Run every step; returns the paths of the hospital, corpus and run folders."""
-    import pandas as pd
-
     if cfg.fresh and cfg.out_dir.exists():
         shutil.rmtree(cfg.out_dir)
     cfg.out_dir.mkdir(parents=True, exist_ok=True)
@@ -122,16 +121,15 @@ def run_demo(cfg: DemoConfig) -> dict[str, Path]:
             if c in metrics.columns]
     print(metrics[cols].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if cfg.notebooks:
-        from ehrlib.experiments import run_notebooks
-
         run_notebooks("all")
     return {"db": db, "corpus": corpus, **runs}
 
 
 def _write_overview(cfg: DemoConfig, metrics) -> None:
     """The README picture: recall/precision/F1 per method, harsh vs lenient."""
-    from ehrlib.report.tables import write_table
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.plots import plot_main_results
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.save import savefig
 
     write_table(metrics, cfg.figures_dir / "demo_metrics.csv")

@@ -1,11 +1,21 @@
-"""User-facing errors: the command line prints them as one line and exits non-zero."""
+"""User-facing errors: the command line prints them as one line and exits non-zero.
+
+Every error a user can cause derives from :class:`EhrlibError`; anything else escaping
+to the command line is a bug and keeps its traceback. ``exit_code`` says how the CLI
+ends: 2 for bad usage or input (the default), 1 for a run that started and failed
+(:class:`RunError`). Record, time-spec, tool-argument and item-key errors are also
+ValueErrors, so validation code written with ``except ValueError`` keeps working.
+"""
 from __future__ import annotations
 
-__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError"]
+__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError"]
 
 
 class EhrlibError(Exception):
     """An expected failure caused by input or configuration, not a bug."""
+
+    #: the command line's exit status for this error
+    exit_code: int = 2
 
 
 class DataError(EhrlibError):
@@ -18,3 +28,9 @@ class ConfigError(EhrlibError):
 
 class PHIError(EhrlibError):
     """Credentialed data would be sent to an endpoint not marked safe for it."""
+
+
+class RunError(EhrlibError):
+    """A run started and could not finish (an endpoint that keeps failing, say)."""
+
+    exit_code = 1

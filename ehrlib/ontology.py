@@ -30,7 +30,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ehrlib import schema
+from ehrlib.corpus.io import write_json
+from ehrlib.db import read_manifest
 from ehrlib.errors import ConfigError, DataError
+from ehrlib.prompting import get_prompt
+from ehrlib.tools.lexical import database_identity, lexical_index
 
 __all__ = [
     "FORMAT",
@@ -158,8 +162,6 @@ class _Raw:
 def dictionary_items(con: Any, flavor: str | None = None) -> list[_Raw]:
     """Every item of the database under the tools' item keys (``ehrlib.tools`` catalog:
     d_items by linksto, d_labitems, ICD dictionaries, drug names, microbiology names)."""
-    from ehrlib.tools.lexical import lexical_index
-
     smap = schema.schema_map(flavor or schema.detect_flavor(con))
     out = []
     for it in lexical_index(con, smap).catalog.items:
@@ -370,8 +372,6 @@ def _from_assignments(raws: Sequence[_Raw], assigned: Mapping[str, tuple[str, st
 
 def _source(con: Any) -> dict[str, Any]:
     try:
-        from ehrlib.db import read_manifest
-
         m = read_manifest(con)
     except Exception:  # noqa: BLE001 - a bare DuckDB file without manifest is still usable here
         m = {}
@@ -391,12 +391,10 @@ def build_ontology_llm(con: Any, ask: Callable[[str, str], Mapping[str, Any]], *
     """The paper's sliding-window construction.
 
     ``ask(prompt_stem, rendered_prompt) -> parsed JSON reply`` sends one prompt (the
-    caller binds an LLM client; see ``ehrlib.pipeline.llm_stages.json_asker``). With
+    caller binds an LLM client; see ``ehrlib.pipeline.llm.caller.json_asker``). With
     ``seed_groups`` the Table 8 groups start the list; otherwise the model grows them
     from nothing, as in the paper.
     """
-    from ehrlib.pipeline.llm_prompts import get_prompt
-
     if window < 1:
         raise ConfigError("window must be >= 1")
     base = default_groups()
@@ -442,8 +440,6 @@ def build_ontology_llm(con: Any, ask: Callable[[str, str], Mapping[str, Any]], *
 
 
 def save_ontology(ontology: Ontology, path: str | Path) -> Path:
-    from ehrlib.corpus.io import write_json
-
     return write_json(ontology.to_dict(), Path(path))
 
 
@@ -463,8 +459,6 @@ _LOCK = threading.Lock()
 
 
 def _db_key(con: Any) -> str:
-    from ehrlib.tools.lexical import database_identity
-
     path, stamp = database_identity(con)
     return f"{path}|{stamp}" if path else f"memory:{id(con)}"
 

@@ -6,7 +6,8 @@ import os
 import pytest
 
 from ehrlib.corpus.records import GoldEntity, ItemRef, Note, Prediction
-from ehrlib.judge.llm_judge import judge_with_llm, load_prompt, parse_verdict, render_judge_prompt
+from ehrlib.judge.llm_judge import judge_with_llm, parse_verdict, render_judge_prompt
+from ehrlib.prompting import load_prompt
 
 llm_factory = pytest.importorskip("ehrlib.llm.factory", reason="ehrlib.llm not installed yet")
 

@@ -8,7 +8,7 @@ import pytest
 
 from ehrlib.cli import build_parser, main
 from ehrlib.llm.fakes import FakeOpenAIServer, openai_text
-from ehrlib.report.repeats import mean_std, mean_std_table
+from ehrlib.judge.repeats import mean_std, mean_std_table
 
 
 def test_judge_options_become_client_settings(tmp_path):

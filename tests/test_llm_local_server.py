@@ -128,7 +128,7 @@ def inputs(tmp_path_factory):
     from ehrlib.db.connect import connect
     from ehrlib.pipeline.context import note_context
     from ehrlib.pipeline.runner import EMBEDDED
-    from ehrlib.report.inputs import prepare_inputs
+    from ehrlib.inputs import prepare_inputs
 
     db, corpus = prepare_inputs(tmp_path_factory.mktemp("inputs"), **EMBEDDED)
     con = connect(db)
@@ -156,7 +156,7 @@ def _judge_argv(run_dir: Path, proxy: str) -> list[str]:
 
 
 def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, capsys):
-    from ehrlib.pipeline.runner import read_ledger
+    from ehrlib.pipeline.rundir import read_ledger
 
     url, log = server
     db, corpus, notes = inputs

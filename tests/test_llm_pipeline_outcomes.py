@@ -111,7 +111,7 @@ def test_model_written_keys_are_matched_to_the_nearest_offered_key(db):
 
 
 def test_extraction_counts_reach_the_stage_stats(db):
-    from ehrlib.pipeline.llm_stages import build_llm_stages
+    from ehrlib.pipeline.llm import build_llm_stages
 
     backend = RuleBackend()
     stages = build_llm_stages("inspector", RunParams(backend="scripted"),

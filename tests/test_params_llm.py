@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ehrlib.errors import ConfigError
-from ehrlib.pipeline.llm_stages import make_llm_client
+from ehrlib.pipeline.llm.caller import make_llm_client
 from ehrlib.pipeline.params import load_params, params_from_mapping
 
 

@@ -19,8 +19,8 @@ from ehrlib.db.connect import connect
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message, ToolCall
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.llm_prompts import get_prompt
-from ehrlib.pipeline.llm_stages import build_llm_stages, retrieval_covers, scope_status
+from ehrlib.pipeline.llm.prompts import get_prompt
+from ehrlib.pipeline.llm import build_llm_stages, retrieval_covers, scope_status
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, apply_switches
 from ehrlib.corpus.records import TimeSpan, ToolCallRecord
@@ -387,7 +387,7 @@ def test_group_siblings_answered_in_the_same_call(db):
 
 def test_too_many_ontology_candidates_keep_the_related_ones():
     from ehrlib.ontology import OntologyItem
-    from ehrlib.pipeline.llm_stages import _rank_by_overlap
+    from ehrlib.pipeline.llm.stages import _rank_by_overlap
 
     items = [OntologyItem(f"diagnoses_icd:{k}", "diagnoses_icd", label, "DIAGNOSIS", "X")
              for k, label in enumerate(["Cholera", "Acute kidney failure", "Essential hypertension", "Gout"])]
@@ -415,7 +415,7 @@ def test_bounded_client_caps_calls_across_threads():
     from concurrent.futures import ThreadPoolExecutor
 
     from ehrlib.llm import run_sync
-    from ehrlib.pipeline.llm_stages import BoundedClient
+    from ehrlib.pipeline.llm.caller import BoundedClient
 
     state = {"now": 0, "peak": 0}
     lock = threading.Lock()

@@ -11,10 +11,10 @@ import pytest
 from ehrlib.corpus.records import Note
 from ehrlib.db.connect import connect
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
-from ehrlib.pipeline.checkehr import run_guarded_sql
+from ehrlib.pipeline.llm.checkehr import run_guarded_sql
 from ehrlib.pipeline.context import note_context
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.llm_stages import build_llm_stages
+from ehrlib.pipeline.llm import build_llm_stages
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv
 

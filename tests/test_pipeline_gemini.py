@@ -10,7 +10,7 @@ from ehrlib.db.connect import connect
 from ehrlib.llm import make_client
 from ehrlib.llm.fakes import FakeGeminiServer, gemini_function_calls, gemini_text
 from ehrlib.pipeline.context import note_context
-from ehrlib.pipeline.llm_stages import LLMCaller, LLMVerifier
+from ehrlib.pipeline.llm import LLMCaller, LLMVerifier
 from ehrlib.pipeline.records import Entity
 from ehrlib.pipeline.stages import StageEnv
 
@@ -60,7 +60,7 @@ def test_verifier_tool_loop_over_gemini_wire(clean_env, synth_db):
 def test_llm_semantic_search_plugs_into_the_tools(synth_db):
     """The paper's LLM Semantic_Search: the model re-ranks the tools' candidates."""
     from ehrlib.llm import Client, GenerationConfig, LLMResponse
-    from ehrlib.pipeline.llm_stages import LLMSemanticRanker
+    from ehrlib.pipeline.llm import LLMSemanticRanker
     from ehrlib.tools import PatientContext, make_toolset
 
     class Picker:

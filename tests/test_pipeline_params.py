@@ -11,6 +11,7 @@ from ehrlib.corpus.io import write_jsonl
 from ehrlib.corpus.records import Note
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline import RunParams, load_params
+from ehrlib.pipeline.offline.register import offline_stages
 from ehrlib.pipeline.params import params_to_dict
 from ehrlib.pipeline.stages import Stages, apply_switches, get_stages
 
@@ -78,3 +79,12 @@ def test_ehrlib_run_command(tmp_path, synth_db, capsys):
     assert manifest["data_source"]["source_kind"] == "synthetic" and manifest["git_sha"]
     assert set(manifest["stages"]) >= {"anchors", "patient_extraction", "verification"}
     assert main(["run", "--corpus", str(tmp_path / "missing"), "--db", str(synth_db)]) == 2
+
+
+def test_offline_bundle_is_full_and_get_stages_applies_the_switches():
+    params = RunParams(segmentation=False, scope_filter=False, extraction="ontology_only")
+    full = offline_stages("inspector", params)  # the backend ignores the switches ...
+    assert full.segmenter and full.scope_filter and full.patient_extractor and full.ontology_extractor
+    got = get_stages("inspector", "offline", params)  # ... get_stages applies them, once
+    assert got.segmenter is None and got.scope_filter is None and got.patient_extractor is None
+    assert got.ontology_extractor is full.ontology_extractor

@@ -15,16 +15,16 @@ import pytest
 from ehrlib.corpus.records import ItemRef, Note, RowRef, TimeSpan
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
 from ehrlib.ontology import Ontology, OntologyItem
-from ehrlib.pipeline.llm_prompts import CHECKEHR_PROMPTS, PIPELINE_PROMPTS, get_prompt
-from ehrlib.pipeline.llm_stages import (
+from ehrlib.pipeline.llm.prompts import CHECKEHR_PROMPTS, PIPELINE_PROMPTS, get_prompt
+from ehrlib.pipeline.llm.caller import LLMCaller
+from ehrlib.pipeline.llm.stages import (
     LLMAnchorResolver,
-    LLMCaller,
     LLMOntologyExtractor,
     LLMPatientExtractor,
     LLMScopeFilter,
     LLMSegmenter,
-    LLMVerifier,
 )
+from ehrlib.pipeline.llm.verify import LLMVerifier
 from ehrlib.pipeline.records import CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, Timeline
 

@@ -18,7 +18,8 @@ from ehrlib.corpus.io import write_jsonl
 from ehrlib.corpus.records import Note
 from ehrlib.errors import ConfigError, PHIError
 from ehrlib.pipeline.params import load_params
-from ehrlib.pipeline.runner import DATA_FILES, LEDGER_FILE, RunWriter, read_ledger, run_experiment
+from ehrlib.pipeline.rundir import DATA_FILES, LEDGER_FILE, RunWriter, read_ledger
+from ehrlib.pipeline.runner import run_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,6 +20,7 @@ import networkx as nx
 import pandas as pd
 
 from ehrlib.corpus.records import GoldEntity, Prediction
+from ehrlib.judge.evaluate import load_run
 from ehrlib.tools.toolset import TOOL_CATEGORIES
 
 __all__ = [
@@ -155,8 +156,6 @@ def run_trace_paths(run_dirs: Mapping[str, str | os.PathLike[str]], *, annotator
     This is the input of Figure 5 (annotators vs one model) and Figure 31 (several
     models): pass ``{"gemini-2.5-flash": run_a, "qwen3-32b": run_b}``.
     """
-    from ehrlib.judge.evaluate import load_run
-
     out: dict[str, list[tuple[str, ...]]] = {}
     items = list(run_dirs.items())
     if annotators and items:

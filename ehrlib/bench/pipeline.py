@@ -27,11 +27,20 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import duckdb
+
+from ehrlib import schema
 from ehrlib.bench import write_csv
 from ehrlib.corpus.io import read_gold, read_notes, write_jsonl
 from ehrlib.corpus.records import GoldEntity, ItemRef, Note, Usage
+from ehrlib.errors import ConfigError
+from ehrlib.pipeline.params import load_params
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, Verdict
+from ehrlib.pipeline.rundir import read_ledger
+from ehrlib.pipeline.runner import run_experiment
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, register_backend
+from ehrlib.synth import generate_hospital
+from ehrlib.synth.notes import write_corpus
 
 __all__ = ["ORACLE_MODEL", "oracle_stages", "run", "grouped_findings_corpus"]
 
@@ -125,8 +134,6 @@ class _Oracle:
 
 def oracle_stages(method: str, params: Any) -> Stages:
     """The oracle bundle: gold from ``<corpus>/gold.jsonl``, latency from backend_options."""
-    from ehrlib.errors import ConfigError
-
     if method != "inspector":
         raise ConfigError("the orchestration oracle only imitates the inspector method")
     gold: dict[str, list[GoldEntity]] = collections.defaultdict(list)
@@ -144,12 +151,8 @@ def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Pat
     """Nursing-style exam notes whose lines each hold several findings of one item, read
     from the charted categorical values of one day ("Skin Condition: Clammy, Dry"), with
     their gold (all consistent; bench-only, to measure the validation cache)."""
-    import duckdb
-
     con = duckdb.connect(str(db), read_only=True)
     try:
-        from ehrlib import schema
-
         smap = schema.schema_map(schema.detect_flavor(con))
         ce, di = smap.table("chartevents"), smap.table("d_items")
         rows = con.execute(
@@ -182,9 +185,6 @@ def grouped_findings_corpus(db: Path, out_dir: Path, *, n_notes: int = 4) -> Pat
 
 def _measure(corpus: Path, db: Path, runs: Path, run_id: str, concurrency: int, latency: float,
              cache: int = 5) -> dict[str, Any]:
-    from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.runner import read_ledger, run_experiment
-
     params = load_params(None, corpus=str(corpus), db=str(db), backend="oracle", run_id=run_id, runs_dir=str(runs),
                          concurrency=concurrency, validation_cache=cache, progress=False,
                          backend_options={"latency_s": latency})
@@ -203,9 +203,6 @@ def _measure(corpus: Path, db: Path, runs: Path, run_id: str, concurrency: int, 
 
 
 def run(out_dir: Path, *, latency: float | None = None, n_notes: int = 6) -> Path:
-    from ehrlib.synth import generate_hospital
-    from ehrlib.synth.notes import write_corpus
-
     latency = float(os.environ.get("EHRLIB_BENCH_LATENCY", DEFAULT_LATENCY_S)) if latency is None else latency
     rows = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-pipeline-") as tmp:

@@ -22,7 +22,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from ehrlib.bench import write_csv
+from ehrlib.bench import repo_root, write_csv
+from ehrlib.bench.build import demo_folder
+from ehrlib.corpus.io import load_corpus
+from ehrlib.db.build import build_db
+from ehrlib.judge.evaluate import evaluate_run, load_run, read_judgements
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.runner import run_experiment
+from ehrlib.synth import generate_hospital
+from ehrlib.synth.notes import write_corpus
 
 __all__ = ["run", "HEADER", "METHODS", "score_rows"]
 
@@ -94,9 +102,6 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
 
 
 def _run_method(method: str, corpus_dir: Path, db: Path, runs_dir: Path, note_ids: Sequence[str], tag: str) -> Path:
-    from ehrlib.pipeline.params import RunParams
-    from ehrlib.pipeline.runner import run_experiment
-
     params = RunParams(corpus=str(corpus_dir), db=str(db), method=method, backend="offline",
                        run_id=f"quality-{tag}-{method}", runs_dir=str(runs_dir), note_ids=tuple(note_ids),
                        progress=True)
@@ -105,9 +110,6 @@ def _run_method(method: str, corpus_dir: Path, db: Path, runs_dir: Path, note_id
 
 def _evaluate(tag: str, corpus_dir: Path, db: Path, runs_dir: Path, note_ids: Sequence[str] | None
               ) -> list[dict[str, Any]]:
-    from ehrlib.corpus.io import load_corpus
-    from ehrlib.judge.evaluate import evaluate_run, load_run, read_judgements
-
     corpus = load_corpus(corpus_dir)
     ids = list(note_ids) if note_ids is not None else [n.note_id for n in corpus.notes]
     types = {n.note_id: n.note_type for n in corpus.notes if n.note_id in set(ids)}
@@ -131,10 +133,6 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
     """Build the hospital and corpus (in ``work_dir`` or a temporary folder), run and judge
     both methods on the test split (plus ``extra_corpora``: name -> (corpus dir, db)),
     and write ``out_dir/bench_quality.csv``."""
-    from ehrlib.corpus.io import load_corpus
-    from ehrlib.synth import generate_hospital
-    from ehrlib.synth.notes import write_corpus
-
     with tempfile.TemporaryDirectory(prefix="ehrlib-quality-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -157,10 +155,6 @@ def _real_patient_sets(work: Path) -> dict[str, tuple[Path, Path]]:
     ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind), the
     independently written ``realnotes`` and its never-tuned-on ``realnotes_holdout``
     (scored only: its errors are not read)."""
-    from ehrlib.bench import repo_root
-    from ehrlib.bench.build import demo_folder
-    from ehrlib.db.build import build_db
-
     src = demo_folder()
     if src is None:
         return {}

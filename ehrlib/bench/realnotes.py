@@ -31,8 +31,13 @@ from typing import Iterable, Sequence
 
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
 from ehrlib.bench.build import demo_folder
+from ehrlib.corpus.io import load_corpus
 from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
+from ehrlib.db.build import build_db
 from ehrlib.errors import ConfigError
+from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.runner import run_experiment
 
 __all__ = ["run", "fixture_dir", "error_rows", "HEADER", "ERROR_HEADER", "METHODS", "SETS"]
 
@@ -56,8 +61,6 @@ def fixture_dir(corpus_set: str = "dev") -> Path:
 
 
 def _note_ids(corpus: Path) -> set[str]:
-    from ehrlib.corpus.io import load_corpus
-
     return {n.note_id for n in load_corpus(corpus).notes}
 
 
@@ -147,8 +150,6 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
     set's sits next to it with ``_holdout`` appended. Returns the first summary written
     (the dev set's unless it was not run).
     """
-    from ehrlib.db.build import build_db
-
     src = demo_folder()
     if src is None and db is None:
         raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "
@@ -177,10 +178,6 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
 def _run_set(corpus: Path, out_csv: Path, runs_dir: Path, db: Path, methods: Sequence[str],
              note_ids: Sequence[str]) -> Path:
     """One evaluation set: run and judge each method, write its summary CSV and error listing."""
-    from ehrlib.judge.evaluate import load_run, metric_tables, read_judgements, evaluate_run
-    from ehrlib.pipeline.params import RunParams
-    from ehrlib.pipeline.runner import run_experiment
-
     runs_dir.mkdir(parents=True, exist_ok=True)
     wanted = tuple(sorted(set(note_ids) & _note_ids(corpus))) if note_ids else ()
     summary: list[tuple] = []

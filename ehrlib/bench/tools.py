@@ -13,8 +13,10 @@ dictionary loading) and is not measured. Latency is the tracer's wall time of th
 """
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import random
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -23,7 +25,10 @@ import numpy as np
 from tqdm import tqdm
 
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
+from ehrlib.bench.build import demo_folder
+from ehrlib.db.build import build_db
 from ehrlib.schema import detect_flavor, schema_map
+from ehrlib.synth import GENERATOR_VERSION, generate_hospital
 from ehrlib.tools import PROFILE_TABLE, build_item_profile, load_patient_context, make_toolset
 
 __all__ = ["run", "SCALES"]
@@ -52,8 +57,6 @@ def _bench_dir() -> Path:
 
 def _synthetic_db(rows: int) -> Path:
     """The synthetic hospital grown to ``rows`` CHARTEVENTS rows, built once and cached."""
-    from ehrlib.synth import generate_hospital
-
     path = _bench_dir() / f"tools_synth_{rows}.duckdb"
     if path.exists() and not _current(path, rows):
         path.unlink()       # built by an older generator or at another scale: rebuild
@@ -65,8 +68,6 @@ def _synthetic_db(rows: int) -> Path:
 
 
 def _current(path: Path, rows: int) -> bool:
-    from ehrlib.synth import GENERATOR_VERSION
-
     try:
         with duckdb.connect(str(path), read_only=True) as con:
             manifest = dict(con.execute("SELECT key, value FROM ehrlib_manifest").fetchall())
@@ -86,9 +87,6 @@ def _ensure_profile(path: Path) -> None:
 
 def _demo_db() -> Path | None:
     """The MIMIC-III demo built once under runs/bench (its dictionaries hold ~32 k items)."""
-    from ehrlib.bench.build import demo_folder
-    from ehrlib.db.build import build_db
-
     src = demo_folder()
     if src is None:
         return None
@@ -133,9 +131,6 @@ def _calls(ts: Any) -> list[tuple[str, dict[str, Any]]]:
 
 def _bare_sql_ms(con: Any, sm: Any, subject: int, admittime: Any, itemid: int) -> float:
     """The floor: one patient's item in a 3-day window, a plain query (the issue's reference)."""
-    import datetime as dt
-    import time
-
     ce = sm.table("chartevents")
     sql = (f"SELECT * FROM {ce.ref} WHERE {ce.col('subject_id')} = ? AND {ce.col('itemid')} = ? "  # noqa: S608
            f"AND {ce.col('charttime')} >= ? AND {ce.col('charttime')} < ?")

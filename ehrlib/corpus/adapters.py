@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ehrlib.corpus.io import iter_jsonl
+from ehrlib.corpus.io import iter_jsonl, read_notes
 from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, RecordError, RowRef, TimeSpan
 
 __all__ = [
@@ -344,8 +344,6 @@ def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None =
         if p.suffix == ".csv":
             note_list = read_ehrcon_notes(p)
         else:
-            from ehrlib.corpus.io import read_notes
-
             note_list = read_notes(p)
     else:
         note_list = list(notes)

@@ -11,6 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, TypeVar, get_args
 
+from ehrlib.errors import EhrlibError
+
 __all__ = [
     "SCHEMA_VERSION",
     "NoteType",
@@ -43,8 +45,11 @@ LABELS: tuple[str, ...] = get_args(Label)
 PREDICTION_LABELS: tuple[str, ...] = get_args(PredictionLabel)
 
 
-class RecordError(ValueError):
-    """A record does not match its contract; the message names the field."""
+class RecordError(EhrlibError, ValueError):
+    """A record does not match its contract; the message names the field.
+
+    An :class:`~ehrlib.errors.EhrlibError` (the CLI prints one line) and a ValueError
+    (callers that validate with ``except ValueError`` keep working)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _build_db(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.db.build import build_db
 
     from ehrlib.db.connect import connect
@@ -41,6 +42,7 @@ def _build_db(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.db.download import download
 
     r = download(args.dataset, args.dest, progress=not args.no_progress)

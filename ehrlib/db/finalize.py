@@ -9,6 +9,7 @@ from __future__ import annotations
 from ehrlib import schema
 from ehrlib.db.ddl import TableDef, layout_of, table_defs
 from ehrlib.db.manifest import refresh_table_stats, table_exists
+from ehrlib.tools.profile import build_item_profile
 
 __all__ = ["finalize", "order_keys", "order_event_tables"]
 
@@ -68,8 +69,6 @@ def finalize(con, layout: str) -> None:
     time), then refresh the manifest's row counts and checksums (if
     :func:`ehrlib.db.write_manifest` ran already; the checksum does not depend on row
     order, so the two calls may come in either order), then checkpoint."""
-    from ehrlib.tools.profile import build_item_profile  # tools import db: resolve late
-
     order_event_tables(con, layout)
     defs = table_defs(layout)
     if all(table_exists(con, d) for logical, d in defs.items() if schema.LOGICAL[logical].kind == "event"):

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from ehrlib.errors import ConfigError
 
 __all__ = ["Experiment", "list_experiments", "run_notebooks"]
@@ -63,8 +65,7 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     With ``use_params_file`` the YAML's full-run values are injected; without it the
     notebook's own fast defaults run (what the test suite does).
     """
-    import papermill as pm
-    import yaml
+    import papermill as pm  # deferred: papermill and Jupyter are heavy; only running notebooks needs them
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ from ehrlib.judge.evaluate import (
     JUDGEMENTS_FILE, RunData, evaluate_run, judge_run, load_run, metric_tables, read_judgements,
     write_metric_tables,
 )
-from ehrlib.judge.llm_judge import judge_with_llm, load_prompt, parse_verdict, render_judge_prompt
+from ehrlib.judge.llm_judge import judge_with_llm, parse_verdict, render_judge_prompt
 from ehrlib.judge.review import review_agreement, review_sample, write_review_sheet
 from ehrlib.judge.matcher import MatcherConfig, concept_families, judge_with_matcher, match_note, normalise
 from ehrlib.judge.metrics import (
@@ -16,7 +16,7 @@ from ehrlib.judge.metrics import (
 
 __all__ = [
     "JUDGEMENTS_FILE", "RunData", "evaluate_run", "judge_run", "load_run", "metric_tables", "read_judgements",
-    "write_metric_tables", "judge_with_llm", "load_prompt", "parse_verdict", "render_judge_prompt",
+    "write_metric_tables", "judge_with_llm", "parse_verdict", "render_judge_prompt",
     "MatcherConfig", "concept_families", "judge_with_matcher", "match_note", "normalise",
     "INCONSISTENCY_GROUPS", "by_gold_group", "by_note_type", "inconsistency_group", "judge_agreement", "judgement_frame",
     "note_scores", "summarize", "review_agreement", "review_sample", "write_review_sheet",

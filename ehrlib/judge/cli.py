@@ -48,7 +48,7 @@ def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The LLM client settings a model judge gets from the command line."""
     llm: dict[str, Any] = {"backend": args.backend or "gemini"}
     if getattr(args, "params", None):
-        import yaml
+        import yaml  # deferred: command code, loaded when the judge runs
 
         from ehrlib.errors import ConfigError
 
@@ -74,11 +74,12 @@ def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     import pandas as pd
 
     from ehrlib.errors import ConfigError
     from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.tables import markdown_table
+    from ehrlib.result_tables import markdown_table
 
     modes = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
     llm = llm_settings(args)
@@ -98,12 +99,13 @@ def _run(args: argparse.Namespace) -> int:
         summaries.append(summary)
         print(markdown_table(summary[cols]), end="")
     if args.passes > 1:
-        from ehrlib.report.repeats import mean_std_table
+        from ehrlib.judge.repeats import mean_std_table  # deferred: command code, as above
 
         print(f"\nmean ± std over {args.passes} passes:")
         table = mean_std_table(pd.concat(summaries), ["mode"], ["recall", "precision", "f1"])
         print(markdown_table(table[["mode", "n_repeats", "recall", "precision", "f1"]]), end="")
     if args.review:
+        # deferred: the CLI loads a command's code only when that command runs (fast --help)
         from ehrlib.judge.review import write_review_sheet
 
         for mode in modes:

@@ -24,12 +24,23 @@ from typing import Any, Literal
 import pandas as pd
 
 from ehrlib.corpus.io import (
-    GOLD_FILE, MANIFEST_FILE, NOTES_FILE, load_corpus, read_predictions, read_records, write_json, write_jsonl,
+    GOLD_FILE,
+    MANIFEST_FILE,
+    NOTES_FILE,
+    load_corpus,
+    read_predictions,
+    read_records,
+    write_json,
+    write_jsonl,
 )
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.errors import ConfigError, DataError
+from ehrlib.judge.llm_judge import judge_with_llm
 from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
 from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, note_scores, summarize
+from ehrlib.llm.factory import make_client
+from ehrlib.result_tables import write_markdown_sections, write_table
+from ehrlib.llm.usage import UsageLedger, call_counts
 
 __all__ = [
     "RunData",
@@ -152,11 +163,7 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
     if judge == JUDGE_NAME:
         return (judge_with_matcher(run.gold, run.predictions, modes, matcher, run.segments),
                 {"judge": judge, "kind": "matcher", "config": dataclasses.asdict(matcher)})
-    from ehrlib.judge.llm_judge import judge_with_llm
-
     if client is None:
-        from ehrlib.llm.factory import make_client
-
         settings = dict(llm or {})
         backend = str(settings.pop("backend", "gemini"))
         settings.setdefault("model", judge)
@@ -200,8 +207,6 @@ def metric_tables(run: RunData, judgements: Sequence[Judgement]) -> dict[str, pd
 
 def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.PathLike[str]) -> list[Path]:
     """Each table as CSV + Markdown; ``metrics.md`` also gathers the breakdowns."""
-    from ehrlib.report.tables import write_markdown_sections, write_table
-
     out_dir = Path(out_dir)
     paths = [write_table(df, out_dir / f"{name}.csv") for name, df in tables.items()]
     drop = list(_RUN_COLUMNS)
@@ -246,8 +251,6 @@ def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
 
 def _call_counts(client: Any) -> dict[str, Any] | None:
     """Calls, response-cache hits, failures and tokens of the judge's client (None without a ledger)."""
-    from ehrlib.llm.usage import UsageLedger, call_counts
-
     ledger = getattr(client, "ledger", None)
     if not isinstance(ledger, UsageLedger):
         return None

@@ -14,54 +14,26 @@ apart instead of scoring it wrong, so a flaky endpoint cannot masquerade as a we
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import importlib.resources
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from string import Template
 from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
-from ehrlib.errors import ConfigError, EhrlibError
+from ehrlib.errors import EhrlibError
+from ehrlib.llm.client import run_sync
+from ehrlib.llm.records import user
+from ehrlib.prompting import PromptTemplate, load_prompt
 
-__all__ = ["PromptTemplate", "load_prompt", "parse_verdict", "render_gold", "render_prediction",
+__all__ = ["parse_verdict", "render_gold", "render_prediction",
            "render_judge_prompt", "judge_with_llm"]
 
 log = logging.getLogger(__name__)
 Mode = Literal["harsh", "lenient"]
 
 _REASON_CHARS = 400
-
-
-@dataclass(frozen=True, slots=True)
-class PromptTemplate:
-    """A prompt file with ``$name`` placeholders and its stable id ``<stem>@<sha8>``."""
-
-    stem: str
-    template: Template
-
-    @property
-    def prompt_id(self) -> str:
-        digest = hashlib.sha256(self.template.template.encode("utf-8")).hexdigest()[:8]
-        return f"{self.stem}@{digest}"
-
-    def render(self, **values: str) -> str:
-        try:
-            return self.template.substitute(**values)
-        except KeyError as exc:
-            raise ConfigError(f"prompt {self.stem}: no value for placeholder {exc}") from None
-
-
-def load_prompt(stem: str) -> PromptTemplate:
-    """Load ``ehrlib/prompts/<stem>.txt`` from the installed package."""
-    ref = importlib.resources.files("ehrlib").joinpath(f"prompts/{stem}.txt")
-    if not ref.is_file():
-        raise ConfigError(f"no prompt named {stem!r} in ehrlib/prompts")
-    return PromptTemplate(stem, Template(ref.read_text(encoding="utf-8")))
 
 
 _VERDICT_LINE = re.compile(r"^[\s>*_#-]*(result|grade)[\s*_]*:[\s*_]*(.*?)[\s*_.]*$", re.IGNORECASE)
@@ -134,8 +106,6 @@ def render_judge_prompt(prompt: PromptTemplate, gold: GoldEntity, preds: Sequenc
 
 async def _judge_one(client: Any, prompt: PromptTemplate, mode: Mode, judge_name: str, g: GoldEntity,
                      preds: Sequence[Prediction], idxs: Sequence[int], note_type: str) -> Judgement:
-    from ehrlib.llm.records import user
-
     if not any(not p.failure for p in preds):
         # Nothing to compare with: the paper's rule (an unmatched gold item is incorrect)
         # decides without paying for a call.
@@ -170,8 +140,6 @@ def judge_with_llm(
     Calls run concurrently up to the client's ``max_concurrency``; results keep the
     order modes x gold. ``matched_prediction`` indexes ``predictions``.
     """
-    from ehrlib.llm.client import run_sync
-
     name = judge_name or getattr(getattr(client, "config", None), "model", None) or "llm"
     note_types = {n.note_id: n.note_type for n in notes}
     by_note: dict[str, list[int]] = {}

@@ -181,6 +181,7 @@ def judge_agreement(judgements: Sequence[Judgement], reference: str = "matcher")
     agreement, Appendix F); this compares any two judges the same way: raw agreement and
     Cohen's kappa over the entities both judged with a readable verdict.
     """
+    # deferred: scikit-learn is heavy and only agreement statistics need it
     from sklearn.metrics import cohen_kappa_score
 
     cols = ["judge", "reference", "mode", "n_entities", "agreement", "kappa", "n_unparsed"]

@@ -72,6 +72,7 @@ def review_agreement(sheet: pd.DataFrame | str | os.PathLike[str]) -> dict[str, 
     Rows whose EVAL is empty are not reviewed yet and are left out; any other value
     than Correct/Incorrect (or C/I) is an error, so a typo cannot pass as a verdict.
     """
+    # deferred: scikit-learn is heavy and only agreement statistics need it
     from sklearn.metrics import cohen_kappa_score
 
     df = pd.read_csv(sheet, keep_default_na=False) if not isinstance(sheet, pd.DataFrame) else sheet

@@ -16,6 +16,7 @@ from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.llm.factory import backend_options, check_settings, _generation_config
+from ehrlib.llm.openai_compat import OpenAICompatBackend
 from ehrlib.llm.phi import classify_endpoint
 from ehrlib.llm.records import GenerationConfig, Message, ToolSpec
 
@@ -62,6 +63,7 @@ class CheckReport:
 
 
 def _gemini_request(opts: Mapping[str, Any], config: GenerationConfig) -> tuple[str, str, dict[str, Any], str]:
+    # deferred: google-genai is a heavy import; only a Gemini check needs it
     from google.genai import types
 
     from ehrlib.llm.gemini import DEVELOPER_API_VERSION, generation_config
@@ -100,8 +102,6 @@ def check_llm(backend: str, settings: Mapping[str, Any]) -> CheckReport:
     safe_hosts = tuple(settings.get("safe_hosts") or ())
     generation = {k: getattr(config, k) for k in ("temperature", "top_p", "max_tokens", "seed", "thinking_budget")}
     if preset.client == "openai":
-        from ehrlib.llm.openai_compat import OpenAICompatBackend
-
         opts = backend_options(name, preset, settings)
         key_source = opts.pop("key_source", None)
         impl = OpenAICompatBackend(**opts)
@@ -128,17 +128,24 @@ def check_llm(backend: str, settings: Mapping[str, Any]) -> CheckReport:
 
 
 def check_run_params(params: Any) -> CheckReport | None:
-    """The report for a run's params (`RunParams`): its `llm:` block and run-level overrides;
-    None when the run uses no LLM (offline backend)."""
-    if params.backend in ("offline", "oracle"):
+    """The report for a run's params (a `RunParams` or a params mapping as in a YAML file):
+    its `llm:` block and the run-level backend/model/temperature; None when the run uses no
+    LLM (the offline backend)."""
+    if isinstance(params, Mapping):
+        block = dict(params.get("llm") or {})
+        backend = params.get("backend") if params.get("backend") not in (None, "offline") else block.get("backend")
+        backend = backend or params.get("backend") or "offline"
+        model, temperature = params.get("model"), params.get("temperature")
+    else:
+        block = dict(params.backend_options.get("llm") or {})
+        backend, model, temperature = params.backend, params.model, params.temperature
+    if backend in ("offline", "oracle"):
         return None
-    settings = dict(params.backend_options.get("llm") or {})
-    block_backend = settings.pop("backend", None)
-    backend = params.backend or block_backend
-    if params.model:
-        settings["model"] = params.model
-    if params.temperature is not None:
-        settings.setdefault("temperature", params.temperature)
+    block.pop("backend", None)
+    if model:
+        block["model"] = model
+    if temperature is not None:
+        block.setdefault("temperature", temperature)
     if backend == "scripted":
         raise ConfigError("the scripted backend replays canned replies (tests only); nothing to check")
-    return check_llm(str(backend), settings)
+    return check_llm(str(backend), block)

@@ -31,20 +31,27 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    import yaml
+
     from ehrlib.errors import ConfigError
     from ehrlib.llm.check import check_llm, check_run_params
 
     if args.params:
-        from ehrlib.pipeline.params import load_params
-
-        params = load_params(args.params, backend=args.backend, model=args.model)
+        try:
+            data = yaml.safe_load(open(args.params, encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot read params {args.params}: {exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{args.params}: expected a mapping at the top level")
+        llm = dict(data.get("llm") or {})
         if args.base_url:
-            llm = dict(params.backend_options.get("llm") or {}, base_url=args.base_url)
-            params = params.__class__(**{**{f: getattr(params, f) for f in params.__dataclass_fields__},
-                                         "backend_options": {**params.backend_options, "llm": llm}})
-        report = check_run_params(params)
+            llm["base_url"] = args.base_url
+        data = {**data, "llm": llm, **({"backend": args.backend} if args.backend else {}),
+                **({"model": args.model} if args.model else {})}
+        report = check_run_params(data)
         if report is None:
-            print(f"backend {params.backend}: this run makes no LLM calls")
+            print(f"backend {data.get('backend') or 'offline'}: this run makes no LLM calls")
             return 0
     elif args.backend:
         report = check_llm(args.backend, settings_from_args(args))

@@ -1,7 +1,7 @@
 """Errors of the LLM layer. They are EhrlibErrors: the command line prints one line."""
 from __future__ import annotations
 
-from ehrlib.errors import EhrlibError
+from ehrlib.errors import RunError
 
 __all__ = ["LLMCallError", "MalformedReply", "FAILURE_KINDS", "kind_for_status"]
 
@@ -20,7 +20,7 @@ def kind_for_status(status: int | None) -> str:
     return "server_error" if status >= 500 else "rejected"
 
 
-class LLMCallError(EhrlibError):
+class LLMCallError(RunError):
     """A model call failed: a permanent HTTP error, or a transient one that outlived retries.
 
     `transient` marks failures worth retrying (429, 5xx, 408, timeouts, dropped
@@ -46,5 +46,5 @@ class LLMCallError(EhrlibError):
         self.kind = kind or kind_for_status(status)
 
 
-class MalformedReply(EhrlibError):
+class MalformedReply(RunError):
     """A reply could not be used: no JSON, JSON of the wrong shape, or a bad tool call."""

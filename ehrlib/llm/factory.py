@@ -26,6 +26,7 @@ from ehrlib.llm.cache import ResponseCache
 from ehrlib.llm.client import Backend, Client, RetryPolicy
 from ehrlib.llm.ratelimit import shared_limiter
 from ehrlib.llm.records import GenerationConfig
+from ehrlib.llm.scripted import ScriptedBackend
 from ehrlib.llm.usage import PriceTable, UsageLedger
 
 __all__ = ["make_client", "client_from_params", "resolve_backend", "Preset", "PRESETS",
@@ -160,15 +161,15 @@ def backend_options(name: str, preset: Preset, settings: Mapping[str, Any]) -> d
 
 def _make_backend(client_kind: str, opts: dict[str, Any], timeout_s: float) -> Backend:
     if client_kind == "gemini":
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         from ehrlib.llm.gemini import GeminiBackend
 
         return GeminiBackend(timeout_s=timeout_s, **opts)
     if client_kind == "openai":
+        # deferred: only the OpenAI-compatible backend needs its client
         from ehrlib.llm.openai_compat import OpenAICompatBackend
 
         return OpenAICompatBackend(**opts)
-    from ehrlib.llm.scripted import ScriptedBackend
-
     return ScriptedBackend(opts.get("replies", ()), reported_result=bool(opts.get("reported_result")))
 
 

@@ -45,6 +45,7 @@ def _transport_error_types() -> tuple[type[BaseException], ...]:
             continue
         found += [module.TimeoutException, module.TransportError]
     try:
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         import aiohttp
 
         found.append(aiohttp.ClientError)
@@ -75,6 +76,7 @@ class GeminiBackend:
         credentials: Any = None,
         timeout_s: float = 300.0,
     ) -> None:
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         from google import genai
         from google.auth.exceptions import DefaultCredentialsError
         from google.genai import types
@@ -151,6 +153,7 @@ class GeminiBackend:
         config: GenerationConfig,
         timeout_s: float,
     ) -> LLMResponse:
+        # deferred: google-genai is a heavy import; only the Gemini backend needs it
         from google.genai import errors
 
         contents, system = self._contents(messages)

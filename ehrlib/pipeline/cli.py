@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.errors import ConfigError
     from ehrlib.pipeline.params import load_params
 
@@ -69,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         return _run_one(params)[0]
     if params.backend in ("offline", "oracle"):
         raise ConfigError("--repeats repeats an LLM backend's inference; the offline backend is deterministic")
-    from ehrlib.pipeline.runner import new_run_id
+    from ehrlib.pipeline.runner import new_run_id  # deferred: command code, as above
 
     base = params.run_id or new_run_id(params)
     codes, run_dirs = [], []
@@ -85,10 +86,12 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_one(params: Any) -> tuple[int, Any]:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     import json
 
     from ehrlib.llm.usage import mostly_failed
-    from ehrlib.pipeline.runner import read_ledger, run_experiment, summarize_ledger
+    from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
+    from ehrlib.pipeline.runner import run_experiment
 
     run_dir = run_experiment(params)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
@@ -110,12 +113,13 @@ def _run_one(params: Any) -> tuple[int, Any]:
 
 def _print_repeat_table(run_dirs: list[Any]) -> None:
     """Matcher scores of each repeat and their mean ± std (skipped without gold labels)."""
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     import pandas as pd
 
     from ehrlib.errors import EhrlibError
     from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.report.repeats import mean_std_table
-    from ehrlib.report.tables import markdown_table
+    from ehrlib.judge.repeats import mean_std_table
+    from ehrlib.result_tables import markdown_table
 
     try:
         rows = [evaluate_run(d, progress=False).assign(run=str(d)) for d in run_dirs]
@@ -128,6 +132,7 @@ def _print_repeat_table(run_dirs: list[Any]) -> None:
 
 
 def _ontology(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from pathlib import Path
 
     from ehrlib.db import read_manifest
@@ -139,8 +144,9 @@ def _ontology(args: argparse.Namespace) -> int:
         if args.method == "rules":
             onto = build_ontology_rules(con)
         else:
+            # deferred: the CLI loads a command's code only when that command runs (fast --help)
             from ehrlib.llm import make_client
-            from ehrlib.pipeline.llm_stages import json_asker
+            from ehrlib.pipeline.llm.caller import json_asker
 
             settings = {"source_kind": read_manifest(con).get("source_kind", "credentialed"),
                         "cache": args.cache or str(Path(args.out).with_suffix(".llm_cache.sqlite"))}

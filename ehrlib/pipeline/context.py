@@ -16,6 +16,9 @@ from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan
 from ehrlib.errors import DataError
 from ehrlib.pipeline.stages import NoteContext
+from ehrlib.tools.items import patient_item_keys
+from ehrlib.tools.lexical import database_identity, lexical_index
+from ehrlib.tools.profile import _has_profile_table, profile_for
 
 __all__ = ["note_context", "patient_items", "ItemProfiler", "iso"]
 
@@ -39,9 +42,6 @@ def _one(con: Any, sql: str, params: list[Any]) -> tuple | None:
 def patient_items(con: Any, smap: schema.SchemaMap, subject_id: int) -> tuple[tuple[str, ItemRef], ...]:
     """L_P as (item key, ItemRef): every item this patient has at least one record of,
     under the tools' item keys and catalog labels (the paper's patient-specific item set)."""
-    from ehrlib.tools.items import patient_item_keys
-    from ehrlib.tools.lexical import lexical_index
-
     catalog = lexical_index(con, smap).catalog
     out = []
     for key in sorted(patient_item_keys(con, smap, subject_id)):
@@ -113,9 +113,6 @@ class ItemProfiler:
         return con
 
     def __call__(self, key: str) -> tuple[str, ...]:
-        from ehrlib.tools.lexical import database_identity
-        from ehrlib.tools.profile import _has_profile_table, profile_for
-
         with self._lock:
             if key in self._memo:
                 return self._memo[key]

@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+import yaml
+
 from ehrlib.errors import ConfigError
 
 __all__ = [
     "RunParams",
+    "METHODS",
     "EXTRACTION_MODES",
     "TOOL_CATEGORIES",
     "load_params",
@@ -25,6 +28,8 @@ __all__ = [
     "params_to_dict",
 ]
 
+#: verification methods: EHR-Inspector, the CheckEHR baseline and the surface baseline
+METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
@@ -80,8 +85,6 @@ class RunParams:
     backend_options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from ehrlib.pipeline.stages import METHODS  # local: stages imports this module for typing
-
         if self.method not in METHODS:
             raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if self.extraction not in EXTRACTION_MODES:
@@ -196,8 +199,6 @@ def load_params(path: str | Path | None, **overrides: Any) -> RunParams:
     Relative ``corpus``/``db``/``ontology`` paths in the file resolve against the
     current directory, as papermill and the CLI both run from the project root.
     """
-    import yaml
-
     data: dict[str, Any] = {}
     if path is not None:
         p = Path(path)

@@ -1,21 +1,10 @@
 """The resumable, concurrent batch runner behind ``ehrlib run`` and the notebooks.
 
 ``run_experiment(params) -> run_dir`` maps :func:`~ehrlib.pipeline.inspector.inspect_note`
-over a corpus and writes ``runs/<run_id>/``:
-
-- ``predictions.jsonl``, ``tool_calls.jsonl``, ``stages.jsonl``, ``failures.jsonl`` — one
-  JSON object a line, each starting with ``schema_version, run_id``;
-- ``progress.jsonl`` — the commit ledger: one line per finished note with the byte size
-  of every data file after that note was appended;
-- ``manifest.json`` (params, git sha, package versions, prompt ids, data source, cache
-  hits, per-stage wall time and calls) and ``usage.json``, both rewritten atomically and
-  both *derived from the ledger*, so they are right after any crash.
-
-Crash safety (kill -9 at any instant): a finished note's records are appended to the data
-files and fsynced, and only then is its ledger line appended and fsynced. On restart the
-ledger's last complete line says how long each data file must be; anything beyond (a note
-in flight, a half-written line) is truncated away, and the notes in the ledger are skipped.
-So no note is lost and none is written twice.
+over a corpus and commits each finished note to ``runs/<run_id>/`` through
+:class:`~ehrlib.pipeline.rundir.RunWriter` (files, ledger, manifest and resume are
+:mod:`ehrlib.pipeline.rundir`'s). A note that fails on bad input is recorded as failed; a
+bug in one note is recorded and left for a rerun; neither stops the batch.
 
 Concurrency: notes (and, inside a note, segments and cache lanes) run on one bounded
 thread pool whose size is the backend's concurrency limit; each thread uses its own DuckDB
@@ -24,252 +13,47 @@ cursor. Records are written by the main thread only, in completion order.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
-import os
-import subprocess
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable
 
-from ehrlib.corpus.io import NOTES_FILE, dumps_record, read_notes, write_json
-from ehrlib.corpus.records import SCHEMA_VERSION, Note, to_dict
-from ehrlib.db.contracts import sha256_file
+from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
+
+from ehrlib import schema
+from ehrlib.corpus.io import NOTES_FILE, dumps_record, read_notes
+from ehrlib.corpus.records import Note
+from ehrlib.db import read_manifest
+from ehrlib.db.connect import connect
 from ehrlib.errors import ConfigError, DataError, EhrlibError
-from ehrlib.pipeline.inspector import STAGE_NAMES, NoteResult, inspect_note
-from ehrlib.pipeline.params import RunParams, params_to_dict
-from ehrlib.pipeline.stages import Stages, StageEnv, get_stages
+from ehrlib.inputs import prepare_inputs
+from ehrlib.llm.phi import check_phi
+from ehrlib.llm.usage import mostly_failed
+from ehrlib.ontology import load_ontology
+from ehrlib.pipeline.context import ItemProfiler, note_context
+from ehrlib.pipeline.inspector import NoteResult, inspect_note
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.rundir import (
+    RunWriter,
+    check_resume,
+    new_run_id,
+    note_lines,
+    note_summary,
+    provenance,
+    summarize_ledger,
+    write_manifest,
+)
+from ehrlib.pipeline.stages import StageEnv, Stages, get_stages
+from ehrlib.tools import make_toolset
+from ehrlib.tools.context import PatientContext
+from ehrlib.tools.toolset import Toolset
 
-__all__ = [
-    "DATA_FILES",
-    "LEDGER_FILE",
-    "RunWriter",
-    "run_experiment",
-    "embedded_inputs",
-    "new_run_id",
-    "read_ledger",
-    "summarize_ledger",
-]
+__all__ = ["run_experiment", "embedded_inputs", "EMBEDDED"]
 
 log = logging.getLogger(__name__)
 
-DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl", "failures.jsonl")
-LEDGER_FILE = "progress.jsonl"
-MANIFEST = "manifest.json"
-USAGE = "usage.json"
-#: params that may differ between a run and its resumption
-_RESUMABLE_CHANGES = frozenset({"limit", "progress", "concurrency", "note_ids", "run_id", "runs_dir"})
-_PACKAGES = ("ehrlib", "duckdb", "pandas", "numpy", "google-genai", "httpx", "pyyaml", "tqdm")
-
-
-def new_run_id(params: RunParams) -> str:
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{params.method}-{params.backend}-{stamp}"
-
-
-def _truncate_to_last_newline(path: Path) -> None:
-    data = path.read_bytes()
-    cut = data.rfind(b"\n") + 1
-    if cut != len(data):
-        with open(path, "r+b") as fh:
-            fh.truncate(cut)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-
-def read_ledger(run_dir: Path) -> list[dict[str, Any]]:
-    """Committed ledger lines (a half-written last line is ignored)."""
-    path = Path(run_dir) / LEDGER_FILE
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_bytes().split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # only the last line can be partial; stop there
-    return out
-
-
-class RunWriter:
-    """Append-only writer of one run directory with crash recovery (see module docs)."""
-
-    def __init__(self, run_dir: Path, run_id: str) -> None:
-        self.run_dir = Path(run_dir)
-        self.run_id = run_id
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self.ledger = self._recover()
-
-    def _recover(self) -> list[dict[str, Any]]:
-        ledger_path = self.run_dir / LEDGER_FILE
-        if ledger_path.exists():
-            _truncate_to_last_newline(ledger_path)
-        ledger = read_ledger(self.run_dir)
-        sizes = ledger[-1]["offsets"] if ledger else {}
-        for name in DATA_FILES:
-            path = self.run_dir / name
-            keep = int(sizes.get(name, 0))
-            if not path.exists():
-                if keep:
-                    raise DataError(f"{path} is missing but {LEDGER_FILE} says it had {keep} bytes; "
-                                    "the run directory is damaged (start a new run id)")
-                path.touch()
-                continue
-            size = path.stat().st_size
-            if size < keep:
-                raise DataError(f"{path} is shorter ({size} bytes) than {LEDGER_FILE} records ({keep}); "
-                                "the run directory is damaged (start a new run id)")
-            if size > keep:
-                log.info("recovering %s: dropping %d uncommitted bytes", path.name, size - keep)
-                with open(path, "r+b") as fh:
-                    fh.truncate(keep)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-        return ledger
-
-    @property
-    def done(self) -> set[str]:
-        return {e["note_id"] for e in self.ledger if e.get("status") in ("ok", "failed")}
-
-    def commit(self, note_id: str, lines: Mapping[str, Sequence[str]], summary: Mapping[str, Any]) -> None:
-        """Append one note's lines to the data files, fsync, then record it in the ledger."""
-        with self._lock:
-            offsets: dict[str, int] = {}
-            for name in DATA_FILES:
-                path = self.run_dir / name
-                with open(path, "ab") as fh:
-                    chunk = "".join(line + "\n" for line in lines.get(name, ()))
-                    if chunk:
-                        fh.write(chunk.encode("utf-8"))
-                        fh.flush()
-                        os.fsync(fh.fileno())
-                    offsets[name] = fh.tell()
-            entry = {"note_id": note_id, **summary, "offsets": offsets}
-            with open(self.run_dir / LEDGER_FILE, "ab") as fh:
-                fh.write((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            self.ledger.append(entry)
-
-
-# --- records of one note -------------------------------------------------------------------
-
-def _stage_line(run_id: str, note_id: str, rec: Any) -> str:
-    body = {
-        "note_id": note_id, "stage": rec.stage, "segment": rec.segment, "entity_id": rec.entity_id,
-        "prompt_id": rec.prompt_ids[0] if rec.prompt_ids else None, "prompt_ids": list(rec.prompt_ids),
-        "wall_s": round(rec.wall_s, 6), "usage": to_dict(rec.usage), "failures": list(rec.failures),
-        "output": to_dict(rec.output), "raw": list(rec.raw),
-    }
-    return dumps_record(body, run_id=run_id)
-
-
-def note_lines(run_id: str, result: NoteResult) -> dict[str, list[str]]:
-    """The JSONL lines of one finished note, per data file."""
-    preds = [dumps_record(p, run_id=run_id) for p in result.predictions]
-    calls = []
-    for v in result.verdicts:
-        for c in v.tool_calls:
-            calls.append(dumps_record({"note_id": result.note_id, "entity_id": v.entity_id,
-                                       "prompt_id": v.prompt_id, **to_dict(c)}, run_id=run_id))
-    stages = [_stage_line(run_id, result.note_id, r) for r in result.stage_records]
-    # the note-level summary line: what was extracted, filtered and why, for error analysis
-    stages.append(dumps_record({
-        "note_id": result.note_id, "stage": "note", "segment": None, "entity_id": None, "prompt_id": None,
-        "wall_s": round(result.wall_s, 6), "usage": to_dict(result.usage), "failures": [],
-        "output": {"segments": to_dict(result.segments), "timeline": to_dict(result.timeline),
-                   "entities": to_dict(result.entities), "scope": to_dict(result.scope)},
-    }, run_id=run_id))
-    failures = [dumps_record({"note_id": result.note_id, "stage": st, "entity_id": eid, "error": msg},
-                             run_id=run_id) for st, eid, msg in result.failures]
-    return {"predictions.jsonl": preds, "tool_calls.jsonl": calls, "stages.jsonl": stages,
-            "failures.jsonl": failures}
-
-
-def note_summary(result: NoteResult) -> dict[str, Any]:
-    stages: dict[str, dict[str, float]] = {}
-    for r in result.stage_records:
-        s = stages.setdefault(r.stage, {"calls": 0, "wall_s": 0.0, "llm_calls": 0, "input_tokens": 0,
-                                        "output_tokens": 0, "thinking_tokens": 0, "cost_usd": 0.0})
-        s["calls"] += 1
-        s["wall_s"] += r.wall_s
-        s["llm_calls"] += r.usage.calls
-        s["input_tokens"] += r.usage.input_tokens
-        s["output_tokens"] += r.usage.output_tokens
-        s["thinking_tokens"] += r.usage.thinking_tokens
-        s["cost_usd"] += r.usage.cost_usd
-    prompt_ids = sorted({p for r in result.stage_records for p in r.prompt_ids})
-    return {
-        "status": "ok", "n_predictions": len(result.predictions), "n_entities": len(result.entities),
-        "n_verified": len(result.verdicts), "cache_hits": result.cache_hits,
-        "n_unverified": sum(p.label == "unverified" for p in result.predictions),
-        "n_failures": len(result.failures), "n_tool_calls": sum(len(v.tool_calls) for v in result.verdicts),
-        "wall_s": round(result.wall_s, 6), "stages": stages, "prompt_ids": prompt_ids,
-    }
-
-
-def summarize_ledger(ledger: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Run totals (counts, cache, per-stage wall time and calls, usage) from ledger lines."""
-    tot: dict[str, Any] = {"notes_ok": 0, "notes_failed": 0, "notes_error": 0, "predictions": 0, "entities": 0,
-                           "verified": 0, "unverified": 0, "cache_hits": 0, "failures": 0, "tool_calls": 0,
-                           "wall_s": 0.0}
-    stages: dict[str, dict[str, float]] = {}
-    prompt_ids: set[str] = set()
-    ledger = list(ledger)
-    # a note retried after an error has several lines: its status is the last one's, while
-    # work and cost add up over every attempt
-    for status in {e["note_id"]: e.get("status", "ok") for e in ledger}.values():
-        tot[f"notes_{status}"] = tot.get(f"notes_{status}", 0) + 1
-    for e in ledger:
-        tot["predictions"] += e.get("n_predictions", 0)
-        tot["entities"] += e.get("n_entities", 0)
-        tot["verified"] += e.get("n_verified", 0)
-        tot["unverified"] += e.get("n_unverified", 0)
-        tot["cache_hits"] += e.get("cache_hits", 0)
-        tot["failures"] += e.get("n_failures", 0)
-        tot["tool_calls"] += e.get("n_tool_calls", 0)
-        tot["wall_s"] += e.get("wall_s", 0.0)
-        prompt_ids.update(e.get("prompt_ids", ()))
-        for name, s in (e.get("stages") or {}).items():
-            acc = stages.setdefault(name, {k: 0 for k in s})
-            for k, v in s.items():
-                acc[k] = acc.get(k, 0) + v
-    usage = {k: sum(s.get(k, 0) for s in stages.values())
-             for k in ("llm_calls", "input_tokens", "output_tokens", "thinking_tokens", "cost_usd")}
-    tot["validation_cache"] = {"hits": tot["cache_hits"], "misses": tot["verified"] - tot["cache_hits"]}
-    order = {n: i for i, n in enumerate(STAGE_NAMES)}
-    return {"totals": tot, "stages": dict(sorted(stages.items(), key=lambda kv: order.get(kv[0], 99))),
-            "usage": usage, "prompt_ids": sorted(prompt_ids)}
-
-
-# --- provenance ---------------------------------------------------------------------------
-
-def _git_sha() -> str | None:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in _PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-# --- the run ------------------------------------------------------------------------------
 
 def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if not params.corpus:
@@ -296,10 +80,6 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
 def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     if not params.db:
         raise ConfigError("no database: pass --db DB.duckdb or set 'db' in the params")
-    from ehrlib import schema
-    from ehrlib.db import read_manifest
-    from ehrlib.db.connect import connect
-
     con = connect(params.db)
     try:
         manifest = read_manifest(con)
@@ -312,15 +92,10 @@ def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     return con, info
 
 
-def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable[[Any, Any], Any] | None:
-    """``(cursor, NoteContext) -> toolset`` from ehrlib.tools, or None if not installed."""
-    try:
-        from ehrlib.tools import make_toolset  # type: ignore[attr-defined]
-        from ehrlib.tools.context import PatientContext
-    except ImportError:
-        return None
+def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable[[Any, Any], Toolset]:
+    """``(cursor, NoteContext) -> toolset`` bound to the note's patient."""
 
-    def make(cur: Any, ctx: Any) -> Any:
+    def make(cur: Any, ctx: Any) -> Toolset:
         patient = PatientContext(ctx.subject_id, ctx.hadm_id, ctx.admittime, ctx.dischtime,
                                  ctx.note.charttime or ctx.chartdate, ctx.sex)
         kwargs: dict[str, Any] = {"categories": tuple(params.tools)} if params.tools is not None else {}
@@ -331,52 +106,6 @@ def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable
     return make
 
 
-def _provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, n_notes: int) -> dict[str, Any]:
-    """The parts of the manifest that do not change during a run (computed once)."""
-    return {"git_sha": _git_sha(), "packages": _versions(),
-            "data_source": {"db": str(params.db), "corpus": str(notes_path), "notes_sha256": sha256_file(notes_path),
-                            "n_notes": n_notes, **{k: db_info.get(k) for k in sorted(db_info)}}}
-
-
-def _manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
-              summary: Mapping[str, Any], status: str, started: str,
-              ontology_info: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
-        "updated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "method": params.method, "backend": params.backend, "model": stages.model,
-        "params": params_to_dict(params), "git_sha": provenance["git_sha"], "packages": provenance["packages"],
-        "prompt_ids": summary["prompt_ids"], "data_source": provenance["data_source"],
-        "ontology": dict(ontology_info or {}),
-        "cache": {"validation": summary["totals"]["validation_cache"],
-                  "llm": dict(stages.stats()) if stages.stats else {}},
-        # model calls made, answered from the response cache, failed (by kind), retried
-        "llm_calls": dict((stages.stats() if stages.stats else {}).get("counts") or {}),
-        "totals": summary["totals"], "stages": summary["stages"], "usage": summary["usage"],
-    }
-
-
-def _check_resume(run_dir: Path, params: RunParams) -> str | None:
-    path = run_dir / MANIFEST
-    if not path.exists():
-        return None
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return None  # manifest writes are atomic; an unreadable one is not ours to trust
-    mine = {k: v for k, v in params_to_dict(params).items() if k not in _RESUMABLE_CHANGES}
-    theirs = {k: v for k, v in (old.get("params") or {}).items() if k not in _RESUMABLE_CHANGES}
-    diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-    if diff:
-        raise ConfigError(f"run {run_dir.name} exists with different parameters ({', '.join(diff)}); "
-                          "use a new --run-id")
-    sha = _git_sha()
-    if old.get("git_sha") and sha and old["git_sha"] != sha:
-        log.warning("run %s was started by code at %s, now at %s: resuming mixes predictions of two code "
-                    "versions; use a new --run-id for a clean run", run_dir.name, old["git_sha"][:8], sha[:8])
-    return old.get("started")
-
-
 #: the embedded default (DESIGN.md): the seeded synthetic hospital and its full corpus
 EMBEDDED = {"patients": 40, "notes_per_type": 10, "seed": 0, "layout": "mimic3"}
 
@@ -385,8 +114,6 @@ def embedded_inputs(params: RunParams) -> RunParams:
     """With neither corpus nor db given, the embedded synthetic hospital and corpus, built
     once under ``<runs_dir>/embedded`` (reused while the generator is unchanged)."""
     if params.corpus is None and params.db is None:
-        from ehrlib.report.inputs import prepare_inputs
-
         log.info("no corpus/db given: using the embedded synthetic hospital and corpus")
         db, corpus = prepare_inputs(Path(params.runs_dir) / "embedded", **EMBEDDED)
         return params.replace(db=str(db), corpus=str(corpus))
@@ -398,24 +125,18 @@ def embedded_inputs(params: RunParams) -> RunParams:
 
 def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     """Run (or resume) one experiment; returns ``runs/<run_id>/``."""
-    from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
-
     params = embedded_inputs(params)
     notes, notes_path = _load_notes(params)
     stages = stages or get_stages(params.method, params.backend, params)
     run_id = params.run_id or new_run_id(params)
     run_dir = Path(params.runs_dir) / run_id
-    started = _check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     con, db_info = _open_db(params)
     try:
         if stages.endpoint:
-            from ehrlib.llm.phi import check_phi
-
             check_phi(str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
         if stages.ontology_extractor is not None:
-            from ehrlib.ontology import load_ontology
-
             ontology = load_ontology(con, path=params.ontology)
             ontology_info = {"version": ontology.version, "method": ontology.method, "sha8": ontology.sha8,
                              "n_items": len(ontology.items)}
@@ -424,7 +145,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         todo = [n for n in notes if n.note_id not in done]
         workers = params.concurrency or max(1, stages.concurrency)
 
-        provenance = _provenance(params, db_info, notes_path, len(notes))
+        prov = provenance(params, db_info, notes_path, len(notes))
         last_save = [0.0]
 
         def save_manifest(status: str, *, every_s: float = 0.0) -> None:
@@ -433,18 +154,9 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
             if time.monotonic() - last_save[0] < every_s:
                 return
             last_save[0] = time.monotonic()
-            summary = summarize_ledger(writer.ledger)
-            write_json(_manifest(params, run_id, stages, provenance, summary, status, started, ontology_info),
-                       run_dir / MANIFEST)
-            write_json({"run_id": run_id, "model": stages.model, **summary["usage"],
-                        "by_stage": {k: {m: v[m] for m in ("llm_calls", "input_tokens", "output_tokens",
-                                                           "thinking_tokens", "cost_usd") if m in v}
-                                     for k, v in summary["stages"].items()},
-                        "notes": summary["totals"]["notes_ok"]}, run_dir / USAGE)
+            write_manifest(run_dir, params, run_id, stages, prov, writer.ledger, status, started, ontology_info)
 
         save_manifest("running")
-        from ehrlib.pipeline.context import ItemProfiler, note_context
-
         lock = threading.Lock()
         profiler = ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k)
         make_tools = _toolset_factory(params, stages.semantic_ranker)
@@ -457,7 +169,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
             finally:
                 cur.close()
             env = StageEnv(connect=lambda: _cursor(con, lock),
-                           make_tools=(lambda c: make_tools(c, ctx)) if make_tools else None,
+                           make_tools=lambda c: make_tools(c, ctx),
                            ontology=ontology, item_profile=profiler, params=params)
             try:
                 return inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
@@ -493,8 +205,6 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         summary = summarize_ledger(writer.ledger)["totals"]
         status = "complete" if summary.get("notes_error", 0) == 0 else "incomplete"
         if stages.stats:
-            from ehrlib.llm.usage import mostly_failed
-
             if mostly_failed(stages.stats().get("counts") or {}):
                 status = "failed"  # most model calls failed: the outcomes say little about the method
         save_manifest(status)

@@ -1,7 +1,7 @@
 """Stage protocols of EHR-Inspector, the per-note context they share, and the backend registry.
 
 A *stage* is a small synchronous callable. Each has an LLM-backed implementation (prompt
-template + parser, :mod:`ehrlib.pipeline.llm_stages`) and an offline rule-based one
+template + parser, :mod:`ehrlib.pipeline.llm`) and an offline rule-based one
 (:mod:`ehrlib.pipeline.offline`); :func:`get_stages` picks one bundle by method and backend,
 so the orchestration (:mod:`ehrlib.pipeline.inspector`) never knows which it runs.
 
@@ -20,6 +20,7 @@ imports an implementation (and the offline backend can be developed independentl
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 from dataclasses import dataclass, field
@@ -27,10 +28,14 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Protocol, Seq
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.params import METHODS, RunParams
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ehrlib.pipeline.params import RunParams
+if TYPE_CHECKING:  # types only: importing the stage protocols stays light
+    from duckdb import DuckDBPyConnection
+
+    from ehrlib.ontology import Ontology
+    from ehrlib.tools.toolset import Toolset
 
 __all__ = [
     "METHODS",
@@ -56,17 +61,16 @@ __all__ = [
     "add_usage",
 ]
 
-METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
-#: Known backends and the module that registers each on import.
+#: The core backends and the package that registers each on import. Other backends (the
+#: speed benchmark's gold oracle in :mod:`ehrlib.bench.pipeline`) register themselves
+#: with :func:`register_backend` when their module is imported.
 BACKENDS: Mapping[str, str] = {
     "offline": "ehrlib.pipeline.offline",
-    "gemini": "ehrlib.pipeline.llm_stages",
-    "openai": "ehrlib.pipeline.llm_stages",
-    "scripted": "ehrlib.pipeline.llm_stages",
+    "gemini": "ehrlib.pipeline.llm",
+    "openai": "ehrlib.pipeline.llm",
+    "scripted": "ehrlib.pipeline.llm",
     # the other LLM presets users type (ehrlib.llm.factory.PRESETS; a test keeps the two in step)
-    **{name: "ehrlib.pipeline.llm_stages" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
-    # orchestration oracle of the speed benchmark (answers from gold; never scored)
-    "oracle": "ehrlib.bench.pipeline",
+    **{name: "ehrlib.pipeline.llm" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
 }
 
 T = TypeVar("T")
@@ -189,12 +193,12 @@ class StageEnv:
     TopV(l), the global top-K values of an item key (empty when unknown).
     """
 
-    def __init__(self, *, con: Any = None, toolset: Any = None,
-                 connect: Callable[[], Any] | None = None,
-                 make_tools: Callable[[Any], Any] | None = None,
-                 ontology: Any = None,
+    def __init__(self, *, con: DuckDBPyConnection | None = None, toolset: Toolset | None = None,
+                 connect: Callable[[], DuckDBPyConnection] | None = None,
+                 make_tools: Callable[[DuckDBPyConnection], Toolset] | None = None,
+                 ontology: Ontology | None = None,
                  item_profile: Callable[[str], Sequence[str]] | None = None,
-                 params: Any = None) -> None:
+                 params: RunParams | None = None) -> None:
         self._con = con
         self._toolset = toolset
         self._connect = connect
@@ -203,11 +207,11 @@ class StageEnv:
         self.item_profile: Callable[[str], Sequence[str]] = item_profile or (lambda key: ())
         self.params = params
         self._local = threading.local()
-        self._opened: list[Any] = []
+        self._opened: list[DuckDBPyConnection] = []
         self._lock = threading.Lock()
 
     @property
-    def con(self) -> Any:
+    def con(self) -> DuckDBPyConnection | None:
         if self._con is not None or self._connect is None:
             return self._con
         cur = getattr(self._local, "con", None)
@@ -219,7 +223,7 @@ class StageEnv:
         return cur
 
     @property
-    def toolset(self) -> Any:
+    def toolset(self) -> Toolset | None:
         if self._toolset is not None or self._make_tools is None:
             return self._toolset
         tools = getattr(self._local, "toolset", None)
@@ -369,9 +373,7 @@ def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Sta
     """The ablation switches every backend shares (paper Tables 3-5, 11): segmentation
     and scope filtering on/off, and which extraction steps run. Backends build the full
     bundle; verifier-side switches (tools, evidence guard, cache size) are theirs or the
-    runner's."""
-    import dataclasses
-
+    runner's. This is the one place these switches are applied."""
     changes: dict[str, Any] = {}
     if not params.segmentation:
         changes["segmenter"] = None

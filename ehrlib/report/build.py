@@ -21,13 +21,22 @@ from pathlib import Path
 import pandas as pd
 
 from ehrlib.analysis import (
-    bootstrap_ci, classify_errors, compare_dispersion, error_distribution, path_frequencies, paths_from_gold,
-    paths_from_tool_calls, read_tool_calls, transition_graph,
+    bootstrap_ci,
+    classify_errors,
+    compare_dispersion,
+    error_distribution,
+    path_frequencies,
+    paths_from_gold,
+    paths_from_tool_calls,
+    read_tool_calls,
+    transition_graph,
 )
 from ehrlib.corpus.io import write_text
+from ehrlib.errors import ConfigError
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
-from ehrlib.report.tables import markdown_table, write_table
+from ehrlib.report.views import compare_runs
+from ehrlib.result_tables import markdown_table, paper_table, write_table
 
 __all__ = ["ReportResult", "method_label", "build_report", "build_comparison"]
 
@@ -57,7 +66,7 @@ def write_bytes(data: bytes, path: Path) -> Path:
 
 def _headless() -> None:
     """Batch reports never open a window: switch to Agg unless Jupyter draws inline."""
-    import matplotlib
+    import matplotlib  # deferred: heavy; and the Agg backend must be chosen before pyplot loads
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         matplotlib.use("Agg")
@@ -72,8 +81,13 @@ def method_label(info: dict | pd.Series) -> str:
 
 def _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, formats) -> list[Path]:
     _headless()
-    from ehrlib.viz import (
-        plot_error_distribution, plot_main_results, plot_metric_heatmap, plot_note_scores, plot_trace_graphs, savefig,
+    from ehrlib.viz import (  # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+        plot_error_distribution,
+        plot_main_results,
+        plot_metric_heatmap,
+        plot_note_scores,
+        plot_trace_graphs,
+        savefig,
     )
 
     # one judge per figure: a run judged by the matcher and an LLM has two rows per mode
@@ -118,8 +132,6 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     judgements = read_judgements(run.run_dir)
     if not any(j.judge == judge for j in judgements):
         if judge != "matcher":
-            from ehrlib.errors import ConfigError
-
             raise ConfigError(f"run {run.run_dir.name} has no judgements by {judge!r}; "
                               f"run `ehrlib judge --run {run.run_dir} --judge {judge}` first")
         evaluate_run(run.run_dir, corpus_dir, judge="matcher", progress=progress)
@@ -147,6 +159,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     figures = _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
     pages: list[Path] = []
     if viewer:
+        # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
         from ehrlib.viz.viewer import write_findings_viewer
 
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir, judge=judge, mode="lenient")
@@ -180,9 +193,10 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
     method) by run id, then by folder name.
     """
     _headless()
-    from ehrlib.report.tables import paper_table
-    from ehrlib.report.views import compare_runs
-    from ehrlib.viz import plot_main_results, savefig
+    from ehrlib.viz import (  # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+        plot_main_results,
+        savefig,
+    )
 
     infos = []
     for run_dir in run_dirs:
@@ -196,8 +210,6 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
     runs = dict(zip(naming, (p for p, _, _ in infos)))
     summary = compare_runs(runs, judge=judge)
     if summary.empty:
-        from ehrlib.errors import ConfigError
-
         raise ConfigError(f"no judgements by {judge!r} in these runs; run `ehrlib judge` first")
     out = Path(out_dir)
     paths = [write_table(paper_table(summary), out / f"{name}_metrics.csv")]

@@ -28,6 +28,7 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.report.build import build_comparison, build_report
 
     formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())

@@ -13,6 +13,10 @@ from pathlib import Path
 import pandas as pd
 
 from ehrlib import schema
+from ehrlib.analysis.stats import paired_bootstrap
+from ehrlib.corpus.io import read_predictions
+from ehrlib.db import connect, summarize
+from ehrlib.judge.evaluate import read_judgements
 
 __all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "run_failures",
            "note_findings", "compare_runs", "ablation_table"]
@@ -48,8 +52,6 @@ def schema_mapping(flavors: Sequence[str] = ("mimic3", "mimic4", "perturbed"),
 
 def database_overview(db_path: str | os.PathLike[str]) -> tuple[str, pd.DataFrame]:
     """(one-line summary, per-table rows) of a built ehrlib database."""
-    from ehrlib.db import connect, summarize
-
     con = connect(db_path)
     try:
         summary = summarize(con)
@@ -81,8 +83,7 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
                   mode: str = "lenient") -> pd.DataFrame:
     """A note's predictions (the run's first note when None) with the judge's verdict,
     tool count and reason, in line order."""
-    from ehrlib.corpus.io import read_predictions
-    from ehrlib.judge.evaluate import read_judgements
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import prediction_verdicts
 
     preds = read_predictions(Path(run_dir) / "predictions.jsonl")
@@ -124,8 +125,6 @@ def ablation_table(run_dirs: Mapping[str, str | os.PathLike[str]], baseline: str
                    metric: str = "f1", n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Per variant and mode: mean ``metric`` over notes and its paired-bootstrap difference
     to ``baseline`` (over the notes both scored), with a 95% interval and one-sided p."""
-    from ehrlib.analysis.stats import paired_bootstrap
-
     if baseline not in run_dirs:
         raise KeyError(f"baseline {baseline!r} is not one of the variants {list(run_dirs)}")
     scores = compare_runs(run_dirs, table="note_scores", judge=judge)

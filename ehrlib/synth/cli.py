@@ -16,6 +16,7 @@ log = logging.getLogger(__name__)
 
 
 def _tables(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.synth import build_hospital
 
     started = time.perf_counter()
@@ -43,6 +44,7 @@ def register(subparsers) -> None:
     tables.set_defaults(func=_tables)
 
     # --- `ehrlib synth notes` (note writer, gold labels, corpus) --------------------
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.synth.notes_cli import add_notes_parser
 
     add_notes_parser(sub)

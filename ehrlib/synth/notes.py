@@ -12,6 +12,9 @@ protocol (Appendix B.3).
 validation/test split. Same seed, same database -> byte-identical JSONL: every random
 choice comes from a ``random.Random`` seeded by (seed, admission, note type), and every
 query orders its rows.
+
+Size: one note writer per note type sharing the section layout and the seeded
+choices; splitting it would spread one byte-identical random stream over modules.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+import duckdb
 from tqdm import tqdm
 
 from ehrlib import __version__
@@ -470,8 +474,6 @@ def write_corpus(db_path: str | Path, out_dir: str | Path, *, seed: int = 0, not
     Admissions are drawn (seeded) from those with at least two hospital days; each note
     type gets ``notes_per_type`` notes on distinct admissions where the data allow it.
     """
-    import duckdb
-
     db_path = Path(db_path)
     if not db_path.exists():
         raise DataError(f"database not found: {db_path}")

@@ -4,6 +4,10 @@ from __future__ import annotations
 import argparse
 import time
 
+from ehrlib.corpus.io import load_corpus
+from ehrlib.corpus.stats import column_vs_missing, table1
+from ehrlib.synth.notes import write_corpus
+
 __all__ = ["add_notes_parser"]
 
 
@@ -15,10 +19,6 @@ def _admissions(text: str) -> list[int]:
 
 
 def _notes(args: argparse.Namespace) -> int:
-    from ehrlib.corpus.io import load_corpus
-    from ehrlib.corpus.stats import column_vs_missing, table1
-    from ehrlib.synth.notes import write_corpus
-
     started = time.perf_counter()
     admissions = [a for chunk in (args.admissions or []) for a in chunk] or None
     out = write_corpus(args.db, args.out_dir, seed=args.seed, notes_per_type=args.notes_per_type,

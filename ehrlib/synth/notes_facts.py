@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from ehrlib.errors import DataError
 from ehrlib.schema import SchemaMap
-from ehrlib.synth.gold_criteria import load_criteria
+from ehrlib.criteria import load_criteria
 
 __all__ = [
     "Concept",

@@ -11,6 +11,9 @@ one seed gives the same hospital, and one patient does not shift another.
 
 The per-admission work is small (hundreds of rows); hourly vitals are built with numpy
 per stay. Bulk rows for benchmarks come from :mod:`ehrlib.synth.scale` in SQL.
+
+Size: the generators of one admission feed each other (values trigger therapies that
+change later values), so they share one module and one random stream.
 """
 from __future__ import annotations
 

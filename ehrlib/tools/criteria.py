@@ -7,15 +7,13 @@ database each test applies to, so the next call can fetch the values.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from ehrlib.criteria import Criterion, load_criteria
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
 from ehrlib.tools.result import ToolResult
-
-if TYPE_CHECKING:
-    from ehrlib.synth.gold_criteria import Criterion
 
 __all__ = ["clinical_criterion", "find_criterion"]
 
@@ -28,8 +26,6 @@ def _norm(text: str) -> str:
 
 def find_criterion(state: str) -> tuple[Criterion, bool]:
     """The criterion a state names, and whether the state was a negation ("afebrile")."""
-    from ehrlib.synth.gold_criteria import load_criteria  # the shared loader (one parser, one file)
-
     s = _norm(state)
     criteria = load_criteria()
     for crit in criteria.values():

@@ -28,7 +28,7 @@ def openai_tools(toolset: Any) -> list[dict[str, Any]]:
 
 def genai_function_declarations(toolset: Any) -> list[Any]:
     """google-genai ``types.FunctionDeclaration`` objects."""
-    from google.genai import types
+    from google.genai import types  # deferred: google-genai is a heavy import; only the Gemini backend needs it
 
     return [types.FunctionDeclaration(name=s.name, description=s.description,
                                       parameters_json_schema=dict(s.parameters_json_schema))

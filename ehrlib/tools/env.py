@@ -10,6 +10,7 @@ import math
 import threading
 from typing import Any
 
+from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap
 from ehrlib.tools.access import ValueCondition
 from ehrlib.tools.context import PatientContext
@@ -38,7 +39,7 @@ _MAX_TEXT = 200
 MIN_RESOLVE_SCORE = 0.35
 
 
-class ToolArgumentError(ValueError):
+class ToolArgumentError(EhrlibError, ValueError):
     """An argument the tool cannot use; the message tells the model what would work."""
 
 

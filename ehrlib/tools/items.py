@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap
 
 __all__ = ["CatalogItem", "Catalog", "build_catalog", "ItemKeyError", "split_key", "MICRO_KINDS",
@@ -27,7 +28,7 @@ _INT_ITEM_TABLES = {"chartevents", "labevents", "inputevents_mv", "inputevents_c
                     "procedureevents_mv"}
 
 
-class ItemKeyError(ValueError):
+class ItemKeyError(EhrlibError, ValueError):
     """An item key that names no table or item of this database."""
 
 

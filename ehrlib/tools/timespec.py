@@ -20,6 +20,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
+from ehrlib.errors import EhrlibError
 from ehrlib.tools.context import PatientContext
 
 __all__ = ["TimeWindow", "TimeSpecError", "parse_time_spec", "TIME_SPEC_HELP"]
@@ -34,7 +35,7 @@ TIME_SPEC_HELP = ("use a date '2130-06-24' or '06-24', a timestamp '2130-06-24 0
                   "or a range 'HD 2 to HD 4'")
 
 
-class TimeSpecError(ValueError):
+class TimeSpecError(EhrlibError, ValueError):
     """A time spec the tools cannot read; the message says what would work."""
 
 

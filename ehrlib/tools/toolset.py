@@ -22,6 +22,7 @@ from ehrlib.errors import ConfigError
 from ehrlib.schema import SchemaMap, detect_flavor, schema_map
 from ehrlib.tools import criteria, exploration, retrieval
 from ehrlib.tools.context import PatientContext
+from ehrlib.tools.declarations import tool_specs
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
 from ehrlib.tools.result import DEFAULT_ROW_LIMIT, DEFAULT_TEXT_ROWS, ToolResult, jsonable
 from ehrlib.tools.semantic import EmbeddingIndex, SemanticRanker, load_bundled_encoder
@@ -81,8 +82,6 @@ class Toolset:
         return fn(**args)
 
     def specs(self) -> list[Any]:
-        from ehrlib.tools.declarations import tool_specs
-
         return tool_specs(self)
 
     def close(self) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ehrlib.corpus.io import write_text
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
+from ehrlib.judge.evaluate import load_run, read_judgements
 
 __all__ = ["prediction_verdicts", "findings_html", "write_findings_viewer"]
 
@@ -171,8 +172,6 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
     judgements.jsonl (run ``ehrlib judge`` first); without them, predictions are shown
     unjudged.
     """
-    from ehrlib.judge.evaluate import load_run, read_judgements
-
     run = load_run(run_dir, corpus_dir)
     out = Path(out_dir) if out_dir is not None else run.run_dir / "viewer"
     chosen = [j for j in read_judgements(run.run_dir) if j.judge == judge and j.mode == mode]

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
+from ehrlib.criteria import criterion_holds
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
@@ -103,8 +104,6 @@ def state_holds_on(value: float, concept_items: re.Pattern[str] | None, tests: S
     """Whether a criterion's tests hold on one value, using only the tests whose items are
     the value's concept (a hypotension test on SBP never judges a heart rate); None when
     no test is about that concept."""
-    from ehrlib.pipeline.offline.verify import criterion_holds
-
     applicable = []
     for t in tests:
         labels = [str(i.get("label") or "") for i in (t.get("items") or [])]

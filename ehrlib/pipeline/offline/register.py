@@ -34,20 +34,15 @@ def offline_scope_filter(ctx: NoteContext, env: StageEnv, segment: Segment, time
 
 
 def offline_stages(method: str, params: Any) -> Stages:
-    """The stage bundle for ``method`` (inspector | surface) honouring the ablation switches."""
+    """The full stage bundle for ``method`` (inspector | surface); the ablation switches
+    are applied once, by :func:`ehrlib.pipeline.stages.get_stages`."""
     if method not in ("inspector", "surface"):
         raise ConfigError(f"the offline backend implements methods inspector and surface, not {method!r}")
-    extraction = getattr(params, "extraction", "inspector") if params is not None else "inspector"
-    patient = patient_extractor if extraction in ("inspector", "patient_only") else None
-    ontology = ontology_extractor if extraction in ("inspector", "ontology_only") else None
-    segmentation = getattr(params, "segmentation", True) if params is not None else True
-    scope_on = getattr(params, "scope_filter", True) if params is not None else True
     if method == "surface":
         return Stages(method, "offline", offline_anchors, verify_surface, offline_segmenter,
                       patient_extractor, ontology_extractor, None, concurrency=2, model=MODEL_NAME)
-    return Stages(method, "offline", offline_anchors, verify_entity,
-                  offline_segmenter if segmentation else None, patient, ontology,
-                  offline_scope_filter if scope_on else None, concurrency=2, model=MODEL_NAME)
+    return Stages(method, "offline", offline_anchors, verify_entity, offline_segmenter, patient_extractor,
+                  ontology_extractor, offline_scope_filter, concurrency=2, model=MODEL_NAME)
 
 
 register_backend("offline", offline_stages)

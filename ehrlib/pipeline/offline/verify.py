@@ -49,6 +49,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.criteria import criterion_holds
 from ehrlib.pipeline.cache import related_entries
 from ehrlib.pipeline.offline.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, judge_data_finding
@@ -65,6 +66,7 @@ from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.offline.trendwords import day_over_day, direction_of, parse_origin
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
+from ehrlib.tools.trend import trend_stats
 
 __all__ = ["verify_entity", "verify_surface", "in_window", "tool_spec", "value_matches", "criterion_holds",
            "trend_direction", "intervals_overlap"]
@@ -134,11 +136,6 @@ def trend_direction(values: Sequence[float]) -> str:
     if abs(last - first) <= 0.05 * max(abs(first), abs(last), 1e-9):
         return "stable"
     return "rising" if last > first else "falling"
-
-
-def criterion_holds(op: str, value: float, threshold: float) -> bool:
-    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
-            ">=": value >= threshold}.get(op, False)
 
 
 # --- the tool session of one entity ---------------------------------------------------------------------
@@ -564,8 +561,6 @@ def _verify_trend(e: Entity, s: _Session, ctx: NoteContext) -> Verdict:
 
 
 def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    from ehrlib.tools.trend import trend_stats
-
     stats = trend_stats([(r.get("time"), r.get("valuenum")) for r in rows])
     d = stats.get("direction")
     return d if d in ("rising", "falling", "stable") else None

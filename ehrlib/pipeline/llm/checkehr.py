@@ -25,8 +25,9 @@ from typing import Any, Mapping, Sequence
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
-from ehrlib.pipeline.llm_prompts import get_prompt
-from ehrlib.pipeline.llm_stages import LLMCaller, LLMSegmenter, numbered, object_schema, stage_output
+from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
+from ehrlib.pipeline.llm.prompts import get_prompt
+from ehrlib.pipeline.llm.stages import LLMSegmenter
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
 

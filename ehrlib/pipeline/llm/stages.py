@@ -1,64 +1,27 @@
-"""LLM-backed implementations of the six EHR-Inspector stages (prompt file + parser each).
+"""LLM-backed stages 1-5 of EHR-Inspector and the LLM Semantic_Search ranker.
 
-Every stage renders one of ``ehrlib/prompts/*.txt``, asks the model for JSON through
-:mod:`ehrlib.llm` (response cache, retries, usage ledger, one JSON repair), parses the reply
-into pipeline records, and reports usage and the prompt ids it used. A reply that stays
-malformed after its repair is a recorded failure of that unit of work, never an exception
-that stops the note. Verification runs the bounded tool loop (:func:`ehrlib.llm.run_tool_loop`)
-over the patient's toolset, consults the validation cache first, and applies the
-evidence-sufficiency guard.
-
-Backends ``gemini``, ``openai`` and ``scripted`` register here; :func:`build_llm_stages`
-builds the same bundle around any :class:`ehrlib.llm.Client` (tests pass a fake backend).
+Each stage renders one of ``ehrlib/prompts/*.txt``, asks the model for JSON through
+:class:`~ehrlib.pipeline.llm.caller.LLMCaller`, parses the reply into pipeline records,
+and reports usage and the prompt ids it used. Verification (stage 6) is
+:mod:`ehrlib.pipeline.llm.verify`; the bundles are built in :mod:`ehrlib.pipeline.llm.register`.
 """
 from __future__ import annotations
 
-import collections
-import dataclasses
 import json
 import re
-import threading
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
-from ehrlib.errors import ConfigError
-from ehrlib.pipeline.cache import render_cache
+from ehrlib.corpus.records import ItemRef, TimeSpan, Usage
+from ehrlib.llm.budget import is_context_overflow, pack_pages
+from ehrlib.llm.matching import NameMatcher
 from ehrlib.pipeline.inspector import SegmentationError, validate_segments
-from ehrlib.pipeline.llm_prompts import get_prompt
-from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
-from ehrlib.pipeline.stages import (
-    NoteContext,
-    StageEnv,
-    Stages,
-    StageOutput,
-    Timeline,
-    add_usage,
-    register_backend,
-    split_item_key,
-    whole_note_segment,
-)
+from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
+from ehrlib.pipeline.llm.prompts import get_prompt
+from ehrlib.pipeline.records import Anchor, Entity, ScopeDecision, Segment, TimeRef
+from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline, split_item_key, whole_note_segment
 
-__all__ = [
-    "LLMCaller",
-    "BoundedClient",
-    "LLMSegmenter",
-    "LLMAnchorResolver",
-    "LLMPatientExtractor",
-    "LLMOntologyExtractor",
-    "LLMScopeFilter",
-    "LLMVerifier",
-    "LLMSemanticRanker",
-    "build_llm_stages",
-    "make_llm_client",
-    "json_asker",
-    "numbered",
-    "object_schema",
-    "stage_output",
-    "SECTIONS",
-    "ENTITY_KINDS",
-    "RETRIEVAL_TOOLS",
-]
+__all__ = ["LLMSegmenter", "LLMAnchorResolver", "LLMPatientExtractor", "LLMOntologyExtractor", "LLMScopeFilter",
+           "LLMSemanticRanker", "scope_status", "SECTIONS", "ENTITY_KINDS"]
 
 SECTIONS: tuple[str, ...] = (
     "chief_complaint", "hpi", "past_history", "admission_medications", "hospital_course", "results",
@@ -76,16 +39,6 @@ _TIME_CUE = re.compile(r"\d|\b(?:day|days|pod|hd|overnight|yesterday|today|tomor
                        r"admission|admitted|discharge|week|hours?|prior|after|before|since|following|next|"
                        r"previous|later|earlier|am|pm)\b", re.IGNORECASE)
 _DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
-
-
-def numbered(lines: Sequence[str], start: int = 0) -> str:
-    """Lines prefixed with their note line number (the unit every record refers to)."""
-    return "\n".join(f"{start + i}: {line}" for i, line in enumerate(lines))
-
-
-def object_schema(properties: Mapping[str, Any], required: Sequence[str]) -> dict[str, Any]:
-    """A JSON Schema object (the shape a stage's reply must have)."""
-    return {"type": "object", "properties": dict(properties), "required": list(required)}
 
 
 _STR_OR_NULL = {"type": ["string", "null"]}
@@ -107,121 +60,9 @@ SCOPE_SCHEMA = object_schema({"decisions": {"type": "array", "items": object_sch
     {"entity_id": {"type": "string"}, "answers": {"type": "object"}, "status": {"type": "string"},
      "reason": {"type": "string"}, "cues": {"type": "array", "items": {"type": "string"}}},
     ["entity_id"])}}, ["decisions"])
-VERDICT_SCHEMA = object_schema({
-    "label": {"type": "string", "enum": ["consistent", "inconsistent"]},
-    "inconsistency_type": {"type": ["string", "null"], "enum": ["contradiction", "missing", None]},
-    "reason": {"type": "string"},
-    "evidence_row_ids": {"type": "array", "items": object_schema({"table": {"type": "string"},
-                                                         "row_id": {"type": ["integer", "string"]}},
-                                                        ["table", "row_id"])},
-    "from_cache": {"type": ["integer", "null"]},
-    "siblings": {"type": "array", "items": {"type": "object"}},
-}, ["label"])
-
-# scope questions that put an entity out of the current stay (paper Figure 24's list)
 _PAST_QUESTIONS = ("ed", "past_history", "previous_admission")
 _UNCHECKABLE_QUESTIONS = ("opinion", "discontinued_unclear", "diagnosis_outside_diagnosis_section", "total",
                           "refusal", "imaging_interpretation")
-
-
-def _usage(llm_usage: Any, calls: int, cost: float | None) -> Usage:
-    return Usage(calls=calls, input_tokens=int(llm_usage.input_tokens), output_tokens=int(llm_usage.output_tokens),
-                 thinking_tokens=int(llm_usage.thinking_tokens), cost_usd=float(cost or 0.0))
-
-
-class BoundedClient:
-    """A client whose calls, from any thread, never exceed ``limit`` at once.
-
-    Each runner thread drives its own event loop, so the LLM layer's per-loop semaphore
-    cannot bound calls across threads; this one can, whatever ``--concurrency`` says.
-    Everything else is delegated to the wrapped client.
-    """
-
-    def __init__(self, client: Any, limit: int) -> None:
-        self._client = client
-        self._slots = threading.BoundedSemaphore(max(1, int(limit)))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-    async def generate(self, *args: Any, **kwargs: Any) -> Any:
-        import asyncio
-
-        await asyncio.to_thread(self._slots.acquire)
-        try:
-            return await self._client.generate(*args, **kwargs)
-        finally:
-            self._slots.release()
-
-
-class LLMCaller:
-    """One client plus the conventions every stage shares (usage, cost, repair, failures)."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-        self._counts: collections.Counter[str] = collections.Counter()
-        self._count_lock = threading.Lock()
-
-    def count(self, key: str, n: int = 1) -> None:
-        """Tally an extraction event (pages sent, names matched fuzzily or dropped) for the manifest."""
-        if n:
-            with self._count_lock:
-                self._counts[key] += n
-
-    def counts(self) -> dict[str, int]:
-        with self._count_lock:
-            return dict(sorted(self._counts.items()))
-
-    def list_budget(self, fixed_text: str) -> int | None:
-        """Tokens left for an item list next to `fixed_text` under the endpoint's context window."""
-        from ehrlib.llm.budget import list_budget
-
-        return list_budget(getattr(self.client, "context_window", None), self.client.config.max_tokens, fixed_text)
-
-    @property
-    def model(self) -> str:
-        return str(self.client.config.model)
-
-    def cost(self, llm_usage: Any) -> float:
-        ledger = getattr(self.client, "ledger", None)
-        prices = getattr(ledger, "prices", None)
-        value = prices.cost(self.model, llm_usage) if prices is not None else None
-        return float(value or 0.0)
-
-    def ask(self, prompt: str, schema: Mapping[str, Any], *, stage: str, note_id: str | None,
-            validate: Callable[[Any], str | None] | None = None,
-            system_text: str | None = None) -> tuple[Any, Usage, tuple[str, ...], str | None]:
-        """(value | None, usage, raw replies, failure). JSON problems get the LLM layer's one
-        repair; a content problem found by ``validate`` gets one repair here."""
-        from ehrlib.llm import Message, run_sync
-        from ehrlib.llm.replies import generate_json
-        from ehrlib.llm.records import Usage as LLMUsage
-
-        history = ([Message("system", system_text)] if system_text else []) + [Message("user", prompt)]
-        total, calls, raws = LLMUsage(), 0, []
-        for attempt in (1, 2):
-            res = run_sync(generate_json(self.client, history, schema=schema, stage=stage, note_id=note_id))
-            total, calls = total + res.usage, calls + res.attempts
-            raws.append(res.text)
-            usage = _usage(total, calls, self.cost(total))
-            if not res.ok:
-                return None, usage, tuple(raws), f"{res.failure_kind}: {res.error}"
-            problem = validate(res.value) if validate else None
-            if problem is None:
-                return res.value, usage, tuple(raws), None
-            if attempt == 2:
-                return None, usage, tuple(raws), f"rejected after repair: {problem}"
-            history += [Message("assistant", res.text),
-                        Message("user", f"Your answer cannot be used: {problem}. Correct it and reply with "
-                                        "the full JSON again.")]
-        raise AssertionError("unreachable")
-
-
-def stage_output(value: Any, usages: Sequence[Usage], prompt_ids: Sequence[str], failures: Sequence[str | None],
-                 raws: Sequence[str]) -> StageOutput[Any]:
-    """A StageOutput summing the usages of a stage's calls (failures None are dropped)."""
-    return StageOutput(value, add_usage(*usages), tuple(dict.fromkeys(prompt_ids)),
-                       tuple(f for f in failures if f), tuple(raws))
 
 
 # --- 1. segmentation ------------------------------------------------------------------------
@@ -331,8 +172,6 @@ class LLMAnchorResolver:
 
 def _key_matcher(allowed: Mapping[str, ItemRef]) -> Any:
     """Item keys as the model may write them: the key, its item id, or the item's label."""
-    from ehrlib.llm.matching import NameMatcher
-
     labels = {item.label: key for key, item in allowed.items() if item.label}
     ids = {key.rsplit(":", 1)[-1]: key for key in allowed}
     return NameMatcher(allowed, {**ids, **labels}, fuzzy_pool=labels)
@@ -386,8 +225,6 @@ class LLMPatientExtractor:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
                  known: tuple[Entity, ...]) -> StageOutput[tuple[Entity, ...]]:
-        from ehrlib.llm.budget import is_context_overflow, pack_pages
-
         prompt = get_prompt("extract_patient")
         allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items))
         if not allowed:
@@ -437,8 +274,6 @@ class LLMOntologyExtractor:
         listing = "\n".join(f"- {c}" for c in choices)
         value, usage, raws, failure = self.llm.ask(prompt.render(choices=listing, segment=seg_text), SELECT_SCHEMA,
                                                    stage="ontology_extraction", note_id=note_id)
-        from ehrlib.llm.matching import NameMatcher
-
         matcher = NameMatcher(choices)
         matched = [matcher.match(x) for x in (value or {}).get("selected", ())]
         self.llm.count("group_names_fuzzy_matched", sum(how in ("folded", "fuzzy") for _, how in matched))
@@ -471,8 +306,6 @@ class LLMOntologyExtractor:
             cands.extend(i for i in onto.items_in(g, s) if i.key not in patient_keys)
         if not cands:
             return stage_output((), usages, pids, failures, raws)
-        from ehrlib.llm.budget import pack_pages
-
         known_text = "\n".join(f"line {e.line}: {e.text} = {e.value or ''} -> {', '.join(e.item_keys)}"
                                for e in known) or "(none)"
         kinds = ", ".join(ENTITY_KINDS)
@@ -569,179 +402,6 @@ class LLMScopeFilter:
         return stage_output(tuple(out), [usage], [prompt.prompt_id], [failure], raws)
 
 
-# --- 6. verification ------------------------------------------------------------------------
-
-def _tool_functions(toolset: Any) -> tuple[dict[str, Callable[..., Any]], list[Any] | None]:
-    if toolset is None:
-        return {}, None
-    if isinstance(toolset, Mapping):
-        return dict(toolset), None
-    tools = dict(getattr(toolset, "tools", {}))
-    specs = toolset.specs() if callable(getattr(toolset, "specs", None)) else None
-    return tools, specs
-
-
-def _widen(window: TimeSpan | None) -> tuple[str | None, str | None]:
-    import datetime as dt
-
-    if window is None:
-        return None, None
-
-    def shift(t: str | None, days: int) -> str | None:
-        if not t:
-            return None
-        try:
-            return (dt.date.fromisoformat(t[:10]) + dt.timedelta(days=days)).isoformat()
-        except ValueError:
-            return None
-    return shift(window.start, -1), shift(window.end, 1)
-
-
-def retrieval_covers(calls: Sequence[ToolCallRecord], window: TimeSpan | None) -> bool:
-    """Whether a successful record-retrieval call looked at ``window`` (±1 day): a call
-    without explicit dates (whole stay, or a narrative anchor) counts, one whose dates all
-    fall outside does not."""
-    lo, hi = _widen(window)
-    for c in calls:
-        if c.tool not in RETRIEVAL_TOOLS or c.error:
-            continue
-        days = [f"{int(y):04d}-{int(m):02d}-{int(d):02d}" for y, m, d in _DATE.findall(json.dumps(dict(c.args)))]
-        if not days or (lo is None and hi is None):
-            return True
-        if any((lo is None or day >= lo) and (hi is None or day <= hi) for day in days):
-            return True
-        if len(days) >= 2 and (lo is None or max(days) >= lo) and (hi is None or min(days) <= hi):
-            return True  # a start-end range that encloses the window
-    return False
-
-
-class LLMVerifier:
-    """Stage 6: cache first, then the bounded tool loop, then the evidence guard.
-
-    With ``group`` (siblings from the same observation) the model judges them from the
-    same rows in the same final answer; their verdicts come back in ``Verdict.siblings``.
-    """
-
-    accepts_group = True
-
-    def __init__(self, llm: LLMCaller, *, max_steps: int = 12, evidence_guard: bool = True) -> None:
-        self.llm = llm
-        self.max_steps = max_steps
-        self.evidence_guard = evidence_guard
-
-    def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity,
-                 cache: tuple[CacheEntry, ...], group: tuple[Entity, ...] = ()) -> Verdict:
-        from ehrlib.llm import Message, run_sync, run_tool_loop
-
-        p_sys, p_ent, p_push = get_prompt("verify_system"), get_prompt("verify_entity"), get_prompt("verify_push")
-        tools, specs = _tool_functions(env.toolset)
-        seen_rows: set[tuple[str, str]] = set()
-        wrapped = {name: _capture_rows(fn, seen_rows) for name, fn in tools.items()}
-        lines = ctx.lines
-        window = entity.window
-        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in zip(entity.items, entity.item_keys)) \
-            or "not aligned yet (use the alignment tools)"
-        value = entity.value or ""
-        if entity.attributes:
-            value = f"{value} {json.dumps(dict(entity.attributes), ensure_ascii=False)}".strip()
-        text = p_ent.render(
-            line=str(entity.line), line_text=lines[entity.line] if 0 <= entity.line < len(lines) else "",
-            entity=entity.text, value=value or "(none)", kind=entity.kind, items=items,
-            window=f"{window.start} .. {window.end}" if window else "unknown",
-            admittime=ctx.admittime or "unknown", dischtime=ctx.dischtime or "unknown",
-            note_date=ctx.note.charttime or ctx.chartdate or "unknown", note_type=ctx.note_type,
-            cache=render_cache(cache),
-            siblings="\n".join(f"{g.entity_id} | line {g.line} | {g.text} | {g.value or ''}" for g in group)
-            or "(none)")
-        messages = [Message("system", p_sys.render()), Message("user", text)]
-        prompt_id = p_ent.prompt_id
-        loop = run_sync(run_tool_loop(self.llm.client, messages, wrapped, specs=specs, max_steps=self.max_steps,
-                                      final_schema=VERDICT_SCHEMA, stage="verification", note_id=ctx.note_id))
-        trace = [_record(r) for r in loop.trace]
-        usage, calls = loop.usage, loop.model_calls
-        result = loop
-        if loop.ok and self.evidence_guard and self._needs_push(loop.value, trace, cache, window):
-            push = p_push.render(items=items, window=f"{window.start} .. {window.end}" if window else "the stay")
-            history = [*loop.messages, Message("assistant", loop.text), Message("user", push)]
-            result = run_sync(run_tool_loop(self.llm.client, history, wrapped, specs=specs,
-                                            max_steps=self.max_steps, final_schema=VERDICT_SCHEMA,
-                                            stage="verification", note_id=ctx.note_id))
-            offset = max((r.step or 0 for r in trace), default=0)
-            trace += [dataclasses.replace(_record(r), step=(r.step or 0) + offset,
-                                          call_id=f"guard-{r.call_id}") for r in result.trace]
-            usage, calls = usage + result.usage, calls + result.model_calls
-            prompt_id = p_push.prompt_id if result.ok else prompt_id
-        total = _usage(usage, calls, self.llm.cost(usage))
-        if not result.ok:
-            return Verdict(entity.entity_id, "unverified", reason="verification failed",
-                           tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
-                           failure=f"{result.failure.kind}: {result.failure.message}")
-        verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
-        siblings = []
-        by_id = {g.entity_id: g for g in group}
-        for raw in result.value.get("siblings") or ():
-            sib = by_id.pop(str(raw.get("entity_id")), None) if isinstance(raw, Mapping) else None
-            if sib is None or raw.get("label") not in ("consistent", "inconsistent"):
-                continue
-            v = self._verdict(sib, {**raw, "from_cache": None}, trace, cache, seen_rows, Usage(), prompt_id)
-            if v.label == "inconsistent" and self.evidence_guard and not retrieval_covers(trace, sib.window):
-                continue  # not enough evidence for this sibling: it gets its own loop
-            siblings.append(dataclasses.replace(v, tool_calls=(), from_cache=True))
-        return dataclasses.replace(verdict, siblings=tuple(siblings))
-
-    def _needs_push(self, value: Mapping[str, Any], trace: Sequence[ToolCallRecord],
-                    cache: Sequence[CacheEntry], window: TimeSpan | None) -> bool:
-        if value.get("label") != "inconsistent":
-            return False
-        calls = list(trace)
-        idx = value.get("from_cache")
-        if isinstance(idx, int) and 0 <= idx < len(cache):
-            calls += list(cache[idx].verdict.tool_calls)
-        return not retrieval_covers(calls, window)
-
-    @staticmethod
-    def _verdict(entity: Entity, value: Mapping[str, Any], trace: Sequence[ToolCallRecord],
-                 cache: Sequence[CacheEntry], seen: set[tuple[str, str]], usage: Usage, prompt_id: str) -> Verdict:
-        label = value["label"]
-        kind = value.get("inconsistency_type") if label == "inconsistent" else None
-        if label == "inconsistent" and kind is None:
-            kind = "contradiction" if value.get("evidence_row_ids") else "missing"
-        idx = value.get("from_cache")
-        from_cache = isinstance(idx, int) and 0 <= idx < len(cache) and not trace
-        cited = [RowRef(str(r["table"]), r["row_id"]) for r in value.get("evidence_row_ids") or ()]
-        allowed = set(seen)
-        if from_cache:
-            allowed |= {(r.table, str(r.row_id)) for r in cache[idx].verdict.evidence_row_ids}
-        kept = tuple(r for r in cited if (r.table, str(r.row_id)) in allowed)
-        reason = str(value.get("reason") or "")
-        if len(kept) < len(cited):
-            reason += f" [{len(cited) - len(kept)} cited row(s) never returned by a tool were dropped]"
-        if from_cache and not kept and not cited:
-            kept = tuple(cache[idx].verdict.evidence_row_ids)
-        return Verdict(entity.entity_id, label, kind, reason, kept, tuple(trace), from_cache, usage, prompt_id)
-
-
-def _record(r: Any) -> ToolCallRecord:
-    return ToolCallRecord(tool=r.tool, args=dict(r.args), n_rows=int(r.n_rows or 0), ms=round(float(r.ms), 3),
-                          error=r.error, call_id=str(r.call_id), step=r.step)
-
-
-def _capture_rows(fn: Callable[..., Any], seen: set[tuple[str, str]]) -> Callable[..., Any]:
-    """Wrap a tool so the rows it returns are remembered: a verdict may cite only those."""
-    import functools
-
-    @functools.wraps(fn)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        result = fn(*args, **kwargs)
-        rows = result.get("rows") if isinstance(result, Mapping) else getattr(result, "rows", None)
-        for row in rows or ():
-            if isinstance(row, Mapping) and "table" in row and "row_id" in row:
-                seen.add((str(row["table"]), str(row["row_id"])))
-        return result
-
-    return call
-
-
 # --- Semantic_Search, LLM-backed (paper Appendix C.1) -------------------------------------------
 
 RANKED_SCHEMA = object_schema({"ranked": {"type": "array", "items": object_schema(
@@ -770,105 +430,3 @@ class LLMSemanticRanker:
             if key in keys:
                 out.append((key, min(1.0, max(0.0, float(r.get("score", 0.5))))))
         return out
-
-
-# --- the bundle and the registry --------------------------------------------------------------
-
-def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
-    """The stage bundle for ``method`` around one LLM client (calls bounded by its
-    ``max_concurrency`` across all runner threads)."""
-    llm = LLMCaller(BoundedClient(client, int(getattr(client, "max_concurrency", 1))))
-    endpoint = getattr(getattr(client, "backend_impl", None), "endpoint", None)
-    cache = getattr(client, "cache", None)
-
-    def stats() -> dict[str, Any]:
-        from ehrlib.llm.usage import call_counts
-
-        ledger = getattr(client, "ledger", None)
-        out: dict[str, Any] = {"network_calls": getattr(client, "network_calls", None),
-                               "retries": getattr(client, "retries", None)}
-        if ledger is not None:
-            recs = ledger.records()
-            out["response_cache"] = {"hits": sum(1 for r in recs if r.cached),
-                                     "misses": sum(1 for r in recs if not r.cached)}
-            # every model call, including those made inside tools (LLM Semantic_Search)
-            out["calls_by_stage"] = dict(sorted(collections.Counter(r.stage or "other" for r in recs).items()))
-            out["counts"] = call_counts(ledger, network_calls=getattr(client, "network_calls", None),
-                                        retries=getattr(client, "retries", None),
-                                        truncation_retries=getattr(client, "truncation_retries", None))
-        describe = getattr(getattr(client, "backend_impl", None), "describe", None)
-        if describe is not None:
-            wire = describe()
-            out["structured_output"] = wire.get("structured_output")
-            out["structured_output_fallbacks"] = wire.get("structured_output_fallbacks")
-        out["extraction"] = llm.counts()
-        if cache is not None:
-            out["response_cache_entries"] = len(cache)
-        return out
-
-    common = dict(method=method, backend=backend, concurrency=int(getattr(client, "max_concurrency", 1)),
-                  model=llm.model, endpoint=endpoint, stats=stats, semantic_ranker=LLMSemanticRanker(llm))
-    if method == "inspector":
-        return Stages(anchors=LLMAnchorResolver(llm),
-                      verifier=LLMVerifier(llm, max_steps=params.max_steps, evidence_guard=params.evidence_guard),
-                      segmenter=LLMSegmenter(llm), patient_extractor=LLMPatientExtractor(llm, params.top_k),
-                      ontology_extractor=LLMOntologyExtractor(llm), scope_filter=LLMScopeFilter(llm), **common)
-    if method == "checkehr":
-        from ehrlib.pipeline.checkehr import build_checkehr_stages
-
-        return build_checkehr_stages(llm, params, **common)
-    raise ConfigError(f"method {method!r} has no LLM implementation (surface is an offline baseline; "
-                      "use --backend offline)")
-
-
-def make_llm_client(backend: str, params: Any) -> Any:
-    """An ehrlib.llm Client from the run params (``backend_options.llm`` holds client
-    settings; the response cache defaults to ``<runs_dir>/llm_cache.sqlite``)."""
-    from ehrlib.llm import make_client
-
-    settings = dict(params.backend_options.get("llm") or {})
-    settings.pop("backend", None)  # the run's backend decides (params.backend)
-    if backend == "scripted":
-        settings.setdefault("replies", list(params.backend_options.get("replies") or ()))
-    else:
-        settings.setdefault("cache", str(Path(params.runs_dir) / "llm_cache.sqlite"))
-        if params.temperature is not None:  # else the backend's (paper) defaults apply
-            settings.setdefault("temperature", params.temperature)
-        settings.setdefault("seed", params.seed)
-    if params.model:
-        settings["model"] = params.model
-    return make_client(backend, **settings)
-
-
-def json_asker(client: Any, *, stage: str = "ontology") -> Callable[[str, str], Mapping[str, Any]]:
-    """``ask(prompt_id, text) -> JSON`` for :func:`ehrlib.ontology.build_ontology_llm`."""
-    llm = LLMCaller(client)
-    schema = object_schema({"assignments": {"type": "object"}}, ["assignments"])
-
-    def ask(prompt_id: str, text: str) -> Mapping[str, Any]:
-        value, _, _, _ = llm.ask(text, schema, stage=stage, note_id=None)
-        return value or {}
-
-    return ask
-
-
-_LLM_METHODS = ("inspector", "checkehr")
-
-
-def _factory(backend: str) -> Callable[[str, Any], Stages]:
-    def make(method: str, params: Any) -> Stages:
-        if method not in _LLM_METHODS:  # before building a client: no credentials needed to learn this
-            raise ConfigError(f"method {method!r} has no LLM implementation (surface is an offline baseline; "
-                              "use --backend offline)")
-        return build_llm_stages(method, params, make_llm_client(backend, params), backend=backend)
-    return make
-
-
-def _register_all() -> None:
-    from ehrlib.llm.factory import BACKENDS as LLM_BACKENDS
-
-    for name in LLM_BACKENDS:
-        register_backend(name, _factory(name))
-
-
-_register_all()

@@ -3,13 +3,11 @@
 Prompts are ``string.Template`` files with ``$name`` placeholders; every record a prompt
 produces stores ``prompt_id = "<stem>@<sha8>"`` (sha8 of the file text), so a changed
 prompt shows up in the run manifest and in every record it touched. The loader and id
-scheme are the judge's (:mod:`ehrlib.judge.llm_judge`), shared rather than copied.
+scheme are shared with the judge and the ontology builder (:mod:`ehrlib.prompting`).
 """
 from __future__ import annotations
 
-import functools
-
-from ehrlib.judge.llm_judge import PromptTemplate, load_prompt
+from ehrlib.prompting import get_prompt
 
 __all__ = ["PIPELINE_PROMPTS", "CHECKEHR_PROMPTS", "get_prompt", "prompt_ids"]
 
@@ -22,12 +20,6 @@ CHECKEHR_PROMPTS: tuple[str, ...] = (
     "checkehr_ner", "checkehr_tables", "checkehr_time", "checkehr_pseudo_table", "checkehr_self_correct",
     "checkehr_reformat", "checkehr_sql",
 )
-
-
-@functools.lru_cache(maxsize=None)
-def get_prompt(stem: str) -> PromptTemplate:
-    """The prompt ``ehrlib/prompts/<stem>.txt`` (ConfigError if there is none)."""
-    return load_prompt(stem)
 
 
 def prompt_ids(stems: tuple[str, ...] = PIPELINE_PROMPTS) -> dict[str, str]:

@@ -1,23 +1,29 @@
-"""What a notebook runs on: the database and corpus named in its parameters, or the
-embedded synthetic hospital and its notes, built once under a work folder and reused.
+"""What a run or a notebook works on: the database and corpus named in its parameters, or
+the embedded synthetic hospital and its notes, built once under a work folder and reused.
 
 Notebooks default to synthetic inputs so ``pytest --nbval-lax`` and papermill run them
 offline in seconds; a params YAML points ``db``/``corpus`` at real data instead. A stamp
 file records what was built (generator versions, seed, sizes, layout), so changing a
 parameter or upgrading the generator rebuilds rather than silently reusing stale files.
+
+The runner uses this for its embedded default and the notebooks through
+:mod:`ehrlib.report`; it depends on the generator only, never on the pipeline.
 """
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ehrlib.corpus.io import write_json
 from ehrlib.errors import ConfigError
+from ehrlib.synth import GENERATOR_VERSION, generate_hospital
+from ehrlib.synth.notes import GENERATOR_VERSION as NOTES_VERSION
+from ehrlib.synth.notes import write_corpus
 
-__all__ = ["project_path", "prepare_inputs", "layout_variants", "run_variants"]
+__all__ = ["project_path", "prepare_inputs", "layout_variants"]
 
 
 def project_path(path: str | os.PathLike[str]) -> Path:
@@ -57,10 +63,6 @@ def prepare_inputs(work_dir: str | os.PathLike[str], *, db: str | None = None, c
     without a ``corpus`` gets a synthetic-style corpus written from its rows. Relative
     paths are resolved with :func:`project_path`.
     """
-    from ehrlib.synth import GENERATOR_VERSION, generate_hospital
-    from ehrlib.synth.notes import GENERATOR_VERSION as NOTES_VERSION
-    from ehrlib.synth.notes import write_corpus
-
     work = project_path(work_dir)
     db = str(project_path(db)) if db is not None else None
     corpus = str(project_path(corpus)) if corpus is not None else None
@@ -103,37 +105,4 @@ def layout_variants(work_dir: str | os.PathLike[str], layouts: Sequence[str], **
         db, written = prepare_inputs(work_dir, layout=layout, corpus=corpus, **kwargs)
         corpus = corpus or str(written)
         out[layout] = {"db": str(db), "corpus": corpus}
-    return out
-
-
-def run_variants(base: Mapping[str, Any], variants: Mapping[str, Mapping[str, Any]], *, judge: str = "matcher",
-                 llm: Mapping[str, Any] | None = None, report: bool = True,
-                 figures_dir: str | os.PathLike[str] | None = None) -> dict[str, Path]:
-    """Run the pipeline once per variant (``base`` params updated with the variant's), judge
-    each run and, with ``report``, write its tables and figures; returns ``{name: run_dir}``.
-    An LLM ``judge`` runs next to the matcher, so ``judge_agreement.csv`` compares the two.
-
-    Run ids are ``<base run_id or a fresh timestamped id>-<variant name>``, so a rerun with
-    the same base id resumes each variant instead of starting over.
-    """
-    from ehrlib.judge.evaluate import evaluate_run
-    from ehrlib.pipeline.params import params_from_mapping
-    from ehrlib.pipeline.runner import new_run_id, run_experiment
-    from ehrlib.report.build import build_report
-
-    out: dict[str, Path] = {}
-    base = dict(base)
-    base["runs_dir"] = str(project_path(base.get("runs_dir") or "runs"))
-    for name, changes in variants.items():
-        params = params_from_mapping({**base, **dict(changes), "run_id": None})
-        prefix = base.get("run_id") or new_run_id(params)
-        params = params.replace(run_id=f"{prefix}-{name}")
-        run_dir = run_experiment(params)
-        if judge != "matcher":  # the offline matcher is free: keep it as the agreement reference
-            evaluate_run(run_dir, judge="matcher", progress=False)
-        evaluate_run(run_dir, judge=judge, llm=llm, progress=bool(params.progress))
-        if report:
-            build_report(run_dir, judge=judge, progress=False, formats=("png",),
-                         figures_dir=project_path(figures_dir) if figures_dir is not None else None)
-        out[name] = run_dir
     return out

@@ -1,9 +1,10 @@
 """Clinical criteria (``ehrlib/data/clinical_criteria.yaml``) as typed records.
 
-The note writer uses them to decide whether "febrile" or "AKI" is true for an admission
-before writing (or deliberately contradicting) it; the Get_Clinical_Criterion tool shows
-them to a verifier. Both read the same file so the benchmark and the method cannot drift
-apart on what "tachycardic" means.
+The synthetic note writer uses them to decide whether "febrile" or "AKI" is true for an
+admission before writing (or deliberately contradicting) it; the Get_Clinical_Criterion
+tool shows them to a verifier and the offline rules test values against them. All read
+the same file, so the benchmark and the method cannot drift apart on what "tachycardic"
+means. The module sits below ``synth``, ``tools`` and ``pipeline`` so each can import it.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ __all__ = [
     "load_criteria",
     "criterion",
     "compare",
+    "criterion_holds",
     "CRITERIA_RESOURCE",
 ]
 
@@ -40,6 +42,12 @@ _KINDS = ("threshold", "delta", "rate")
 def compare(value: float, op: str, threshold: float) -> bool:
     """``value op threshold`` for one of ``< <= > >=``."""
     return _OPS[op](value, threshold)
+
+
+def criterion_holds(op: str, value: float, threshold: float) -> bool:
+    """Like :func:`compare`, but an unknown operator holds for no value (False, no error)."""
+    fn = _OPS.get(op)
+    return bool(fn(value, threshold)) if fn is not None else False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,57 @@
+"""The command line's contract for errors: one line and exit 2 for bad input, 1 for a failed
+run, a traceback only with --debug."""
+from __future__ import annotations
+
+import pytest
+
+from ehrlib import cli
+from ehrlib.errors import EhrlibError, RunError
+
+
+def _bad_notes(tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "notes.jsonl").write_text('{"note_id": "n1", "note_type": "physician"}\n', encoding="utf-8")
+    return corpus
+
+
+def test_malformed_notes_is_one_line_and_exit_2(tmp_path, synth_db, capsys):
+    code = cli.main(["run", "--corpus", str(_bad_notes(tmp_path)), "--db", str(synth_db),
+                     "--runs-dir", str(tmp_path / "runs"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Traceback" not in err
+    assert [line for line in err.splitlines() if line.startswith("error: ")] and "notes.jsonl" in err
+
+
+def test_debug_shows_the_traceback(tmp_path, synth_db, capsys):
+    code = cli.main(["--debug", "run", "--corpus", str(_bad_notes(tmp_path)), "--db", str(synth_db),
+                     "--runs-dir", str(tmp_path / "runs"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" in err and "error: " in err
+
+
+@pytest.mark.parametrize(("exc", "code"), [(EhrlibError("bad input"), 2), (RunError("endpoint down"), 1)])
+def test_exit_code_follows_the_error(monkeypatch, capsys, exc, code):
+    def fail(args):
+        raise exc
+
+    parser = cli.build_parser()
+    args = parser.parse_args(["run"])
+    monkeypatch.setattr(cli, "build_parser", lambda: _Fixed(parser, args, fail))
+    assert cli.main([]) == code
+    assert capsys.readouterr().err.strip() == f"error: {exc}"
+
+
+class _Fixed:
+    """A parser whose parse_args returns prepared arguments with ``func`` replaced."""
+
+    def __init__(self, parser, args, func):
+        self._parser, self._args = parser, args
+        self._args.func = func
+
+    def parse_args(self, argv):
+        return self._args
+
+    def print_help(self):
+        self._parser.print_help()
