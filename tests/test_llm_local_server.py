@@ -36,6 +36,14 @@ from ehrlib.llm.budget import is_context_overflow
 SERVER_PY = os.environ.get("EHRLIB_LLM_LOCAL_PYTHON")
 N_CTX = int(os.environ.get("EHRLIB_LLM_LOCAL_CTX", "4096"))
 N_NOTES = int(os.environ.get("EHRLIB_LLM_LOCAL_NOTES", "1"))
+#: "" = the chat template inside the GGUF. With `chatml-function-calling` SmolLM2 can call
+#: tools, but that handler ignores max_tokens on its tool path (it generated until the
+#: context was full, 1500 tokens at 8 tokens/s on the test machine), so it is opt-in.
+CHAT_FORMAT = os.environ.get("EHRLIB_LLM_LOCAL_CHAT_FORMAT", "")
+#: 1 = every inspector stage; default: one segment, patient-specific extraction only (the
+#: stages whose requests differ only in content are left out to keep a CPU run short)
+FULL = os.environ.get("EHRLIB_LLM_LOCAL_FULL") == "1"
+MAX_TOKENS = int(os.environ.get("EHRLIB_LLM_LOCAL_MAX_TOKENS", "160"))
 MODEL = "smollm2-135m"
 
 pytestmark = pytest.mark.skipif(not SERVER_PY, reason="opt-in: make test-llm-local")
@@ -94,12 +102,11 @@ def server(tmp_path_factory):
                           capture_output=True, text=True, check=True).stdout.strip()
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
-    # chatml-function-calling: the template that lets SmolLM2 call tools with tool_choice "auto";
-    # n_ubatch 1: llama.cpp's repacked CPU kernels crashed on batched prompt evaluation on the
-    # 2-core test machine (AMX); one token per step avoids that path.
+    # n_ubatch 1: llama.cpp's repacked CPU kernels crashed (SIGSEGV) on batched prompt
+    # evaluation on the 2-core test machine (AMX); one token per step avoids that path.
     cmd = [SERVER_PY, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
            "--n_threads", "1", "--n_ctx", str(N_CTX), "--n_ubatch", "1", "--logits_all", "False",
-           "--chat_format", "chatml-function-calling"]
+           *(["--chat_format", CHAT_FORMAT] if CHAT_FORMAT else [])]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -142,17 +149,21 @@ def inputs(tmp_path_factory):
 
 def _params(tmp: Path, proxy: str, db: Path, corpus: Path, notes: list[str], method: str, run_id: str) -> Path:
     path = tmp / f"{run_id}.yaml"
+    switches = {} if FULL or method != "inspector" else {"segmentation": "off", "extraction": "patient_only"}
     path.write_text(yaml.safe_dump({
         "method": method, "run_id": run_id, "runs_dir": str(tmp / "runs"), "corpus": str(corpus), "db": str(db),
-        "note_ids": notes, "top_k": 3, "concurrency": 1,
-        "llm": {"backend": "llamacpp", "model": MODEL, "base_url": proxy + "/v1", "max_tokens": 256,
-                "context_window": N_CTX, "timeout_s": 1800, "max_concurrency": 1, "max_retries": 1}}))
+        "note_ids": notes, "top_k": 3, "concurrency": 1, "max_steps": 3, **switches,
+        # max_tokens_retry 0: a truncated reply is recorded as such at once (a CPU second chance
+        # at twice the budget costs minutes); the retry itself is tested offline
+        "llm": {"backend": "llamacpp", "model": MODEL, "base_url": proxy + "/v1", "max_tokens": MAX_TOKENS,
+                "max_tokens_retry": 0, "context_window": N_CTX, "timeout_s": 1800, "max_concurrency": 1,
+                "max_retries": 1}}))
     return path
 
 
 def _judge_argv(run_dir: Path, proxy: str) -> list[str]:
     return ["judge", "--run", str(run_dir), "--judge", MODEL, "--backend", "llamacpp", "--base-url", proxy + "/v1",
-            "--mode", "lenient", "--max-tokens", "128", "--timeout", "1800", "--concurrency", "1", "--no-progress"]
+            "--mode", "lenient", "--max-tokens", "64", "--timeout", "1800", "--concurrency", "1", "--no-progress"]
 
 
 def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, capsys):
@@ -161,7 +172,9 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
     url, log = server
     db, corpus, notes = inputs
     proxy = RecordingProxy(url)
-    report: list[str] = [f"notes: {', '.join(notes)}; n_ctx {N_CTX}"]
+    report: list[str] = [f"notes: {', '.join(notes)}; n_ctx {N_CTX}; chat format {CHAT_FORMAT or 'from the GGUF'}; "
+                         f"inspector {'all stages' if FULL else 'segmentation off, patient_only extraction'}; "
+                         f"max_tokens {MAX_TOKENS}"]
     runs: dict[str, Path] = {}
     codes: dict[str, int] = {}
     timings: dict[str, float] = {}
