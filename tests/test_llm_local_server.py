@@ -161,6 +161,14 @@ def _params(tmp: Path, proxy: str, db: Path, corpus: Path, notes: list[str], met
     return path
 
 
+def _offline_params(tmp: Path, db: Path, corpus: Path, notes: list[str]) -> Path:
+    path = tmp / "offline.yaml"
+    path.write_text(yaml.safe_dump({"method": "inspector", "backend": "offline", "run_id": "offline",
+                                    "runs_dir": str(tmp / "runs"), "corpus": str(corpus), "db": str(db),
+                                    "note_ids": notes}))
+    return path
+
+
 def _judge_argv(run_dir: Path, proxy: str) -> list[str]:
     return ["judge", "--run", str(run_dir), "--judge", MODEL, "--backend", "llamacpp", "--base-url", proxy + "/v1",
             "--mode", "lenient", "--max-tokens", "64", "--timeout", "1800", "--concurrency", "1", "--no-progress"]
@@ -169,6 +177,13 @@ def _judge_argv(run_dir: Path, proxy: str) -> list[str]:
 def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, capsys):
     from ehrlib.pipeline.rundir import read_ledger
 
+    if os.environ.get("EHRLIB_LLM_LOCAL_WORKDIR"):  # kept for inspection (make test-llm-local)
+        tmp_path = Path(os.environ["EHRLIB_LLM_LOCAL_WORKDIR"])
+        if tmp_path.exists():
+            import shutil
+
+            shutil.rmtree(tmp_path)
+        tmp_path.mkdir(parents=True)
     url, log = server
     db, corpus, notes = inputs
     proxy = RecordingProxy(url)
@@ -185,6 +200,10 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
         codes[name] = main(argv)
         timings[name] = time.perf_counter() - t0
 
+    # the LLM judge scores the offline inspector's predictions of the same notes too, so it has
+    # predictions to judge whatever the 135M model extracted
+    runs["offline"] = tmp_path / "runs" / "offline"
+    assert main(["run", "--params", str(_offline_params(tmp_path, db, corpus, notes)), "--no-progress"]) == 0
     for rnd in ("first", "rerun"):
         for method in ("inspector", "checkehr"):
             run_id = f"{method}-{rnd}"
@@ -192,6 +211,7 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
             phase(f"{method}-{rnd}", ["run", "--params", str(_params(tmp_path, proxy.url, db, corpus, notes, method,
                                                                         run_id)), "--no-progress"])
         phase(f"judge-{rnd}", _judge_argv(runs["inspector-first"], proxy.url))
+        phase(f"judge-offline-{rnd}", _judge_argv(runs["offline"], proxy.url))
 
     # 1. no request refused for its shape
     shape = [c for c in proxy.calls if c["status"] >= 400 and not is_context_overflow(c["error"])]
@@ -205,20 +225,22 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
     judged = [json.loads(line) for line in (runs["inspector-first"] / "judgements.jsonl").read_text().splitlines()]
     assert judged and all(j["judge"] == MODEL for j in judged)
     # 3. the rerun is answered from the response cache
-    for name in ("inspector-rerun", "checkehr-rerun", "judge-rerun"):
+    for name in ("inspector-rerun", "checkehr-rerun", "judge-rerun", "judge-offline-rerun"):
         assert [c for c in proxy.of(name) if c["status"] == 200] == [], name
     # 4. the tokens ehrlib recorded are the server's usage fields
     for method in ("inspector", "checkehr"):
         manifest = json.loads((runs[f"{method}-first"] / "manifest.json").read_text())
         calls = manifest["llm_calls"]
         ok = [c for c in proxy.of(f"{method}-first") if c["status"] == 200]
-        assert calls["succeeded"] == len(ok)
+        assert calls["answered"] == len(ok)
         assert calls["input_tokens"] == sum(c["usage"]["prompt_tokens"] for c in ok)
         assert calls["output_tokens"] + calls["thinking_tokens"] == sum(c["usage"]["completion_tokens"] for c in ok)
         rerun = json.loads((runs[f"{method}-rerun"] / "manifest.json").read_text())["llm_calls"]
-        assert rerun["succeeded"] == 0 and rerun["response_cache_hits"] == calls["succeeded"]
+        assert rerun["answered"] == 0 and rerun["response_cache_hits"] == calls["answered"]
         report.append(f"{method}: exit {codes[f'{method}-first']}, {timings[f'{method}-first']:.0f} s, "
-                      f"{calls['calls']} calls ({calls['failed_calls']} failed: {calls['failures_by_kind']}), "
+                      f"{calls['calls']} calls ({calls['failed_calls']} failed: {calls['failures_by_kind']} in "
+                      f"{calls['failures_by_stage']}), predictions {manifest['totals']['predictions']} "
+                      f"({manifest['totals']['unverified']} unverified), "
                       f"{calls['input_tokens']} in / {calls['output_tokens']} out tokens, "
                       f"structured output {manifest['cache']['llm'].get('structured_output')}, "
                       f"extraction {manifest['cache']['llm'].get('extraction')}; rerun {timings[f'{method}-rerun']:.1f} s, "
@@ -227,14 +249,17 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
             if s.get("llm_calls"):
                 report.append(f"  {stage}: {s['llm_calls']} calls, {s['input_tokens']} in / {s['output_tokens']} out, "
                               f"{s['wall_s']:.1f} s ({s['wall_s'] / s['llm_calls']:.1f} s per call)")
-    judges = json.loads((runs["inspector-first"] / "judges.json").read_text())
-    jcalls = judges[MODEL]["llm_calls"]
-    ok = [c for c in proxy.of("judge-first") if c["status"] == 200]
-    assert jcalls["input_tokens"] == sum(c["usage"]["prompt_tokens"] for c in ok)
-    report.append(f"judge: {timings['judge-first']:.0f} s, {jcalls['calls']} calls, {jcalls['input_tokens']} in / "
-                  f"{jcalls['output_tokens']} out tokens, "
-                  f"{sum(c['ms'] for c in ok) / max(len(ok), 1) / 1000:.1f} s per call; "
-                  f"rerun {timings['judge-rerun']:.1f} s")
+    for key, run_key in (("judge", "inspector-first"), ("judge-offline", "offline")):
+        judges = json.loads((runs[run_key] / "judges.json").read_text())
+        jcalls = judges[MODEL]["llm_calls"]
+        ok = [c for c in proxy.of(f"{key}-first") if c["status"] == 200]
+        assert jcalls["answered"] == len(ok)
+        assert jcalls["input_tokens"] == sum(c["usage"]["prompt_tokens"] for c in ok)
+        report.append(f"{key} (predictions of {run_key}): {timings[f'{key}-first']:.0f} s, {jcalls['calls']} calls, "
+                      f"{jcalls['input_tokens']} in / {jcalls['output_tokens']} out tokens, "
+                      f"{sum(c['ms'] for c in ok) / max(len(ok), 1) / 1000:.1f} s per call; "
+                      f"rerun {timings[f'{key}-rerun']:.1f} s")
+    assert proxy.of("judge-offline-first"), "the judge made no call"
     ok_all = [c for c in proxy.calls if c["status"] == 200]
     report.append(f"server: {len(proxy.calls)} requests ({len(ok_all)} ok, "
                   f"{sum(c['status'] >= 400 for c in proxy.calls)} refused as too long, split), "

@@ -236,13 +236,17 @@ class UsageLedger:
 
 def call_counts(ledger: UsageLedger, *, network_calls: int | None = None, retries: int | None = None,
                 truncation_retries: int | None = None) -> dict[str, Any]:
-    """The counts a run manifest keeps about model calls: made, answered from the response
-    cache, failed (by kind, with the most common reasons), retried."""
+    """The counts a run manifest keeps about model calls: made, answered by the server
+    (`answered`, truncated replies included) and of those usable (`succeeded`), answered
+    from the response cache, failed (by kind, with the most common reasons), retried."""
     recs = ledger.records()
     hits = sum(1 for r in recs if r.cached)
     fails = ledger.failure_summary()
     paid = [r for r in recs if not r.cached]
-    return {"calls": len(recs) + fails["failed_calls"], "succeeded": len(recs) - hits,
+    # a reply cut at the token limit was answered (and recorded) and then counted as failed
+    answered_failures = fails["by_kind"].get("truncated", 0)
+    return {"calls": len(recs) + fails["failed_calls"] - answered_failures,
+            "answered": len(paid), "succeeded": len(paid) - answered_failures,
             # tokens of the calls answered by the server this run (what its usage fields said)
             "input_tokens": sum(r.input_tokens for r in paid), "output_tokens": sum(r.output_tokens for r in paid),
             "thinking_tokens": sum(r.thinking_tokens for r in paid),
