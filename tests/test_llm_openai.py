@@ -250,3 +250,19 @@ def test_4xx_is_not_retried(server: FakeOpenAIServer) -> None:
     with pytest.raises(LLMCallError) as info:
         client.generate_sync([user("hi")])
     assert info.value.kind == "rejected" and server.request_count == 1
+
+
+def test_tool_choice_setting_and_a_server_refusing_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    with FakeOpenAIServer(reject_required_tool_choice=True) as srv:
+        srv.add(openai_text("done"))
+        client = fast_client(srv, tool_choice="required", max_retries=3)
+        result = run_tool_loop_sync(client, [user("find HR")], {"lexical_search": lexical_search})
+        # llama-cpp-python's chatml-function-calling answers an empty 500: not retried to the limit
+        assert not result.ok and result.failure.kind == "call_error" and srv.request_count == 2
+        client = fast_client(srv, tool_choice=None)
+        result = run_tool_loop_sync(client, [user("find HR")], {"lexical_search": lexical_search})
+        assert result.ok and "tool_choice" not in srv.requests[-1].body
+    with pytest.raises(ConfigError, match="tool_choice"):
+        fast_client(srv, tool_choice="sometimes")
