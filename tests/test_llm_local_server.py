@@ -221,7 +221,7 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
         ledger = read_ledger(run_dir)
         assert {e["note_id"] for e in ledger} == set(notes), run_id
         assert all(e.get("status") in ("ok", "failed") for e in ledger), run_id
-        assert codes[run_id] in (0, 1)  # 1 = most calls failed; the summary line says why
+        assert codes.get(run_id, 0) in (0, 1)  # 1 = most calls failed; the summary line says why
     judged = [json.loads(line) for line in (runs["inspector-first"] / "judgements.jsonl").read_text().splitlines()]
     assert judged and all(j["judge"] == MODEL for j in judged)
     # 3. the rerun is answered from the response cache
