@@ -194,11 +194,15 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
     codes: dict[str, int] = {}
     timings: dict[str, float] = {}
 
+    judge_info: dict[str, dict] = {}
+
     def phase(name: str, argv: list[str]) -> None:
         proxy.phase = name
         t0 = time.perf_counter()
         codes[name] = main(argv)
         timings[name] = time.perf_counter() - t0
+        if argv[0] == "judge":  # judges.json keeps the latest pass only
+            judge_info[name] = json.loads((Path(argv[2]) / "judges.json").read_text())[MODEL]
 
     # the LLM judge scores the offline inspector's predictions of the same notes too, so it has
     # predictions to judge whatever the 135M model extracted
@@ -250,8 +254,7 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
                 report.append(f"  {stage}: {s['llm_calls']} calls, {s['input_tokens']} in / {s['output_tokens']} out, "
                               f"{s['wall_s']:.1f} s ({s['wall_s'] / s['llm_calls']:.1f} s per call)")
     for key, run_key in (("judge", "inspector-first"), ("judge-offline", "offline")):
-        judges = json.loads((runs[run_key] / "judges.json").read_text())
-        jcalls = judges[MODEL]["llm_calls"]
+        jcalls = judge_info[f"{key}-first"]["llm_calls"]
         ok = [c for c in proxy.of(f"{key}-first") if c["status"] == 200]
         assert jcalls["answered"] == len(ok)
         assert jcalls["input_tokens"] == sum(c["usage"]["prompt_tokens"] for c in ok)
@@ -260,6 +263,7 @@ def test_pipeline_and_judge_against_a_real_server(server, inputs, tmp_path, caps
                       f"{sum(c['ms'] for c in ok) / max(len(ok), 1) / 1000:.1f} s per call; "
                       f"rerun {timings[f'{key}-rerun']:.1f} s")
     assert proxy.of("judge-offline-first"), "the judge made no call"
+    assert judge_info["judge-offline-rerun"]["llm_calls"]["answered"] == 0
     ok_all = [c for c in proxy.calls if c["status"] == 200]
     report.append(f"server: {len(proxy.calls)} requests ({len(ok_all)} ok, "
                   f"{sum(c['status'] >= 400 for c in proxy.calls)} refused as too long, split), "
