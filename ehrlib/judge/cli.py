@@ -96,6 +96,9 @@ def _run(args: argparse.Namespace) -> int:
             settings["cache_salt"] = f"{llm.get('cache_salt', '')}pass-{j}"
         summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=settings, label=label,
                                progress=not args.no_progress)
+        if summary.empty:
+            print(f"{args.run}: the corpus has no gold.jsonl; nothing to judge (the findings are in `ehrlib report`)")
+            return 0
         summaries.append(summary)
         print(markdown_table(summary[cols]), end="")
     if args.passes > 1:

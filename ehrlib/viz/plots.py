@@ -71,6 +71,16 @@ def _heatmap(data: pd.DataFrame, **kwargs: object) -> None:
         sns.heatmap(data, **kwargs)
 
 
+def _no_rows(title: str) -> Figure:
+    """An empty frame plots as a labelled blank figure, not an error: a run over
+    unlabelled notes has no metrics, and a notebook showing them should still run."""
+    fig, (ax,) = _figure(height=1.6)
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, "no rows to plot (e.g. no gold labels: nothing was scored)", ha="center", va="center")
+    ax.set_title(title)
+    return fig
+
+
 def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
     """``df`` with ``cols`` as columns (index levels of that name are moved into columns,
     so ``ehrlib.corpus.stats`` frames indexed by type or note type plot as they are)."""
@@ -83,22 +93,29 @@ def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
 
 
 def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None, label: str = "method",
-                      title: str = "Main results") -> Figure:
+                      title: str = "Main results", panel: str = "mode", caption: str = "") -> Figure:
     """Recall / precision / F1 per method, one panel per judge mode (Table 2 as bars).
 
     ``label`` names the column whose values are the bar groups (``method``, or ``variant``
-    when one method runs on several models). With ``f1_low``/``f1_high`` columns
-    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars.
+    when one method runs on several models). ``panel`` names the column that splits the
+    panels (``mode``; or e.g. ``corpus`` to set two evaluation sets side by side, panels in
+    order of appearance). With ``f1_low``/``f1_high`` columns
+    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars. ``caption`` goes under the plot.
     """
-    summary = _require(summary, [label, "mode", *METRICS], "plot_main_results")
-    modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+    if summary.empty:
+        return _no_rows(title)
+    summary = _require(summary, [label, panel, *METRICS], "plot_main_results")
+    if panel == "mode":
+        modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+    else:
+        modes = list(dict.fromkeys(summary[panel]))
     methods = list(methods or dict.fromkeys(summary[label]))
     fig, axes = _figure(len(modes), sharey=True)
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
     for ax, mode in zip(axes, modes):
-        part = summary[summary["mode"] == mode].set_index(label)
+        part = summary[summary[panel] == mode].set_index(label)
         for i, method in enumerate(methods):
             if method not in part.index:
                 continue
@@ -112,11 +129,13 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
                           color=colors[i], label=str(method))
             ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
         ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
-        ax.set_title(mode.capitalize())
+        ax.set_title(mode.capitalize() if panel == "mode" else str(mode), fontsize=9)
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("score (%)")
     axes[0].legend(loc="upper left", fontsize=7, frameon=True)
     fig.suptitle(title)
+    if caption:
+        fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7, wrap=True)
     return fig
 
 
@@ -125,6 +144,8 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
                         title: str | None = None) -> Figure:
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
     value (note type, gold inconsistency type, ...)."""
+    if df.empty:
+        return _no_rows(title or f"{metric} by {column}")
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
@@ -219,6 +240,8 @@ def plot_note_scores(scores: pd.DataFrame, metric: str = "f1", *, by: str = "not
 def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
                             title: str = "Error types (rule-assigned, heuristic)") -> Figure:
     """Share of each error type per group (Figure 4); input from ``error_distribution``."""
+    if dist.empty:
+        return _no_rows(title)
     dist = _require(dist, [group, "error_type", "share"], "plot_error_distribution")
     data = dist.assign(share_pct=100 * dist["share"])
     types = list(dict.fromkeys(data["error_type"]))
@@ -236,6 +259,8 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
                   title: str = "Ablations") -> Figure:
     """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
     dashed line at the ``baseline`` variant's value."""
+    if df.empty:
+        return _no_rows(title)
     df = _require(df, ["variant", metric], "plot_ablation")
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))
