@@ -33,6 +33,7 @@ from ehrlib.db.connect import check_tables, connect
 from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.inputs import prepare_inputs
 from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
+from ehrlib.llm.usage import mostly_failed
 from ehrlib.ontology import load_ontology
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
@@ -230,7 +231,11 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
                     fut.cancel()
                 bar.close()
         summary = summarize_ledger(writer.ledger)["totals"]
-        save_manifest("complete" if summary.get("notes_error", 0) == 0 else "incomplete")
+        status = "complete" if summary.get("notes_error", 0) == 0 else "incomplete"
+        if stages.stats:
+            if mostly_failed(stages.stats().get("counts") or {}):
+                status = "failed"  # most model calls failed: the outcomes say little about the method
+        save_manifest(status)
         return run_dir
     except OSError as exc:
         with run_dir_errors(run_dir):   # full disk, read-only folder: one line, and resumable

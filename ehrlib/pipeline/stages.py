@@ -69,6 +69,8 @@ BACKENDS: Mapping[str, str] = {
     "gemini": "ehrlib.pipeline.llm",
     "openai": "ehrlib.pipeline.llm",
     "scripted": "ehrlib.pipeline.llm",
+    # the other LLM presets users type (ehrlib.llm.factory.PRESETS; a test keeps the two in step)
+    **{name: "ehrlib.pipeline.llm" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
 }
 
 T = TypeVar("T")
