@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ehrlib.cli import main
 from ehrlib.corpus.records import Note
 from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.llm import Message, make_client
@@ -23,7 +24,8 @@ from ehrlib.pipeline.params import load_params
 from ehrlib.pipeline.rundir import read_ledger
 from ehrlib.pipeline.runner import open_worker, run_experiment
 
-HAVE_RAY = importlib.util.find_spec("ray") is not None
+find_spec = importlib.util.find_spec
+HAVE_RAY = find_spec("ray") is not None
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="ray is not installed (pip install 'ehrlib[ray]')")
 
 
@@ -62,12 +64,15 @@ def test_limits_on_a_backend_without_model_calls_are_an_error():
         make_executor(params, "r", threads=1, open_worker=open_worker)
 
 
-def test_missing_ray_is_a_one_line_config_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    executor = make_executor(load_params(None, executor="ray"), "r", threads=1, open_worker=open_worker)
+def test_missing_ray_is_a_one_line_config_error_before_the_run_starts(monkeypatch, embedded, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError, find_spec -> ValueError
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a))
     with pytest.raises(ConfigError) as err:
-        executor.__enter__()
+        make_executor(load_params(None, executor="ray"), "r", threads=1, open_worker=open_worker)
     assert str(err.value) == MISSING_RAY
+    code = main(["run", "--executor", "ray", "--corpus", embedded.corpus, "--db", embedded.db,
+                 "--runs-dir", str(tmp_path), "--run-id", "r", "--no-progress"])
+    assert code == 2 and not (tmp_path / "r").exists()
 
 
 # --- outcomes and the thread executor ----------------------------------------------------------

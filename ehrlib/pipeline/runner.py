@@ -136,16 +136,16 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     run_id = params.run_id or new_run_id(params)
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    workers = params.concurrency or max(1, stages.concurrency)
+    executor = make_executor(params, run_id, threads=workers, open_worker=open_worker)
+    if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
+        stages = dataclasses.replace(stages, stats=executor.stats)
     con, db_info = _open_db(params)
     try:
         worker, ontology_info = _worker(params, run_id, con, db_info, stages)
         writer = RunWriter(run_dir, run_id)
         done = writer.done
         todo = [n for n in notes if n.note_id not in done]
-        workers = params.concurrency or max(1, stages.concurrency)
-        executor = make_executor(params, run_id, threads=workers, open_worker=open_worker)
-        if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
-            stages = dataclasses.replace(stages, stats=executor.stats)
 
         prov = provenance(params, db_info, notes_path, len(notes))
         last_save = [0.0]

@@ -16,6 +16,7 @@ when a Ray run starts.
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -140,6 +141,8 @@ class RayExecutor:
         # deferred: the LLM backend's names, looked up only to check the limits apply
         from ehrlib.pipeline.llm import LLM_BACKENDS
 
+        if importlib.util.find_spec("ray") is None:  # before the run directory is touched
+            raise ConfigError(MISSING_RAY)
         if limits and params.backend not in LLM_BACKENDS:
             raise ConfigError(f"llm.requests_per_minute/tokens_per_minute limit model calls; backend "
                               f"{params.backend!r} makes none (LLM backends: {', '.join(LLM_BACKENDS)})")
