@@ -6,15 +6,19 @@ with two backends: ``offline`` (CPU-bound rules) and the orchestration oracle of
 mostly waits on a model; its answers are the gold, so no accuracy is reported).
 
 Each configuration runs twice under one run id: first ``n_small`` notes, then — resumed
-with a larger limit — the next ``n_large - n_small``. Both walls hold the same fixed cost
-(worker start-up, database and stage set-up, manifest), so the difference gives the
-steady per-note time and the fixed part separately. ``overhead_per_note_ms`` is a Ray
-row's per-note time minus the thread row's at the same parallelism (1 worker x 1 thread
-against 1 thread): what shipping a note to a worker and its records back costs. The
-2-way rows show the throughput on two cores (threads share the GIL; Ray workers do not).
+with a larger limit — the rest up to ``n_large``. For the one-worker, one-thread rows the
+notes run one after another, so a part's wall time minus the notes' own compute time
+(``wall_s`` in the ledger, measured inside the worker) is the time spent outside the notes:
+fixed cost (worker start-up, database and stage set-up, manifest) plus, per note, dispatch,
+transfer of its records and the commit. The two parts share the fixed cost, so their
+difference gives ``outside_per_note_ms`` and ``fixed_s`` apart, free of the notes' own
+(noisy, warm-up-heavy) compute. ``overhead_per_note_ms`` is the Ray row's outside time per
+note minus the thread row's: what shipping a note to a worker and its records back costs.
+The two-way rows (two threads; two Ray workers) give throughput on two cores: threads
+share Python's GIL, Ray workers do not.
 
 ``ray.init`` (one local instance, ``num_cpus=2``) is timed apart (``ray_init_s``). The
-note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 2,10).
+note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 2,8).
 """
 from __future__ import annotations
 
@@ -37,12 +41,12 @@ __all__ = ["run", "CONFIGS"]
 
 #: (executor, ray workers, threads per process)
 CONFIGS: tuple[tuple[str, int, int], ...] = (("thread", 1, 1), ("ray", 1, 1), ("thread", 1, 2), ("ray", 2, 1))
-HEADER = ["backend", "executor", "workers", "threads", "latency_s", "n_notes", "fixed_s", "per_note_s",
-          "notes_per_s", "overhead_per_note_ms", "ray_init_s"]
+HEADER = ["backend", "executor", "workers", "threads", "latency_s", "n_notes", "wall_s", "notes_per_s",
+          "compute_per_note_s", "fixed_s", "outside_per_note_ms", "overhead_per_note_ms", "ray_init_s"]
 
 
 def _counts() -> tuple[int, int]:
-    raw = os.environ.get("EHRLIB_BENCH_EXECUTOR_NOTES", "2,10")
+    raw = os.environ.get("EHRLIB_BENCH_EXECUTOR_NOTES", "2,8")
     try:
         small, large = (int(x) for x in raw.split(","))
     except ValueError:
@@ -52,18 +56,27 @@ def _counts() -> tuple[int, int]:
     return small, large
 
 
-def _measure(base: Any, run_id: str, small: int, large: int) -> tuple[float, float]:
-    """(fixed seconds, seconds per note) from a run of ``small`` notes resumed to ``large``."""
-    walls = []
+def _measure(base: Any, run_id: str, small: int, large: int) -> dict[str, float]:
+    """Wall time, fixed cost, compute and outside time per note of a run of ``small``
+    notes resumed to ``large``."""
+    walls, computes, counts = [], [], []
+    seen = 0
     for limit in (small, large):
         t0 = time.perf_counter()
         run_dir = run_experiment(base.replace(run_id=run_id, limit=limit))
         walls.append(time.perf_counter() - t0)
-    ledger = read_ledger(run_dir)
-    if len(ledger) != large or any(e.get("status") != "ok" for e in ledger):
-        raise RuntimeError(f"bench run {run_id}: expected {large} ok notes, got {len(ledger)}")
-    per_note = (walls[1] - walls[0]) / (large - 2 * small)
-    return walls[0] - per_note * small, per_note
+        part = read_ledger(run_dir)[seen:]
+        seen += len(part)
+        if any(e.get("status") != "ok" for e in part):
+            raise RuntimeError(f"bench run {run_id}: a note did not finish ok")
+        computes.append(sum(e.get("wall_s", 0.0) for e in part))
+        counts.append(len(part))
+    if counts != [small, large - small]:
+        raise RuntimeError(f"bench run {run_id}: expected {small} then {large - small} notes, got {counts}")
+    outside = [w - c for w, c in zip(walls, computes)]
+    per_note = (outside[1] - outside[0]) / (counts[1] - counts[0])
+    return {"wall_s": sum(walls), "fixed_s": outside[0] - per_note * counts[0], "outside_per_note_s": per_note,
+            "compute_per_note_s": sum(computes) / large}
 
 
 def run(out_dir: Path, *, latency: float | None = None) -> Path:
@@ -85,21 +98,23 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
         try:
             for backend in ("offline", "oracle"):
                 options = {"latency_s": latency} if backend == "oracle" else {}
-                thread_per_note: dict[int, float] = {}
+                serial_outside: float | None = None
                 for executor, workers, threads in CONFIGS:
                     base = load_params(None, corpus=str(corpus), db=str(db), backend=backend, progress=False,
                                        runs_dir=str(Path(tmp) / "runs"), executor=executor, concurrency=threads,
                                        ray_workers=workers if executor == "ray" else None, backend_options=options)
-                    fixed, per_note = _measure(base, f"{backend}-{executor}-{workers}x{threads}", small, large)
-                    parallel = workers * threads if executor == "ray" else threads
-                    overhead = None
-                    if executor == "thread":
-                        thread_per_note[parallel] = per_note
-                    elif parallel == 1:  # same parallelism, one process each: the difference is Ray's
-                        overhead = round((per_note - thread_per_note[parallel]) * 1000, 1)
-                    rows.append([backend, executor, workers, threads, latency if backend == "oracle" else "",
-                                 large, round(fixed, 2), round(per_note, 4), round(1 / per_note, 2) if per_note > 0
-                                 else "", overhead if overhead is not None else "",
+                    m = _measure(base, f"{backend}-{executor}-{workers}x{threads}", small, large)
+                    serial = workers * threads == 1
+                    overhead = ""
+                    if serial and executor == "thread":
+                        serial_outside = m["outside_per_note_s"]
+                    elif serial and serial_outside is not None:
+                        overhead = round((m["outside_per_note_s"] - serial_outside) * 1000, 1)
+                    rows.append([backend, executor, workers, threads, latency if backend == "oracle" else "", large,
+                                 round(m["wall_s"], 2), round(large / m["wall_s"], 3),
+                                 round(m["compute_per_note_s"], 4),
+                                 round(m["fixed_s"], 2) if serial else "",
+                                 round(m["outside_per_note_s"] * 1000, 1) if serial else "", overhead,
                                  round(ray_init_s, 1) if executor == "ray" else ""])
         finally:
             if started:

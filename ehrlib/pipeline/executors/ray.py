@@ -158,6 +158,11 @@ class RayExecutor:
         self._stats: dict[int, dict[str, Any]] = {}
 
     def __enter__(self) -> RayExecutor:
+        return self
+
+    def _start(self) -> None:
+        """Join (or start) the cluster and start the workers: on the first note, so a run
+        with nothing left to do never waits for a cluster."""
         try:
             # deferred: optional dependency (the `ray` extra), imported only for Ray runs
             import ray
@@ -170,12 +175,7 @@ class RayExecutor:
             except (ConnectionError, ValueError, RuntimeError) as exc:
                 raise ConfigError(f"cannot reach the Ray cluster at {self.params.ray_address}: {_reason(exc)}") from None
             self._started = True
-        try:
-            self._start_workers()
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
+        self._start_workers()
 
     def _start_workers(self) -> None:
         ray = self._ray
@@ -220,6 +220,9 @@ class RayExecutor:
 
     def run(self, todo: Sequence[Note], work: NoteWork) -> Iterator[NoteOutcome]:
         """Outcomes in completion order; ``work`` (the driver's) is unused: workers hold their own."""
+        if not todo:
+            return
+        self._start()
         ray = self._ray
         size = self.params.ray_batch
         batches = [list(todo[i:i + size]) for i in range(0, len(todo), size)]
