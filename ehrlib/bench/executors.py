@@ -15,7 +15,8 @@ difference gives ``outside_per_note_ms`` and ``fixed_s`` apart, free of the note
 (noisy, warm-up-heavy) compute. ``overhead_per_note_ms`` is the Ray row's outside time per
 note minus the thread row's: what shipping a note to a worker and its records back costs.
 The two-way rows (two threads; two Ray workers) give throughput on two cores: threads
-share Python's GIL, Ray workers do not.
+share Python's GIL, Ray workers do not. The ``transfer only`` row times the transport
+alone: each note's committed records sent to an actor and back, nothing else running.
 
 ``ray.init`` (one local instance, ``num_cpus=2``) is timed apart (``ray_init_s``). The
 note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 2,8).
@@ -23,6 +24,7 @@ note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import tempfile
 import time
@@ -79,6 +81,30 @@ def _measure(base: Any, run_id: str, small: int, large: int) -> dict[str, float]
             "compute_per_note_s": sum(computes) / large}
 
 
+def _transfer_ms(ray: Any, run_dir: Path, repeats: int = 3) -> tuple[float, int]:
+    """(ms per note, bytes per note) to send one note to a Ray actor and its records back:
+    the committed lines of ``run_dir`` grouped by note, echoed by an actor that does nothing
+    else — the transport part of the overhead, without the rest of the run."""
+    by_note: dict[str, list[str]] = {}
+    for name in ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl"):
+        for line in (run_dir / name).read_text(encoding="utf-8").splitlines():
+            by_note.setdefault(json.loads(line)["note_id"], []).append(line)
+    echo = ray.remote(num_cpus=0)(_Echo).remote()
+    ray.get(echo.back.remote([]))
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        for lines in by_note.values():
+            ray.get(echo.back.remote(lines))
+    ms = (time.perf_counter() - t0) * 1000 / (repeats * len(by_note))
+    ray.kill(echo)
+    return ms, sum(len(x) for v in by_note.values() for x in v) // len(by_note)
+
+
+class _Echo:
+    def back(self, lines: list[str]) -> list[str]:
+        return lines
+
+
 def run(out_dir: Path, *, latency: float | None = None) -> Path:
     if importlib.util.find_spec("ray") is None:
         raise BenchSkipped("ray is not installed (pip install 'ehrlib[ray]')")
@@ -116,6 +142,9 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
                                  round(m["fixed_s"], 2) if serial else "",
                                  round(m["outside_per_note_s"] * 1000, 1) if serial else "", overhead,
                                  round(ray_init_s, 1) if executor == "ray" else ""])
+            ms, size = _transfer_ms(ray, Path(tmp) / "runs" / "offline-ray-1x1")
+            rows.append(["transfer only", "ray", 1, 1, "", large, "", "", "", "", round(ms, 1),
+                         f"{size} bytes a note", round(ray_init_s, 1)])
         finally:
             if started:
                 ray.shutdown()

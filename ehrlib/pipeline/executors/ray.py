@@ -172,8 +172,11 @@ class RayExecutor:
         if not ray.is_initialized():
             try:
                 ray.init(address=self.params.ray_address, include_dashboard=False, logging_level=logging.WARNING)
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                raise ConfigError(f"cannot reach the Ray cluster at {self.params.ray_address}: {_reason(exc)}") from None
+            except Exception as exc:  # noqa: BLE001 - ray raises bare Exceptions for a node that did not start
+                if self.params.ray_address:
+                    raise ConfigError(f"cannot reach the Ray cluster at {self.params.ray_address}: "
+                                      f"{_reason(exc)}") from None
+                raise RunError(f"could not start a local Ray instance: {_reason(exc)}") from None
             self._started = True
         self._start_workers()
 
