@@ -32,10 +32,14 @@ __all__ = [
     "from_dict",
 ]
 
-#: Bump when a field of any record changes meaning or name.
-SCHEMA_VERSION = 1
+#: Bump when a field of any record changes meaning or name, or a field is added
+#: (2: ``Prediction.rule_id``, the offline rule behind a verdict).
+SCHEMA_VERSION = 2
 
-NoteType = Literal["discharge_summary", "physician", "nursing"]
+#: ``radiology`` (MIMIC-III Radiology, MIMIC-IV-Note RR/AR reports) is accepted so the
+#: MIMIC importers keep those notes; the paper's benchmark types are the other three, and
+#: the pipeline treats a radiology report like a physician note (docs/note_contract.md).
+NoteType = Literal["discharge_summary", "physician", "nursing", "radiology"]
 Label = Literal["consistent", "inconsistent"]
 NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
 LABELS: tuple[str, ...] = get_args(Label)
@@ -166,6 +170,8 @@ class Prediction:
     entity_id: str | None = None
     prompt_id: str | None = None
     failure: str | None = None
+    #: the offline rule that decided (``<family>.<name>``); None for LLM verdicts
+    rule_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +220,7 @@ NOTE_TYPE_ALIASES: Mapping[str, str] = {
     "progress note": "physician", "progress_note": "physician", "physician progress note": "physician",
     "md": "physician", "nursing": "nursing", "nursing/other": "nursing", "nursing note": "nursing",
     "nursing_note": "nursing", "nursing progress note": "nursing", "rn": "nursing",
+    "radiology": "radiology", "radiology report": "radiology", "rr": "radiology",
 }
 
 

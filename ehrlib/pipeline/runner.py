@@ -27,6 +27,7 @@ from typing import Any, Callable
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
+from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.io import NOTES_FILE, read_notes
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
@@ -183,7 +184,8 @@ def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
             stages: Stages) -> tuple[Worker, dict[str, Any] | None]:
     """The note function of one process over its connection ``con`` (and the ontology it loaded)."""
     if stages.endpoint:
-        check_phi(str(db_info["source_kind"]), stages.endpoint)
+        # imported MIMIC notes are credentialed text whatever database they run against
+        check_phi(corpus_source_kind(params.corpus) or str(db_info["source_kind"]), stages.endpoint)
     ontology, ontology_info = None, None
     if stages.ontology_extractor is not None:
         ontology = load_ontology(con, path=params.ontology)
