@@ -79,6 +79,9 @@ class RunParams:
     #: CheckEHR SQL guard rails
     sql_timeout_s: float = 10.0
     sql_row_cap: int = 200
+    #: per-note input limits: a longer note (or line) is a recorded per-note failure
+    max_note_chars: int = 1_000_000
+    max_line_chars: int = 100_000
     #: sampling temperature for LLM backends; None = the backend's default (the paper's
     #: settings: Gemini defaults; 0.5 for open models). Set it to override.
     temperature: float | None = None
@@ -116,6 +119,8 @@ class RunParams:
             raise ConfigError("concurrency must be >= 1")
         if self.top_k < 1 or self.max_steps < 1:
             raise ConfigError("top_k and max_steps must be >= 1")
+        if self.max_note_chars < 1 or self.max_line_chars < 1:
+            raise ConfigError("max_note_chars and max_line_chars must be >= 1")
         if self.executor not in EXECUTORS:
             raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
         if (self.ray_workers is not None and self.ray_workers < 1) or self.ray_batch < 1:
@@ -155,7 +160,7 @@ def _coerce(name: str, value: Any) -> Any:
             value = [value]
         return tuple(str(v) for v in value)
     if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed",
-                "ray_workers", "ray_batch"):
+                "max_note_chars", "max_line_chars", "ray_workers", "ray_batch"):
         try:
             return int(value)
         except (TypeError, ValueError):
