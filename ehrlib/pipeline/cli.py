@@ -35,6 +35,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=1, metavar="K",
                    help="K independent inferences (LLM backends): run ids <id>-r1..rK with distinct response-cache "
                         "salts; with gold labels, prints matcher mean ± std")
+    p.add_argument("--executor", choices=("thread", "ray"),
+                   help="where notes run: threads of this process (default) or a Ray cluster (docs/ray.md)")
+    p.add_argument("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local instance")
+    p.add_argument("--ray-workers", type=int, help="Ray worker actors (default: one per cluster CPU)")
+    p.add_argument("--ray-batch", type=int, help="notes per Ray task (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -61,7 +66,8 @@ def _run(args: argparse.Namespace) -> int:
         run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, concurrency=args.concurrency,
         segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
         tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
-        cache_scope=args.cache_scope,
+        cache_scope=args.cache_scope, executor=args.executor, ray_address=args.ray_address,
+        ray_workers=args.ray_workers, ray_batch=args.ray_batch,
         progress=False if args.no_progress else None,
     )
     if args.repeats < 1:

@@ -62,8 +62,10 @@ DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.
 LEDGER_FILE = "progress.jsonl"
 MANIFEST = "manifest.json"
 USAGE = "usage.json"
-#: params that may differ between a run and its resumption
-RESUMABLE_CHANGES = frozenset({"limit", "progress", "concurrency", "note_ids", "run_id", "runs_dir"})
+#: params that may differ between a run and its resumption (the executor only changes
+#: where notes run, never what they yield)
+RESUMABLE_CHANGES = frozenset({"limit", "progress", "concurrency", "note_ids", "run_id", "runs_dir",
+                               "executor", "ray_address", "ray_workers", "ray_batch"})
 _PACKAGES = ("ehrlib", "duckdb", "pandas", "numpy", "google-genai", "httpx", "pyyaml", "tqdm")
 
 
