@@ -39,7 +39,7 @@ def llm_blocks() -> list[tuple[str, dict]]:
     and the params/ files with an `llm:` block."""
     found = [(f"params/{p.name}", yaml.safe_load(p.read_text(encoding="utf-8")))
              for p in sorted((ROOT / "params").glob("*.yaml"))
-             if "llm" in (yaml.safe_load(p.read_text(encoding="utf-8")) or {})]
+             if (yaml.safe_load(p.read_text(encoding="utf-8")) or {}).get("llm")]  # `llm: null`: none configured
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
         for m in re.finditer(r"```ya?ml\n(.*?)```", text, re.DOTALL):
