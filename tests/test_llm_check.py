@@ -82,8 +82,7 @@ def test_docs_have_blocks_and_commands():
 @pytest.mark.parametrize("where, data", BLOCKS, ids=[w for w, _ in BLOCKS])
 def test_every_documented_llm_block_checks(where, data, tmp_path, capsys, documented_env):
     report = check_run_params(params_from_mapping(data))
-    assert report is not None and report.model and report.endpoint.startswith("https://") or \
-        report.endpoint.startswith("http://localhost")
+    assert report is not None and report.model and report.endpoint.startswith(("https://", "http://"))
     assert report.request["body"]
     assert "***" in str(report.request.get("headers")) or "Authorization" not in report.request.get("headers", {})
     # and through the command line, exactly as a user would

@@ -148,4 +148,10 @@ def check_run_params(params: Any) -> CheckReport | None:
         block.setdefault("temperature", temperature)
     if backend == "scripted":
         raise ConfigError("the scripted backend replays canned replies (tests only); nothing to check")
+    urls = block.get("base_url")
+    if isinstance(urls, (list, tuple)):  # several endpoints (spread over Ray workers): check each, report the first
+        if not urls:
+            raise ConfigError("llm.base_url is an empty list")
+        reports = [check_llm(str(backend), {**block, "base_url": u}) for u in urls]
+        return reports[0]
     return check_llm(str(backend), block)
