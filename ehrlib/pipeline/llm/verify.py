@@ -1,4 +1,5 @@
-"""Stage 6 with an LLM: the validation cache first, then the bounded tool loop, then the evidence-sufficiency guard.
+"""Stage 6 with an LLM: the validation cache first, then the bounded tool loop, then the
+evidence-sufficiency guard.
 
 The model calls the patient's tools through :func:`ehrlib.llm.run_tool_loop` (every call
 traced); a verdict may cite only rows a tool returned, and an "inconsistent" verdict needs
@@ -109,8 +110,8 @@ class LLMVerifier:
         wrapped = {name: _capture_rows(fn, seen_rows) for name, fn in tools.items()}
         lines = ctx.lines
         window = entity.window
-        aligned = zip(entity.items, entity.item_keys, strict=False)
-        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in aligned) \
+        items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in zip(entity.items, entity.item_keys,
+                                                                            strict=False)) \
             or "not aligned yet (use the alignment tools)"
         value = entity.value or ""
         stated = entity.claim.stated()
@@ -145,7 +146,7 @@ class LLMVerifier:
             prompt_id = p_push.prompt_id if result.ok else prompt_id
         total = to_usage(usage, calls, self.llm.cost(usage))
         if result.failure is not None:
-            return Verdict(entity.entity_id, "consistent", reason="verification failed",
+            return Verdict(entity.entity_id, "unverified", reason="verification failed",
                            tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
                            failure=f"{result.failure.kind}: {result.failure.message}")
         verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
