@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from ehrlib.pipeline.offline.lexicon import load_lexicon
-from ehrlib.pipeline.offline.mentions import Mention, find_mentions
+from ehrlib.pipeline.offline.mention import Mention
+from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, non_statement_reason
 from ehrlib.pipeline.offline.scope import PLAN_CUES
 

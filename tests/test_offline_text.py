@@ -7,10 +7,11 @@ import pytest
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.lexicon import load_lexicon
-from ehrlib.pipeline.offline.mentions import find_mentions, parse_bp, parse_value
+from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.scope import decide_scope
 from ehrlib.pipeline.offline.sections import match_header, note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, parse_duration_days, resolve_line
+from ehrlib.pipeline.offline.values import parse_bp, parse_value
 from ehrlib.pipeline.records import Entity, Segment
 
 ADMIT = "2164-10-20 14:00:00"

@@ -70,6 +70,7 @@ class StageRecord:
     #: the stage's output (records), converted with ``ehrlib.corpus.to_dict`` when written
     output: Any = None
     raw: tuple[str, ...] = ()
+    dropped: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,7 @@ def _timed(stage: str, fn: Callable[[], StageOutput[Any]], **where: Any) -> tupl
     t0 = time.perf_counter()
     out = fn()
     rec = StageRecord(stage, time.perf_counter() - t0, out.usage, out.prompt_ids, out.failures,
-                      output=out.value, raw=out.raw, **where)
+                      output=out.value, raw=out.raw, dropped=out.dropped, **where)
     return out, rec
 
 

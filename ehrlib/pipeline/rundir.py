@@ -54,6 +54,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: version of the stages.jsonl lines (2: per-stage ``dropped`` candidates with their rule id)
+STAGES_SCHEMA_VERSION = 2
 DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl", "failures.jsonl")
 LEDGER_FILE = "progress.jsonl"
 MANIFEST = "manifest.json"
@@ -162,9 +164,9 @@ def _stage_line(run_id: str, note_id: str, rec: Any) -> str:
         "note_id": note_id, "stage": rec.stage, "segment": rec.segment, "entity_id": rec.entity_id,
         "prompt_id": rec.prompt_ids[0] if rec.prompt_ids else None, "prompt_ids": list(rec.prompt_ids),
         "wall_s": round(rec.wall_s, 6), "usage": to_dict(rec.usage), "failures": list(rec.failures),
-        "output": to_dict(rec.output), "raw": list(rec.raw),
+        "output": to_dict(rec.output), "raw": list(rec.raw), "dropped": to_dict(rec.dropped),
     }
-    return dumps_record(body, run_id=run_id)
+    return dumps_record(body, schema_version=STAGES_SCHEMA_VERSION, run_id=run_id)
 
 
 def note_lines(run_id: str, result: NoteResult) -> dict[str, list[str]]:
@@ -182,7 +184,7 @@ def note_lines(run_id: str, result: NoteResult) -> dict[str, list[str]]:
         "wall_s": round(result.wall_s, 6), "usage": to_dict(result.usage), "failures": [],
         "output": {"segments": to_dict(result.segments), "timeline": to_dict(result.timeline),
                    "entities": to_dict(result.entities), "scope": to_dict(result.scope)},
-    }, run_id=run_id))
+    }, schema_version=STAGES_SCHEMA_VERSION, run_id=run_id))
     failures = [dumps_record({"note_id": result.note_id, "stage": st, "entity_id": eid, "error": msg},
                              run_id=run_id) for st, eid, msg in result.failures]
     return {"predictions.jsonl": preds, "tool_calls.jsonl": calls, "stages.jsonl": stages,

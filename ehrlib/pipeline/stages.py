@@ -177,6 +177,9 @@ class StageOutput(Generic[T]):
     failures: tuple[str, ...] = ()
     #: raw model replies, kept for error analysis (written to stages.jsonl)
     raw: tuple[str, ...] = ()
+    #: candidates an extraction stage filtered out, each with the rule id that dropped it
+    #: (written to stages.jsonl, for error analysis)
+    dropped: tuple[Any, ...] = ()
 
 
 class StageEnv:

@@ -11,27 +11,32 @@ Extraction follows the paper's two steps (§4.2) with rules instead of an LLM:
    uses, keeping items of the concept's tables; such an entity refers to an item the
    patient has no record of, which verification then reports as missing.
 
+Alignment itself is :mod:`.align`; candidates that are no statements are dropped by the
+rules of :mod:`.precision` and recorded, with their rule ids, in the stage output.
 An entity's window is the time expression of its own clause when there is one, else the
 segment's default window (Appendix B.4).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
+from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
-from ehrlib.pipeline.offline.mentions import Mention, find_mentions
-from ehrlib.pipeline.offline.precision import drop_non_statements, is_allergy_paragraph, is_drug_class
+from ehrlib.pipeline.offline.mention import Mention
+from ehrlib.pipeline.offline.mentions import find_mentions
+from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
-from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline, item_key
+from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
 
 __all__ = ["offline_segmenter", "offline_anchors", "patient_extractor", "ontology_extractor", "time_context",
-           "drug_items", "concept_items", "diagnosis_mentions"]
+           "diagnosis_mentions"]
 
 _WIDEN = 1.0
 
@@ -70,72 +75,6 @@ def offline_anchors(ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ..
     return StageOutput(Timeline(anchors, tuple(refs)))
 
 
-# --- alignment ----------------------------------------------------------------------------------
-
-def _patient_pairs(ctx: NoteContext) -> list[tuple[ItemRef, str]]:
-    keys = ctx.patient_item_keys
-    return [(it, keys[i] if i < len(keys) else item_key(it.table, it.itemid if it.itemid is not None else it.label))
-            for i, it in enumerate(ctx.patient_items)]
-
-
-def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None,
-                  pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    """The patient's items of a concept: in its tables, label matching its pattern."""
-    if pattern is None:
-        return []
-    return [(it, k) for it, k in pairs if it.table in concept_tables and pattern.search(it.label or "")]
-
-
-_DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
-
-
-def _name_pattern(name: str) -> Callable[[str], bool]:
-    words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3]
-    if not words:
-        exact = name.strip().lower()
-        return lambda label: label.strip().lower() == exact  # "LR", "NS"
-    pats = [re.compile(r"(?<![a-z])" + re.escape(w[:12]), re.I) for w in words]
-    return lambda label: all(p.search(label) for p in pats)
-
-
-def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    """Order/infusion items whose label names one of ``names`` (generic, brand or ward
-    abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word."""
-    tests = [_name_pattern(n) for n in names if n]
-    return [(it, k) for it, k in pairs if it.table in _DRUG_TABLES and any(t(it.label or "") for t in tests)]
-
-
-def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    return [(it, k) for it, k in pairs if it.table == "microbiologyevents" and ":spec:" in k]
-
-
-_BLOOD_PRODUCTS = ((r"prbc|red|rbc|blood", r"packed red|prbc|rbc"), (r"ffp|plasma", r"ffp|fresh frozen|plasma"),
-                   (r"plt|platelet", r"platelet"), (r"cryo", r"cryo"))
-
-
-def _align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    if m.concept == "drug" or m.kind in ("medication", "infusion"):
-        names = list(m.attributes.get("drugs", ()))
-        concept = lex.concepts.get(m.concept)
-        if concept is not None and concept.items is not None:  # blood products: the one named
-            product = next((pat for word, pat in _BLOOD_PRODUCTS if re.search(word, m.text, re.I)), None)
-            return concept_items(concept.tables, re.compile(product, re.I) if product else concept.items, pairs)
-        return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
-    if m.kind == "microbiology":
-        spec = re.compile(str(m.attributes.get("specimen", "")), re.I)
-        return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]
-    if m.kind == "interpretation":
-        extra = lex.extra_criteria.get(str(m.attributes.get("criterion")))
-        if extra is not None:  # a lexicon state: judged on its concept's items
-            concept = lex.concepts[extra["concept"]]
-            return concept_items(concept.tables, concept.items, pairs)
-        return []  # the criterion names its items at verification (Get_Clinical_Criterion)
-    concept = lex.concepts.get(m.concept)
-    if concept is None:
-        return []
-    return concept_items(concept.tables, concept.items, pairs)
-
-
 # --- entities -----------------------------------------------------------------------------------
 
 def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Sequence[Mention]) -> TimeRef | None:
@@ -148,7 +87,7 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     Sentence ends (. ;) always break the link.
     """
     def same_sentence(a: int, b: int) -> bool:
-        return not re.search(r"[.;](?:\s|$)", text[a:b])
+        return not has_break(text[a:b], "sentence")
 
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
@@ -273,9 +212,10 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
     return out
 
 
-def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str]
-              ) -> list[tuple[_Paragraph, list[Mention]]]:
-    """Mentions per paragraph, positions in paragraph text (line = first line)."""
+def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
+              dropped: list[DroppedMention]) -> list[tuple[_Paragraph, list[Mention]]]:
+    """Mentions per paragraph, positions in paragraph text (line = first line); the
+    non-statements filtered out are appended to ``dropped`` (line and column of the note)."""
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
@@ -287,14 +227,19 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                          if m.kind in ("procedure", "medication", "infusion")]
         per_line += procedure_mentions(ctx.lines, seg, per_line)
         for i in range(seg.start_line, seg.end_line + 1):
-            ms = drop_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
+            ms, gone = split_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
+            dropped.extend(gone)
             if ms:
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        ms = drop_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names, seg.section))
+        ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
+                                                                 seg.section))
+        for d in gone:
+            line, col = para.locate(d.start)
+            dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
         if ms:
             out.append((para, ms))
     return out
@@ -303,13 +248,14 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
 def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, known: tuple[Entity, ...],
              step: str) -> StageOutput[tuple[Entity, ...]]:
     lex = load_lexicon()
-    pairs = _patient_pairs(ctx)
-    drug_names = [it.label for it, _ in pairs if it.table in _DRUG_TABLES]
+    pairs = patient_pairs(ctx)
+    drug_names = [it.label for it, _ in pairs if it.table in DRUG_TABLES]
     seen = {(e.line, e.span) for e in known}
     tctx = time_context(ctx)
     out: list[Entity] = []
     previous: TimeSpan | None = None
-    for para, mentions in _mentions(ctx, seg, lex, drug_names):
+    dropped: list[DroppedMention] = []
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
         refs = resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous)
         if refs:
             previous = refs[-1].window
@@ -327,7 +273,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.attributes, m.group)
-            items = _align(placed, lex, pairs)
+            items = align(placed, lex, pairs)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -338,7 +284,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if is_drug_class(m):
                     continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
-                    items = _ontology_items(env, placed, lex)
+                    items = ontology_items(env, placed, lex)
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if ref is not None and m.attributes.get("series") and seg.default_window is not None:
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
@@ -346,46 +292,13 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
-    return StageOutput(tuple(out))
+    return StageOutput(tuple(out), dropped=tuple(dropped))
 
 
 def _union(a: TimeSpan, b: TimeSpan) -> TimeSpan:
     starts = [x for x in (a.start, b.start) if x]
     ends = [x for x in (a.end, b.end) if x]
     return TimeSpan(min(starts) if starts else None, max(ends) if ends else None)
-
-
-def _ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRef, str]]:
-    """Lexical_Search over the whole catalogue (L \\ L_P) for a mention the patient lacks."""
-    tools = env.toolset
-    if tools is None or "Lexical_Search" not in getattr(tools, "names", ()):
-        return []
-    concept = lex.concepts.get(m.concept)
-    if m.kind in ("medication", "infusion"):
-        queries = list(m.attributes.get("drugs", ()))[:2]
-        tables = _DRUG_TABLES
-        pattern = None
-    elif concept is not None:
-        queries = list(concept.search[:1]) or [m.text]
-        tables = concept.tables
-        pattern = concept.items
-    else:
-        return []
-    found: list[tuple[ItemRef, str]] = []
-    for q in queries:
-        res = tools.call("Lexical_Search", {"query": q, "k": 10})
-        for row in res.rows:
-            table, label, key = row.get("table"), row.get("label") or "", row.get("key")
-            if table not in tables or not key:
-                continue
-            if pattern is not None and not pattern.search(label):
-                continue
-            if pattern is None and not re.search(r"(?<![a-z])" + re.escape(q.split()[0][:12]), label, re.I):
-                continue
-            found.append((ItemRef(table, label, key.split(":", 1)[1]), key))
-        if found:
-            break
-    return found[:3]
 
 
 def patient_extractor(ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,

@@ -1,7 +1,7 @@
 """The offline extractor's vocabulary: concepts, drug names, microbiology words, criteria terms.
 
 Data lives in ``ehrlib/data/offline_lexicon.yaml`` (concepts, drugs, drug classes,
-microbiology) and ``ehrlib/data/clinical_criteria.yaml`` (interpretation terms: the same
+microbiology, ward words for the criteria) and ``ehrlib/data/clinical_criteria.yaml`` (interpretation terms: the same
 file the Get_Clinical_Criterion tool reads, so extraction and verification agree on what
 "febrile" means). Compiled once per process.
 """
@@ -10,39 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
-import yaml
-
+from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 
 __all__ = ["Concept", "Lexicon", "load_lexicon", "InterpretationTerm"]
-
-#: interpretation words beyond clinical_criteria.yaml's names (inflections, ward shorthand)
-_EXTRA_TERMS: dict[str, tuple[str, ...]] = {
-    "fever": ("febrile to", "febrile", "fevers", "spiked", "temp spike", "t spike", "spiking fevers"),
-    "tachycardia": ("tachy", "tachycardic to"),
-    "hypotension": ("hypotensive to", "soft bp", "soft bps", "sbps in the", "low bp", "low bps"),
-    "hypertension": ("hypertensive to", "htn to", "elevated bp", "elevated bps"),
-    "anemia": ("anemic", "hct drop", "hgb drop"),
-    "hypoxia": ("hypoxemia", "desat", "desats", "desaturation", "desatting", "hypoxic to"),
-    "leukocytosis": ("leukocytosis", "elevated wbc", "white count elevated", "wbc elevated"),
-    "oliguria": ("oliguric", "low urine output", "decreased uop", "poor uop", "minimal uop"),
-    "aki": ("aki", "arf", "acute renal failure", "acute kidney injury", "worsening renal function"),
-    "tachypnea": ("tachypneic to",),
-}
-_EXTRA_NEGATIONS: dict[str, tuple[str, ...]] = {
-    "fever": ("afebrile", "afebrile x24h", "no fevers", "no fever", "no temp spikes"),
-    "tachycardia": ("not tachycardic", "no tachycardia"),
-    "hypotension": ("normotensive", "no hypotension"),
-    "hypoxia": ("no hypoxia", "no desats", "no desaturations", "sats stable"),
-    "aki": ("no aki", "renal function stable", "cr at baseline", "creatinine at baseline"),
-    "oliguria": ("good uop", "adequate uop", "uop adequate", "making good urine", "good urine output"),
-    "leukocytosis": ("no leukocytosis",),
-    "anemia": ("not anemic",),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Concept:
@@ -111,18 +84,11 @@ def _alternation(forms: list[str]) -> str:
     return r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
 
 
-def _read(name: str) -> Any:
-    try:
-        return yaml.safe_load(resources.files("ehrlib").joinpath(f"data/{name}").read_text(encoding="utf-8"))
-    except (FileNotFoundError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read ehrlib/data/{name}: {exc}") from None
-
-
 @lru_cache(maxsize=1)
 def load_lexicon() -> Lexicon:
     """Compile the lexicon and the criteria terms (cached)."""
-    data = _read("offline_lexicon.yaml")
-    crit = _read("clinical_criteria.yaml")
+    data = load_data("offline_lexicon.yaml")
+    crit = load_data("clinical_criteria.yaml")
     concepts: dict[str, Concept] = {}
     form_to: dict[str, list[str]] = {}
     cased_forms: list[str] = []
@@ -149,10 +115,12 @@ def load_lexicon() -> Lexicon:
         negative = re.compile(data["micro"]["negative"], re.I)
         terms: list[InterpretationTerm] = []
         criteria = {c["id"]: c for c in crit["criteria"]}
+        ward = data.get("criteria_terms") or {}
         for c in crit["criteria"]:
-            for n in list(c.get("names", ())) + list(_EXTRA_TERMS.get(c["id"], ())):
+            extra_words = ward.get(c["id"]) or {}
+            for n in list(c.get("names", ())) + list(extra_words.get("names", ())):
                 terms.append(InterpretationTerm(c["id"], str(n).lower(), False))
-            for n in list(c.get("negations", ())) + list(_EXTRA_NEGATIONS.get(c["id"], ())):
+            for n in list(c.get("negations", ())) + list(extra_words.get("negations", ())):
                 terms.append(InterpretationTerm(c["id"], str(n).lower(), True))
         extra: dict[str, Mapping[str, Any]] = {}
         for cid, c in (data.get("interpretations") or {}).items():

@@ -18,46 +18,29 @@ import re
 from typing import Sequence
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before
+from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
 __all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES"]
 
-HISTORICAL_CUES = re.compile(
-    r"\b(?:h/o|hx\s+of|history\s+of|past\s+history|prior\s+(?:to\s+admission|admissions?|hospitali[sz]ations?|episodes?)|"
-    r"previous(?:ly)?|in\s+the\s+past|chronic(?:ally)?|at\s+baseline|baseline|at\s+home|home\s+(?:dose|med(?:ication)?s?|regimen|o2)|"
-    r"outpatient|as\s+an\s+outpatient|last\s+(?:admission|year|month)|(?:years?|months?|weeks?)\s+ago|"
-    r"remote|known|was\s+recently\s+(?:admitted|seen)|at\s+(?:osh|outside\s+hospital)|osh|outside\s+hospital|"
-    r"transferred\s+from|prior\s+to\s+transfer|on\s+presentation\s+to\s+(?:osh|outside))\b", re.I)
-PLAN_CUES = re.compile(
-    r"\b(?:plan(?:s|ned|ning)?\s+(?:to|for)|will\s+(?:need|start|continue|consider|check|get|give|f/u|follow|recheck|"
-    r"repeat|trend|monitor|obtain|send|re-?dose|restart|resume|discuss|be|have|require|titrate|wean|hold|increase|"
-    r"decrease)|to\s+(?:start|begin|be\s+(?:started|given|checked|continued))|consider(?:ing)?|should|would|recommend(?:ed|s)?|"
-    r"if\s+(?:needed|persists|worsens|febrile|hypotensive|\w+)|prn\s+for|f/u|follow[-\s]?up|please|hold|discussing|needs?\s+to|"
-    r"scheduled\s+for|tomorrow|next\s+(?:week|dose)|upon\s+discharge|after\s+discharge|at\s+rehab|goal|target|"
-    r"re-?check|recheck|repeat\s+in|pending|to\s+complete|to\s+finish|to\s+continue|continue\s+to\s+monitor|"
-    r"monitor\s+for|plan:?|rec(?:s)?:?|cont(?:inue)?(?!d|ing)|titrat(?:e|ed|ing)\s+to|maintain|keep\s+(?:k|mg|map|sbp|hct))\b", re.I)
-FAMILY_CUES = re.compile(r"\b(?:mother|father|mom|dad|brother|sister|sibling|son|daughter|aunt|uncle|grand(?:mother|father)|"
-                         r"family\s+history|fhx?|fam\s+hx)\b", re.I)
+#: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
+HISTORICAL_CUES = cue("historical")
+PLAN_CUES = cue("plan")
+FAMILY_CUES = cue("family")
+_PLAN_AFTER = cue("plan_after")
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b", re.I)
-
-
-def _clause_before(text: str, start: int) -> str:
-    """The clause that ends at the mention (ConText: cues scope to the end of a clause)."""
-    prefix = text[:start]
-    cut = max(prefix.rfind(". "), prefix.rfind("; "), prefix.rfind(" but "), prefix.rfind(" however "),
-              prefix.rfind(" now "), prefix.rfind(" currently "))
-    return prefix[cut + 1:] if cut >= 0 else prefix
 
 
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
                  note_type: str, window: TimeSpan | None = None) -> ScopeDecision:
     """The temporal status of one entity with the cue that decided it."""
     start = entity.span[0] if entity.span else 0
-    clause = _clause_before(line_text, start)
+    clause = clause_before(line_text, start, "temporal")
     after = line_text[entity.span[1]:] if entity.span else ""
-    after_clause = re.split(r"[.;]", after)[0][:40]
+    after_clause = clause_after(after, 0, "stop")[:40]
     adm_start, adm_end = parse_datetime(admission.start), parse_datetime(admission.end)
     if window is not None and adm_start is not None:
         w_end, w_start = parse_datetime(window.end), parse_datetime(window.start)
@@ -74,8 +57,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         hist = HISTORICAL_CUES.search(after_clause)
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
-    plan = PLAN_CUES.search(clause) or re.match(r"[^.;]{0,25}?\b(?:tomorrow|pending|planned|to\s+be\s+(?:started|given|"
-                                                 r"placed|done)|in\s+(?:the\s+)?am|if\s+needed)\b", after, re.I)
+    plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
     if plan and not (entity.kind in ("medication", "infusion") and entity.attributes.get("action") in
                      ("started", "start", "given", "stopped", "discontinued", "received")
                      and re.search(r"\b(?:was|were|had|been)\b", clause)):

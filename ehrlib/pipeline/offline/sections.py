@@ -20,12 +20,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from importlib import resources
 from typing import Mapping, Sequence
 
-import yaml
-
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, fmt, parse_datetime, resolve_line
 from ehrlib.pipeline.records import Segment
@@ -48,8 +46,7 @@ class SectionRule:
 @lru_cache(maxsize=1)
 def section_rules() -> tuple[SectionRule, ...]:
     """The header rules from ``ehrlib/data/offline_sections.yaml`` (validated once)."""
-    text = resources.files("ehrlib").joinpath("data/offline_sections.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = load_data("offline_sections.yaml")
     rules: list[SectionRule] = []
     try:
         for entry in data["sections"]:

@@ -1,0 +1,115 @@
+"""Aligning a mention to table items: the patient's own (L_P) or the catalogue's (L \\ L_P).
+
+A concept aligns by its label pattern and tables (``offline_lexicon.yaml``); a drug by its
+generic name, brand or ward abbreviation inside the patient's order and infusion labels
+("zosyn" -> "Piperacillin/Tazobactam (Zosyn)"); a culture by its specimen; a criterion
+state names its items at verification. What the patient lacks is looked up with
+``Lexical_Search`` over the whole catalogue, the tool the LLM backend uses.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterable, Sequence
+
+from ehrlib.corpus.records import ItemRef
+from ehrlib.pipeline.offline.lexicon import Lexicon
+from ehrlib.pipeline.offline.mention import Mention
+from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
+
+__all__ = ["DRUG_TABLES", "align", "concept_items", "drug_items", "ontology_items", "patient_pairs"]
+
+def patient_pairs(ctx: NoteContext) -> list[tuple[ItemRef, str]]:
+    keys = ctx.patient_item_keys
+    return [(it, keys[i] if i < len(keys) else item_key(it.table, it.itemid if it.itemid is not None else it.label))
+            for i, it in enumerate(ctx.patient_items)]
+
+
+def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None,
+                  pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    """The patient's items of a concept: in its tables, label matching its pattern."""
+    if pattern is None:
+        return []
+    return [(it, k) for it, k in pairs if it.table in concept_tables and pattern.search(it.label or "")]
+
+
+DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
+
+
+def _name_pattern(name: str) -> Callable[[str], bool]:
+    words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3]
+    if not words:
+        exact = name.strip().lower()
+        return lambda label: label.strip().lower() == exact  # "LR", "NS"
+    pats = [re.compile(r"(?<![a-z])" + re.escape(w[:12]), re.I) for w in words]
+    return lambda label: all(p.search(label) for p in pats)
+
+
+def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    """Order/infusion items whose label names one of ``names`` (generic, brand or ward
+    abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word."""
+    tests = [_name_pattern(n) for n in names if n]
+    return [(it, k) for it, k in pairs if it.table in DRUG_TABLES and any(t(it.label or "") for t in tests)]
+
+
+def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    return [(it, k) for it, k in pairs if it.table == "microbiologyevents" and ":spec:" in k]
+
+
+_BLOOD_PRODUCTS = ((r"prbc|red|rbc|blood", r"packed red|prbc|rbc"), (r"ffp|plasma", r"ffp|fresh frozen|plasma"),
+                   (r"plt|platelet", r"platelet"), (r"cryo", r"cryo"))
+
+
+def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    if m.concept == "drug" or m.kind in ("medication", "infusion"):
+        names = list(m.attributes.get("drugs", ()))
+        concept = lex.concepts.get(m.concept)
+        if concept is not None and concept.items is not None:  # blood products: the one named
+            product = next((pat for word, pat in _BLOOD_PRODUCTS if re.search(word, m.text, re.I)), None)
+            return concept_items(concept.tables, re.compile(product, re.I) if product else concept.items, pairs)
+        return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
+    if m.kind == "microbiology":
+        spec = re.compile(str(m.attributes.get("specimen", "")), re.I)
+        return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]
+    if m.kind == "interpretation":
+        extra = lex.extra_criteria.get(str(m.attributes.get("criterion")))
+        if extra is not None:  # a lexicon state: judged on its concept's items
+            concept = lex.concepts[extra["concept"]]
+            return concept_items(concept.tables, concept.items, pairs)
+        return []  # the criterion names its items at verification (Get_Clinical_Criterion)
+    concept = lex.concepts.get(m.concept)
+    if concept is None:
+        return []
+    return concept_items(concept.tables, concept.items, pairs)
+
+
+def ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRef, str]]:
+    """Lexical_Search over the whole catalogue (L \\ L_P) for a mention the patient lacks."""
+    tools = env.toolset
+    if tools is None or "Lexical_Search" not in getattr(tools, "names", ()):
+        return []
+    concept = lex.concepts.get(m.concept)
+    if m.kind in ("medication", "infusion"):
+        queries = list(m.attributes.get("drugs", ()))[:2]
+        tables = DRUG_TABLES
+        pattern = None
+    elif concept is not None:
+        queries = list(concept.search[:1]) or [m.text]
+        tables = concept.tables
+        pattern = concept.items
+    else:
+        return []
+    found: list[tuple[ItemRef, str]] = []
+    for q in queries:
+        res = tools.call("Lexical_Search", {"query": q, "k": 10})
+        for row in res.rows:
+            table, label, key = row.get("table"), row.get("label") or "", row.get("key")
+            if table not in tables or not key:
+                continue
+            if pattern is not None and not pattern.search(label):
+                continue
+            if pattern is None and not re.search(r"(?<![a-z])" + re.escape(q.split()[0][:12]), label, re.I):
+                continue
+            found.append((ItemRef(table, label, key.split(":", 1)[1]), key))
+        if found:
+            break
+    return found[:3]

@@ -1,0 +1,75 @@
+"""The one clause splitter of the offline extractor.
+
+A cue, a value or a trend word only belongs to a statement within the statement's own
+clause. Where a clause ends depends on what is being bounded (a negation stops at a colon,
+a temporal cue at "now", a mention's value at a flowsheet column gap), so the break sets
+are named data in ``offline_context.yaml`` (``clause_breaks``) and this module is the one
+implementation that cuts with them.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from ehrlib.datafiles import load_data
+from ehrlib.errors import ConfigError
+
+__all__ = ["ClauseBreaks", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break"]
+
+#: what opens a list item or a problem entry: "#", "# ", "3.", "3)", "-", "*", "•"
+LIST_MARKER = r"#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*"
+
+
+@dataclass(frozen=True, slots=True)
+class ClauseBreaks:
+    """One named set of clause breaks.
+
+    ``keep`` is ``"end"`` (the clause before a position starts where the last break ends)
+    or ``"break_word"`` (one character into the last break, so a break word such as
+    "but" or "now" stays inside the clause).
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    keep: str = "end"
+
+
+@functools.lru_cache(maxsize=None)
+def clause_breaks(name: str) -> ClauseBreaks:
+    """The break set ``name`` of ``offline_context.yaml``."""
+    sets = load_data("offline_context.yaml")["clause_breaks"]
+    if name not in sets:
+        raise ConfigError(f"offline_context.yaml: no clause-break set {name!r}")
+    entry = sets[name]
+    return ClauseBreaks(name, re.compile(entry["pattern"]), entry.get("keep", "end"))
+
+
+def clause_before(text: str, pos: int, breaks: str) -> str:
+    """The clause that ends at ``pos``: ``text[:pos]`` from its last break on.
+
+    Breaks are found in ``text[:pos]`` alone (a lookahead never sees past ``pos``).
+    """
+    b = clause_breaks(breaks)
+    prefix = text[:pos]
+    last = None
+    for last in b.pattern.finditer(prefix):
+        pass
+    if last is None:
+        return prefix
+    return prefix[last.start() + 1:] if b.keep == "break_word" else prefix[last.end():]
+
+
+def clause_after(text: str, pos: int, breaks: str) -> str:
+    """The clause that starts at ``pos``: ``text[pos:]`` up to its first break.
+
+    The search runs on the whole text from ``pos``, so a lookbehind in the break pattern
+    sees the characters before ``pos`` ("Dr. K." is not a sentence end).
+    """
+    m = clause_breaks(breaks).pattern.search(text, pos)
+    return text[pos:m.start() if m else len(text)]
+
+
+def has_break(span: str, breaks: str) -> bool:
+    """Whether ``span`` (a slice: its end counts as a text end) holds a break of the set."""
+    return clause_breaks(breaks).pattern.search(span) is not None

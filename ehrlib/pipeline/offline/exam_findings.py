@@ -1,0 +1,92 @@
+"""Exam and nursing findings: a finding's name with the words that describe it.
+
+``abd soft NT ND +BS``, ``1+ pitting edema BLE``, ``A&Ox3``, ``Code status: Full code``.
+A finding runs to the next section label, sentence end or concept; a header ("Heart
+rhythm: SR") makes one statement of its content; a self-describing finding (its name is
+the observation: orientation, lung sounds, code status...) takes the adjective before it
+and stops at a comma. Which findings describe themselves, and which rhythm carries a rate
+("ST 90s-120s"), is data (``offline_concept_flags.yaml``).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
+from ehrlib.pipeline.offline.measurements import plausible
+from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
+from ehrlib.pipeline.offline.values import parse_value
+
+__all__ = ["finding_mention"]
+
+_FLAGS = concept_flags()
+_FINDING_STOP = re.compile(r"[.;]|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|Ext|Skin|Lungs?|Heart)\b\s*:", re.I)
+
+
+def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, nxt: int | None,
+                    out: list[Mention], taken: list[tuple[int, int]]) -> bool:
+    """Emit the mention of a finding occurrence; False when it describes nothing."""
+    stop = _FINDING_STOP.search(raw, m.end())
+    end = stop.start() if stop else len(raw)
+    if nxt is not None and nxt < end and nxt >= m.end():
+        end = nxt  # the next concept starts its own observation
+    header = bool(re.match(r"\s*:", raw[m.end():]))  # "Code status: Full code", "Orientation: x3"
+    self_describing = concept.cid in _FLAGS["self_describing_findings"] and not header
+    if self_describing and concept.cid not in _FLAGS["comma_spanning_findings"]:
+        comma = re.search(r"[,.;]", raw[m.end():end])
+        if comma:
+            end = m.end() + comma.start()  # "arouses to voice, not following commands": two observations
+    if header:
+        colon_end = m.end() + raw[m.end():].index(":") + 1
+        stop2 = re.search(r"[,.;]", raw[colon_end:])
+        end = max(end, colon_end + (stop2.start() if stop2 else len(raw) - colon_end))
+        if nxt is not None and m.end() < nxt < end:
+            inner = re.match(lex.concept_re.pattern, raw[nxt:], re.I) or re.match(lex.cased_re.pattern, raw[nxt:])
+            inner_ids = {c.cid for c in lex.concepts_for(inner.group(0))} if inner else set()
+            if concept.cid not in inner_ids:
+                return False  # the content is a concept of its own
+            # "Heart rhythm: SR", "Code status: Full code": one statement, named by its header
+    words = raw[m.end():end].strip(" :,-")
+    negated = negated_before(raw[:m.start()])
+    if self_describing:
+        lead = raw[max(0, m.start() - 24):m.start()]
+        adj = re.search(r"(?:\b(?:hypo|hyper)?active|\babsent|\bdiminished|\bclear|\bopen|\bsoft|\bfirm|\bnormal|"
+                        r"\bpositive|\+)\s*$", lead, re.I)
+        start = m.start() - (len(lead) - adj.start()) if adj else m.start()
+        words = (raw[start:m.end()].strip() + ((" " + words) if words else "")).strip()
+    else:
+        start = m.start()
+        lead = re.search(r"(?:\b(?:trace|[1-4]\s*\+|\+\s*[1-4]|open|pitting|non-?pitting|bilat(?:eral)?)\s*)+$",
+                         raw[max(0, m.start() - 24):m.start()], re.I)
+        if lead:
+            words = (lead.group(0).strip() + " " + words).strip()
+    prev = out[-1] if out else None
+    if (prev is not None and prev.kind == "finding" and prev.concept == concept.cid and prev.line == line
+            and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])):
+        merged = (str(prev.attributes.get("words") or "") + " " + words).strip()[:80]
+        out[-1] = Mention(line, prev.start, max(prev.end, end), prev.text, "finding", concept.cid, merged,
+                          {**prev.attributes, "words": merged}, prev.group)  # "Abdominal: open abdomen"
+        taken.append((m.start(), end))
+        return True
+    if not words and not negated:
+        return False
+    grade = re.search(r"\b(trace|[1-4]\s*\+|\+\s*[1-4])", raw[max(0, m.start() - 12):end])
+    attrs: dict[str, Any] = {"words": words[:80], "negated": negated}
+    if grade:
+        attrs["grade"] = grade.group(1).replace(" ", "")
+    emit(out, taken, Mention(line, start, max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
+                             concept.cid, words[:80] or ("no" if negated else None), attrs, f"L{line}F{m.start()}"))
+    if concept.cid in _FLAGS["rhythm_rates"] and not header:
+        # "ST 90s-120s", "AF 110s": the rhythm carries its rate
+        rate = re.match(r"\s*(?:w/\s*|with\s+|at\s+|in\s+the\s+|,\s*)?(?=\d{2,3}s?\b)", raw[m.end():])
+        hr = lex.concepts.get(_FLAGS["rhythm_rates"][concept.cid])
+        if rate is not None and hr is not None:
+            val = parse_value(raw[m.end() + rate.end():], hr)
+            if val is not None and plausible(val, hr):
+                e2 = m.end() + rate.end() + int(val.pop("_end"))
+                kind = "range" if any(k in val for k in ("min", "max")) else "measurement"
+                out.append(Mention(line, m.start(), e2, f"{m.group(0).strip()} rate", kind, "heart_rate",
+                                   raw[m.end() + rate.end():e2].strip(), val))
+                taken.append((m.end(), e2))
+    return True

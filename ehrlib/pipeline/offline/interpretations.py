@@ -1,0 +1,52 @@
+"""Interpretation mentions: a criterion state named by a word ("afebrile", "hypotensive to 80s").
+
+The words are the names and negations of the clinical criteria (the file the
+Get_Clinical_Criterion tool reads, plus the lexicon's own states), so extraction and
+verification agree on what "febrile" means. Negation is a value here, not a filter:
+"afebrile", "no fevers" and "Hypotension: none" are verified as negated states. A problem
+list heading ("# Hypokalemia:") names a diagnosis, not a state.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ehrlib.pipeline.offline.clauses import LIST_MARKER
+from ehrlib.pipeline.offline.context import cue, negated_before
+from ehrlib.pipeline.offline.lexicon import Lexicon
+from ehrlib.pipeline.offline.mention import Mention, emit
+from ehrlib.pipeline.offline.timex import parse_duration_days
+from ehrlib.pipeline.offline.values import parse_value
+
+__all__ = ["interpretation_mentions"]
+
+_PROBLEM_HEADING = re.compile(r"^\s*(?:" + LIST_MARKER + r")?(?:[A-Za-z/]+\s*){0,3}$")
+
+#: "Hypotension: none", "Fever - resolved": a problem heading negated by what follows it
+_NEG_AFTER = cue("negation_after_title")
+
+
+def interpretation_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention],
+                            taken: list[tuple[int, int]]) -> None:
+    """Emit the interpretation mentions of one line (scanned first: nothing is taken yet)."""
+    for m in lex.term_re.finditer(raw):
+        term = lex.term_index.get(re.sub(r"\s+", " ", m.group(0).lower()))
+        if term is None:
+            continue
+        if (_PROBLEM_HEADING.match(raw[:m.start()]) and not _NEG_AFTER.match(raw[m.end():])
+                and re.match(r"\s*(?:[:/]|-\s|$|,\s*(?:s/p|resolved|improved))", raw[m.end():])):
+            continue  # "# Hypokalemia:", "3. Anemia -": a problem list heading names a diagnosis
+        negated = term.negated or negated_before(raw[:m.start()]) or bool(_NEG_AFTER.match(raw[m.end():]))
+        attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
+        tail = raw[m.end():m.end() + 40]
+        val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail, re.I) or term.text.endswith(" to") else None
+        if val and not re.match(r"\s*x\s*\d", tail):
+            end = m.end() + int(val.pop("_end"))
+            attrs.update({k: v for k, v in val.items() if k in ("value", "min", "max", "max_lo", "unit")})
+        else:
+            end = m.end()
+        dur = parse_duration_days(raw[m.end():m.end() + 20]) if re.match(r"\s*(?:x|for)\s*\d", raw[m.end():m.end() + 8], re.I) else None
+        if dur:
+            attrs["duration_days"] = dur
+        emit(out, taken, Mention(line, m.start(), end, raw[m.start():end].strip(), "interpretation", term.criterion,
+                                 raw[m.start():end].strip(), attrs))

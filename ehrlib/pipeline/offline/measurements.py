@@ -1,0 +1,219 @@
+"""Measurement and output mentions: a concept name with its value, trend or repletion.
+
+``HR 88 (80-110)``, ``UOP 850 cc``, ``Cr 1.4 on admission, improved to 0.5``, ``K 3.1,
+repleted``, ``lactate downtrending``; blood gases written as a triple (``ABG
+7.49/58/102``) and an oxygen flow before its device (``2L NC``). A value is kept only when
+it is plausible for the concept and its unit fits ("62F" after "A/P:" is an age, "on 4L"
+after "Resp:" an oxygen flow); which concept takes which rule (dose-like electrolyte
+names, temperature, day totals, repletion drugs) is data (``offline_concept_flags.yaml``).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from ehrlib.pipeline.offline.lexicon import Concept
+from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
+from ehrlib.pipeline.offline.trends import trend_word, verb_direction
+from ehrlib.pipeline.offline.values import parse_value
+
+__all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "plausible"]
+
+_FLAGS = concept_flags()
+_TEMP = _FLAGS["temperature"]
+_REPLETION: Mapping[str, str] = _FLAGS["repletion"]
+_REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
+_TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
+
+
+def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept, before: str, nxt: int | None,
+                        out: list[Mention], taken: list[tuple[int, int]]) -> bool:
+    """Emit the mention(s) of a measurement or output occurrence; False when it is none."""
+    if (before.endswith(tuple("0123456789")) and concept.cid in _FLAGS["dose_names"]
+            and not re.match(r"\s*[:=-]?\s*\d", raw[m.end():])):
+        return False  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
+    if concept.cid in _TEMP["concepts"] and _TEMP_NOT.match(raw[m.end():]):
+        return False
+    if re.match(r"\s*(?:goal\s*)?(?:[<>≤≥]=?|less than|greater than|below|above)\s*\d", raw[m.end():], re.I) or \
+            re.search(r"\b(?:goal|target|keep|maintain|if)\s+$", raw[max(0, m.start() - 12):m.start()], re.I):
+        return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
+    val = parse_value(raw[m.end():], concept)
+    if val is not None and not plausible(val, concept):
+        val = None
+    if val is not None:
+        after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
+        if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
+            val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
+    if val is not None:
+        end = m.end() + int(val.pop("_end"))
+        near = trend_word(raw[end:end + 14])
+        if near and "direction" not in val and not re.search(r"[,;]", raw[end:end + 14].split(near[1])[0]):
+            val["direction"] = near[0]
+            val["trend_word"] = near[1]
+            end = end + raw[end:].find(near[1]) + len(near[1])
+        if concept.cid in _TEMP["concepts"]:
+            _temperature_attrs(m.group(0), val)
+        if concept.kind == "output" and str(val.get("unit") or "").lower() in ("l",):
+            for k in ("value", "min", "max", "min_hi", "max_lo"):
+                if k in val:
+                    val[k] = float(val[k]) * 1000  # "UOP 3.6 L"
+            val["unit"] = "mL"
+        tail = raw[end:end + 30]
+        rate = re.match(r"\s*(?:cc|ml|mls)?\s*(?:/|per)\s*(?:hr|h|hour)\b", tail, re.I)
+        day = re.match(r"\s*(?:cc|ml|mls|l)?\s*(?:/|per|over|in|q)\s*(?:the\s+)?(?:day|24\s*h(?:rs?|ours?)?|24h)\b|"
+                       r"\s*(?:cc|ml|mls)?\s*(?:daily|per\s+day)", tail, re.I)
+        if rate:
+            val["per_hour"] = True
+            end += rate.end()
+        elif day and concept.kind == "output":
+            val["per_day"] = True
+            end += day.end()
+        elif concept.kind == "output" and float(val.get("value") or 0) >= _FLAGS["day_total_min"]:
+            val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
+        if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
+            val["approx"] = True
+        kind = concept.kind if concept.kind == "output" else (
+            "trend" if "series" in val or "direction" in val else
+            "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
+        emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
+                                 raw[m.end():end].strip(" :="), val))
+        _continuations(raw, line, m, concept, end, nxt, out, taken)
+        _repletion(raw, line, concept, end, out, taken)
+        return True
+    clause = line_clause(raw, m.end())
+    tail = clause[:(nxt - m.end()) if nxt is not None and nxt - m.end() < len(clause) else len(clause)][:40]
+    tw = trend_word(tail)
+    if tw and tail.find(tw[1]) <= 20:
+        end = m.end() + tail.find(tw[1]) + len(tw[1])
+        val2 = {"direction": tw[0], "trend_word": tw[1]}
+        if tw[1].lower() in ("cleared", "normalized", "resolved", "normalizing"):
+            val2["normalized"] = True
+        emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1], val2))
+        return True
+    btw = trend_word(before[-25:]) if before else None
+    if btw and re.search(r"(?:ing|ed)\s*$", before):
+        emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "trend", concept.cid, btw[1],
+                                 {"direction": btw[0], "trend_word": btw[1]}))
+        return True
+    return False
+
+
+_CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"
+                           r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
+                           r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined|"
+                           r"(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)"
+                           r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?(?P<v>" + NUM + r")"
+                           r"|[,;]?\s*(?:and\s+|then\s+)?(?P<norm>cleared|normalized|resolved|came\s+down|trended\s+down)\b", re.I)
+
+
+def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, nxt: int | None,
+                   out: list[Mention], taken: list[tuple[int, int]]) -> None:
+    """"Cr 1.4 on admission, improved to 0.5": a second statement about the same item."""
+    limit = line_clause(raw, end)
+    stop = len(limit) if nxt is None or nxt - end > len(limit) else max(nxt - end, 0)
+    scope = raw[end:end + stop]
+    for c in _CONTINUATION.finditer(scope):
+        if c.group("norm"):
+            s0, e0 = end + c.start("norm"), end + c.end("norm")
+            if any(x.start <= s0 < x.end for x in out):
+                continue
+            emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {c.group('norm')}", "trend", concept.cid,
+                                     c.group("norm"), {"direction": "down", "trend_word": c.group("norm"),
+                                                       "normalized": True}))
+            continue
+        v = float(c.group("v"))
+        verb = c.group("verb")
+        attrs: dict[str, Any] = {"value": v, "trend_word": verb}
+        d = verb_direction(verb, concept)
+        if re.search(r"peak", verb, re.I):
+            attrs.update({"max": v, "max_lo": v})
+        elif d:
+            attrs["direction"] = d
+        if not plausible(attrs, concept):
+            continue
+        s0, e0 = end + c.start("verb"), end + c.end()
+        emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {verb.split()[0]}", "trend" if d else "range",
+                                 concept.cid, raw[s0:e0].strip(), attrs))
+
+
+def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mention],
+               taken: list[tuple[int, int]]) -> None:
+    """"K 3.1, repleted": the electrolyte replacement is a medication statement, unless the
+    drug is named in the clause ("repleted with 40 mEq KCl" is found as the drug)."""
+    if concept.cid not in _REPLETION:
+        return
+    repl = re.match(r"[\s,]*(?:(?:this|last)\s+(?:am|pm|morning|evening|night)|today|overnight|yesterday)?[\s,]*"
+                    r"(?:s/p\s+|and\s+|was\s+)?(repleted|replet(?:ing|ion)|replaced|repleated)\b", raw[end:end + 40], re.I)
+    if not repl:
+        return
+    rest = line_clause(raw, end + repl.end(1))
+    if _REPLETION_DRUG.search(rest):
+        return
+    emit(out, taken, Mention(line, end + repl.start(1), end + repl.end(1), repl.group(1), "medication", "drug",
+                             repl.group(1), {"drugs": [_REPLETION[concept.cid]], "action": "repleted",
+                                             "negated": False, "for": concept.cid}))
+
+
+_VOLUME = re.compile(r"^(?:l|ml|cc|mls)$", re.I)
+
+
+def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
+    """A parsed unit that cannot belong to the concept ("4L" for a respiratory rate)."""
+    if concept.kind == "output":
+        return True
+    if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
+        return False
+    if unit and _VOLUME.match(unit.strip()):
+        return False
+    if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in _FLAGS["flow_unit_concepts"]:
+        return False
+    return True
+
+
+def plausible(val: Mapping[str, Any], concept: Concept) -> bool:
+    """Whether a parsed value can be this concept's (within its range; temperature in C or F)."""
+    v = val.get("value", val.get("systolic"))
+    if v is None:
+        return "systolic_min" in val
+    lo = concept.lo if concept.lo is not None else float("-inf")
+    hi = concept.hi if concept.hi is not None else float("inf")
+    if concept.cid in _TEMP["concepts"]:
+        return any(a <= v <= b for a, b in _TEMP["plausible"])
+    return lo <= float(v) <= hi
+
+
+def _temperature_attrs(form: str, val: dict[str, Any]) -> None:
+    v = val.get("value")
+    if "unit" not in val or val["unit"] not in ("F", "C"):
+        val["unit"] = "C" if v is not None and v < _TEMP["celsius_below"] else "F"
+    if form.lower().replace(" ", "").replace("-", "") in _TEMP["max_forms"]:
+        val.setdefault("max", v)
+        val.setdefault("max_lo", v)
+
+
+_O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liters?)(?:\b|(?=nc\b|nrb\b|fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
+                      r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
+                      r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
+_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})"
+                  r"\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
+
+
+def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: list[tuple[int, int]]) -> None:
+    """Blood gases written as a triple and oxygen flows written before their device."""
+    # blood gases written as a triple: "ABG 7.49/58/102" = pH / pCO2 / pO2 (/ HCO3)
+    for m in _ABG.finditer(raw):
+        if overlaps(taken, m.start(), m.end()):
+            continue
+        for group, (name, cid) in _FLAGS["blood_gas"].items():
+            if m.group(group):
+                a, b = m.start(group), m.end(group)
+                emit(out, taken, Mention(line, a, b, f"{m.group('w')} {name}", "measurement", cid, m.group(group),
+                                         {"value": float(m.group(group))}, f"L{line}ABG{m.start()}"))
+        taken.append((m.start(), m.end()))
+
+    # oxygen flow written before its device: "2L NC", "4 L nasal cannula", "15L NRB"
+    for m in _O2_FLOW.finditer(raw):
+        if not overlaps(taken, m.start(), m.end()):
+            emit(out, taken, Mention(line, m.start(), m.start() + len(m.group("v")) + 1, "O2 flow", "measurement",
+                                     _FLAGS["o2_flow_concept"], m.group(0).strip(),
+                                     {"value": float(m.group("v")), "unit": "L/min"}))

@@ -1,0 +1,89 @@
+"""Microbiology mentions: a culture's specimen with its organism, negative or pending result.
+
+``BCx 2/4 GPC in clusters``, ``UCx NGTD``, ``sputum grew yeast``, ``E. coli resistant to
+cipro``. A bare specimen word ("sputum", "urine") is a culture only when culture words
+follow. Each antibiotic's susceptibility after an organism (:mod:`.microsens`) qualifies
+its culture: one claim joins the culture mention, a list is one statement per drug.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from ehrlib.pipeline.offline.lexicon import Lexicon
+from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
+from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
+
+__all__ = ["microbiology_mentions"]
+
+_BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
+                   (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I), "wound|swab"),
+                   (re.compile(r"\bstool\b", re.I), "stool|feces"),
+                   (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
+                   (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
+                   (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:cx|cultures?|grew|growing|grows|sent|ngtd|no\s+growth|"
+                            r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
+                            r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/))", re.I)
+
+
+def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    out: list[Mention] = []
+    specimens = list(lex.specimens)
+    for pattern, word in _BARE_SPECIMENS:
+        # a bare specimen is a culture only when culture words follow ("sputum grew yeast")
+        specimens.append((re.compile(pattern.pattern + r"(?=" + _MICRO_CONTEXT.pattern[1:] + r")", re.I), word))
+    for pattern, table_word in specimens:
+        for m in pattern.finditer(raw):
+            if overlaps(taken, m.start(), m.end()):
+                continue
+            clause = line_clause(raw, m.end())[:80]
+            nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > 0),
+                           default=len(clause))
+            clause = clause[:nxt_spec]
+            attrs: dict[str, Any] = {"specimen": table_word}
+            for opat, oword in lex.organisms:
+                om = opat.search(clause)
+                if om:
+                    attrs["organism"] = oword
+                    attrs["organism_text"] = om.group(0)
+                    break
+            if "organism" not in attrs and lex.micro_negative.search(clause[:40]):
+                attrs["negative"] = True
+            elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
+                attrs["positive"] = True
+            sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause, re.I)
+            if sens:
+                attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
+                names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
+                attrs["antibiotics"] = [a for a in names if len(a.split()) <= 2][:4]
+            if parse_susceptibilities(clause, lex)[1]:
+                attrs["pan_sensitive"] = True  # per-antibiotic claims are their own statements (find_mentions)
+            if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
+                attrs["pending"] = True
+            end = m.end()
+            for key in ("organism_text",):
+                if key in attrs:
+                    end = m.end() + clause.find(attrs[key]) + len(attrs[key])
+            out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
+                               clause.strip()[:80] or None, attrs))
+            taken.append((m.start(), end))
+    return out
+
+
+def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    """The culture mentions of one line, each with its susceptibility statements."""
+    out: list[Mention] = []
+    micro = _cultures(raw, line, lex, taken)
+    claims = susceptibility_mentions(raw, micro, lex)
+    for culture in micro:
+        own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
+        if len(own) == 1:
+            out.append(replace(culture, attributes={**culture.attributes, "sensitivities": [own[0][2:]]}))
+            continue
+        out.append(culture)
+        attrs = {k: v for k, v in culture.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
+        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]})
+                   for a, b, drug, level in own)
+    return out

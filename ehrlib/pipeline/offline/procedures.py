@@ -1,0 +1,68 @@
+"""Procedures and blood products: a device or procedure name with its action and side.
+
+``s/p R IJ CVL placement``, ``extubated``, ``HD 3`` (a hospital day, not dialysis),
+``transfused 2u PRBC``. Adjacent names of one procedure ("R IJ CVL") merge into one
+mention. Which procedure abbreviation is a day count and which study name needs a body
+part is data (``offline_concept_flags.yaml``).
+"""
+from __future__ import annotations
+
+import re
+
+from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.lexicon import Concept
+from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
+
+__all__ = ["procedure_mention", "blood_product_mention"]
+
+_FLAGS = concept_flags()
+_PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
+                          r"discontinued|exchanged|changed|re-?sited|intubated|extubated|started|initiated|underwent|"
+                          r"obtained|performed|done)\b", re.I)
+_SIDE = re.compile(r"\b(?P<s>R|L|right|left|rt|lt|bilat(?:eral)?)\b\.?\s*(?P<site>IJ|subclavian|SC|femoral|fem|radial|brachial|arm|"
+                   r"antecubital|AC|chest|forearm)?", re.I)
+
+
+def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
+                      taken: list[tuple[int, int]]) -> bool:
+    """Emit the mention of a procedure occurrence; False when the word is not the procedure."""
+    if concept.cid in _FLAGS["hospital_day_procedures"] and re.match(r"\s*#?\s*\d", raw[m.end():]):
+        return False  # "HD 3" is a hospital day
+    if concept.cid in _FLAGS["ct_concepts"] and m.group(0).lower() == "ct" and not re.match(
+            _FLAGS["ct_concepts"][concept.cid], raw[m.end():], re.I):
+        return False
+    window = raw[max(0, m.start() - 30):m.end() + 40]
+    act = _PROC_ACTION.search(window)
+    side = _SIDE.search(raw[max(0, m.start() - 20):m.end() + 5])
+    attrs = {"negated": negated_before(raw[:m.start()])}
+    if act:
+        attrs["action"] = act.group("a").lower()
+    if side:
+        attrs["side"] = side.group("s").lower()[0]
+    prev = out[-1] if out else None
+    if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
+        out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
+                          prev.value, {**prev.attributes, **attrs})  # "R IJ CVL" is one line
+        taken.append((m.start(), m.end()))
+        return True
+    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
+                             act.group(0) if act else None, attrs))
+    return True
+
+
+def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
+                          taken: list[tuple[int, int]]) -> bool:
+    """Emit the mention of a blood product ("2u PRBC"); "transfused" just before joins it."""
+    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
+    attrs = {"drugs": [concept.cid], "negated": negated_before(raw[:m.start()])}
+    if amount:
+        attrs["units"] = float(amount.group(1))
+    prev = out[-1] if out else None
+    if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 8
+            and re.fullmatch(r"transfus\w*", prev.text, re.I)):
+        out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "medication", concept.cid,
+                          None, {**prev.attributes, **attrs})  # "transfused 1u PRBC"
+        taken.append((m.start(), m.end()))
+        return True
+    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None, attrs))
+    return True

@@ -1,0 +1,35 @@
+"""Known answers for aligning mentions to table items (ehrlib.pipeline.offline.align)."""
+from __future__ import annotations
+
+import re
+
+from ehrlib.corpus.records import ItemRef
+from ehrlib.pipeline.offline.align import align, concept_items, drug_items
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.mention import Mention
+
+PAIRS = [(ItemRef("prescriptions", "Piperacillin/Tazobactam (Zosyn)", "1"), "prescriptions:1"),
+         (ItemRef("inputevents_mv", "Norepinephrine", "2"), "inputevents_mv:2"),
+         (ItemRef("chartevents", "Heart Rate", "3"), "chartevents:3"),
+         (ItemRef("labevents", "Heart Rate", "4"), "labevents:4"),
+         (ItemRef("prescriptions", "LR", "5"), "prescriptions:5")]
+
+
+def test_drug_names_align_by_word_starts() -> None:
+    assert [k for _, k in drug_items(["zosyn"], PAIRS)] == ["prescriptions:1"]
+    assert [k for _, k in drug_items(["lr"], PAIRS)] == ["prescriptions:5"]   # short names match exactly
+    assert drug_items(["tazo"], [(ItemRef("prescriptions", "Pantoprazole", "9"), "p:9")]) == []
+
+
+def test_concept_items_keep_the_concept_tables() -> None:
+    got = concept_items(("chartevents",), re.compile(r"^heart rate$", re.I), PAIRS)
+    assert [k for _, k in got] == ["chartevents:3"]
+    assert concept_items(("chartevents",), None, PAIRS) == []
+
+
+def test_align_by_kind() -> None:
+    lex = load_lexicon()
+    levo = Mention(0, 0, 8, "levophed", "infusion", "drug", None, {"drugs": ["norepinephrine"]})
+    assert [k for _, k in align(levo, lex, PAIRS)] == ["inputevents_mv:2"]
+    hr = Mention(0, 0, 2, "HR", "measurement", "heart_rate", "88", {"value": 88.0})
+    assert [k for _, k in align(hr, lex, PAIRS)] == ["chartevents:3"]
