@@ -140,3 +140,16 @@ def test_from_to_is_a_series():
 def test_no_value_stated():
     assert parse_value(" pending") is None
     assert parse_value(" to be checked") is None
+
+
+def test_panel_data_typo_is_rejected():
+    import json
+
+    import jsonschema
+
+    from ehrlib.datafiles import data_text, load_data
+
+    broken = json.loads(json.dumps(load_data("result_panels.yaml")))
+    broken["panels"][0]["items"] = ["pH"]  # a panel of one item is not a panel
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads(data_text("schemas/result_panels.schema.json")))

@@ -20,3 +20,16 @@ def test_other_sections_use_every_table():
 def test_routes_name_real_section_kinds():
     kinds = {s["kind"] for s in load_data("offline_sections.yaml")["sections"]}
     assert set(load_data("section_tables.yaml")["routes"]) <= kinds
+
+
+def test_route_to_an_unknown_table_is_rejected():
+    import json
+
+    import jsonschema
+    import pytest
+
+    from ehrlib.datafiles import data_text
+
+    broken = {"version": 1, "routes": {"procedures": ["procedure_icd"]}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads(data_text("schemas/section_tables.schema.json")))

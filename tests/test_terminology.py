@@ -104,3 +104,16 @@ def test_titles_from_both_database_layouts(layout, synth_db, synth_db_mimic4):
         con.close()
     assert len(term) > 0
     assert any(m.title == title for m in term.match(title, limit=50))
+
+
+def test_synonym_data_typo_is_rejected():
+    import json
+
+    import jsonschema
+
+    from ehrlib.datafiles import data_text, load_data
+
+    broken = json.loads(json.dumps(load_data("terminology_synonyms.yaml")))
+    broken["synonyms"]["acute kidney failure"] = []
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads(data_text("schemas/terminology_synonyms.schema.json")))

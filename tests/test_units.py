@@ -61,3 +61,18 @@ def test_missing_note_unit_resolved_by_the_item_values():
     assert on_item_scale(40, "fraction", item_values=[0.4, 0.6]).value == pytest.approx(0.4)
     assert on_item_scale(5000, "fraction", item_values=[0.4, 0.6]) is None  # no scale fits
     assert on_item_scale(101.2, "?C").via == "as written"  # no recorded values: nothing to infer from
+
+
+def test_conversion_table_names_only_listed_units_and_a_typo_is_rejected():
+    import json
+
+    import jsonschema
+
+    from ehrlib.datafiles import data_text, load_data
+
+    doc = load_data("unit_conversions.yaml")
+    assert all(c["from"] in doc["units"] and c["to"] in doc["units"] for c in doc["conversions"])
+    broken = json.loads(json.dumps(doc))
+    broken["conversions"][0]["factr"] = 1.0
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads(data_text("schemas/unit_conversions.schema.json")))
