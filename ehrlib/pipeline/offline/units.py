@@ -24,7 +24,7 @@ from typing import Iterable
 
 from ehrlib.datafiles import load_data
 
-__all__ = ["Profile", "Scaled", "canonical_unit", "convert", "profile", "on_item_scale"]
+__all__ = ["Profile", "Scaled", "canonical_unit", "convert", "profile", "on_item_scale", "into_range"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,5 +140,26 @@ def on_item_scale(value: float, item_unit: str | None, *, note_unit: str | None 
             continue
         out = convert(value, row["from"], dst, analyte=analyte, weight_kg=weight_kg)
         if out is not None and prof.admits(out):
+            return Scaled(out, dst, f"{row['from']} -> {dst}")
+    return None
+
+
+def into_range(value: float, unit: str | None, low: float, high: float, *, analyte: str | None = None) -> Scaled | None:
+    """``value`` read on another scale of ``unit`` when only that reading is plausible.
+
+    A WBC written ``12,400`` (cells/µL) is 12.4 K/µL; an FiO2 written ``0.4`` is 40 %.
+    Tries each table conversion into ``unit`` (valid for ``analyte``; never a per-weight
+    one, which needs a weight) and returns the first whose result lies in
+    ``[low, high]``; ``None`` when the value as written is already in range or no scale
+    makes it so.
+    """
+    dst = canonical_unit(unit)
+    if dst is None or low <= value <= high:
+        return None
+    for row in _tables()[1]:
+        if row["to"] != dst or row["per_weight"] or not _applies(row, analyte):
+            continue
+        out = value * row["factor"] + row["offset"]
+        if low <= out <= high:
             return Scaled(out, dst, f"{row['from']} -> {dst}")
     return None

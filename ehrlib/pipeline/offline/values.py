@@ -65,7 +65,7 @@ def parse_bp(text: str) -> dict[str, float] | None:
 
 _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|ml/h|"
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
-_SEP = r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + TREND_VERB + r"?(?:(?:at|to)\s+)?"
+_SEP = r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*" + TREND_VERB + r"?(?:(?:at|to)\s+)?"
 _SERIES = re.compile(r"(?P<a>" + NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>" + NUM + r"))?")
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
@@ -83,7 +83,7 @@ _SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM
 
 
 def _f(x: str) -> float:
-    return float(x)
+    return float(x.replace(",", ""))
 
 
 def _unit_norm(u: str | None) -> str | None:
@@ -107,6 +107,11 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     verb = re.search(TREND_VERB + r"(?:(?:at|to)\s+)?$", text[:pos], re.I)
     direction = verb_direction(verb.group(0), concept) if verb else None
     out = _parse_value_at(rest, concept, pos)
+    if out is not None and len(out.get("series", ())) == 2 and re.search(r"\brang(?:ed|ing)\s+$", text[:pos], re.I):
+        lo, hi = sorted(out.pop("series"))
+        out.pop("direction", None)
+        out.update({"min": lo, "max": hi, "value": lo})  # "K ranged 3.1 to 3.5": a range, not a trend
+        return out
     if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I):
         out["direction"] = "stable"
         out["trend_word"] = "stable"
