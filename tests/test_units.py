@@ -76,3 +76,10 @@ def test_conversion_table_names_only_listed_units_and_a_typo_is_rejected():
     broken["conversions"][0]["factr"] = 1.0
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, json.loads(data_text("schemas/unit_conversions.schema.json")))
+
+
+def test_item_unit_unknown_the_values_decide():
+    s = on_item_scale(80, None, note_unit="%", item_values=[0.5, 1.0])
+    assert (s.value, s.via) == (pytest.approx(0.8), "percent -> fraction")
+    assert on_item_scale(80, None, note_unit="%", item_values=[50, 100]).via == "as written"
+    assert on_item_scale(101.2, None, item_values=[36.0, 38.5]).via == "degF -> degC"

@@ -53,10 +53,9 @@ def panel_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention], taken:
         if len({c.cid for c in concepts}) != len(concepts) or any(
                 c.cid in ("blood_pressure", "systolic_bp", "diastolic_bp") for c in concepts):
             continue
-        head = raw[start:items[0].reading.start].strip(" :=")
         for c, it in zip(concepts, items):
             r = it.reading
-            emit(out, taken, Mention(line, r.start, r.end, f"{head} {it.name}", "measurement", c.cid,
+            emit(out, taken, Mention(line, r.start, r.end, it.name, "measurement", c.cid,
                                      raw[r.start:r.end], {"value": r.value},
                                      f"L{line}P{start}"))
         taken.append((start, end))

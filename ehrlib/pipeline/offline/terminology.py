@@ -40,7 +40,7 @@ from rapidfuzz import fuzz
 
 from ehrlib.datafiles import load_data
 
-__all__ = ["Title", "TermMatch", "Terminology", "normalise", "TABLES"]
+__all__ = ["Title", "TermMatch", "Terminology", "normalise", "search_forms", "TABLES"]
 
 #: billed-code table -> its dictionary table
 TABLES = {"diagnoses_icd": "d_icd_diagnoses", "procedures_icd": "d_icd_procedures"}
@@ -147,6 +147,15 @@ def _expansions(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
         if f:
             seen.setdefault(f, None)
     return list(seen)
+
+
+def search_forms(phrase: str) -> list[str]:
+    """The phrase in ICD wording, for a lexical search: the all-synonyms rewrite first,
+    then single rewrites (never the phrase as written, which the caller has)."""
+    forms = _expansions(normalise(phrase))
+    rest = forms[1:]
+    ordered = ([rest[-1]] if rest else []) + rest[:-1]
+    return [" ".join(f) for f in ordered if f != forms[0]]
 
 
 def _covered(token: str, title: frozenset[str]) -> bool:

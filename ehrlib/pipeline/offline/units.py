@@ -117,9 +117,10 @@ def on_item_scale(value: float, item_unit: str | None, *, note_unit: str | None 
     """``value`` as the item records it, or ``None`` when the note's unit cannot be put
     on the item's scale.
 
-    Both units known: convert (or refuse). Note unit missing: the value as written when
-    it fits the item's recorded values, else the first table conversion into the item's
-    unit whose result fits them; with no recorded values, the value as written.
+    Both units known: convert (or refuse). One unit missing: the value as written when it
+    fits the item's recorded values, else the first table conversion from the note's unit
+    (or into the item's) whose result fits them; with no recorded values, the value as
+    written. Neither unit known: any table conversion whose result fits the values.
     """
     dst = canonical_unit(item_unit)
     src = canonical_unit(note_unit)
@@ -128,19 +129,16 @@ def on_item_scale(value: float, item_unit: str | None, *, note_unit: str | None 
     if src is not None and dst is not None:
         out = convert(value, src, dst, analyte=analyte, weight_kg=weight_kg)
         return None if out is None else Scaled(out, dst, "as written" if src == dst else f"{src} -> {dst}")
-    if src is not None:
-        return Scaled(value, src, "as written")
     prof = profile(item_values)
     if prof is None or prof.admits(value):
-        return Scaled(value, dst, "as written")
-    if dst is None:
-        return None
+        return Scaled(value, src or dst, "as written")
     for row in _tables()[1]:
-        if row["to"] != dst or not _applies(row, analyte):
+        if (src is not None and row["from"] != src) or (dst is not None and row["to"] != dst) \
+                or not _applies(row, analyte):
             continue
-        out = convert(value, row["from"], dst, analyte=analyte, weight_kg=weight_kg)
+        out = convert(value, row["from"], row["to"], analyte=analyte, weight_kg=weight_kg)
         if out is not None and prof.admits(out):
-            return Scaled(out, dst, f"{row['from']} -> {dst}")
+            return Scaled(out, row["to"], f"{row['from']} -> {row['to']}")
     return None
 
 
