@@ -1,31 +1,45 @@
 # Two commands a user needs: `make demo` and `make test`.
 # Uses the active environment (virtualenv or conda) if there is one, else creates .venv.
+# Installs go through constraints.txt, the tested versions (`make lock` regenerates it).
 ifneq ($(strip $(VIRTUAL_ENV)$(CONDA_PREFIX)),)
 PY := python
-STAMP := .installed.stamp
+STAMPS := .
+VENV :=
 else
 PY := .venv/bin/python
-STAMP := .venv/.installed.stamp
+STAMPS := .venv
+VENV := .venv/bin/python
 endif
+# (setuptools warns about editable installs on every build: noise for a user)
+PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install lock clean
 
-$(STAMP): pyproject.toml
-	@if [ "$(PY)" = ".venv/bin/python" ] && [ ! -x .venv/bin/python ]; then python3 -m venv .venv; fi
+.venv/bin/python:
+	python3 -m venv .venv
+
+# one stamp per extra: `make test` needs dev (which pulls notebooks), `make demo` notebooks
+$(STAMPS)/.installed-%.stamp: pyproject.toml constraints.txt | $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	@touch $(STAMP)
+	$(PIP_INSTALL) -e '.[$*]'
+	@touch $@
+	@if [ "$*" = dev ]; then touch $(STAMPS)/.installed-notebooks.stamp; fi
 
-install: $(STAMP)
+install: $(STAMPS)/.installed-dev.stamp
 
-demo: $(STAMP)
+demo: $(STAMPS)/.installed-notebooks.stamp
 	$(PY) -m ehrlib demo --notebooks
 
-test: $(STAMP)
+test: $(STAMPS)/.installed-dev.stamp
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+bench: $(STAMPS)/.installed-dev.stamp
 	$(PY) -m ehrlib bench
+
+# Pin core + dev (+ notebooks) for CPython 3.11 from PyPI; commit the result.
+lock: | $(VENV)
+	$(PY) -m pip install -q uv
+	$(PY) -m uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-annotate --quiet -o constraints.txt
 
 clean:
 	rm -rf runs .pytest_cache

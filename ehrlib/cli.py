@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import logging
 import sys
 import traceback
@@ -38,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ehrlib",
         description="Note-table consistency verification for EHRs.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug output")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="log debug output (also accepted after the subcommand)")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (normally one line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -53,9 +56,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_VERBOSE = ("-v", "--verbose")
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("ehrlib")
+    except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # -v may follow the subcommand (`ehrlib run ... -v`) at any depth: subparsers hand
+    # what they do not know back up, and only the verbose flag is accepted from there
+    args, rest = parser.parse_known_args(argv)
+    unknown = [a for a in rest if a not in _VERBOSE]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.verbose = args.verbose or len(rest) > 0
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(levelname)s %(name)s: %(message)s",

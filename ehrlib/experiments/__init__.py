@@ -17,7 +17,7 @@ import yaml
 
 from ehrlib.errors import ConfigError
 
-__all__ = ["Experiment", "list_experiments", "run_notebooks"]
+__all__ = ["Experiment", "list_experiments", "run_notebooks", "papermill"]
 
 log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(\d\d)_([a-z0-9_]+)$")
@@ -58,6 +58,30 @@ def _select(experiments: list[Experiment], name: str) -> list[Experiment]:
     return chosen
 
 
+def papermill():
+    """The papermill module, or a one-line error: the notebook stack is an extra."""
+    try:
+        import papermill as pm  # deferred: an extra (the notebook stack); only running notebooks needs it
+    except ImportError as exc:
+        raise ConfigError("running notebooks needs the notebooks extra: pip install 'ehrlib[notebooks]'") from exc
+    return pm
+
+
+def _quiet_notebook_logs() -> dict:
+    """Keep papermill's per-notebook INFO lines and the kernels' start-up warnings off the
+    console unless debug logging is on; returns the engine options that do it.
+
+    The "Kernel is running over TCP without encryption" warning is logged by each kernel
+    process (ipykernel) to its own stderr, so only the kernel's log level can hold it back;
+    the kernels here are local and short-lived. Cell errors still fail the run.
+    """
+    if logging.getLogger().isEnabledFor(logging.DEBUG):
+        return {}
+    for name in ("papermill", "traitlets"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return {"extra_arguments": ["--IPKernelApp.log_level=ERROR"]}
+
+
 def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | Path = "runs/notebooks",
                   use_params_file: bool = True, overrides: dict | None = None) -> list[Path]:
     """Execute the selected notebooks with papermill; returns the executed copies.
@@ -65,7 +89,9 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     With ``use_params_file`` the YAML's full-run values are injected; without it the
     notebook's own fast defaults run (what the test suite does).
     """
-    import papermill as pm  # deferred: papermill and Jupyter are heavy; only running notebooks needs them
+
+    pm = papermill()
+    quiet = _quiet_notebook_logs()
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,9 +103,9 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
         params.update(overrides or {})
         target = out / exp.notebook.name
         t0 = time.perf_counter()
-        print(f"running {exp.name} ...", flush=True)
+        print(f"notebook {exp.name} ...", end=" ", flush=True)
         pm.execute_notebook(str(exp.notebook), str(target), parameters=params, cwd=str(Path(root).resolve()),
-                            progress_bar=False, kernel_name="python3")
-        print(f"  done in {time.perf_counter() - t0:.1f} s -> {target}")
+                            progress_bar=False, kernel_name="python3", **quiet)
+        print(f"{time.perf_counter() - t0:.1f} s -> {target}")
         written.append(target)
     return written

@@ -83,22 +83,27 @@ def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
 
 
 def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = None, label: str = "method",
-                      title: str = "Main results") -> Figure:
+                      title: str = "Main results", panel: str = "mode", caption: str = "") -> Figure:
     """Recall / precision / F1 per method, one panel per judge mode (Table 2 as bars).
 
     ``label`` names the column whose values are the bar groups (``method``, or ``variant``
-    when one method runs on several models). With ``f1_low``/``f1_high`` columns
-    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars.
+    when one method runs on several models). ``panel`` names the column that splits the
+    panels (``mode``; or e.g. ``corpus`` to set two evaluation sets side by side, panels in
+    order of appearance). With ``f1_low``/``f1_high`` columns
+    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars. ``caption`` goes under the plot.
     """
-    summary = _require(summary, [label, "mode", *METRICS], "plot_main_results")
-    modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+    summary = _require(summary, [label, panel, *METRICS], "plot_main_results")
+    if panel == "mode":
+        modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+    else:
+        modes = list(dict.fromkeys(summary[panel]))
     methods = list(methods or dict.fromkeys(summary[label]))
     fig, axes = _figure(len(modes), sharey=True)
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
     for ax, mode in zip(axes, modes):
-        part = summary[summary["mode"] == mode].set_index(label)
+        part = summary[summary[panel] == mode].set_index(label)
         for i, method in enumerate(methods):
             if method not in part.index:
                 continue
@@ -112,11 +117,13 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
                           color=colors[i], label=str(method))
             ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
         ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
-        ax.set_title(mode.capitalize())
+        ax.set_title(mode.capitalize() if panel == "mode" else str(mode), fontsize=9)
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("score (%)")
     axes[0].legend(loc="upper left", fontsize=7, frameon=True)
     fig.suptitle(title)
+    if caption:
+        fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7, wrap=True)
     return fig
 
 
