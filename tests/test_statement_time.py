@@ -50,12 +50,19 @@ def test_clause_boundaries():
     assert text[slice(*clause_of(text, text.index("levophed")))].strip() == "started levophed"
 
 
-def test_by_through_until_end_at_the_date():
-    for prep in ("by", "through", "until", "thru"):
-        text = f"on heparin gtt {prep} [**4-12**]"
+def test_by_ends_at_the_date():
+    for prep in ("by", "up to"):
+        text = f"extubated {prep} [**4-12**]"
         (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
         assert r.window == TimeSpan("2145-04-08 14:00:00", "2145-04-12 23:59:59"), prep
         assert r.text.startswith(prep)
+
+
+def test_through_and_until_keep_the_day_they_name():
+    for prep in ("through", "until", "thru"):
+        text = f"remained febrile {prep} [**4-12**]"
+        (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+        assert r.window == _day(12), prep
 
 
 def test_since_and_before():
@@ -89,3 +96,9 @@ def test_course_without_a_time_and_upward():
     (c,) = courses("levophed titrated up from 0.05 to 0.2 mcg/kg/min overnight")
     assert (c.start_value, c.end_value, c.direction, c.when) == (0.05, 0.2, "up", None)
     assert courses("K 3.1 this am") == []
+
+
+def test_rule_states_its_principle():
+    from ehrlib.pipeline.offline.statement_time import RULE
+
+    assert RULE.rule_id == "time.preposition_bounds" and "'by D' ends at D" in RULE.principle

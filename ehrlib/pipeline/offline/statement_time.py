@@ -7,9 +7,12 @@ expression of a line. This module decides, for one statement inside the line:
   "K 3.1 [**2145-3-4**]"): the statement takes the date of its own clause; with none, the
   one date of its sentence; with several and none in its clause, none (the segment's
   window applies, as before).
-* **Bounds.** A preposition turns a day into an interval: "by D" and "through/until D"
-  end at D (from the start of the stay), "since D" and "after D" start at D (up to the
-  note's time), "before/prior to D" ends where D starts, "from D1 to/through D2" spans both.
+* **Bounds.** A preposition turns a day into an interval: "by D" ends at D (from the
+  start of the stay: the event happened at some point up to D), "since D" and "after D"
+  start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
+  to/through D2" spans both. "through/until D" alone keeps D's own window: a state said
+  to last until D is claimed at D, and widening it to the whole stay would let any
+  earlier record confirm it.
 * **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
   values and, when written, the time it was reached.
 
@@ -25,9 +28,10 @@ from typing import Sequence
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.numparse import NUMBER
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
-__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses"]
+__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
@@ -101,7 +105,7 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             out.append(TimeRef(r.line, text[m.start("p"):nxt.span[1]], TimeSpan(w.start, nxt.window.end), r.anchor,
                                (m.start("p"), nxt.span[1])))
             continue
-        if prep in ("by", "through", "thru", "until", "till", "up to"):
+        if prep in ("by", "up to"):
             w = TimeSpan(lo_default, w.end)
         elif prep in ("since", "after"):
             w = TimeSpan(w.start if prep == "since" else w.end, hi_default)
@@ -152,3 +156,7 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
         direction = "up" if b > a else ("down" if b < a else "stable")
         out.append(Course(re.sub(r"\s+", " ", m.group("verb").lower()), a, b, direction, m.start(), m.end(), when))
     return out
+
+
+RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
+            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)
