@@ -5,7 +5,8 @@ import duckdb
 import pytest
 
 from ehrlib.corpus.records import ItemRef, Note
-from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, judge_data_finding, normalise_value
+from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, normalise_value
+from ehrlib.pipeline.offline.verification.findings import judge_data_finding
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.records import Entity
 from ehrlib.pipeline.stages import StageEnv, get_stages

@@ -17,7 +17,7 @@ import pytest
 
 from ehrlib.corpus.records import Note, TimeSpan
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.offline.clocktime import clock_moments, edge_matches, infusion_runs, parse_clock
+from ehrlib.pipeline.offline.verification.clocktime import clock_moments, edge_matches, infusion_runs, parse_clock
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, get_stages
 
@@ -115,7 +115,7 @@ _CLOCK_CASES = [
 
 def test_reference_words_and_attached_values():
     from ehrlib.pipeline.offline.lexicon import load_lexicon
-    from ehrlib.pipeline.offline.qualifiers import attached_value, qualifier_holds, reference_qualifier
+    from ehrlib.pipeline.offline.verification.qualifiers import attached_value, qualifier_holds, reference_qualifier
 
     line = "WBC 16.2 (WNL), Cr 2.1 - elevated"
     q = reference_qualifier(line, len("WBC 16.2"))
@@ -132,7 +132,7 @@ def test_reference_words_and_attached_values():
 
 
 def test_day_over_day_compares_with_the_previous_day():
-    from ehrlib.pipeline.offline.trendwords import day_over_day
+    from ehrlib.pipeline.offline.verification.trendwords import day_over_day
 
     def rows(*pairs):
         return [{"time": t, "valuenum": v} for t, v in pairs]
@@ -146,7 +146,7 @@ def test_day_over_day_compares_with_the_previous_day():
 
 
 def test_stated_origin_parsing():
-    from ehrlib.pipeline.offline.trendwords import direction_of, parse_origin
+    from ehrlib.pipeline.offline.verification.trendwords import direction_of, parse_origin
 
     o = parse_origin("lactate down to 1.1 from 2.3 this AM")
     assert o is not None and (o.word, o.new, o.origin) == ("down", 1.1, 2.3)
@@ -212,7 +212,8 @@ def test_one_line_notes_on_the_demo(run_note, text, chartdate, word, label):
 
 def test_susceptibility_parsing_and_check():
     from ehrlib.pipeline.offline.lexicon import load_lexicon
-    from ehrlib.pipeline.offline.microsens import check_susceptibilities, is_susceptibility_name, parse_susceptibilities
+    from ehrlib.pipeline.offline.microsens import is_susceptibility_name, parse_susceptibilities
+    from ehrlib.pipeline.offline.verification.microbiology import check_susceptibilities
 
     lex = load_lexicon()
     assert parse_susceptibilities("E. coli resistant to cipro and levo, sensitive to ceftriaxone", lex) == (

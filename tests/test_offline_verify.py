@@ -16,15 +16,9 @@ import pytest
 
 from ehrlib.corpus.records import Note, TimeSpan
 from ehrlib.pipeline.inspector import inspect_note
-from ehrlib.pipeline.offline.verify import (
-    core_window,
-    criterion_holds,
-    in_window,
-    intervals_overlap,
-    tool_spec,
-    trend_direction,
-    value_matches,
-)
+from ehrlib.pipeline.offline.verification.trends import trend_direction
+from ehrlib.pipeline.offline.verification.values import value_matches
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, intervals_overlap, tool_spec
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import StageEnv, get_stages
 
@@ -43,7 +37,6 @@ def test_windows_and_tolerances():
     assert in_window({"time": "2199-01-30", "end": "2199-02-02 01:00:00"}, w)  # an order still running
     assert value_matches(3.4, 3.41, 0.05) and not value_matches(3.4, 3.5, 0.05)
     assert value_matches(148, 149, 0.5)  # 1 % of large values
-    assert criterion_holds(">=", 100.4, 100.4) and not criterion_holds("<", 90, 90)
     assert trend_direction([2.3, 1.8, 0.8]) == "falling" and trend_direction([10, 10.2]) == "stable"
     a = (datetime(2199, 2, 1), datetime(2199, 2, 2, 9, 51))
     assert intervals_overlap(a, (datetime(2199, 2, 2), datetime(2199, 2, 3)))
@@ -82,6 +75,8 @@ def test_numeric_range_is_min_max_of_the_day(run_note):
     bad, _ = run_note("Vital signs\nHR: 75 (60 - 91) bpm")
     assert _label(ok, "hr") == "consistent"
     assert _label(bad, "hr") == "inconsistent" and bad["hr"].inconsistency_type == "contradiction"
+    # the prediction names the rule that decided: 60 is charted in the window, but not as the day's minimum
+    assert ok["hr"].rule_id == "numbers.value_in_window" and bad["hr"].rule_id == "numbers.range_extremes"
 
 
 def test_bp_braces_parse_into_extremes(run_note):
@@ -124,6 +119,8 @@ def test_microbiology_and_billing_codes(run_note):
     assert by_line[1].label == "consistent"          # cultures never grew
     assert by_line[3].label == "consistent"          # 008.45 billed
     assert by_line[4].label == "inconsistent" and by_line[4].inconsistency_type == "missing"  # 785.52 not
+    assert by_line[1].rule_id == "microbiology.collected"  # stated negative, nothing grew
+    assert by_line[3].rule_id == by_line[4].rule_id == "diagnoses.billed_code"
 
 
 def test_scope_filter_drops_history_and_plans(run_note):
@@ -141,3 +138,4 @@ def test_surface_baseline_checks_values_not_reasoning(run_note):
     assert _label(preds, "k") == "consistent"
     # no trend reasoning: an aligned item with records in the window passes
     assert _label(preds, "lactate") == "consistent"
+    assert preds["lactate"].rule_id == "surface.record_exists"

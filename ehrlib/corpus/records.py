@@ -32,8 +32,9 @@ __all__ = [
     "from_dict",
 ]
 
-#: Bump when a field of any record changes meaning or name.
-SCHEMA_VERSION = 1
+#: Bump when a field of any record changes meaning or name, or a field is added
+#: (2: ``Prediction.rule_id``, the offline rule behind a verdict).
+SCHEMA_VERSION = 2
 
 NoteType = Literal["discharge_summary", "physician", "nursing"]
 Label = Literal["consistent", "inconsistent"]
@@ -166,6 +167,8 @@ class Prediction:
     entity_id: str | None = None
     prompt_id: str | None = None
     failure: str | None = None
+    #: the offline rule that decided (``<family>.<name>``); None for LLM verdicts
+    rule_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,6 +135,9 @@ class Verdict:
     #: set when the unit of work failed (malformed LLM output after one repair, tool crash);
     #: the note goes on and the failure is counted apart.
     failure: str | None = None
+    #: the offline rule that produced the verdict (``<family>.<name>``, see
+    #: :mod:`ehrlib.pipeline.offline.verification`); None for LLM verdicts
+    rule_id: str | None = None
     #: verdicts for the other entities of the same observation group, answered from the
     #: same evidence in the same call (a verifier with ``accepts_group``); the orchestrator
     #: uses them as cache hits for those entities and never writes this field out.

@@ -6,52 +6,33 @@ growing the vocabulary, a phrase "<item words>: <value words>" (or "<item> <valu
 exam / nursing-system segment is aligned to the patient's own categorical chartevents items
 whose label contains the item words and whose charted text values (TopV, the item profile)
 contain the value words. Only when both match is an entity emitted, so free prose never
-becomes a statement. Verification compares the stated value with what was charted in the
-window: a match is consistent, only clearly opposite values are a contradiction, and
-anything else is not judged as missing (the item has records; the words may simply differ).
+becomes a statement. Verification (:mod:`ehrlib.pipeline.offline.verification.findings`)
+compares the stated value with what was charted in the window: a match is consistent, only
+clearly opposite values are a contradiction, and anything else is not judged as missing
+(the item has records; the words may simply differ).
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.records import Entity, Segment
 
-__all__ = ["DATA_CONCEPT", "data_findings", "judge_data_finding", "normalise_value"]
+__all__ = ["DATA_CONCEPT", "data_findings", "normalise_value"]
 
 #: ``attributes["concept"]`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
 
-_SECTIONS = ("exam", "nursing_system")  # the section kinds of offline_sections.yaml that hold exam systems
-
-#: ward abbreviations of item words -> label words
-_ITEM_ABBREV: Mapping[str, str] = {
-    "ls": "lung sounds", "abd": "abdomen", "bs": "bowel sounds", "resp": "respiratory", "neuro": "neuro",
-    "ext": "extremities", "rul": "right upper lobe", "lul": "left upper lobe", "rll": "right lower lobe",
-    "lll": "left lower lobe", "rue": "right upper extremity", "lue": "left upper extremity",
-    "rle": "right lower extremity", "lle": "left lower extremity", "r": "right", "l": "left", "gu": "urine", "uo": "urine", "o2": "o2", "loc": "level of consciousness",
-}
-#: value abbreviations -> charted words
-_VALUE_ABBREV: Mapping[str, str] = {
-    "nt": "non-tender", "nd": "non-distended", "ra": "room air", "nc": "nasal cannula", "dim": "diminished",
-    "diminshed": "diminished", "cdi": "clean dry intact", "c/d/i": "clean dry intact", "wnl": "within normal limits",
-    "nsr": "normal sinus", "brisk": "brisk", "neg": "negative", "pos": "positive", "hypo": "hypoactive",
-    "hyper": "hyperactive", "abs": "absent", "intact": "intact", "perrl": "brisk", "wdl": "within defined limits",
-}
-#: value words that exclude each other (a stated word vs a charted one)
-_OPPOSED: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
-    (frozenset({"clear"}), frozenset({"diminished", "crackles", "rhonchi", "wheezes", "coarse", "absent", "rales"})),
-    (frozenset({"soft"}), frozenset({"firm", "rigid"})),
-    (frozenset({"non-tender", "nontender"}), frozenset({"tender"})),
-    (frozenset({"non-distended", "nondistended"}), frozenset({"distended"})),
-    (frozenset({"warm"}), frozenset({"cool", "cold"})),
-    (frozenset({"dry"}), frozenset({"diaphoretic", "clammy", "moist"})),
-    (frozenset({"present", "active"}), frozenset({"absent"})),
-    (frozenset({"regular"}), frozenset({"irregular"})),
-    (frozenset({"hypoactive"}), frozenset({"hyperactive"})),
-)
-_STOP = frozenset({"and", "or", "with", "the", "a", "of", "to", "on", "in", "at", "x", "is", "are", "pt", "but"})
+#: word lists of the fallback (``charted_findings.yaml``): see that file for each one
+_DATA = load_data("charted_findings.yaml")
+_SECTIONS: tuple[str, ...] = tuple(_DATA["sections"])
+_ITEM_ABBREV: Mapping[str, str] = _DATA["item_abbreviations"]
+_VALUE_ABBREV: Mapping[str, str] = _DATA["value_abbreviations"]
+_STOP = frozenset(_DATA["stop_words"])
+_GENERIC = frozenset(_DATA["generic_label_words"])
+_EMPTY = frozenset(_DATA["empty_values"])
 
 
 def _words(text: str) -> list[str]:
@@ -67,18 +48,7 @@ def normalise_value(text: str) -> frozenset[str]:
     return frozenset(w for w in out if len(w) >= 2)
 
 
-#: label words too generic to name an item by themselves ("Skin Color": the item word is "skin")
-_GENERIC = frozenset({"color", "type", "level", "assessment", "status", "right", "left", "size", "source",
-                      "present", "location", "amount", "quality", "character", "activity", "response", "appearance",
-                      "site", "method", "drainage", "sounds", "pattern", "effort", "tube", "strength", "movement"})
-#: charted values that say nothing categorical on their own
-_EMPTY = frozenset({"yes", "no", "none", "normal", "not applicable", "not assessed", "unable to assess", "other",
-                    "done", "not done", "positive", "negative", "intact"})
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+/-]*")
-
-
-def _value_in(stated: frozenset[str], charted: str) -> bool:
-    return bool(stated) and stated <= normalise_value(charted)
 
 
 def _categorical(profile: Sequence[str]) -> list[str]:
@@ -179,24 +149,3 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
                 items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
                 window=seg.default_window, source="ontology", span=(a, b)))
     return out
-
-
-def judge_data_finding(e: Entity, rows: Sequence[Mapping[str, Any]]) -> tuple[bool | None, str, list[Mapping[str, Any]]]:
-    """(consistent?, reason, evidence) from the item's rows in the entity's window.
-
-    ``None`` means not judged: no charted value of the window speaks to the stated words.
-    """
-    stated = normalise_value(e.value or "")
-    valued = [r for r in rows if re.search(r"[A-Za-z]", str(r.get("value") or ""))]
-    hits = [r for r in valued if _value_in(stated, str(r.get("value")))]
-    if hits:
-        return True, f"{e.text}: {e.value} charted in the window", hits[:4]
-    against = [r for r in valued if _opposed(stated, normalise_value(str(r.get("value"))))]
-    if against and len(against) == len(valued):
-        shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
-        return False, f"{e.text}: note says {e.value}; table charts {shown}", against[:4]
-    return None, f"{e.text}: charted values neither match nor contradict", valued[:3]
-
-
-def _opposed(stated: frozenset[str], charted: frozenset[str]) -> bool:
-    return any((stated & x and charted & y) or (stated & y and charted & x) for x, y in _OPPOSED)

@@ -1,6 +1,7 @@
 """Susceptibility claims of a culture statement ("sensitive to ceftriaxone", "R to levo",
-"(levo R, CTX S)", "oxacillin-resistant", "pan-sensitive") and their check against the
-interpretation column of the organism's rows.
+"(levo R, CTX S)", "oxacillin-resistant", "pan-sensitive"), checked against the
+interpretation column of the organism's rows by
+:mod:`ehrlib.pipeline.offline.verification.microbiology`.
 
 Rules:
 
@@ -15,11 +16,11 @@ Rules:
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
-__all__ = ["parse_susceptibilities", "is_susceptibility_name", "check_susceptibilities", "susceptibility_mentions"]
+__all__ = ["parse_susceptibilities", "is_susceptibility_name", "susceptibility_mentions"]
 
 _LEVEL = {"sensitive": "S", "susceptible": "S", "sens": "S", "s": "S", "resistant": "R", "resistance": "R",
           "r": "R", "res": "R", "intermediate": "I", "i": "I"}
@@ -92,33 +93,6 @@ def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
     if not _CULTURE_CONTEXT.search(raw):
         return False
     return bool(_NAME_BEFORE.search(raw[max(0, start - 30):start]) or _NAME_AFTER.match(raw[end:end + 16]))
-
-
-def _antibiotic(row: Mapping[str, Any]) -> str:
-    return str((row.get("extra") or {}).get("antibiotic") or "").lower()
-
-
-def _interpretation(row: Mapping[str, Any]) -> str:
-    return str((row.get("extra") or {}).get("interpretation") or "").upper()[:1]
-
-
-def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[tuple[str, str]], pan: bool
-                           ) -> tuple[bool, str, list[Mapping[str, Any]]]:
-    """(consistent, reason, evidence) of the claims against one organism's rows."""
-    tested = [r for r in rows if _antibiotic(r)]
-    if pan:
-        resistant = [r for r in tested if _interpretation(r) == "R"]
-        if resistant:
-            names = sorted({_antibiotic(r) for r in resistant})
-            return False, f"stated pan-sensitive, resistant to {', '.join(names[:4])}", resistant[:4]
-    for ab, level in claims:
-        ab_rows = [r for r in tested if ab[:6] in _antibiotic(r) or _antibiotic(r)[:6] in ab]
-        if ab_rows and not any(_interpretation(r) == level for r in ab_rows):
-            got = sorted({_interpretation(r) for r in ab_rows})
-            return False, f"{ab}: stated {level}, recorded {'/'.join(got)}", ab_rows[:4]
-    if not tested and (claims or pan):
-        return True, "no susceptibility rows recorded; not judged", []
-    return True, "susceptibilities as stated", tested[:4]
 
 
 def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> list[tuple[int, int, str, str]]:

@@ -3,7 +3,7 @@
 ``inspector``: every stage rule-based (sections -> anchors -> patient + ontology
 extraction -> ConText scope -> tool-based verification with the validation cache).
 ``surface``: the same segmentation, anchors and extraction, no scope filter, and
-:func:`~ehrlib.pipeline.offline.verify.verify_surface` (explicit values and times only).
+:func:`~ehrlib.pipeline.offline.verification.verify_surface` (explicit values and times only).
 ``checkehr`` needs an LLM writing SQL and has no offline form.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ehrlib.pipeline.offline.extract import (
     patient_extractor,
 )
 from ehrlib.pipeline.offline.scope import decide_all
-from ehrlib.pipeline.offline.verify import verify_entity, verify_surface
+from ehrlib.pipeline.offline.verification import verify_entity, verify_surface
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, register_backend
 

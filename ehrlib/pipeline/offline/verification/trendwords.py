@@ -1,7 +1,7 @@
 """Trend statements with a stated origin: "down to 1.1 from 2.3", "up to 14 from 9.2",
 "Cr improved to 1.0 from 1.4", "rose from 2.0 to 4.3".
 
-The claim has three parts, each checked against the table (:func:`.verify._with_origin`):
+The claim has three parts, each checked against the table (:data:`.trends.STATED_ORIGIN`):
 the new value is recorded in the entity's window, the origin is one of the values
 recorded before it (the previous three, within a three-day look-back: "from" means the
 previous measurement, not any earlier one), and the direction word agrees with the sign
@@ -13,12 +13,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from ehrlib.datafiles import load_data
+
 __all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day"]
 
-_UP = ("up", "increased", "rose", "risen", "rising", "climbed", "uptrended", "trended up", "trending up", "bumped")
-_DOWN = ("down", "decreased", "fell", "fallen", "falling", "dropped", "downtrended", "trended down",
-         "trending down", "declined")
-_QUAL = ("improved", "improving", "worsened", "worsening")
+_WORDS = load_data("verification_terms.yaml")["trend_words"]
+_UP: tuple[str, ...] = tuple(_WORDS["up"])
+_DOWN: tuple[str, ...] = tuple(_WORDS["down"])
+_QUAL: tuple[str, ...] = tuple(_WORDS["qualitative"])
 _WORD = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in _UP + _DOWN + _QUAL), key=len, reverse=True))
 _NUM = r"\d+(?:\.\d+)?"
 _TO_FROM = re.compile(rf"\b(?P<dir>{_WORD})\s+(?:to\s+)?(?P<to>{_NUM})\s*\*?\s*(?:[a-zA-Z/%]{{1,6}}\s*)?"

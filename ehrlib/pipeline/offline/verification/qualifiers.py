@@ -19,20 +19,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping, Sequence
 
-import yaml
-
 from ehrlib.criteria import criterion_holds
+from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
 __all__ = ["Qualifier", "reference_qualifier", "attached_value", "normal_range", "qualifier_holds", "state_holds_on"]
 
-_REF_WORDS = {"wnl": "normal", "nl": "normal", "normal": "normal", "within normal limits": "normal",
-              "wnls": "normal", "high": "high", "elevated": "high", "increased": "high", "low": "low",
-              "decreased": "low"}
+#: reference word -> normal | high | low (``verification_terms.yaml``)
+_REF_WORDS: Mapping[str, str] = load_data("verification_terms.yaml")["reference_words"]
 _REF_AFTER = re.compile(
     r"^\s*\*?\s*(?:[a-zA-Z/%μ]{1,8}\s*)?(?:\(\s*(?P<p>" + "|".join(sorted(_REF_WORDS, key=len, reverse=True))
     + r")\s*\)|[,\-–]\s*(?P<c>wnl|wnls|within normal limits|normal|elevated|high|low)\b(?!\s*(?:dose|flow|normal|grade)))",
@@ -63,9 +60,9 @@ def reference_qualifier(line: str, end: int) -> Qualifier | None:
 @lru_cache(maxsize=1)
 def _ranges() -> Mapping[str, tuple[float, float]]:
     try:
-        data = yaml.safe_load(resources.files("ehrlib").joinpath("data/offline_normal_ranges.yaml").read_text("utf-8"))
+        data = load_data("offline_normal_ranges.yaml")
         return {str(k): (float(v[0]), float(v[1])) for k, v in data["ranges"].items()}
-    except (FileNotFoundError, yaml.YAMLError, KeyError, TypeError, ValueError, IndexError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise ConfigError(f"cannot read ehrlib/data/offline_normal_ranges.yaml: {exc}") from None
 
 

@@ -1,0 +1,132 @@
+"""Event rules: procedures, outputs without a value, findings, and anything else that is
+claimed by a record existing in the window.
+
+*Missing* when the item has no record in the admission at all; *contradiction* when
+records exist only on other days (a time error). A procedure's clock time dates the start
+of its record (or the end, for a removal; :mod:`.clocktime`), a stated side must match the
+charted location, and a procedure with no bedside record may be confirmed by a billed code.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from datetime import timedelta
+
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification import findings
+from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
+from ehrlib.pipeline.offline.verification.diagnoses import billed_match
+from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["RULES", "CHAIN"]
+
+
+def _procedure(c: Claim) -> bool:
+    return c.entity.kind == "procedure"
+
+
+def _negated_absent(c: Claim) -> Verdict | None:
+    inside, every = c.item_rows()
+    if c.attrs.get("negated") and _procedure(c) and not inside:
+        return verdict(c, True, f"no {c.entity.text} in the window, as stated", every[:2])
+    return None
+
+
+def _billed_procedure(c: Claim) -> Verdict | None:
+    """Bedside charting may miss a procedure; the billed procedure codes may not."""
+    if c.item_rows()[1] or not _procedure(c):
+        return None
+    billed = billed_match(c)
+    return billed if billed.label == "consistent" and billed.evidence_row_ids else None
+
+
+def _no_record_in_window(c: Claim) -> Verdict | None:
+    e = c.entity
+    inside, every = c.item_rows()
+    if not every:
+        return verdict(c, False, f"no record of {e.text} in this admission", (), missing=True)
+    if not inside:
+        return verdict(c, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}", every[:4])
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_words(which: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(terms()["procedure_edges"][which]) + r")\b", re.I)
+
+
+def _procedure_clock(c: Claim) -> Verdict | None:
+    """"CVL placed ~9pm" / "A-line pulled at 0300" / "thoracentesis at 1500": a record of
+    the item starts (or, for a removal, ends) at that clock time (.clocktime tolerance;
+    each row is its own event, lines are not merged). A bare time on a long-lived device
+    (a line's whole dwell) is not judged."""
+    e = c.entity
+    if not _procedure(c) or c.attrs.get("negated"):
+        return None
+    clock = parse_clock(e.time_text)
+    if clock is None:
+        return None
+    said = f"{e.text} {c.attrs.get('action') or ''}"
+    # the procedure records (start/end columns), not observations charted along a line's dwell
+    course = [r for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]]
+    if not course:
+        return None
+    point = all((iv := row_interval(r)) is not None and iv[1] - iv[0] <= timedelta(hours=1) for r in course)
+    edge = "end" if _edge_words("removal").search(said) else "start" if (
+        _edge_words("placement").search(said) or point) else None
+    if edge is None:
+        return None
+    ok, evidence, detail = edge_matches(clock, e.window, course, edge, merge=False)
+    if ok is False:
+        return verdict(c, False, f"{e.text}: stated {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
+                       f"{detail}", evidence)
+    return None
+
+
+def _procedure_side(c: Claim) -> Verdict | None:
+    side = c.attrs.get("side")
+    if side not in ("r", "l") or not _procedure(c):
+        return None
+    located = [r for r in c.item_rows()[0] if (r.get("extra") or {}).get("location")]
+    want = "right" if side == "r" else "left"
+    if located and not [r for r in located if want in str(r["extra"]["location"]).lower()
+                        or str(r["extra"]["location"]).lower().startswith(want[0] + " ")]:
+        return verdict(c, False, f"{c.entity.text}: side {want} not recorded (recorded "
+                       f"{', '.join(sorted({str(r['extra']['location']) for r in located}))})", located[:4])
+    return None
+
+
+def _negated_recorded(c: Claim) -> Verdict | None:
+    if not c.attrs.get("negated"):
+        return None
+    return verdict(c, False, f"note says no {c.entity.text}, but it is recorded in the window", c.item_rows()[0][:4])
+
+
+def _record_in_window(c: Claim) -> Verdict | None:
+    return verdict(c, True, f"{c.entity.text} recorded in the window", c.item_rows()[0])
+
+
+NEGATED_ABSENT = Rule("events.negated_absent", "A procedure said not done is confirmed when the window holds no "
+                      "record of it.", _negated_absent)
+BILLED_PROCEDURE = Rule("events.billed_procedure", "A procedure with no bedside record in the admission is "
+                        "confirmed by a billed procedure code of the admission whose title matches it.",
+                        _billed_procedure)
+NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no record in the admission is missing; "
+                           "one recorded only outside the statement's window is a time error.", _no_record_in_window)
+PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
+                       "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
+                       _procedure_clock)
+PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
+                      "procedure.", _procedure_side)
+NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
+                        "window.", _negated_recorded)
+RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
+                        "record of its item in the window.", _record_in_window)
+
+CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, *findings.CHAIN,
+         NEGATED_RECORDED, RECORD_IN_WINDOW)
+RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, NEGATED_RECORDED,
+         RECORD_IN_WINDOW)

@@ -1,0 +1,159 @@
+"""Finding rules: categorical exam and nursing states against the charted values.
+
+A stated state is confirmed by a charted value of the same state and contradicted when the
+window's values use the vocabulary (``finding_states.yaml``) but never the stated state
+(for multi-valued concepts: only when an excluding state is charted). Edema is judged on
+presence and pitting grade; findings aligned by the data-driven fallback
+(:mod:`ehrlib.pipeline.offline.findings_data`) on their value words.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.findings_data import normalise_value
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.records import Entity, Verdict
+
+__all__ = ["RULES", "CHAIN", "DATA_VALUE", "judge_data_finding", "pitting_grade"]
+
+Rows = list[Mapping[str, Any]]
+
+
+def _vocab() -> Mapping[str, Any]:
+    return load_data("finding_states.yaml")
+
+
+def _states(concept: str, text: str, column: str) -> set[str]:
+    """The vocabulary states of ``concept`` that ``text`` names (column: note | chart)."""
+    return {x["state"] for x in _vocab()["states"].get(concept, ()) if re.search(x[column], text, re.I)}
+
+
+def pitting_grade(value: str) -> str | None:
+    """Pitting-edema grade of a charted value: "2+" -> 2; depth "4 mm" -> 2 (2 mm per
+    grade, the usual 1+ to 4+ pitting scale); "Trace" -> 0."""
+    m = re.search(r"([1-4])\s*\+|\+\s*([1-4])", value)
+    if m:
+        return m.group(1) or m.group(2)
+    m = re.search(r"(\d+)\s*mm", value, re.I)
+    if m:
+        return str(min(4, max(1, round(int(m.group(1)) / 2))))
+    return "0" if re.search(r"trace", value, re.I) else None
+
+
+def _concept(c: Claim) -> str:
+    return str(c.attrs.get("concept"))
+
+
+def _stated(c: Claim) -> set[str]:
+    concept, e = _concept(c), c.entity
+    note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
+    if concept == "edema" and c.attrs.get("negated"):
+        note = "no"
+    return _states(concept, note.lower(), "note")
+
+
+def _charted(c: Claim) -> tuple[set[str], Rows]:
+    """(states charted in the window, rows charting a stated state)."""
+    stated, charted, hits = _stated(c), set(), []
+    for r in c.item_rows()[0]:
+        got = _states(_concept(c), str(r.get("value") or "").lower(), "chart")
+        charted |= got
+        if got & stated:
+            hits.append(r)
+    return charted, hits
+
+
+def _no_known_state(c: Claim) -> Verdict | None:
+    if _stated(c):
+        return None
+    return verdict(c, True, f"{c.entity.text} charted in the window", c.item_rows()[0])
+
+
+def _pitting(c: Claim) -> Verdict | None:
+    grade, inside = c.attrs.get("grade"), c.item_rows()[0]
+    if not grade:
+        return None
+    g = re.sub(r"\D", "", str(grade)) or ("0" if "trace" in str(grade).lower() else "")
+    graded = {x for r in inside if (x := pitting_grade(str(r.get("value") or "")))}
+    if graded and g and g not in graded:
+        return verdict(c, False, f"{c.entity.text}: grade {grade} not recorded (charted {', '.join(sorted(graded))}+)",
+                       inside[:4])
+    return None
+
+
+def _edema_presence(c: Claim) -> Verdict | None:
+    """An amount ("4 mm", "Trace") or a location other than "None" means edema was present."""
+    charted, _ = _charted(c)
+    if _concept(c) != "edema" or not charted:
+        return None
+    stated, inside = _stated(c), c.item_rows()[0]
+    ok = "present" not in charted if "none" in stated else "present" in charted
+    if not ok:
+        return verdict(c, False, f"{c.entity.text}: note says {'no edema' if 'none' in stated else 'edema'}, "
+                       f"table charts {', '.join(sorted(charted))}", inside[:4])
+    return verdict(c, True, f"{c.entity.text} as charted", inside[:4])
+
+
+def _charted_state(c: Claim) -> Verdict | None:
+    e, concept, inside = c.entity, _concept(c), c.item_rows()[0]
+    stated = _stated(c)
+    charted, hits = _charted(c)
+    if concept == "bowel_sounds" and len(stated) > 1:
+        stated.discard("present")  # "hypoactive BS": the qualifier is the claim
+    missing = stated - charted
+    if not charted:
+        return verdict(c, True, f"{e.text}: charted values do not use the stated terms; not contradicted", inside[:3])
+    opposites = _vocab()["opposites"]
+    against = {o for st in missing for o in opposites.get(concept, {}).get(st, ())}
+    if missing and concept in opposites and not (charted & against):
+        return verdict(c, True, f"{e.text}: {', '.join(sorted(charted))} charted; not contradicted", inside[:3])
+    if missing:
+        return verdict(c, False, f"{e.text}: note says {', '.join(sorted(missing))}; table charts "
+                       f"{', '.join(sorted(charted))}", inside[:4])
+    return verdict(c, True, f"{e.text}: {', '.join(sorted(stated))} charted in the window", hits)
+
+
+def _opposed(stated: frozenset[str], charted: frozenset[str]) -> bool:
+    return any((stated & set(x) and charted & set(y)) or (stated & set(y) and charted & set(x))
+               for x, y in _vocab()["opposed_values"])
+
+
+def judge_data_finding(e: Entity, rows: Sequence[Mapping[str, Any]]) -> tuple[bool | None, str, Rows]:
+    """(consistent?, reason, evidence) of a data-driven finding from its item's rows in the
+    window; ``None`` means not judged: no charted value of the window speaks to the words."""
+    stated = normalise_value(e.value or "")
+    valued = [r for r in rows if re.search(r"[A-Za-z]", str(r.get("value") or ""))]
+    hits = [r for r in valued if stated and stated <= normalise_value(str(r.get("value")))]
+    if hits:
+        return True, f"{e.text}: {e.value} charted in the window", hits[:4]
+    against = [r for r in valued if _opposed(stated, normalise_value(str(r.get("value"))))]
+    if against and len(against) == len(valued):
+        shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
+        return False, f"{e.text}: note says {e.value}; table charts {shown}", against[:4]
+    return None, f"{e.text}: charted values neither match nor contradict", valued[:3]
+
+
+def _data_value(c: Claim) -> Verdict | None:
+    ok, reason, rows = judge_data_finding(c.entity, c.item_rows()[0])
+    return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
+
+
+_F = ("finding",)
+NO_KNOWN_STATE = Rule("findings.no_known_state", "A finding whose words name no state of the vocabulary claims only "
+                      "that the item was charted, which its record in the window confirms.", _no_known_state, _F)
+PITTING_GRADE = Rule("findings.pitting_grade", "A stated pitting-edema grade must be among the grades charted "
+                     "(2 mm of pitting depth per grade).", _pitting, _F)
+EDEMA_PRESENCE = Rule("findings.edema_presence", "Edema is present when any amount or location is charted, so "
+                      "\"no edema\" and \"edema\" are judged on presence alone.", _edema_presence, _F)
+CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be charted in the window; it is "
+                     "contradicted only by a charted state that excludes it, and not judged when the charted "
+                     "values use other words.", _charted_state, _F)
+DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
+                  "value with those words and contradicted only when every charted value is its opposite.",
+                  _data_value, _F)
+
+CHAIN = (NO_KNOWN_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
+RULES = (*CHAIN, DATA_VALUE)

@@ -1,0 +1,252 @@
+"""Medication and infusion rules: orders and administrations against what a note says.
+
+Interval overlap of orders with the window; "started"/"stopped" compare the start/end
+dates, a clock time the start/end of a run (:mod:`.clocktime`); rate, dose, route, course
+day and duration are compared when stated (:mod:`.doses`). The checks run in order, each
+narrowing the window's rows to those matching what it checked, so "started on heparin
+1000 u/h" needs one order that both started in the window and runs at that rate.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Mapping
+
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
+from ehrlib.pipeline.offline.verification.doses import dose_matches, rate_matches, route_of, row_dose, same_dose_unit
+from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["RULES", "CHAIN"]
+
+Rows = list[Mapping[str, Any]]
+_KINDS = ("medication", "infusion")
+
+
+def _names(c: Claim) -> str:
+    return ", ".join(c.attrs.get("drugs", ())[:3])
+
+
+def _action(c: Claim) -> str:
+    return str(c.attrs.get("action") or "")
+
+
+def _rows(c: Claim) -> Rows:
+    return c.narrowed if c.narrowed is not None else c.item_rows()[0]
+
+
+def _course(c: Claim) -> Rows:
+    """Every row of the drug in the admission (a course is judged as a whole)."""
+    return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
+
+
+def _negated(c: Claim) -> Verdict | None:
+    """"no transfusion today", "not on pressors": consistent when nothing is given in the window."""
+    if not c.attrs.get("negated"):
+        return None
+    inside, every = c.item_rows()
+    if inside:
+        return verdict(c, False, f"note says no {_names(c)}, but it was given in the window", inside)
+    return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])
+
+
+def _stopped(c: Claim) -> Verdict | None:
+    """"off octreotide", "lasix held": not running at the end of the window."""
+    e = c.entity
+    if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
+        return None
+    inside, every = c.item_rows()
+    we_ = parse_time(e.window.end) if e.window else None
+    running = [r for r in inside if (iv := row_interval(r)) and we_ and iv[1] >= we_]
+    if running:
+        return verdict(c, False, f"note says {_names(c)} stopped, but it runs past the window", running[:4])
+    return verdict(c, True, f"{_names(c)} not running at the end of the window, as stated",
+                   inside[-2:] or every[-2:])
+
+
+def _record_in_window(c: Claim) -> Verdict | None:
+    inside, every = c.item_rows()
+    if not every:
+        return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
+    if not inside:
+        return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
+                       f"{tool_spec(c.entity.window)}", every[:4])
+    return None
+
+
+def _transfusion_volume(c: Claim) -> Verdict | None:
+    """MIMIC splits one unit over several rows (rate changes): compare volume, ~300 mL a unit."""
+    e, units = c.entity, c.attrs.get("units")
+    if units is None or str(c.attrs.get("concept")) != "transfusion" or not e.time_text:
+        return None
+    inside = _rows(c)
+    volume = sum(float(r["valuenum"]) for r in inside
+                 if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
+    if volume > 0:
+        estimate = volume / 300.0
+        if abs(estimate - float(units)) > max(1.0, 0.25 * float(units)):
+            return verdict(c, False, f"{e.text}: stated {int(units)} unit(s), recorded {volume:.0f} mL "
+                           f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
+    return None
+
+
+def _clock_edge(c: Claim) -> Verdict | None:
+    """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
+    time; a contradiction is returned, otherwise None (the other checks go on)."""
+    e, action, actions = c.entity, _action(c), terms()["actions"]
+    clock = parse_clock(e.time_text)
+    off = action.startswith(tuple(actions["clock_stop_prefixes"])) or (
+        action.startswith("weaned") and "off" in e.text.lower())
+    edge = "start" if action in actions["clock_start"] else "end" if off else None
+    if clock is None or edge is None:
+        return None
+    ok, evidence, detail = edge_matches(clock, e.window, _course(c), edge)
+    if ok is False:
+        return verdict(c, False, f"{_names(c)}: stated {edge} {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
+                       f"{detail}", evidence)
+    return None
+
+
+def _dated_edge(c: Claim) -> Verdict | None:
+    """A dated start or stop: an order must begin (or end) inside the window."""
+    e, action, actions = c.entity, _action(c), terms()["actions"]
+    if not e.time_text:
+        return None
+    ws, we = (parse_time(e.window.start), parse_time(e.window.end)) if e.window else (None, None)
+    if action in actions["dated_start"]:
+        starts = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[0] <= we]
+        if not starts:
+            return verdict(c, False, f"{_names(c)}: no order started in {tool_spec(e.window)}", _rows(c)[:4])
+        c.narrowed = starts
+    if action.startswith(tuple(actions["dated_stop_prefixes"])):
+        ends = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[1] <= we]
+        if not ends:
+            return verdict(c, False, f"{_names(c)}: no order ended in {tool_spec(e.window)}", _rows(c)[:4])
+        c.narrowed = ends
+    return None
+
+
+def _rate(c: Claim) -> Verdict | None:
+    e, a, rate = c.entity, c.attrs, c.attrs.get("rate")
+    if rate is None:
+        return None
+    inside = _rows(c)
+    rated = [r for r in inside if (r.get("extra") or {}).get("rate") is not None]
+    # a drip rate in a progress note is the rate of its day, not of the widened window
+    core = core_window(e.window)
+    rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
+    ok = [r for r in rated if rate_matches(float(rate), str(a.get("rate_unit") or ""), r)]
+    clock = parse_clock(e.time_text)
+    if ok and clock is not None:
+        # "increased to 20 mg/hr at 1400": a row at that rate must start near that time
+        timed, _, detail = edge_matches(clock, e.window, ok, "start")
+        if timed is False:
+            return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {a.get('rate_unit', '')} recorded, but "
+                           f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4])
+    if rated and not ok:
+        seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
+        return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {a.get('rate_unit', '')} not recorded "
+                       f"(recorded {', '.join(f'{x:g}' for x in seen[:6])})", rated[:4])
+    c.narrowed = ok or inside
+    return None
+
+
+def _dose(c: Claim) -> Verdict | None:
+    a, dose = c.attrs, c.attrs.get("dose")
+    if dose is None:
+        return None
+    inside = _rows(c)
+    comparable = [r for r in inside if same_dose_unit(str(a.get("dose_unit") or ""), r)]
+    with_dose = [r for r in comparable if dose_matches(float(dose), str(a.get("dose_unit") or ""), r)]
+    if not with_dose and any(row_dose(r) is not None for r in comparable):
+        doses = sorted({f"{row_dose(r):g}" for r in comparable if row_dose(r) is not None})
+        return verdict(c, False, f"{_names(c)}: dose {dose:g} {a.get('dose_unit', '')} not recorded "
+                       f"(recorded {', '.join(doses[:6])})", comparable[:4])
+    c.narrowed = with_dose or inside
+    return None
+
+
+def _route(c: Claim) -> Verdict | None:
+    route, routes = c.attrs.get("route"), terms()["routes"]
+    if not route or route not in routes:
+        return None
+    routed = [r for r in _rows(c) if route_of(r)]
+    if routed and not [r for r in routed if any(w in route_of(r) for w in routes[route])]:
+        return verdict(c, False, f"{_names(c)}: route {route} not recorded (recorded "
+                       f"{', '.join(sorted({route_of(r) for r in routed}))})", routed[:4])
+    return None
+
+
+def _course_day(c: Claim) -> Verdict | None:
+    """"day 3 of vancomycin": the course's first dose, the earliest start with no gap of
+    more than 2 days after it, is that many days before the note's day."""
+    e, course_day = c.entity, c.attrs.get("course_day")
+    day = parse_time((e.window.end if e.window else "") or "")
+    if not course_day or day is None:
+        return None
+    course = _course(c)
+    starts = sorted(iv[0] for r in course if (iv := row_interval(r)) and iv[0] <= day)
+    note_day = core_window(e.window)
+    ref = parse_time(note_day.start) if note_day else day
+    if starts and ref is not None:
+        first = starts[-1]
+        for x in reversed(starts[:-1]):
+            if (first - x).days > 2:
+                break
+            first = x
+        stated = ref - timedelta(days=int(course_day) - 1)
+        if abs((first.date() - stated.date()).days) > 1:
+            return verdict(c, False, f"{_names(c)}: day {course_day} means started {stated.date()}, "
+                           f"first dose {first.date()}", course[:4])
+    return None
+
+
+def _duration(c: Claim) -> Verdict | None:
+    duration = c.attrs.get("duration_days")
+    if not duration:
+        return None
+    course = _course(c)
+    ivs = [iv for r in course if (iv := row_interval(r))]
+    if ivs:
+        span = (max(b for _, b in ivs) - min(x for x, _ in ivs)).total_seconds() / 86400
+        if abs(span - float(duration)) > max(1.5, 0.3 * float(duration)):
+            return verdict(c, False, f"{_names(c)}: stated {float(duration):g} days, recorded course "
+                           f"{span:.1f} days", course[:4])
+    return None
+
+
+def _given_in_window(c: Claim) -> Verdict | None:
+    return verdict(c, True, f"{_names(c)} recorded in the window", _rows(c))
+
+
+def _rule(name: str, principle: str, apply: Any) -> Rule[Any]:
+    return Rule(f"medications.{name}", principle, apply, _KINDS)
+
+
+CHAIN = (
+    _rule("negated_absent", "A drug said not to be given claims that no order or administration of it overlaps "
+          "the window.", _negated),
+    _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
+          "when the window ends.", _stopped),
+    _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
+          "none in the admission is missing, one only on other days a time error.", _record_in_window),
+    _rule("transfusion_volume", "Blood products are charted as volumes split over rows, so a stated number of "
+          "units is compared with the window's total volume at about 300 mL a unit.", _transfusion_volume),
+    _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
+          "two hours of it (three when approximate), not merely that day.", _clock_edge),
+    _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
+          "window.", _dated_edge),
+    _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day and from the stated "
+          "time.", _rate),
+    _rule("dose", "A stated dose must match an order or administration in a comparable unit.", _dose),
+    _rule("route", "A stated route must match the route charted for the drug.", _route),
+    _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
+          "within a day.", _course_day),
+    _rule("duration", "A stated course length must match the span of the drug's orders in the admission.",
+          _duration),
+    _rule("given_in_window", "A drug statement whose stated details all match is confirmed by the matching rows "
+          "of the window.", _given_in_window),
+)
+RULES = CHAIN

@@ -1,0 +1,171 @@
+"""Microbiology rules: specimen, organism (regex on ``org_name``), susceptibilities.
+
+A culture result is reported days after the specimen was drawn, so an undated result in a
+progress note may be about a specimen up to :data:`MICRO_LOOKBACK_DAYS` before its day.
+Susceptibility claims (parsed by :mod:`ehrlib.pipeline.offline.microsens`) are checked on
+the organism's rows: "S" is met by an S row of that antibiotic (first six letters of the
+generic name), "R" by R; an antibiotic never tested is not judged; "pan-sensitive" is
+contradicted by any R row.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["RULES", "CHAIN", "MICRO_LOOKBACK_DAYS", "check_susceptibilities"]
+
+#: a culture result is reported days after the specimen was drawn: a progress note's
+#: "sputum grew E. coli" / "BCx NGTD" may be about a specimen up to this many days before its day
+MICRO_LOOKBACK_DAYS = 4
+
+Rows = list[Mapping[str, Any]]
+_K = ("microbiology",)
+
+
+def _org(r: Mapping[str, Any]) -> str:
+    """The organism of a microbiology row (the tools put org_name in the value column)."""
+    return str((r.get("extra") or {}).get("organism") or r.get("value") or "")
+
+
+def _antibiotic(row: Mapping[str, Any]) -> str:
+    return str((row.get("extra") or {}).get("antibiotic") or "").lower()
+
+
+def _interpretation(row: Mapping[str, Any]) -> str:
+    return str((row.get("extra") or {}).get("interpretation") or "").upper()[:1]
+
+
+def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[tuple[str, str]], pan: bool
+                           ) -> tuple[bool, str, Rows]:
+    """(consistent, reason, evidence) of the claims against one organism's rows."""
+    tested = [r for r in rows if _antibiotic(r)]
+    if pan:
+        resistant = [r for r in tested if _interpretation(r) == "R"]
+        if resistant:
+            names = sorted({_antibiotic(r) for r in resistant})
+            return False, f"stated pan-sensitive, resistant to {', '.join(names[:4])}", resistant[:4]
+    for ab, level in claims:
+        ab_rows = [r for r in tested if ab[:6] in _antibiotic(r) or _antibiotic(r)[:6] in ab]
+        if ab_rows and not any(_interpretation(r) == level for r in ab_rows):
+            got = sorted({_interpretation(r) for r in ab_rows})
+            return False, f"{ab}: stated {level}, recorded {'/'.join(got)}", ab_rows[:4]
+    if not tested and (claims or pan):
+        return True, "no susceptibility rows recorded; not judged", []
+    return True, "susceptibilities as stated", tested[:4]
+
+
+def _specimen(c: Claim) -> re.Pattern[str]:
+    return re.compile(str(c.attrs.get("specimen") or "."), re.I)
+
+
+def _timeline(c: Claim, time: str) -> Rows:
+    res = c.session.call("View_General_Timeline", time=time, table="microbiologyevents")
+    return list(res.rows) if res else []
+
+
+def _specimen_in_window(c: Claim) -> Verdict | None:
+    e, a, spec = c.entity, c.attrs, _specimen(c)
+    rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
+    rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
+    if not rows and not e.time_text and core_window(e.window) is not None and (
+            a.get("organism") or a.get("negative") or a.get("positive")):
+        rows = _lookback(c, spec)  # a stated date is the specimen's: no look-back then
+    if not rows:
+        any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label") or ""))]
+        if any_spec:
+            return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
+                           any_spec[:4])
+        return verdict(c, False, f"no {a.get('specimen')} culture in this admission", (), missing=True)
+    c.narrowed = rows
+    return None
+
+
+def _lookback(c: Claim, spec: re.Pattern[str]) -> Rows:
+    window = c.entity.window
+    if window is None or parse_time(window.start) is None:
+        return []
+    back = widened_back(window, MICRO_LOOKBACK_DAYS)
+    return [r for r in _timeline(c, tool_spec(back)) if in_window(r, back)
+            and spec.search(str(r.get("item") or r.get("label") or ""))]
+
+
+def _organism(c: Claim) -> Verdict | None:
+    e, a = c.entity, c.attrs
+    if not a.get("organism"):
+        return None
+    rows = c.narrowed or []
+    orgs = [r for r in rows if _org(r)]
+    opat = re.compile(str(a["organism"]), re.I)
+    hit = [r for r in orgs if opat.search(_org(r))]
+    if not hit:
+        grown = sorted({_org(r) for r in orgs})
+        return verdict(c, False, f"{e.text}: {a.get('organism_text')} not grown"
+                       + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
+                       missing=not orgs)
+    c.narrowed = hit
+    refined = decide(c, (SUSCEPTIBILITY, ANTIBIOTIC))
+    if refined is not None:
+        return refined
+    return verdict(c, True, f"{e.text} grew {a.get('organism_text')}", hit)
+
+
+def _susceptibility(c: Claim) -> Verdict | None:
+    e, a, hit = c.entity, c.attrs, c.narrowed or []
+    if not (a.get("sensitivities") or a.get("pan_sensitive")):
+        return None
+    ok, why, ev = check_susceptibilities(hit, [tuple(x) for x in a.get("sensitivities") or ()],
+                                         bool(a.get("pan_sensitive")))
+    if not ok:
+        return verdict(c, False, f"{e.text}: {why}", ev)
+    return verdict(c, True, f"{e.text}: {a.get('organism_text')} {why}", ev or hit)
+
+
+def _antibiotic_interpretation(c: Claim) -> Verdict | None:
+    e, a, hit = c.entity, c.attrs, c.narrowed or []
+    if not a.get("antibiotics"):
+        return None
+    want = str(a.get("susceptibility") or "S")
+    for ab in a["antibiotics"]:
+        ab_rows = [r for r in hit if ab[:6] in str((r.get("extra") or {}).get("antibiotic") or "").lower()]
+        if ab_rows and not any(str(r["extra"].get("interpretation") or "").upper().startswith(want) for r in ab_rows):
+            return verdict(c, False, f"{e.text}: {ab} not {'resistant' if want == 'R' else 'sensitive'}", ab_rows[:4])
+    return None
+
+
+def _result_sign(c: Claim) -> Verdict | None:
+    e, a, rows = c.entity, c.attrs, c.narrowed or []
+    orgs = [r for r in rows if _org(r)]
+    if a.get("positive") and not orgs:
+        return verdict(c, False, f"{e.text} stated positive, nothing grew", rows[:4])
+    if a.get("negative") and orgs:
+        return verdict(c, False, f"{e.text} stated negative, grew {', '.join(sorted({_org(r) for r in orgs})[:3])}",
+                       orgs[:4])
+    return None
+
+
+def _collected(c: Claim) -> Verdict | None:
+    return verdict(c, True, f"{c.entity.text} collected in the window", c.narrowed or [])
+
+
+SPECIMEN_IN_WINDOW = Rule("microbiology.specimen_in_window", "A culture statement needs a specimen of that type in "
+                          "its window (an undated result looks back a few days, as results lag the draw); none in "
+                          "the admission is missing, one only on other days a time error.", _specimen_in_window, _K)
+ORGANISM_GROWN = Rule("microbiology.organism_grown", "A stated organism must have grown from the specimen.",
+                      _organism, _K)
+SUSCEPTIBILITY = Rule("microbiology.susceptibility", "A stated susceptibility (S, R, pan-sensitive) must match the "
+                      "interpretation recorded for that antibiotic on the organism; an untested one is not judged.",
+                      _susceptibility, _K)
+ANTIBIOTIC = Rule("microbiology.antibiotic_interpretation", "An antibiotic named as covering the organism must not be "
+                  "recorded with the opposite interpretation.", _antibiotic_interpretation, _K)
+RESULT_SIGN = Rule("microbiology.result_sign", "A culture stated positive needs growth and one stated negative "
+                   "needs none.", _result_sign, _K)
+COLLECTED = Rule("microbiology.collected", "A culture statement without a result is confirmed by the specimen's "
+                 "collection in the window.", _collected, _K)
+
+CHAIN = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, RESULT_SIGN, COLLECTED)
+RULES = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, SUSCEPTIBILITY, ANTIBIOTIC, RESULT_SIGN, COLLECTED)

@@ -1,0 +1,292 @@
+"""Number rules: stated values, ranges, min/max, daily totals and arrow series.
+
+Every number the note states (value, min, max, the BP mean, the braces' extremes) must be
+met by some row in the window within the concept's tolerance; a decade ("120s") is met by
+any value in it. A vital-sign range is the day's charted minimum..maximum; a per-day
+amount is a calendar-day sum; an arrow series must appear in time order. A reference word
+after the value ("WBC 16.2 (WNL)") is judged against the concept's reference interval.
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any, Mapping
+
+from ehrlib.pipeline.offline.lexicon import Concept
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
+from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
+from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
+from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius, in_fahrenheit, value_matches
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["RULES", "CHAIN", "NUMERIC_KEYS", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
+           "SERIES_ORDER", "REFERENCE_WORD", "stated_numbers"]
+
+#: attributes that carry a stated number (an output statement with one is a number claim)
+NUMERIC_KEYS = ("value", "min", "max", "systolic", "diastolic", "mean", "systolic_min", "systolic_max",
+                "diastolic_min", "diastolic_max", "mean_min", "mean_max")
+_KINDS = ("measurement", "range", "output", "trend")
+Rows = list[Mapping[str, Any]]
+
+
+def _bp_part(label: str) -> str | None:
+    low = label.lower()
+    if "systolic" in low:
+        return "systolic"
+    if "diastolic" in low:
+        return "diastolic"
+    if "mean" in low:
+        return "mean"
+    return None
+
+
+def _intervals(a: Mapping[str, Any], prefix: str = "") -> list[tuple[float, float | None]]:
+    """(low, high) of every number claimed under ``prefix`` (""/"systolic_"/...): an exact
+    value has high None; a decade ("60s") or a "min in the 60s" gives its bounds."""
+    def get(k: str) -> float | None:
+        v = a.get(prefix + k)
+        return float(v) if v is not None else None
+    out: list[tuple[float, float | None]] = []
+    lo, lo_hi, hi_lo, hi = get("min"), get("min_hi"), get("max_lo"), get("max")
+    value = get("value") if not prefix else get("")
+    if lo is not None and hi is not None and lo_hi is None and hi_lo is None and hi - lo == 9 and value in (lo, None):
+        return [(lo, hi)]  # "SBP 80s", "tachycardic to the 120s"
+    if lo is not None and lo_hi is not None and hi is not None and hi_lo is not None and (lo, lo_hi) == (hi_lo, hi):
+        return [(lo, lo_hi)]
+    if lo is not None:
+        out.append((lo, lo_hi))
+    if hi is not None:
+        out.append((hi_lo, hi) if hi_lo is not None and hi_lo != hi else (hi, None))
+    if value is not None and (value, None) not in out and not any(x == value for x, _ in out):
+        out.append((value, None))
+    return out
+
+
+def stated_numbers(a: Mapping[str, Any]) -> list[tuple[str, float, float | None]]:
+    """(component, low, high) of every number a statement's attributes claim."""
+    if any(k.startswith("systolic") for k in a):
+        out: list[tuple[str, float, float | None]] = []
+        for part in ("systolic", "diastolic", "mean"):
+            out += [(part, lo, hi) for lo, hi in _intervals(a, part + "_")]
+            if part in a and a[part] is not None and not any(lo == float(a[part]) for p, lo, _ in out if p == part):
+                out.append((part, float(a[part]), None))
+        return out
+    return [("value", lo, hi) for lo, hi in _intervals(a)]
+
+
+def _numeric(c: Claim) -> Rows:
+    return [r for r in c.item_rows()[0] if r.get("valuenum") is not None]
+
+
+def _tolerance(c: Claim) -> float:
+    tol = tolerance_of(concept_of(c.attrs))
+    if c.attrs.get("approx"):
+        tol = max(tol, 0.1 * float(c.attrs.get("value") or 0))
+    return tol
+
+
+def _no_record(c: Claim) -> Verdict | None:
+    if _numeric(c):
+        return None
+    e = c.entity
+    if not [r for r in c.item_rows()[1] if r.get("valuenum") is not None]:
+        return verdict(c, False, f"no {e.text} record for this admission", (), missing=True)
+    return verdict(c, False, f"no {e.text} record in the window {tool_spec(e.window)}", c.item_rows()[1][:3],
+                   missing=True)
+
+
+def _daily_total(c: Claim) -> Verdict | None:
+    """"UOP ~200 cc over 24h" / "100-350 cc per day": calendar-day sums of the item."""
+    if not c.attrs.get("per_day"):
+        return None
+    e, a, numeric = c.entity, c.attrs, _numeric(c)
+    days: dict[str, float] = {}
+    for r in numeric:
+        days[str(r.get("time"))[:10]] = days.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
+    ordered = [days[d] for d in sorted(days)]
+    full = ordered[1:-1] if len(ordered) > 2 else ordered  # first and last days are partial
+    totals = sorted(days.values())
+    slack = 0.15
+    misses = []
+    if a.get("min") is not None and a.get("max") is not None and "min_hi" not in a:
+        lo, hi = float(a["min"]) * (1 - slack), float(a["max"]) * (1 + slack)
+        inside_share = sum(lo <= t <= hi for t in full) / max(len(full), 1)
+        if inside_share < 0.6:
+            misses.append(f"{float(a['min']):g}-{float(a['max']):g} on most days")
+    else:
+        for _, value, upper in stated_numbers(a):
+            lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
+            if not any(lo <= t <= hi for t in totals):
+                misses.append(f"{value:g}" + (f"-{upper:g}" if upper else ""))
+    shown = ", ".join(f"{t:g}" for t in totals[:8])
+    if misses:
+        return verdict(c, False, f"{e.text}: daily totals {shown} do not include {', '.join(misses)}", numeric[:4])
+    return verdict(c, True, f"{e.text}: daily totals {shown} as stated", numeric[:4])
+
+
+def _value_in_window(c: Claim) -> Verdict | None:
+    e, numeric = c.entity, _numeric(c)
+    concept = concept_of(c.attrs)
+    tol = _tolerance(c)
+    matched: Rows = []
+    failed: list[str] = []
+    for part, value, upper in stated_numbers(c.attrs):
+        cands = numeric
+        if part != "value":
+            cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
+        hit = None
+        for r in cands:
+            obs = float(r["valuenum"])
+            v, scale = (value, 1.0)
+            if concept is not None and concept.cid == "temperature":
+                v, scale = convert_temp(value, c.attrs.get("unit"), r)
+            if upper is not None:
+                u = upper if scale == 1.0 else convert_temp(upper, c.attrs.get("unit"), r)[0]
+                if v - tol * scale <= obs <= u + tol * scale:
+                    hit = r
+                    break
+            elif value_matches(v, obs, tol * scale):
+                hit = r
+                break
+        if hit is None:
+            failed.append(f"{part} {value:g}" + (f"-{upper:g}" if upper else ""))
+        else:
+            matched.append(hit)
+    if failed:
+        near = sorted({float(r["valuenum"]) for r in numeric})[:12]
+        return verdict(c, False, f"{e.text}: stated {', '.join(failed)} not found in the window; recorded "
+                       f"{', '.join(f'{x:g}' for x in near)}", numeric[:5])
+    refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
+    if refined is not None:
+        return refined
+    return verdict(c, True, f"{e.text} {e.value or ''} matches the table", matched)
+
+
+def _range_extremes(c: Claim) -> Verdict | None:
+    """A stated range or maximum is a claim about the extremes of its day (flowsheet
+    "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
+    window must match, not only appear."""
+    numeric = _numeric(c)
+    reason = _extremes_reason(c, numeric, concept_of(c.attrs), _tolerance(c))
+    return verdict(c, False, reason, numeric[:5]) if reason is not None else None
+
+
+def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: float) -> str | None:
+    e, a = c.entity, c.attrs
+    if concept is None or (concept.cid not in terms()["vital_concepts"] and not ("max_lo" in a and "min" not in a)):
+        return None  # lab and output ranges summarise typical values; vitals ranges are min..max
+    core = core_window(e.window)
+    if core is not None and str(a.get("trend_word") or "").startswith(("peak", "nadir")):
+        # "lactate peaked at 12.7" tells the course up to the note's day, not that day's maximum
+        rows = [r for r in numeric if str(r.get("time"))[:10] <= str(core.end)[:10]]
+    else:
+        rows = [r for r in numeric if in_window(r, core)] if core is not None else (
+            numeric if "max_lo" in a and "min" not in a else [])
+    if not rows:
+        return None
+    is_temp = concept is not None and concept.cid == "temperature"
+    checks: list[tuple[str, float, float | None, str]] = []
+    if "systolic_min" in a or "systolic_max" in a:
+        for part in ("systolic", "diastolic", "mean"):
+            if f"{part}_min" in a and f"{part}_max" in a:
+                checks.append(("min", float(a[f"{part}_min"]), a.get(f"{part}_min_hi"), part))
+                checks.append(("max", float(a.get(f"{part}_max_lo", a[f"{part}_max"])), float(a[f"{part}_max"]), part))
+    elif "min" in a and "max" in a and a.get("max") != a.get("min") and not (
+            a.get("max") is not None and float(a["max"]) - float(a["min"]) == 9 and "max_lo" not in a):
+        checks.append(("min", float(a["min"]), a.get("min_hi"), "value"))
+        checks.append(("max", float(a.get("max_lo", a["max"])), float(a["max"]), "value"))
+    elif "max_lo" in a and "min" not in a:
+        checks.append(("max", float(a["max_lo"]), float(a["max"]), "value"))
+    if concept.cid == "blood_pressure" and checks and checks[0][3] == "value":
+        part_of = "mean" if re.search(r"map|mean", e.text, re.I) else "systolic"
+        checks = [(k, lo, hi, part_of) for k, lo, hi, _ in checks]
+    lo_ok = float(concept.lo) if concept.lo is not None else float("-inf")
+    if any(lo < lo_ok for _, lo, _, _ in checks):
+        lo_ok = float("-inf")  # the note itself reports the artefact ("RR 12 (0 - 17)")
+    for kind, lo, hi, part in checks:
+        vals = [float(r["valuenum"]) for r in rows
+                if (part == "value" or _bp_part(str(r.get("label", ""))) == part) and float(r["valuenum"]) >= lo_ok]
+        if not vals:
+            continue
+        if is_temp:  # every row in the note's unit (a stay may chart C and F items)
+            note_c = str(a.get("unit") or "").upper() == "C" or lo < 50
+            vals = [(in_celsius(float(r["valuenum"]), r) if note_c else in_fahrenheit(float(r["valuenum"]), r))
+                    for r in rows]
+        observed = min(vals) if kind == "min" else max(vals)
+        top = hi if hi is not None else lo
+        slack = max(tol, 0.02 * abs(observed)) if not is_temp else 0.3
+        if not (lo - slack <= observed <= float(top) + slack):
+            label = f"{lo:g}" + (f"-{float(hi):g}" if hi is not None and hi != lo else "")
+            return (f"{e.text}: stated {part if part != 'value' else ''} {kind} {label}, charted {kind} "
+                    f"{observed:g} in {tool_spec(core) if core else 'the window'}").replace("  ", " ")
+    return None
+
+
+def _series_order(c: Claim) -> Verdict | None:
+    """An arrow series: each value recorded in the window, in the stated order."""
+    raw = c.attrs.get("series")
+    if not raw:
+        return None
+    e, tol = c.entity, _tolerance(c)
+    series = [float(x) for x in raw]
+    hits: Rows = []
+    ordered = sorted(_numeric(c), key=lambda r: str(r.get("time")))
+    last: datetime | None = None
+    for value in series:
+        cands = [r for r in ordered if value_matches(value, float(r["valuenum"]), tol)]
+        if not cands:
+            return verdict(c, False, f"{e.text}: {value:g} of the stated series not recorded in the window",
+                           ordered[:5])
+        later = [r for r in cands if last is None or (parse_time(r.get("time")) or datetime.min) >= last]
+        if not later:
+            return verdict(c, False, f"{e.text}: series {' -> '.join(f'{x:g}' for x in series)} is not in "
+                           "time order in the table", cands[:3])
+        hits.append(later[0])
+        last = parse_time(later[0].get("time"))
+    return verdict(c, True, f"{e.text} series {' -> '.join(f'{x:g}' for x in series)} recorded in order", hits)
+
+
+def _reference_word(c: Claim) -> Verdict | None:
+    """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word
+    contradicts the concept's adult reference interval is inconsistent; otherwise the
+    number rules decide."""
+    e, line = c.entity, c.line()
+    if line is None or e.span is None or c.attrs.get("value") is None:
+        return None
+    q = reference_qualifier(line, e.span[1])
+    if q is None:
+        return None
+    v = decide(c, CHAIN)
+    if v is None or v.label != "consistent":
+        return v
+    concept = str(c.attrs.get("concept"))
+    value = float(c.attrs["value"])
+    holds = qualifier_holds(q, concept, value)
+    if holds is None or holds:
+        return v
+    lo, hi = normal_range(concept, value) or (0.0, 0.0)
+    return Verdict(e.entity_id, "inconsistent", "contradiction", f"{e.text}: {value:g} is recorded but not "
+                   f"{q.text} (reference {lo:g}-{hi:g})", v.evidence_row_ids, v.tool_calls)
+
+
+NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric record in the window is missing "
+                 "from the record, whether the item was never charted or only on other days.", _no_record, _KINDS)
+DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
+                   "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
+VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
+                       "item in the statement's window, within the unit's measurement tolerance.", _value_in_window,
+                       _KINDS)
+RANGE_EXTREMES = Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so "
+                      "the day's charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
+                      _KINDS)
+SERIES_ORDER = Rule("numbers.series_order", "An arrow series of values claims both the values and their order, so "
+                    "each must be charted after the one before it.", _series_order, _KINDS)
+REFERENCE_WORD = Rule("numbers.reference_word", "A reference word set off after a value (WNL, elevated, low) "
+                      "interprets that value, which must then lie inside, above or below the adult reference "
+                      "interval.", _reference_word, ("measurement", "range", "output"))
+
+#: what the engine runs for a number claim (extremes and series refine a matched value)
+CHAIN = (NO_RECORD, DAILY_TOTAL, VALUE_IN_WINDOW)
+RULES = (NO_RECORD, DAILY_TOTAL, VALUE_IN_WINDOW, RANGE_EXTREMES, SERIES_ORDER, REFERENCE_WORD)

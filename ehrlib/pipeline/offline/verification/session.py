@@ -1,0 +1,153 @@
+"""The working state of one statement under verification, and how rules are applied to it.
+
+A :class:`Claim` holds the entity, its note and its tool session (every table read goes
+through the patient's toolset, so a verdict carries a tool trace comparable with an
+LLM's). Rules are :class:`~ehrlib.pipeline.offline.rule.Rule` records whose ``apply``
+takes a claim and returns a verdict, or None to pass: :func:`decide` tries a chain of them
+in order and stamps the first verdict with the id of the rule that produced it. A rule may
+hand the claim to another chain (a trend statement with a value asks the number rules);
+the verdict then keeps the id of the rule that actually decided.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
+from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
+from ehrlib.pipeline.stages import NoteContext
+
+__all__ = ["Session", "Claim", "Check", "VerificationRule", "decide", "verdict", "evidence", "MAX_EVIDENCE"]
+
+MAX_EVIDENCE = 8
+
+Rows = list[Mapping[str, Any]]
+
+
+@dataclass
+class Session:
+    """The tool calls of one entity: results of failed calls read as None."""
+
+    tools: Any
+    start: int = 0
+
+    def __post_init__(self) -> None:
+        self.start = len(self.tools.tracer.records) if self.tools is not None else 0
+
+    def call(self, name: str, **args: Any) -> Any:
+        if self.tools is None or name not in self.tools.names:
+            return None
+        res = self.tools.call(name, args)
+        return None if res.error else res
+
+    def rows(self, key: str, window: TimeSpan | None) -> tuple[Rows, Rows]:
+        """(rows in the window, rows of the admission) of one item key.
+
+        The admission's rows are fetched only when the window has none (to tell a time
+        error from a missing record); otherwise the second list is the first.
+        """
+        spec = tool_spec(window)
+        res = self.call("Get_Item_Status_History", item=key, time=spec)
+        got = list(res.rows) if res is not None else []
+        inside = [r for r in got if in_window(r, window)]
+        if inside or not spec:
+            return inside, got if not spec else inside
+        res = self.call("Get_Item_Status_History", item=key, time="")
+        return inside, list(res.rows) if res is not None else []
+
+    def records(self) -> tuple[ToolCallRecord, ...]:
+        if self.tools is None:
+            return ()
+        return tuple(self.tools.tracer.records[self.start:])
+
+
+@dataclass
+class Claim:
+    """One entity under verification with its note context and tool session.
+
+    Mutable working state, one per entity: the item rows are fetched once and shared by
+    the chain's rules, and a rule may narrow the rows the rules after it look at.
+    """
+
+    entity: Entity
+    ctx: NoteContext
+    session: Session
+    #: the validation cache the entity may be answered from (the inspector's m entries)
+    cache: Sequence[CacheEntry] = ()
+    #: rows the earlier rules of a chain kept as matching what they checked (a medication's
+    #: window rows narrowed to those that started in it, then to those at the stated dose)
+    narrowed: Rows | None = None
+    _item_rows: tuple[Rows, Rows] | None = field(default=None, repr=False)
+
+    @property
+    def attrs(self) -> Mapping[str, Any]:
+        return self.entity.attributes
+
+    def keys(self) -> list[str]:
+        return [k for k in self.entity.item_keys if k]
+
+    def item_rows(self) -> tuple[Rows, Rows]:
+        """(rows in the window, rows of the admission) of the entity's first six items,
+        fetched once per claim (several rules of a chain read them)."""
+        if self._item_rows is None:
+            inside: Rows = []
+            every: Rows = []
+            for k in self.keys()[:6]:
+                a, b = self.session.rows(k, self.entity.window)
+                inside += a
+                every += b
+            self._item_rows = (inside, every)
+        return self._item_rows
+
+    def line(self) -> str | None:
+        """The note line of the statement (None without a span)."""
+        e = self.entity
+        lines = getattr(self.ctx, "lines", None) or ()
+        return lines[e.line] if e.span is not None and 0 <= e.line < len(lines) else None
+
+
+Check = Callable[[Claim], Verdict | None]
+VerificationRule = Rule[Check]
+
+
+def evidence(rows: Iterable[Mapping[str, Any]]) -> tuple[RowRef, ...]:
+    """The distinct (table, row id) of rows, at most :data:`MAX_EVIDENCE`."""
+    out: list[RowRef] = []
+    seen: set[tuple[str, Any]] = set()
+    for r in rows:
+        if "row_id" not in r or r.get("row_id") is None:
+            continue
+        key = (str(r.get("table")), r["row_id"])
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(RowRef(str(r.get("table")), r["row_id"]))
+        if len(out) >= MAX_EVIDENCE:
+            break
+    return tuple(out)
+
+
+def verdict(c: Claim, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
+            missing: bool = False) -> Verdict:
+    """A verdict on the claim with the session's tool calls so far; an inconsistency is a
+    contradiction unless ``missing``."""
+    e, s = c.entity, c.session
+    if ok:
+        return Verdict(e.entity_id, "consistent", None, reason, evidence(rows), s.records())
+    return Verdict(e.entity_id, "inconsistent", "missing" if missing else "contradiction", reason,
+                   evidence(rows), s.records())
+
+
+def decide(c: Claim, chain: Sequence[VerificationRule]) -> Verdict | None:
+    """The first verdict of the chain's rules that apply to the entity's kind, stamped with
+    the deciding rule's id (a verdict handed over from another chain keeps its own)."""
+    for rule in chain:
+        if not rule.applies_to(c.entity.kind):
+            continue
+        v = rule.apply(c)
+        if v is not None:
+            return v if v.rule_id else dataclasses.replace(v, rule_id=rule.rule_id)
+    return None

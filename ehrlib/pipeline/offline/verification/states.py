@@ -1,0 +1,202 @@
+"""State rules: interpretations ("febrile", "hypotensive", "AKI", "afebrile").
+
+A state holds if a row of a criterion item in the window meets Get_Clinical_Criterion's
+test (delta criteria: a rise of ``rise`` within ``within_hours`` or ``ratio`` x the lowest
+earlier value; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h); states the
+shared criteria lack use the lexicon's threshold. A negated state ("afebrile") is
+inconsistent when the state holds. A state set off right after a value ("K 5.9,
+hyperkalemic") interprets that value (:mod:`.qualifiers`).
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Mapping
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.criteria import criterion_holds
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
+from ehrlib.pipeline.offline.verification.session import Claim, Session, verdict
+from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.values import in_fahrenheit, temp_match, value_matches
+from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["RULES", "CHAIN", "ATTACHED_VALUE", "LEXICON_THRESHOLD", "CLINICAL_CRITERION"]
+
+Rows = list[Mapping[str, Any]]
+
+
+def _criterion_id(c: Claim) -> str:
+    return str(c.attrs.get("criterion"))
+
+
+def _extra(c: Claim) -> Mapping[str, Any] | None:
+    return load_lexicon().extra_criteria.get(_criterion_id(c))
+
+
+def _criterion_rows(c: Claim, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
+    res = c.session.call("Get_Clinical_Criterion", state=state)
+    if res is None:
+        return None, []
+    return res.summary, [dict(r) for r in res.rows]
+
+
+def _attached_value(c: Claim) -> Verdict | None:
+    """"K 5.9, hyperkalemic" / "plt 95 (thrombocytopenic)": None when the word stands alone
+    or the value is not an item the state is judged on."""
+    e, line = c.entity, c.line()
+    if line is None or e.span is None:
+        return None
+    lex = load_lexicon()
+    found = attached_value(line, e.span[0], lex)
+    if found is None:
+        return None
+    crit_id, extra = _criterion_id(c), _extra(c)
+    cid, value = found
+    if extra is not None:
+        if extra.get("concept") != cid:
+            return None
+        holds: bool | None = criterion_holds(str(extra["operator"]), value, float(extra["threshold"]))
+        src = str(extra.get("source", ""))
+    else:
+        summary, tests = _criterion_rows(c, crit_id)
+        concept = lex.concepts.get(cid)
+        holds = state_holds_on(value, concept.items if concept else None, tests)
+        src = str((summary or {}).get("source", ""))
+    if holds is None:
+        return None
+    ok = holds == (not bool(c.attrs.get("negated")))
+    what = "meets" if holds else "does not meet"
+    return verdict(c, ok, f"the stated value {value:g} it qualifies {what} {crit_id} ({src})", ())
+
+
+def _lexicon_threshold(c: Claim) -> Verdict | None:
+    """A state the shared criteria file lacks (hypokalemia...): the lexicon's reference
+    range on the concept's items, with the same negation and missing rules."""
+    extra = _extra(c)
+    if extra is None:
+        return None
+    crit_id, negated = _criterion_id(c), bool(c.attrs.get("negated"))
+    inside, every = c.item_rows()
+    numeric = [r for r in inside if r.get("valuenum") is not None]
+    src = extra.get("source", "")
+    if not numeric:
+        return verdict(c, False, f"no {extra['concept']} values in the window to judge {crit_id}", every[:2],
+                       missing=True)
+
+    def value(r: Mapping[str, Any]) -> float:
+        v = float(r["valuenum"])
+        return in_fahrenheit(v, r) if extra["concept"] == "temperature" else v  # thresholds in the note's units
+
+    meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), value(r), float(extra["threshold"]))]
+    holds = bool(meeting)
+    what = "holds" if holds else "does not hold"
+    if holds == (not negated):
+        return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", meeting or numeric[:3])
+    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
+                   f"({src})", meeting or numeric[:4])
+
+
+def _clinical_criterion(c: Claim) -> Verdict | None:
+    e, a, ctx = c.entity, c.attrs, c.ctx
+    crit_id, negated = _criterion_id(c), bool(a.get("negated"))
+    summary, tests = _criterion_rows(c, crit_id if crit_id != "None" else e.text)
+    if summary is None or not tests:
+        return verdict(c, True, f"no clinical criterion for {e.text!r}; not judged", ())
+    kind = summary.get("kind", "threshold")
+    window = e.window
+    s = c.session
+    if kind == "delta":
+        adm = TimeSpan(ctx.admittime, window.end if window else ctx.dischtime)
+        holds, rows, any_rows = _delta_holds(s, tests, summary, adm, window)
+    elif kind == "rate":
+        holds, rows, any_rows = _rate_holds(s, tests, window)
+    else:
+        holds, rows, any_rows = _threshold_holds(s, tests, window)
+    if not any_rows:
+        return verdict(c, False, f"no records of the items {crit_id} is judged on in the window", (), missing=True)
+    src = summary.get("source", "")
+    what = "holds" if holds else "does not hold"
+    if holds == (not negated):
+        # a stated value ("febrile to 101.5") must also be recorded
+        if any(k in a for k in ("value", "max", "min")) and crit_id in terms()["valued_states"]:
+            vals = [float(r["valuenum"]) for r in any_rows if r.get("valuenum") is not None]
+            target = float(a.get("value", a.get("max", 0)))
+            upper = float(a["max"]) if "max" in a and a.get("min") is not None else None
+            ok = any((upper is not None and target - 1 <= v <= upper + 1) or value_matches(target, v, 1.0)
+                     or (crit_id == "fever" and temp_match(target, r)) for v, r in zip(vals, any_rows))
+            if not ok:
+                return verdict(c, False, f"{crit_id} holds but the stated value {target:g} is not recorded",
+                               any_rows[:4])
+        return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
+    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
+                   f"({src})", rows or any_rows[:4])
+
+
+def _test_rows(s: Session, test: Mapping[str, Any], window: TimeSpan | None) -> Rows:
+    out: Rows = []
+    for item in (test.get("items") or [])[:6]:
+        if not item.get("has_records", True):
+            continue
+        inside, _ = s.rows(str(item["key"]), window)
+        out += [r for r in inside if r.get("valuenum") is not None]
+    return out
+
+
+def _threshold_holds(s: Session, tests: list[dict[str, Any]], window: TimeSpan | None) -> tuple[bool, Rows, Rows]:
+    meeting: Rows = []
+    every: Rows = []
+    for test in tests:
+        if test.get("applies_to_patient") is False:
+            continue
+        rows = _test_rows(s, test, window)
+        every += rows
+        meeting += [r for r in rows if criterion_holds(str(test["operator"]), float(r["valuenum"]),
+                                                       float(test["threshold"]))]
+    return bool(meeting), meeting, every
+
+
+def _delta_holds(s: Session, tests: list[dict[str, Any]], summary: Mapping[str, Any], span: TimeSpan,
+                 window: TimeSpan | None) -> tuple[bool, Rows, Rows]:
+    rise = float(summary.get("rise") or 0.3)
+    hours = float(summary.get("within_hours") or 48)
+    ratio = float(summary.get("ratio") or 1.5)
+    rows = sorted(_test_rows(s, tests[0], span), key=lambda r: str(r.get("time")))
+    for i, r in enumerate(rows):
+        ti, vi = parse_time(r.get("time")), float(r["valuenum"])
+        if window is not None and not in_window(r, TimeSpan(None, window.end)):
+            continue
+        for p in rows[:i]:
+            tp, vp = parse_time(p.get("time")), float(p["valuenum"])
+            if ti and tp and (ti - tp) <= timedelta(hours=hours) and vi - vp >= rise - 1e-9:
+                return True, [p, r], rows
+        earlier = [float(p["valuenum"]) for p in rows[:i]]
+        if earlier and vi >= ratio * min(earlier) - 1e-9:
+            return True, [r], rows
+    return False, [], rows
+
+
+def _rate_holds(s: Session, tests: list[dict[str, Any]], window: TimeSpan | None) -> tuple[bool, Rows, Rows]:
+    rows = _test_rows(s, tests[0], window)
+    by_day: dict[str, float] = {}
+    for r in rows:
+        by_day[str(r.get("time"))[:10]] = by_day.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
+    low = [d for d, total in by_day.items() if total < 0.5 * 70 * 24]
+    return bool(low), [r for r in rows if str(r.get("time"))[:10] in low][:4], rows
+
+
+ATTACHED_VALUE = Rule("states.attached_value", "A state word set off right after a value (K 5.9, hyperkalemic) "
+                      "interprets that value, judged with the state's own threshold rather than the day's "
+                      "records.", _attached_value, ("interpretation",))
+LEXICON_THRESHOLD = Rule("states.lexicon_threshold", "A state defined by a reference limit on one concept "
+                         "(hypokalemia) holds when a charted value in the window crosses it; a negated state claims "
+                         "that none does.", _lexicon_threshold, ("interpretation",))
+CLINICAL_CRITERION = Rule("states.clinical_criterion", "A clinical state holds when its published criterion "
+                          "(threshold, rise over time, or daily rate) is met by the window's records; a negated state "
+                          "claims it is not, and a value given with the state must itself be charted.",
+                          _clinical_criterion, ("interpretation",))
+
+CHAIN = (ATTACHED_VALUE, LEXICON_THRESHOLD, CLINICAL_CRITERION)
+RULES = CHAIN

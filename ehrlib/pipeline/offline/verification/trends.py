@@ -1,0 +1,252 @@
+"""Trend rules: direction words ("downtrending", "improving"), values with a direction
+("rose to 6.0") and stated origins ("down to 1.1 from 2.3").
+
+Trends use Analyze_Value_Trend's rows: the least-squares direction, first-vs-last, the last
+24 h, and for a progress note the latest draw against the previous day's
+(:func:`.trendwords.day_over_day`); "improving"/"worsening" are mapped through the
+concept's ``lower_is_worse``. A progress note's trend looks back from its own date.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, Mapping, Sequence
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification import numbers
+from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
+from ehrlib.pipeline.offline.verification.trendwords import day_over_day, direction_of, parse_origin
+from ehrlib.pipeline.offline.verification.values import value_matches
+from ehrlib.pipeline.offline.verification.windows import (
+    core_window,
+    in_window,
+    parse_time,
+    tool_spec,
+    widened_back,
+)
+from ehrlib.pipeline.records import Verdict
+from ehrlib.pipeline.stages import NoteContext
+from ehrlib.tools.trend import trend_stats
+
+__all__ = ["RULES", "CHAIN", "STATED_ORIGIN", "DIRECTION", "VALUE_DIRECTION", "trend_direction"]
+
+Rows = list[Mapping[str, Any]]
+
+
+def trend_direction(values: Sequence[float]) -> str:
+    """first-vs-last direction with a 5 % dead band (as the trend tool's stability rule)."""
+    if len(values) < 2:
+        return "insufficient data"
+    first, last = values[0], values[-1]
+    if abs(last - first) <= 0.05 * max(abs(first), abs(last), 1e-9):
+        return "stable"
+    return "rising" if last > first else "falling"
+
+
+def _claimed_direction(a: Mapping[str, Any]) -> str | None:
+    d = a.get("direction")
+    if d in ("up", "down", "stable"):
+        return {"up": "rising", "down": "falling", "stable": "stable"}[d]
+    concept = concept_of(a)
+    lower_is_worse = concept.lower_is_worse if concept else None
+    if d in ("improving", "worsening") and lower_is_worse is not None:
+        worse = "falling" if lower_is_worse else "rising"
+        better = "rising" if lower_is_worse else "falling"
+        return worse if d == "worsening" else better
+    return None
+
+
+def _trend_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
+    """A progress note's trend looks back from its date ("plts downtrending" = the last
+    days up to today), not forward into the next day the default window admits."""
+    if ctx.note_type == "discharge_summary" or window is None:
+        return window
+    day = parse_time((ctx.note.charttime or ctx.chartdate or ctx.note.chartdate or "")[:10])
+    end = parse_time(window.end)
+    if day is None or end is None:
+        return window
+    note_end = day.replace(hour=23, minute=59, second=59)
+    end = min(end, note_end)
+    start = min(parse_time(window.start) or end, day - timedelta(days=2))
+    return TimeSpan(start.strftime("%Y-%m-%d %H:%M:%S"), end.strftime("%Y-%m-%d %H:%M:%S"))
+
+
+def _numeric_rows(s: Session, keys: Sequence[str], window: TimeSpan | None) -> Rows:
+    rows: Rows = []
+    for key in keys[:4]:
+        res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(window))
+        if res is None:
+            continue
+        rows += [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
+    return sorted(rows, key=lambda r: str(r.get("time")))
+
+
+def _stable(values: Sequence[float]) -> bool:
+    if len(values) < 2:
+        return True
+    mean = sum(values) / len(values)
+    return (max(values) - min(values)) <= 0.2 * max(abs(mean), 1e-9)
+
+
+def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    """The trend tool's least-squares direction, as the LLM would read it."""
+    stats = trend_stats([(r.get("time"), r.get("valuenum")) for r in rows])
+    d = stats.get("direction")
+    return d if d in ("rising", "falling", "stable") else None
+
+
+def _direction(c: Claim) -> Verdict | None:
+    e, s, a, ctx = c.entity, c.session, c.attrs, c.ctx
+    if a.get("series"):
+        return decide(c, numbers.CHAIN)
+    keys = c.keys()
+    if not keys:
+        return verdict(c, False, f"no item for {e.text}", (), missing=True)
+    claim = _claimed_direction(a)
+    if "value" in a:
+        return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
+    if claim is None:
+        return verdict(c, True, f"trend word {a.get('trend_word')!r} is not directional", ())
+    window = _trend_window(e.window, ctx)
+    rows = _numeric_rows(s, keys, window)
+    if len(rows) < 2:
+        ws = parse_time(window.start) if window else None
+        if ws is not None and window is not None:
+            rows = _numeric_rows(s, keys, widened_back(window, 3))
+    if len(rows) < 2:
+        if rows or c.item_rows()[1]:
+            return verdict(c, False, f"{e.text}: fewer than two values in the window, no trend to compare",
+                           rows, missing=False)
+        return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
+    values = [float(r["valuenum"]) for r in rows]
+    directions = {trend_direction(values)}
+    if claim == "stable":
+        day_vals = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(rows[-1].get("time"))[:10]]
+        if _stable(values) or _stable(day_vals):
+            directions.add("stable")
+    if a.get("normalized") and claim == "falling":
+        directions.add("falling" if values[-1] < max(values) else "stable")
+    fitted = _fitted_direction(rows)
+    if fitted:
+        directions.add(fitted)
+    # a progress note's "drifting down" is about the latest day: the last 24 h of values
+    last_t = parse_time(rows[-1].get("time"))
+    if last_t is not None and ctx.note_type != "discharge_summary":
+        recent = [float(r["valuenum"]) for r in rows
+                  if (rt := parse_time(r.get("time"))) and last_t - rt <= timedelta(hours=24)]
+        if len(recent) >= 2:
+            directions.add(trend_direction(recent))
+    if ctx.note_type != "discharge_summary":
+        # the latest draw against the previous day's (.trendwords.day_over_day); the window's
+        # least-squares fit may also carry the claim, a start-vs-end of an arbitrary window
+        # may not. One item's own series: the first aligned item with values on two days
+        # ("WBC" may also align a urine WBC, whose values are not this series)
+        tol = tolerance_of(concept_of(a))
+        dod = next((d for k in keys if (d := day_over_day([r for r in rows if r.get("key") == k], tol)) is not None),
+                   None)
+        if dod is not None:
+            directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable" else set())
+    ev = [rows[0], rows[-1]]
+    if claim in directions:
+        return verdict(c, True, f"{e.text} {claim} in the table as stated ({values[0]:g} -> {values[-1]:g})", ev)
+    return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} "
+                   f"({values[0]:g} -> {values[-1]:g})", ev)
+
+
+def _value_direction(c: Claim) -> Verdict | None:
+    """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
+    values before it (same window or the three days before) moved as stated."""
+    num = decide(c, numbers.CHAIN)
+    claim = _claimed_direction(c.attrs)
+    if num is None or num.label == "inconsistent" or claim is None:
+        return num
+    e = c.entity
+    tol = tolerance_of(concept_of(c.attrs))
+    value = float(c.attrs["value"])
+    window = e.window
+    rows = _numeric_rows(c.session, c.keys(), widened_back(window, 3))
+    hits = [r for r in rows if value_matches(value, float(r["valuenum"]), tol) and in_window(r, window)]
+    for hit in hits:
+        t_hit = str(hit.get("time"))
+        before = [float(r["valuenum"]) for r in rows if str(r.get("time")) < t_hit]
+        if not before:
+            continue
+        if core_window(window) is not None and claim in ("rising", "falling"):
+            # a progress note's "uptrending, 14.9": against the previous day's last draw
+            # (the one before it when none), not the lowest value of the look-back
+            prev_day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] < t_hit[:10]]
+            ref = prev_day[-1] if prev_day else before[-1]
+            if (ref < value - tol) if claim == "rising" else (ref > value + tol):
+                return verdict(c, True, f"{e.text} {'rose' if claim == 'rising' else 'fell'} to {value:g} "
+                               f"(from {ref:g} the previous draw day)", [hit])
+            continue
+        if claim == "rising" and min(before) < value - tol:
+            return verdict(c, True, f"{e.text} rose to {value:g} (from {min(before):g})", [hit])
+        if claim == "falling" and max(before) > value + tol:
+            return verdict(c, True, f"{e.text} fell to {value:g} (from {max(before):g})", [hit])
+        if claim == "stable" and _stable(before[-3:] + [value]):
+            return verdict(c, True, f"{e.text} stable around {value:g}", [hit])
+    if claim == "stable" and hits:
+        day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(hits[0].get("time"))[:10]]
+        if _stable(day):
+            return verdict(c, True, f"{e.text} stable around {value:g} that day", hits[:2])
+    if hits and not [r for r in rows if str(r.get("time")) < str(hits[0].get("time"))]:
+        return num  # nothing earlier to compare with: the value alone decides
+    return verdict(c, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
+
+
+def _stated_origin(c: Claim) -> Verdict | None:
+    """"down to 1.1 from 2.3" (:mod:`.trendwords`): the new value is recorded in the window,
+    the origin is among the three values recorded before it (three-day look-back, the
+    concept's tolerance; a discharge summary's origin may be any earlier value of the
+    stay), and the direction word agrees with new - origin. None when the statement has
+    no stated origin or the new value is not recorded (the value check then decides)."""
+    e, a = c.entity, c.attrs
+    line = c.line()
+    if line is None or e.span is None:
+        return None
+    origin = parse_origin(line[e.span[0]:e.span[0] + 90])
+    stated = {float(a[k]) for k in ("value", "max", "min") if a.get(k) is not None}
+    keys = c.keys()
+    if origin is None or origin.new not in stated or not keys:
+        return None
+    concept = concept_of(a)
+    tol = tolerance_of(concept)
+    window = e.window
+    rows = _numeric_rows(c.session, keys, widened_back(window, 3))
+    hits = [r for r in rows if value_matches(origin.new, float(r["valuenum"]), tol) and in_window(r, window)]
+    if not hits:
+        return None
+    claimed = direction_of(origin.word, concept.lower_is_worse if concept else None)
+    actual = "rising" if origin.new > origin.origin else "falling" if origin.new < origin.origin else "stable"
+    if claimed is not None and claimed != actual:
+        return verdict(c, False, f"{e.text}: stated {origin.word} to {origin.new:g} from {origin.origin:g}, "
+                       f"which is {actual}", hits[:2])
+    ds = c.ctx.note_type == "discharge_summary"
+    for hit in hits:
+        t_hit = parse_time(hit.get("time"))
+        before = [r for r in rows if str(r.get("time")) < str(hit.get("time"))
+                  and (ds or t_hit is None or (rt := parse_time(r.get("time"))) is None
+                       or t_hit - rt <= timedelta(days=3))]
+        if not ds:
+            before = before[-3:]  # a progress note's "from" is the previous draw; a summary's spans the stay
+        prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
+        if prior:
+            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1], hit])
+    prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
+    return verdict(c, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
+                   f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])
+
+
+STATED_ORIGIN = Rule("trends.stated_origin", "A change stated with its origin (down to X from Y) claims the new "
+                     "value, an earlier value equal to the origin shortly before it, and a direction agreeing with "
+                     "their difference.", _stated_origin, ("trend", "measurement", "range", "output"))
+DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's recent values (fitted slope, "
+                 "first to last, the last day, or the latest draw against the previous day's), read through the "
+                 "concept's polarity for improving or worsening.", _direction, ("trend",))
+VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
+                       "value and that the values before it moved that way.", _value_direction, ("trend",))
+
+CHAIN = (STATED_ORIGIN, DIRECTION)
+RULES = (STATED_ORIGIN, DIRECTION, VALUE_DIRECTION)

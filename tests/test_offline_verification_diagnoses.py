@@ -1,0 +1,39 @@
+"""Known-answer tests of the diagnosis rule and its ICD wording."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, verify
+
+from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.verification.diagnoses import icd_rewrites, icd_wording
+
+CHF = {"table": "diagnoses_icd", "score": 0.9, "key": "diagnoses_icd:4280", "label": "Congestive heart failure",
+       "has_records": True}
+
+
+@pytest.mark.parametrize("billed, label, kind", [(True, "consistent", None), (False, "inconsistent", "missing")])
+def test_billed_code(billed, label, kind):
+    rows = {"diagnoses_icd:4280": [row("2199-02-03", None, key="diagnoses_icd:4280", table="diagnoses_icd",
+                                       label="Congestive heart failure")]} if billed else {}
+    v = verify(entity("CHF", "diagnosis", keys=()), FakeTools(rows, lexical=[CHF]))
+    assert_decided(v, "diagnoses.billed_code", label, kind)
+
+
+def test_no_close_title_is_not_judged():
+    far = dict(CHF, score=0.3)
+    assert_decided(verify(entity("CHF", "diagnosis", keys=()), FakeTools(lexical=[far])), "diagnoses.billed_code",
+                   "consistent")
+
+
+def test_icd_wording_rewrites_in_order():
+    assert icd_wording("CHF exacerbation") == "congestive heart failure exacerbation"
+    assert icd_wording("UGIB") == "gastrointestinal bleeding"  # the hemorrhage rewrite sees the expansion
+    assert icd_wording("s/p CVL") == "s/p venous catheter"
+
+
+def test_abbreviation_entries_come_from_abbreviations_yaml():
+    abbreviations = load_data("abbreviations.yaml")["abbreviations"]
+    rewrites = dict((p.pattern, icd) for p, icd in icd_rewrites())
+    for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
+        if "abbreviation" in entry:
+            assert rewrites[rf"\b{entry['abbreviation'].lower()}\b"] == abbreviations[entry["abbreviation"]][0]

@@ -1,0 +1,65 @@
+"""Known-answer tests of the event rules (procedures, outputs and other records)."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, verify
+
+PROC = "procedureevents_mv:224560"
+BILLED = {"table": "procedures_icd", "score": 0.9, "key": "procedures_icd:9671", "label": "Insert endotracheal tube",
+          "has_records": True}
+
+
+def _proc(*rows: dict) -> FakeTools:
+    return FakeTools({PROC: list(rows)})
+
+
+def _placed(start: str, end: str, **fields) -> dict:
+    return row(start, None, key=PROC, table="procedureevents_mv", end=end, **fields)
+
+
+TODAY = _placed("2199-02-03 08:00:00", "2199-02-03 08:30:00")
+LATER = _placed("2199-02-09 08:00:00", "2199-02-09 08:30:00")
+
+
+def test_negated_absent():
+    e = entity("intubation", "procedure", keys=(PROC,), negated=True)
+    assert_decided(verify(e, _proc(LATER)), "events.negated_absent", "consistent")
+
+
+def test_negated_recorded():
+    e = entity("intubation", "procedure", keys=(PROC,), negated=True)
+    assert_decided(verify(e, _proc(TODAY)), "events.negated_recorded", "inconsistent", "contradiction")
+
+
+def test_billed_procedure_stands_in_for_bedside_charting():
+    tools = FakeTools({"procedures_icd:9671": [row("2199-02-03", None, key="procedures_icd:9671",
+                                                   table="procedures_icd", label="Insert endotracheal tube")]},
+                      lexical=[BILLED])
+    e = entity("intubation", "procedure", keys=(PROC,))
+    assert_decided(verify(e, tools), "events.billed_procedure", "consistent")
+
+
+@pytest.mark.parametrize("tools, kind", [(_proc(), "missing"), (_proc(LATER), "contradiction")])
+def test_no_record_in_window(tools, kind):
+    e = entity("drain output", "output", keys=(PROC,))
+    assert_decided(verify(e, tools), "events.no_record_in_window", "inconsistent", kind)
+
+
+def test_record_in_window():
+    e = entity("drain output", "output", keys=(PROC,))
+    assert_decided(verify(e, _proc(TODAY)), "events.record_in_window", "consistent")
+
+
+@pytest.mark.parametrize("time_text, label, rule", [
+    ("at 1400", "inconsistent", "events.procedure_clock"),   # placed at 08:00, stated 14:00 (±2 h)
+    ("at 0900", "consistent", "events.record_in_window"),
+])
+def test_procedure_clock(time_text, label, rule):
+    e = entity("A-line", "procedure", keys=(PROC,), time_text=time_text, action="placed")
+    assert_decided(verify(e, _proc(TODAY)), rule, label)
+
+
+def test_procedure_side():
+    e = entity("R IJ CVL", "procedure", keys=(PROC,), side="r")
+    left = _placed("2199-02-03 08:00:00", "2199-02-03 08:30:00", extra={"location": "Left IJ"})
+    assert_decided(verify(e, _proc(left)), "events.procedure_side", "inconsistent", "contradiction")

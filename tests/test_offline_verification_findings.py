@@ -1,0 +1,51 @@
+"""Known-answer tests of the finding rules (categorical exam states, edema, data-driven findings)."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, verify
+
+from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
+from ehrlib.pipeline.offline.verification.findings import pitting_grade
+
+
+def _charted(*values: str) -> FakeTools:
+    return FakeTools({"chartevents:1": [row(f"2199-02-03 {8 + i:02d}:00:00", None, value=v) for i, v in enumerate(values)]})
+
+
+@pytest.mark.parametrize("charted, label", [("Soft Nontender", "consistent"), ("Firm", "inconsistent")])
+def test_charted_state(charted, label):
+    e = entity("Abd", "finding", shown="soft", concept="abdomen")
+    assert_decided(verify(e, _charted(charted)), "findings.charted_state", label)
+
+
+def test_charted_state_with_other_words_is_not_contradicted():
+    e = entity("Abd", "finding", shown="soft", concept="abdomen")
+    assert_decided(verify(e, _charted("Obese")), "findings.charted_state", "consistent")
+
+
+def test_no_known_state():
+    e = entity("Abd", "finding", shown="scaphoid", concept="abdomen")
+    assert_decided(verify(e, _charted("Soft")), "findings.no_known_state", "consistent")
+
+
+def test_pitting_grade():
+    e = entity("edema", "finding", shown="3+ pitting", concept="edema", grade="3+")
+    assert_decided(verify(e, _charted("1+")), "findings.pitting_grade", "inconsistent", "contradiction")
+    assert pitting_grade("4 mm") == "2" and pitting_grade("Trace") == "0" and pitting_grade("none") is None
+
+
+@pytest.mark.parametrize("negated, charted, label", [
+    (True, "Trace", "inconsistent"),    # "no edema", trace charted
+    (True, "None", "consistent"),
+    (False, "2+", "consistent"),
+])
+def test_edema_presence(negated, charted, label):
+    e = entity("edema", "finding", shown="" if negated else "edema", concept="edema", negated=negated)
+    assert_decided(verify(e, _charted(charted)), "findings.edema_presence", label)
+
+
+@pytest.mark.parametrize("charted, label", [(("Warm, Dry",), "consistent"), (("Cool",), "inconsistent"),
+                                            (("Pink",), "consistent")])
+def test_data_value(charted, label):
+    e = entity("Skin", "finding", shown="warm dry", concept=DATA_CONCEPT)
+    assert_decided(verify(e, _charted(*charted)), "findings.data_value", label)

@@ -1,0 +1,101 @@
+"""Known-answer tests of the medication and infusion rules, in chain order."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, verify
+
+from ehrlib.pipeline.offline.verification.doses import dose_matches, rate_matches, same_dose_unit
+
+
+def _drug(*rows: dict) -> FakeTools:
+    return FakeTools({"inputevents_mv:1": list(rows)})
+
+
+def _med(time_text: str | None = None, **attributes) -> object:
+    attributes.setdefault("drugs", ["heparin"])
+    return entity("heparin", "medication", keys=("inputevents_mv:1",), time_text=time_text, **attributes)
+
+
+def _given(start: str, end: str, valuenum: float | None = None, **fields) -> dict:
+    return row(start, valuenum, key="inputevents_mv:1", table="inputevents_mv", end=end, **fields)
+
+
+IN_WINDOW = _given("2199-02-03 08:00:00", "2199-02-03 12:00:00")
+
+
+@pytest.mark.parametrize("tools, label", [(_drug(), "consistent"), (_drug(IN_WINDOW), "inconsistent")])
+def test_negated_absent(tools, label):
+    assert_decided(verify(_med(negated=True), tools), "medications.negated_absent", label)
+
+
+@pytest.mark.parametrize("end, label", [("2199-02-03 12:00:00", "consistent"), ("2199-02-06 12:00:00", "inconsistent")])
+def test_stopped_at_window_end(end, label):
+    tools = _drug(_given("2199-02-01 08:00:00", end))
+    assert_decided(verify(_med(action="held"), tools), "medications.stopped_at_window_end", label)
+
+
+@pytest.mark.parametrize("tools, kind", [
+    (_drug(), "missing"),
+    (_drug(_given("2199-02-08 08:00:00", "2199-02-08 09:00:00")), "contradiction"),  # another day: a time error
+])
+def test_record_in_window(tools, kind):
+    assert_decided(verify(_med(), tools), "medications.record_in_window", "inconsistent", kind)
+
+
+def test_given_in_window():
+    assert_decided(verify(_med(), _drug(IN_WINDOW)), "medications.given_in_window", "consistent")
+
+
+def test_transfusion_units_by_volume():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 10:00:00", valuenum=300.0, unit="mL"))
+    e = _med("today", concept="transfusion", units=3, drugs=["prbc"])
+    assert_decided(verify(e, tools), "medications.transfusion_volume", "inconsistent", "contradiction")
+
+
+def test_clock_edge():
+    e = _med("at 1600", action="started")
+    assert_decided(verify(e, _drug(IN_WINDOW)), "medications.clock_edge", "inconsistent", "contradiction")
+    assert verify(_med("at 0800", action="started"), _drug(IN_WINDOW)).label == "consistent"
+
+
+def test_dated_edge():
+    running = _drug(_given("2199-01-30 08:00:00", "2199-02-05 08:00:00"))
+    e = _med("on 2/3", action="started")
+    assert_decided(verify(e, running), "medications.dated_edge", "inconsistent", "contradiction")
+
+
+def test_rate():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 12:00:00", extra={"rate": 5.0, "rate_unit": "mcg/min"}))
+    assert_decided(verify(_med(rate=10.0, rate_unit="mcg/min"), tools), "medications.rate", "inconsistent")
+    assert verify(_med(rate=5.0, rate_unit="mcg/min"), tools).label == "consistent"
+
+
+def test_dose():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=20.0, unit="mg"))
+    assert_decided(verify(_med(dose=40.0, dose_unit="mg"), tools), "medications.dose", "inconsistent")
+    assert verify(_med(dose=20.0, dose_unit="mg"), tools).label == "consistent"
+
+
+def test_route():
+    tools = FakeTools({"prescriptions:1": [row("2199-02-03", None, key="prescriptions:1", table="prescriptions",
+                                               end="2199-02-04", extra={"route": "PO"})]})
+    e = entity("heparin", "medication", keys=("prescriptions:1",), drugs=["heparin"], route="IV")
+    assert_decided(verify(e, tools), "medications.route", "inconsistent", "contradiction")
+
+
+def test_course_day():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00"))
+    assert_decided(verify(_med(course_day=5), tools), "medications.course_day", "inconsistent")
+    assert verify(_med(course_day=1), tools).label == "consistent"
+
+
+def test_duration():
+    tools = _drug(_given("2199-02-02 08:00:00", "2199-02-02 09:00:00"), _given("2199-02-04 08:00:00", "2199-02-04 09:00:00"))
+    assert_decided(verify(_med(duration_days=7), tools), "medications.duration", "inconsistent")
+
+
+def test_unit_conversions():
+    assert rate_matches(0.04, "u/min", {"extra": {"rate": 2.4, "rate_unit": "units/hour"}})
+    assert same_dose_unit("mg", {"unit": "mcg"}) and not same_dose_unit("mg", {"unit": "mL"})
+    assert dose_matches(1.0, "g", {"valuenum": 1000.0, "unit": "mg"})
+    assert dose_matches(60.0, "mg", {"valuenum": None, "value": "40-80", "unit": "mg"})

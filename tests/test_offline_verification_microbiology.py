@@ -1,0 +1,57 @@
+"""Known-answer tests of the microbiology rules (specimen, organism, susceptibilities)."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, verify
+
+
+def _culture(day: str = "2199-02-03", **extra) -> dict:
+    return row(f"{day} 06:00:00", None, key="microbiologyevents", table="microbiologyevents", item="BLOOD CULTURE",
+               extra=extra)
+
+
+def _bcx(**attributes) -> object:
+    attributes.setdefault("specimen", "blood")
+    return entity("BCx", "microbiology", keys=(), **attributes)
+
+
+@pytest.mark.parametrize("micro, kind", [((), "missing"), ((_culture("2199-02-09"),), "contradiction")])
+def test_specimen_in_window(micro, kind):
+    assert_decided(verify(_bcx(), FakeTools(micro=micro)), "microbiology.specimen_in_window", "inconsistent", kind)
+
+
+def test_collected():
+    assert_decided(verify(_bcx(), FakeTools(micro=[_culture()])), "microbiology.collected", "consistent")
+
+
+@pytest.mark.parametrize("organism, label", [("ESCHERICHIA COLI", "consistent"), ("STAPH AUREUS", "inconsistent")])
+def test_organism_grown(organism, label):
+    e = _bcx(organism="coli", organism_text="E. coli")
+    assert_decided(verify(e, FakeTools(micro=[_culture(organism=organism)])), "microbiology.organism_grown", label)
+
+
+@pytest.mark.parametrize("claims, pan, label", [([["levofloxacin", "S"]], False, "inconsistent"),
+                                                ([["levofloxacin", "R"]], False, "consistent"),
+                                                ([], True, "inconsistent")])
+def test_susceptibility(claims, pan, label):
+    e = _bcx(organism="coli", organism_text="E. coli", sensitivities=claims, pan_sensitive=pan)
+    micro = [_culture(organism="E. COLI", antibiotic="LEVOFLOXACIN", interpretation="R")]
+    assert_decided(verify(e, FakeTools(micro=micro)), "microbiology.susceptibility", label)
+
+
+def test_antibiotic_interpretation():
+    e = _bcx(organism="coli", organism_text="E. coli", antibiotics=["ceftriaxone"], susceptibility="S")
+    micro = [_culture(organism="E. COLI", antibiotic="CEFTRIAXONE", interpretation="R")]
+    assert_decided(verify(e, FakeTools(micro=micro)), "microbiology.antibiotic_interpretation", "inconsistent")
+
+
+@pytest.mark.parametrize("attributes, micro", [({"negative": True}, [_culture(organism="E. COLI")]),
+                                               ({"positive": True}, [_culture()])])
+def test_result_sign(attributes, micro):
+    assert_decided(verify(_bcx(**attributes), FakeTools(micro=micro)), "microbiology.result_sign", "inconsistent")
+
+
+def test_undated_result_looks_back_for_the_specimen():
+    e = _bcx(organism="coli", organism_text="E. coli")
+    drawn_earlier = [_culture("2199-01-31", organism="E. COLI")]  # 2 days before the window, within the look-back
+    assert_decided(verify(e, FakeTools(micro=drawn_earlier)), "microbiology.organism_grown", "consistent")

@@ -1,0 +1,66 @@
+"""Known-answer tests of the number rules (values, ranges, daily totals, series, reference words)."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
+
+from ehrlib.pipeline.offline.verification.numbers import stated_numbers
+
+
+def _hr(*values: float, day: str = "2199-02-03") -> FakeTools:
+    return FakeTools({"chartevents:1": [row(f"{day} {8 + i:02d}:00:00", v) for i, v in enumerate(values)]})
+
+
+@pytest.mark.parametrize("tools, label, kind", [
+    (FakeTools({}), "inconsistent", "missing"),
+    (_hr(75, day="2199-02-09"), "inconsistent", "missing"),  # charted, but only on another day
+])
+def test_no_record(tools, label, kind):
+    v = verify(entity("HR", "measurement", concept="heart_rate", value=75.0), tools)
+    assert_decided(v, "numbers.no_record", label, kind)
+
+
+def test_value_in_window_within_tolerance():
+    e = entity("HR", "measurement", concept="heart_rate", value=76.0)
+    assert_decided(verify(e, _hr(75, 90)), "numbers.value_in_window", "consistent")  # HR tolerance 2
+    assert_decided(verify(e, _hr(70, 90)), "numbers.value_in_window", "inconsistent", "contradiction")
+
+
+def test_range_extremes_are_the_days_min_and_max():
+    e = entity("HR", "range", concept="heart_rate", min=67.0, max=91.0)
+    assert_decided(verify(e, _hr(67, 80, 91)), "numbers.value_in_window", "consistent")
+    # both numbers are charted, but the day's maximum was 110
+    assert_decided(verify(e, _hr(67, 91, 110)), "numbers.range_extremes", "inconsistent", "contradiction")
+
+
+def test_daily_total_is_a_calendar_day_sum():
+    tools = FakeTools({"chartevents:1": [row("2199-02-03 06:00:00", 400), row("2199-02-03 12:00:00", 400),
+                                         row("2199-02-03 18:00:00", 400)]})
+    assert_decided(verify(entity("UOP", "output", concept="urine_output", value=1200.0, per_day=True), tools),
+                   "numbers.daily_total", "consistent")
+    assert_decided(verify(entity("UOP", "output", concept="urine_output", value=3000.0, per_day=True), tools),
+                   "numbers.daily_total", "inconsistent", "contradiction")
+
+
+def test_series_must_be_charted_in_order():
+    e = entity("Cr", "measurement", concept="creatinine", value=1.5, series=[2.1, 1.5])
+    in_order = FakeTools({"chartevents:1": [row("2199-02-02", 2.1), row("2199-02-03", 1.5)]})
+    reversed_ = FakeTools({"chartevents:1": [row("2199-02-02", 1.5), row("2199-02-03", 2.1)]})
+    assert_decided(verify(e, in_order), "numbers.series_order", "consistent")
+    assert_decided(verify(e, reversed_), "numbers.series_order", "inconsistent", "contradiction")
+
+
+@pytest.mark.parametrize("word, rule, label", [
+    ("WNL", "numbers.reference_word", "inconsistent"),        # 16.2 is above the 4-11 reference
+    ("elevated", "numbers.value_in_window", "consistent"),    # the word agrees: the value check decides
+])
+def test_reference_word_interprets_the_value(word, rule, label):
+    line = f"WBC 16.2 ({word})"
+    e = entity("WBC", "measurement", concept="wbc", value=16.2, span=spanned(line, "WBC 16.2"))
+    assert_decided(verify(e, _hr(16.2), line=line), rule, label)
+
+
+def test_stated_numbers_of_a_blood_pressure():
+    a = {"systolic": 110, "diastolic": 60, "mean": 75, "systolic_min": 95, "systolic_max": 130}
+    assert ("systolic", 95.0, None) in stated_numbers(a) and ("diastolic", 60.0, None) in stated_numbers(a)
+    assert stated_numbers({"min": 80, "max": 89}) == [("value", 80.0, 89.0)]  # "SBP 80s"

@@ -1,0 +1,50 @@
+"""Known-answer tests of the state rules (interpretations, criteria, states attached to a value)."""
+from __future__ import annotations
+
+import pytest
+from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
+
+TEMP = "chartevents:temp"
+FEVER = ({"kind": "threshold", "source": "T >= 100.4 F"},
+         [{"operator": ">=", "threshold": 100.4, "items": [{"key": TEMP, "label": "Temperature F", "has_records": True}]}])
+
+
+def _febrile(temps: list[float]) -> FakeTools:
+    return FakeTools({TEMP: [row(f"2199-02-03 {6 + i:02d}:00:00", t) for i, t in enumerate(temps)]},
+                     criteria={"fever": FEVER})
+
+
+@pytest.mark.parametrize("negated, temps, label", [
+    (False, [99.0, 101.2], "consistent"),
+    (True, [99.0, 101.2], "inconsistent"),   # "afebrile" while a fever is charted
+    (True, [98.6, 99.1], "consistent"),
+])
+def test_clinical_criterion(negated, temps, label):
+    e = entity("afebrile" if negated else "febrile", "interpretation", keys=(), criterion="fever", negated=negated)
+    assert_decided(verify(e, _febrile(temps)), "states.clinical_criterion", label)
+
+
+def test_clinical_criterion_checks_a_stated_value():
+    e = entity("febrile", "interpretation", keys=(), criterion="fever", value=103.0)
+    assert_decided(verify(e, _febrile([101.2])), "states.clinical_criterion", "inconsistent", "contradiction")
+
+
+def test_unknown_criterion_is_not_judged():
+    e = entity("septic", "interpretation", keys=(), criterion="sepsis")
+    assert_decided(verify(e, FakeTools({})), "states.clinical_criterion", "consistent")
+
+
+@pytest.mark.parametrize("negated, label", [(False, "consistent"), (True, "inconsistent")])
+def test_lexicon_threshold(negated, label):
+    e = entity("hypomagnesemic", "interpretation", criterion="hypomagnesemia", concept="magnesium", negated=negated)
+    tools = FakeTools({"chartevents:1": [row("2199-02-03", 1.4)]})
+    assert_decided(verify(e, tools), "states.lexicon_threshold", label)
+
+
+@pytest.mark.parametrize("value, label", [("1.4", "consistent"), ("2.0", "inconsistent")])
+def test_state_attached_to_a_value(value, label):
+    line = f"Mg {value}, hypomagnesemic"
+    e = entity("hypomagnesemic", "interpretation", criterion="hypomagnesemia", span=spanned(line, "hypomagnesemic"))
+    # the window's records would say otherwise: the attached value decides
+    tools = FakeTools({"chartevents:1": [row("2199-02-03", 2.0 if value == "1.4" else 1.4)]})
+    assert_decided(verify(e, tools, line=line), "states.attached_value", label)
