@@ -10,7 +10,8 @@ misses the first two and matches "acute" to anything acute. The matcher here:
    "initial episode of care") and function words removed, so word order and plural
    variants meet as token sets;
 2. expands the note's phrase with a shipped synonym list (``terminology_synonyms.yaml``,
-   clinical name -> ICD wording) and the bedside abbreviations of ``abbreviations.yaml``;
+   clinical name -> ICD wording), the verifier's shorthand rewrites
+   (``diagnosis_wording.yaml``) and the bedside abbreviations of ``abbreviations.yaml``;
    the phrase as written stays one of the candidates, so a synonym never hides a literal
    match;
 3. scores each candidate title with rapidfuzz's ``token_set_ratio`` and accepts it only
@@ -96,6 +97,9 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
         c = tuple(_raw_tokens(canon))
         for v in variants:
             pairs.setdefault(tuple(_raw_tokens(v)), c)
+    for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
+        if "term" in entry:
+            pairs.setdefault(tuple(_raw_tokens(str(entry["term"]))), tuple(_raw_tokens(str(entry["icd"]))))
     for abbr, expansions in load_data("abbreviations.yaml")["abbreviations"].items():
         key = tuple(_raw_tokens(abbr))
         if key and expansions and key not in pairs:

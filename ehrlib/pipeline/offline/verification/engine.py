@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
+from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
 from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification import (
@@ -33,6 +34,8 @@ __all__ = ["verify_entity", "chain_for", "ALL_RULES"]
 def chain_for(e: Entity) -> tuple[Rule[Any], ...]:
     """The rules tried, in order, for an entity of the inspector."""
     kind, a = e.kind, e.attributes
+    if tables_for_section(a.get("section")) is not None:
+        return (diagnoses.SECTION_BILLED,)  # procedure / discharge-diagnosis lists: billed codes only
     if kind == "interpretation":
         return states.CHAIN
     if kind == "trend":

@@ -1,7 +1,8 @@
 """Number rules: stated values, ranges, min/max, daily totals and arrow series.
 
 Every number the note states (value, min, max, the BP mean, the braces' extremes) must be
-met by some row in the window within the concept's tolerance; a decade ("120s") is met by
+met by some row in the window within the concept's tolerance, on the item's recorded scale
+(:mod:`.item_scale`: percent vs fraction and the other table conversions); a decade ("120s") is met by
 any value in it. A vital-sign range is the day's charted minimum..maximum; a per-day
 amount is a calendar-day sum; an arrow series must appear in time order. A reference word
 after the value ("WBC 16.2 (WNL)") is judged against the concept's reference interval.
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
@@ -132,18 +134,21 @@ def _value_in_window(c: Claim) -> Verdict | None:
     tol = _tolerance(c)
     matched: Rows = []
     failed: list[str] = []
-    for part, value, upper in stated_numbers(c.attrs):
+    stated = stated_numbers(c.attrs)
+    onto, via, factor = statement_scale(stated, c.attrs.get("unit"), concept, c.item_rows()[1] or numeric)
+    for part, value, upper in stated:
+        value, upper = onto(value), (onto(upper) if upper is not None else None)
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
         hit = None
         for r in cands:
             obs = float(r["valuenum"])
-            v, scale = (value, 1.0)
+            v, scale = (value, factor)
             if concept is not None and concept.cid == "temperature":
                 v, scale = convert_temp(value, c.attrs.get("unit"), r)
             if upper is not None:
-                u = upper if scale == 1.0 else convert_temp(upper, c.attrs.get("unit"), r)[0]
+                u = upper if scale == factor else convert_temp(upper, c.attrs.get("unit"), r)[0]
                 if v - tol * scale <= obs <= u + tol * scale:
                     hit = r
                     break
@@ -161,7 +166,8 @@ def _value_in_window(c: Claim) -> Verdict | None:
     refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
     if refined is not None:
         return refined
-    return verdict(c, True, f"{e.text} {e.value or ''} matches the table", matched)
+    on_scale = f" (on the item's scale: {via})" if via != "as written" else ""
+    return verdict(c, True, f"{e.text} {e.value or ''} matches the table{on_scale}", matched)
 
 
 def _range_extremes(c: Claim) -> Verdict | None:
@@ -276,7 +282,8 @@ NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric 
 DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
                    "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
-                       "item in the statement's window, within the unit's measurement tolerance.", _value_in_window,
+                       "item in the statement's window, within the unit's measurement tolerance, on the item's recorded "
+                       "scale.", _value_in_window,
                        _KINDS)
 RANGE_EXTREMES = Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so "
                       "the day's charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
