@@ -16,6 +16,8 @@ misses the first two and matches "acute" to anything acute. The matcher here:
    match;
 3. scores each candidate title with rapidfuzz's ``token_set_ratio`` and accepts it only
    when the score reaches a threshold *and* the phrase's tokens are covered by the title
+   (its words as written, boilerplate included: "Pneumonia, organism" names
+   "Pneumonia, organism unspecified")
    (every token of a one- or two-word phrase, two in three of a longer one; a token is covered by
    an equal or near-equal token, so spelling variants count). A covered phrase with a
    longer, more specific title is a match: "pneumonia" is billed as
@@ -92,19 +94,21 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
     doc = load_data("terminology_synonyms.yaml")
     boiler = tuple(sorted((tuple(_raw_tokens(p)) for p in doc["boilerplate"]), key=len, reverse=True))
     stop = frozenset(_stem(w) for w in doc["stopwords"]) | frozenset(w for w in doc["stopwords"])
-    pairs: dict[tuple[str, ...], tuple[str, ...]] = {}
+    pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], None] = {}
     for canon, variants in doc["synonyms"].items():
         c = tuple(_raw_tokens(canon))
         for v in variants:
-            pairs.setdefault(tuple(_raw_tokens(v)), c)
+            pairs.setdefault((tuple(_raw_tokens(v)), c), None)
     for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
         if "term" in entry:
-            pairs.setdefault(tuple(_raw_tokens(str(entry["term"]))), tuple(_raw_tokens(str(entry["icd"]))))
+            pairs.setdefault((tuple(_raw_tokens(str(entry["term"]))), tuple(_raw_tokens(str(entry["icd"])))), None)
+    known = {v for v, _ in pairs}
     for abbr, expansions in load_data("abbreviations.yaml")["abbreviations"].items():
         key = tuple(_raw_tokens(abbr))
-        if key and expansions and key not in pairs:
-            pairs[key] = tuple(_raw_tokens(expansions[0]))
-    ordered = tuple(sorted(((k, v) for k, v in pairs.items() if k and k != v), key=lambda kv: len(kv[0]), reverse=True))
+        if key and expansions and key not in known:
+            pairs.setdefault((key, tuple(_raw_tokens(expansions[0]))), None)
+    # longest variant first; a variant listed under several names keeps the listed order
+    ordered = tuple(sorted(((k, v) for k, v in pairs if k and k != v), key=lambda kv: len(kv[0]), reverse=True))
     return boiler, stop, ordered
 
 
@@ -133,15 +137,19 @@ def _expansions(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
     _, stop, pairs = _vocab()
     forms = [tokens]
     full = list(tokens)
+    rewritten: set[tuple[str, ...]] = set()
     for variant, canon in pairs:
         n = len(variant)
         for i in range(len(tokens) - n + 1):
             if tokens[i:i + n] == variant:
                 forms.append(tuple(t for t in tokens[:i] + canon + tokens[i + n:] if t not in stop))
+        if variant in rewritten:
+            continue  # the all-at-once rewrite takes a variant's first listed name only
         j = 0
         while j + n <= len(full):
             if tuple(full[j:j + n]) == variant:
                 full[j:j + n] = [f"\x00{t}" for t in canon]  # marked: not rewritten again
+                rewritten.add(variant)
                 j += len(canon)
             else:
                 j += 1
@@ -174,6 +182,7 @@ class Terminology:
     def __init__(self, titles: Iterable[Title]) -> None:
         self._titles: list[Title] = []
         self._tokens: list[frozenset[str]] = []
+        self._raw: list[frozenset[str]] = []
         self._text: list[str] = []
         self._index: dict[str, set[int]] = defaultdict(set)
         for t in titles:
@@ -183,6 +192,7 @@ class Terminology:
             i = len(self._titles)
             self._titles.append(t)
             self._tokens.append(frozenset(toks))
+            self._raw.append(frozenset(toks) | frozenset(_raw_tokens(t.title)))
             self._text.append(" ".join(toks))
             for tok in toks:
                 self._index[tok].add(i)
@@ -233,7 +243,7 @@ class Terminology:
                     continue
                 if want_codes is not None and t.code not in want_codes:
                     continue
-                hits = [tok for tok in fset if _covered(tok, self._tokens[i])]
+                hits = [tok for tok in fset if _covered(tok, self._raw[i])]
                 coverage = len(hits) / len(fset)
                 if coverage < need or all(tok in qualifiers for tok in hits):
                     continue

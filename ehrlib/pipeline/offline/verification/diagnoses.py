@@ -85,14 +85,20 @@ def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
                    f"{named[0]['label']})", (), missing=True)
 
 
-def _section_billed(c: Claim) -> Verdict:
-    return billed_match(c, tables_for_section(c.attrs.get("section")) or ICD_TABLES)
+def _section_billed(c: Claim) -> Verdict | None:
+    """A billing-section entry: its section's billed codes first. A listed diagnosis is
+    decided there; a listed procedure no billed code names goes on to its bedside rules."""
+    v = billed_match(c, tables_for_section(c.attrs.get("section")) or ICD_TABLES)
+    if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
+        return v
+    return None
 
 
 BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis stated for the admission claims a billed ICD code of that "
                    "admission whose title the statement names (ICD terminology with synonyms); a statement no ICD "
                    "title matches is not judged.", billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
-                      "discharge diagnoses) is checked against the billed codes of that section's tables only.",
+                      "discharge diagnoses) is checked first against the billed codes of that section's tables only; "
+                      "a listed procedure no billed code names may still be confirmed by its bedside record.",
                       _section_billed)
 RULES = (BILLED_CODE, SECTION_BILLED)

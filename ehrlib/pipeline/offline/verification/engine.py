@@ -32,10 +32,15 @@ __all__ = ["verify_entity", "chain_for", "ALL_RULES"]
 
 
 def chain_for(e: Entity) -> tuple[Rule[Any], ...]:
-    """The rules tried, in order, for an entity of the inspector."""
+    """The rules tried, in order, for an entity of the inspector; entries of the
+    billing-summary sections try their section's billed codes first."""
+    if tables_for_section(e.attributes.get("section")) is not None:
+        return (diagnoses.SECTION_BILLED, *_kind_chain(e))
+    return _kind_chain(e)
+
+
+def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
     kind, a = e.kind, e.attributes
-    if tables_for_section(a.get("section")) is not None:
-        return (diagnoses.SECTION_BILLED,)  # procedure / discharge-diagnosis lists: billed codes only
     if kind == "interpretation":
         return states.CHAIN
     if kind == "trend":
