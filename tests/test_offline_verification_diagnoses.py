@@ -64,3 +64,9 @@ def test_abbreviation_entries_come_from_abbreviations_yaml():
     for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
         if "abbreviation" in entry:
             assert rewrites[rf"\b{entry['abbreviation'].lower()}\b"] == abbreviations[entry["abbreviation"]][0]
+
+
+def test_listed_procedure_without_a_billed_code_goes_on_to_its_bedside_record():
+    proc = entity("arterial line", "procedure", keys=("chartevents:1",), section="procedures")
+    v = verify(proc, FakeTools({"chartevents:1": [row("2199-02-03", None, value="placed")]}, lexical=[]))
+    assert v.label == "consistent" and v.rule_id != "diagnoses.section_billed"
