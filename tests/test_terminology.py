@@ -117,3 +117,10 @@ def test_synonym_data_typo_is_rejected():
     broken["synonyms"]["acute kidney failure"] = []
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, json.loads(data_text("schemas/terminology_synonyms.schema.json")))
+
+
+def test_without_clause_is_not_content():
+    assert normalise("Cirrhosis of liver without mention of alcohol") == ("cirrhosis", "liver")
+    assert normalise("Diabetes mellitus without mention of complication, type II") == ("diabete", "mellitus", "type", "ii")
+    term = Terminology([Title("diagnoses_icd", "5715", "Cirrhosis of liver without mention of alcohol")])
+    assert [m.code for m in term.match("Cirrhosis")] == ["5715"]

@@ -125,11 +125,16 @@ def _drop(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> list[str]:
     return out
 
 
+#: an ICD "without ..." clause (up to the next comma) names what the code excludes, which a
+#: note naming the condition does not state: "Cirrhosis of liver without mention of alcohol"
+_WITHOUT = re.compile(r"\b(?:without|w/o)\b[^,;]*", re.I)
+
+
 def normalise(text: str) -> tuple[str, ...]:
     """The content tokens of a diagnosis/procedure name, as both sides are compared:
     ``"Other and unspecified hyperlipidemia"`` -> ``("hyperlipidemia",)``."""
     boiler, stop, _ = _vocab()
-    return tuple(t for t in _drop(_raw_tokens(text), boiler) if t not in stop)
+    return tuple(t for t in _drop(_raw_tokens(_WITHOUT.sub(" ", text)), boiler) if t not in stop)
 
 
 def _expansions(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
