@@ -25,6 +25,7 @@ __all__ = ["main", "build_parser"]
 _COMMAND_MODULES = (
     "ehrlib.db.cli",
     "ehrlib.synth.cli",
+    "ehrlib.db.notes_cli",
     "ehrlib.pipeline.cli",
     "ehrlib.judge.cli",
     "ehrlib.report.cli",

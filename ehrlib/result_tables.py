@@ -61,6 +61,8 @@ def paper_table(summary: pd.DataFrame, index: str = "variant",
                 metrics: tuple[str, ...] = ("recall", "precision", "f1")) -> pd.DataFrame:
     """Long metrics (one row per run and mode) as the paper's Table 2: one row per
     ``index`` value, columns ``lenient_recall … harsh_f1`` in percent, rounded to 2."""
+    if summary.empty:  # unlabelled runs: nothing was scored
+        return pd.DataFrame(columns=[index])
     wide = summary.pivot_table(index=index, columns="mode", values=list(metrics), aggfunc="first", sort=False)
     modes = [m for m in ("lenient", "harsh") if m in wide.columns.get_level_values("mode")]
     cols = [(m, mode) for mode in modes for m in metrics]

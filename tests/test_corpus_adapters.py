@@ -61,8 +61,9 @@ def test_ehrcon_label_text_and_categories():
     assert parse_ehrcon_label("'valuenum' is inconsistency", 1)[1] == Inconsistency("column", ("valuenum",), "value")
     assert parse_ehrcon_label("", 0) == ("consistent", None)
     assert note_type_from_category("Nursing/other") == "nursing"
+    assert note_type_from_category("Radiology") == "radiology"
     with pytest.raises(RecordError, match="CATEGORY"):
-        note_type_from_category("Radiology")
+        note_type_from_category("ECG")
 
 
 def test_ehrcon_bad_inputs(tmp_path):

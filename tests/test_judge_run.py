@@ -67,8 +67,15 @@ def test_cli_judge_prints_table_and_rejects_bad_run(tiny_run, tmp_path, capsys):
 
 def test_missing_corpus_is_a_clear_error(tiny_run, tmp_path):
     run, _ = tiny_run
-    with pytest.raises(EhrlibError, match="gold.jsonl"):
+    with pytest.raises(EhrlibError, match="notes.jsonl"):
         evaluate_run(run, corpus_dir=tmp_path, progress=False)
+
+
+def test_unlabelled_corpus_is_not_judged(tiny_run):
+    run, corpus = tiny_run
+    (corpus / "gold.jsonl").unlink()
+    assert evaluate_run(run, progress=False).empty
+    assert not (run / "judgements.jsonl").exists()
 
 
 def test_crashed_notes_are_scored_not_dropped(tiny_run):

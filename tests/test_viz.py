@@ -107,7 +107,8 @@ def test_findings_viewer(tiny_run):
     paths = write_findings_viewer(run, mode="harsh")
     assert sorted(p.name for p in paths) == ["index.html", "n1.html", "n2.html"]
     page = (run / "viewer" / "n1.html").read_text()
-    assert 'class="v-correct"' in page and 'class="v-incorrect"' in page  # WBC right, HR wrong label
+    # the method's verdict colours the text; the judge is a badge: WBC right, HR wrong label
+    assert 'class="v-consistent"' in page and 'data-judge="correct"' in page and 'data-judge="incorrect"' in page
     assert "missed" in page and "afebrile" in page  # afebrile unmatched under harsh
     assert "Semantic_Search" in page and "HR 130 charted" in page
 
@@ -118,7 +119,8 @@ def test_findings_html_escapes_note_text():
     note = Note("x", 1, 1, "nursing", "2150-01-01", "<script>alert(1)</script> HR 80")
     page = findings_html(note, [(0, Prediction("r", "x", 0, "HR", "consistent", reason="a<b"))], [], [])
     assert "<script>alert" not in page and "&lt;script&gt;" in page
-    assert '<mark class="v-unmatched" title="a&lt;b"><a href="#p0">HR</a></mark>' in page
+    assert 'title="consistent: a&lt;b"' in page and '<a href="#p0" style="color:#212121;text-decoration:none">HR</a>' \
+        in page
 
 
 def test_corpus_stats_shaped_frames_plot_as_they_are():

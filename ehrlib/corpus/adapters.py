@@ -54,6 +54,8 @@ def note_type_from_category(category: str) -> str:
         return "physician"
     if c.startswith("nursing"):
         return "nursing"
+    if c.startswith("radiology"):
+        return "radiology"
     raise RecordError(f"field 'CATEGORY': unsupported note category {category!r}")
 
 

@@ -36,7 +36,10 @@ __all__ = [
 #: (2: ``Prediction.rule_id``, the offline rule behind a verdict).
 SCHEMA_VERSION = 2
 
-NoteType = Literal["discharge_summary", "physician", "nursing"]
+#: ``radiology`` (MIMIC-III Radiology, MIMIC-IV-Note RR/AR reports) is accepted so the
+#: MIMIC importers keep those notes; the paper's benchmark types are the other three, and
+#: the pipeline treats a radiology report like a physician note (docs/note_contract.md).
+NoteType = Literal["discharge_summary", "physician", "nursing", "radiology"]
 Label = Literal["consistent", "inconsistent"]
 NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
 LABELS: tuple[str, ...] = get_args(Label)
@@ -217,6 +220,7 @@ NOTE_TYPE_ALIASES: Mapping[str, str] = {
     "progress note": "physician", "progress_note": "physician", "physician progress note": "physician",
     "md": "physician", "nursing": "nursing", "nursing/other": "nursing", "nursing note": "nursing",
     "nursing_note": "nursing", "nursing progress note": "nursing", "rn": "nursing",
+    "radiology": "radiology", "radiology report": "radiology", "rr": "radiology",
 }
 
 

@@ -46,6 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         llm["cache_salt"] = args.cache_salt
     summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=llm, label=args.label,
                            progress=not args.no_progress)
+    if summary.empty:
+        print(f"{args.run}: the corpus has no gold.jsonl; nothing to judge (the findings are in `ehrlib report`)")
+        return 0
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
     print(markdown_table(summary[cols]), end="")
     if args.review:

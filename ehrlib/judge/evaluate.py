@@ -27,7 +27,9 @@ from ehrlib.corpus.io import (
     GOLD_FILE,
     MANIFEST_FILE,
     NOTES_FILE,
+    Corpus,
     load_corpus,
+    read_notes,
     read_predictions,
     read_records,
     write_json,
@@ -72,6 +74,8 @@ class RunData:
     run_info: Mapping[str, Any] = field(default_factory=dict)
     #: note id -> the run's segments as (start_line, end_line), from stages.jsonl
     segments: Mapping[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
+    #: False for a corpus without gold.jsonl: nothing to judge, no metrics
+    labelled: bool = True
 
 
 def _corpus_dir(manifest: Mapping[str, Any], given: str | os.PathLike[str] | None) -> Path:
@@ -133,9 +137,11 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
         raise DataError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     cdir = _corpus_dir(manifest, corpus_dir)
-    if not (cdir / NOTES_FILE).exists() or not (cdir / GOLD_FILE).exists():
-        raise DataError(f"corpus {cdir}: needs {NOTES_FILE} and {GOLD_FILE}")
-    corpus = load_corpus(cdir)
+    if not (cdir / NOTES_FILE).exists():
+        raise DataError(f"corpus {cdir}: no {NOTES_FILE}")
+    # an unlabelled corpus (imported real notes) has no gold.jsonl: its runs have nothing
+    # to judge, but load the same way for the viewer and the report
+    corpus = load_corpus(cdir) if (cdir / GOLD_FILE).exists() else Corpus(tuple(read_notes(cdir / NOTES_FILE)), (), {})
     predictions = tuple(read_predictions(run_dir / "predictions.jsonl"))
     finished = _finished_notes(run_dir)
     if finished is None:
@@ -148,7 +154,8 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
         raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
     info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
     info["run_id"] = info["run_id"] or run_dir.name
-    return RunData(run_dir, manifest, predictions, notes, gold, cdir, info, _segments(run_dir))
+    return RunData(run_dir, manifest, predictions, notes, gold, cdir, info, _segments(run_dir),
+                   labelled=(cdir / GOLD_FILE).exists())
 
 
 def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
@@ -231,6 +238,9 @@ def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     the judgements under another name (repeated passes of one model).
     """
     run = load_run(run_dir, corpus_dir)
+    if not run.labelled:
+        log.info("%s: corpus %s has no %s; nothing to judge", run.run_dir.name, run.corpus_dir, GOLD_FILE)
+        return pd.DataFrame()
     new, info = judge_run(run, judge, modes, client=client, llm=llm, label=label, progress=progress)
     judge = label or judge
     kept = [j for j in read_judgements(run.run_dir) if not (j.judge == judge and j.mode in modes)]

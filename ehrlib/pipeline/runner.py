@@ -23,6 +23,7 @@ from typing import Any, Callable
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
+from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.io import NOTES_FILE, dumps_record, read_notes
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
@@ -133,7 +134,8 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     con, db_info = _open_db(params)
     try:
         if stages.endpoint:
-            check_phi(str(db_info["source_kind"]), stages.endpoint)
+            # imported MIMIC notes are credentialed text whatever database they run against
+            check_phi(corpus_source_kind(params.corpus) or str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
         if stages.ontology_extractor is not None:
             ontology = load_ontology(con, path=params.ontology)

@@ -38,7 +38,7 @@ from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
 from ehrlib.report.views import compare_runs
 from ehrlib.result_tables import markdown_table, paper_table, write_table
 
-__all__ = ["ReportResult", "method_label", "build_report", "build_comparison"]
+__all__ = ["ReportResult", "method_label", "build_report", "build_comparison", "findings_table"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,8 +127,14 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
                  judge: str = "matcher", figures_dir: str | os.PathLike[str] | None = "figures",
                  n_bootstrap: int = 1000, seed: int = 0, viewer: bool = True,
                  formats: Sequence[str] = ("png", "svg"), progress: bool = True) -> ReportResult:
-    """Write all tables, figures and the findings viewer of one run (see module docs)."""
+    """Write all tables, figures and the findings viewer of one run (see module docs).
+
+    A run over an unlabelled corpus (no gold.jsonl) has nothing to judge: its report is
+    the findings per note, the model's tool paths and the viewer (see ``_findings_report``).
+    """
     run = load_run(run_dir, corpus_dir)
+    if not run.labelled:
+        return _findings_report(run, viewer=viewer)
     judgements = read_judgements(run.run_dir)
     if not any(j.judge == judge for j in judgements):
         if judge != "matcher":
@@ -181,6 +187,46 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
         index[-1:-1] = ["\n## LLM usage of the run\n", markdown_table(pd.DataFrame([usage]))]
     report = write_text("".join(index), run.run_dir / "report.md")
     return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))
+
+
+def findings_table(run) -> pd.DataFrame:
+    """One row per note of the run: findings by the method's verdict, most inconsistent first."""
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+    from ehrlib.viz.viewer import VERDICTS, method_verdict
+
+    rows = []
+    for note in run.notes:
+        verdicts = [method_verdict(p) for p in run.predictions if p.note_id == note.note_id]
+        rows.append({"note_id": note.note_id, "note_type": note.note_type, "hadm_id": note.hadm_id,
+                     **{v: verdicts.count(v) for v in VERDICTS}, "total": len(verdicts)})
+    df = pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, "total"])
+    return df.assign(_inc=df["contradiction"] + df["missing"]).sort_values(
+        "_inc", ascending=False, kind="stable").drop(columns="_inc").reset_index(drop=True)
+
+
+def _findings_report(run, *, viewer: bool) -> ReportResult:
+    """The report of an unlabelled run: findings per note, tool paths, the viewer; no metrics."""
+    run_id = str(run.run_info["run_id"])
+    findings = findings_table(run)
+    written = [write_table(findings, run.run_dir / "findings.csv")]
+    tool_paths = list(paths_from_tool_calls(read_tool_calls(run.run_dir))["path"])
+    written.append(write_table(path_frequencies(tool_paths, top=30), run.run_dir / "trace_paths_model.csv"))
+    pages: list[Path] = []
+    if viewer:
+        # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+        from ehrlib.viz.viewer import write_findings_viewer
+
+        pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir)
+    totals = findings.drop(columns=["note_id", "note_type", "hadm_id"]).sum().to_frame().T
+    index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; corpus: "
+             f"`{run.corpus_dir}` (no gold labels: findings are the method's verdicts, unjudged); "
+             f"{len(run.notes)} notes, {len(run.predictions)} findings.\n",
+             "## Findings by verdict\n", markdown_table(totals),
+             "\n## Per note (most inconsistent first)\n", markdown_table(findings),
+             "\n## Files\n", *[f"- [{p.relative_to(run.run_dir)}]({p.relative_to(run.run_dir)})\n"
+                              for p in [*written, *pages] if p.is_relative_to(run.run_dir)]]
+    report = write_text("".join(index), run.run_dir / "report.md")
+    return ReportResult(run.run_dir, (*written, report), (), tuple(pages), totals)
 
 
 def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str = "matcher",

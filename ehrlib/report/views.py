@@ -16,7 +16,7 @@ from ehrlib import schema
 from ehrlib.analysis.stats import paired_bootstrap
 from ehrlib.corpus.io import read_predictions
 from ehrlib.db import connect, summarize
-from ehrlib.judge.evaluate import read_judgements
+from ehrlib.judge.evaluate import load_run, read_judgements
 
 __all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "run_failures",
            "note_findings", "compare_runs", "ablation_table"]
@@ -81,22 +81,30 @@ def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *, judge: str = "matcher",
                   mode: str = "lenient") -> pd.DataFrame:
-    """A note's predictions (the run's first note when None) with the judge's verdict,
-    tool count and reason, in line order."""
+    """A note's predictions (the run's first note when None) with the method's finding
+    (contradiction / missing / unverified / consistent), the judge's verdict ("not judged"
+    for a run without judgements, e.g. over unlabelled notes), tool count and reason, in
+    line order."""
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
-    from ehrlib.viz.viewer import prediction_verdicts
+    from ehrlib.viz.viewer import method_verdict, prediction_verdicts
 
     preds = read_predictions(Path(run_dir) / "predictions.jsonl")
     if note_id is None:
         note_id = preds[0].note_id if preds else ""
-    verdicts = prediction_verdicts([j for j in read_judgements(run_dir)
-                                    if j.judge == judge and j.mode == mode and j.note_id == note_id])
-    rows = [{"line": p.line, "entity": p.entity, "label": p.label, "status": p.temporal_status,
-             "verdict": verdicts[i].verdict if i in verdicts else "no gold counterpart",
+    mine = [j for j in read_judgements(run_dir) if j.judge == judge and j.mode == mode]
+    verdicts = prediction_verdicts([j for j in mine if j.note_id == note_id])
+    unmatched = "no gold counterpart" if mine else "not judged"
+    rows = [{"line": p.line, "entity": p.entity, "label": p.label, "finding": method_verdict(p),
+             "status": p.temporal_status, "verdict": verdicts[i].verdict if i in verdicts else unmatched,
              "gold_entity": verdicts[i].entity_id if i in verdicts else None, "from_cache": p.from_cache,
              "n_tool_calls": len(p.tool_calls), "reason": p.reason}
             for i, p in enumerate(preds) if p.note_id == note_id]
     return pd.DataFrame(rows).sort_values("line", kind="stable", ignore_index=True) if rows else pd.DataFrame(rows)
+
+
+def _labelled(run_dir: str | os.PathLike[str]) -> bool:
+    """Whether the corpus a run read has gold labels (its manifest names the corpus)."""
+    return load_run(run_dir).labelled
 
 
 def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str | os.PathLike[str]], *,
@@ -108,6 +116,8 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike[str]] | Sequence[str |
     items = run_dirs.items() if isinstance(run_dirs, Mapping) else ((Path(r).name, r) for r in run_dirs)
     frames = []
     for name, run_dir in items:
+        if not (Path(run_dir) / f"{table}.csv").exists() and not _labelled(run_dir):
+            continue  # a run over unlabelled notes: no metrics to stack (its findings are in the viewer)
         df = pd.read_csv(Path(run_dir) / f"{table}.csv")
         if "judge" in df.columns:
             df = df[df["judge"] == judge]
@@ -128,6 +138,8 @@ def ablation_table(run_dirs: Mapping[str, str | os.PathLike[str]], baseline: str
     if baseline not in run_dirs:
         raise KeyError(f"baseline {baseline!r} is not one of the variants {list(run_dirs)}")
     scores = compare_runs(run_dirs, table="note_scores", judge=judge)
+    if scores.empty:  # unlabelled runs: nothing was scored
+        return pd.DataFrame(columns=["variant", "mode", metric, "n_notes"])
     rows = []
     for (variant, mode), grp in scores.groupby(["variant", "mode"], sort=False):
         base = scores[(scores["variant"] == baseline) & (scores["mode"] == mode)]

@@ -8,11 +8,11 @@ from ehrlib.viz.plots import (
     plot_share_heatmap, plot_stacked_shares, plot_table, plot_trace_graphs,
 )
 from ehrlib.viz.save import FIGURES_DIR, savefig
-from ehrlib.viz.viewer import findings_html, prediction_verdicts, write_findings_viewer
+from ehrlib.viz.viewer import findings_html, method_verdict, notebook_view, prediction_verdicts, write_findings_viewer
 
 __all__ = [
     "METRICS", "plot_ablation", "plot_category_counts", "plot_error_distribution", "plot_main_results",
     "plot_note_scores",
     "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs", "FIGURES_DIR", "savefig",
-    "findings_html", "prediction_verdicts", "write_findings_viewer",
+    "findings_html", "method_verdict", "notebook_view", "prediction_verdicts", "write_findings_viewer",
 ]

@@ -71,6 +71,16 @@ def _heatmap(data: pd.DataFrame, **kwargs: object) -> None:
         sns.heatmap(data, **kwargs)
 
 
+def _no_rows(title: str) -> Figure:
+    """An empty frame plots as a labelled blank figure, not an error: a run over
+    unlabelled notes has no metrics, and a notebook showing them should still run."""
+    fig, (ax,) = _figure(height=1.6)
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, "no rows to plot (e.g. no gold labels: nothing was scored)", ha="center", va="center")
+    ax.set_title(title)
+    return fig
+
+
 def _require(df: pd.DataFrame, cols: Sequence[str], fn: str) -> pd.DataFrame:
     """``df`` with ``cols`` as columns (index levels of that name are moved into columns,
     so ``ehrlib.corpus.stats`` frames indexed by type or note type plot as they are)."""
@@ -92,6 +102,8 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
     order of appearance). With ``f1_low``/``f1_high`` columns
     (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars. ``caption`` goes under the plot.
     """
+    if summary.empty:
+        return _no_rows(title)
     summary = _require(summary, [label, panel, *METRICS], "plot_main_results")
     if panel == "mode":
         modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
@@ -132,6 +144,8 @@ def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
                         title: str | None = None) -> Figure:
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
     value (note type, gold inconsistency type, ...)."""
+    if df.empty:
+        return _no_rows(title or f"{metric} by {column}")
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
@@ -226,6 +240,8 @@ def plot_note_scores(scores: pd.DataFrame, metric: str = "f1", *, by: str = "not
 def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
                             title: str = "Error types (rule-assigned, heuristic)") -> Figure:
     """Share of each error type per group (Figure 4); input from ``error_distribution``."""
+    if dist.empty:
+        return _no_rows(title)
     dist = _require(dist, [group, "error_type", "share"], "plot_error_distribution")
     data = dist.assign(share_pct=100 * dist["share"])
     types = list(dict.fromkeys(data["error_type"]))
@@ -243,6 +259,8 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
                   title: str = "Ablations") -> Figure:
     """Horizontal bars of ``metric`` per variant (Tables 3-5 / 11), optional CI and a
     dashed line at the ``baseline`` variant's value."""
+    if df.empty:
+        return _no_rows(title)
     df = _require(df, ["variant", metric], "plot_ablation")
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))

@@ -1,0 +1,485 @@
+"""Import credentialed MIMIC notes into a corpus folder (``notes.jsonl`` + ``import.json``).
+
+Sources, told apart by their header row:
+
+- ``mimic3``: MIMIC-III ``NOTEEVENTS.csv[.gz]`` (``ROW_ID, SUBJECT_ID, HADM_ID, CHARTDATE,
+  CHARTTIME, STORETIME, CATEGORY, DESCRIPTION, CGID, ISERROR, TEXT``);
+- ``mimic4``: MIMIC-IV-Note ``discharge.csv[.gz]`` / ``radiology.csv[.gz]`` (``note_id,
+  subject_id, hadm_id, note_type, note_seq, charttime, storetime, text``).
+
+The file is read as a stream (``csv`` over optionally gzip-compressed text; its sha256 is
+computed by a second reader in a thread), so a 4 GB NOTEEVENTS never sits in memory: kept notes go
+straight to the output file, or, with ``per_type``, into one fixed-size reservoir per
+note type (Vitter's algorithm R, seeded per type, so a type's sample does not depend on
+how many rows of other types the file has). Each row is counted once, under the first
+check it fails, in this order: error rows (MIMIC-III ``ISERROR``), unsupported
+category, note type not selected, unusable ids (missing or non-integer), id filters,
+admission absent from the database, unparseable date, empty text, a note id seen before. Everything is
+written into a hidden folder next to ``out_dir`` and renamed into place at the end, so
+an interrupted import leaves no half corpus.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from json.encoder import encode_basestring
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ehrlib.corpus.io import NOTES_FILE
+from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
+from ehrlib.errors import ConfigError, DataError
+
+__all__ = [
+    "IMPORT_FILE",
+    "SOURCES",
+    "ImportFilters",
+    "ImportResult",
+    "NoteFields",
+    "corpus_source_kind",
+    "detect_source",
+    "import_notes",
+    "note_json",
+    "note_type_of",
+    "read_id_file",
+]
+
+IMPORT_FILE = "import.json"
+SOURCES = ("mimic3", "mimic4")
+#: header columns that identify each source (lower-cased); a file may have more
+_SIGNATURE = {
+    "mimic3": ("row_id", "subject_id", "hadm_id", "chartdate", "category", "text"),
+    "mimic4": ("note_id", "subject_id", "hadm_id", "note_type", "charttime", "text"),
+}
+#: MIMIC-III CATEGORY values (stripped, lower-cased) -> note type; others are unsupported
+_MIMIC3_TYPES = {"discharge summary": "discharge_summary", "physician": "physician", "nursing": "nursing",
+                 "nursing/other": "nursing", "radiology": "radiology"}
+#: MIMIC-IV-Note note_type codes: discharge summary (+ addendum), radiology report (+ addendum)
+_MIMIC4_TYPES = {"ds": "discharge_summary", "da": "discharge_summary", "rr": "radiology", "ar": "radiology"}
+#: NOTEEVENTS holds texts of ~100 kB; csv's default field limit (128 kB) is too tight for a few
+_FIELD_LIMIT = 64 * 1024 * 1024
+
+
+def note_type_of(source: str, value: str) -> str | None:
+    """The contract note type of a source's category / note_type value, or None."""
+    key = (value or "").strip().lower()
+    return (_MIMIC3_TYPES if source == "mimic3" else _MIMIC4_TYPES).get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFilters:
+    """Which rows become notes. ``None`` id sets mean no restriction."""
+
+    note_types: tuple[str, ...] = NOTE_TYPES
+    hadm_ids: frozenset[int] | None = None
+    subject_ids: frozenset[int] | None = None
+    per_type: int | None = None
+    seed: int = 0
+    include_errors: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        """The JSON form recorded in import.json (id sets as their size)."""
+        return {"note_types": list(self.note_types),
+                "hadm_ids": None if self.hadm_ids is None else len(self.hadm_ids),
+                "subject_ids": None if self.subject_ids is None else len(self.subject_ids),
+                "per_type": self.per_type, "seed": self.seed, "include_errors": self.include_errors}
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    out_dir: Path
+    source: str
+    rows: int
+    written: int
+    by_type: Mapping[str, int] = field(default_factory=dict)
+    #: rows that cannot become a note, by reason
+    unusable: Mapping[str, int] = field(default_factory=dict)
+    #: usable rows the filters (types, ids, database, sampling) left out, by filter
+    filtered: Mapping[str, int] = field(default_factory=dict)
+    #: unsupported categories / note_type values and their row counts
+    unsupported: Mapping[str, int] = field(default_factory=dict)
+    sha256: str = ""
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        """A short human summary (what the CLI prints)."""
+        rate = f", {self.rows / self.seconds:,.0f} rows/s" if self.seconds else ""
+        out = [f"{self.out_dir}: {self.written} notes from {self.rows} rows ({self.source}){rate}",
+               "  kept: " + (", ".join(f"{k} {v}" for k, v in self.by_type.items()) or "none")]
+        if self.unusable:
+            out.append("  unusable rows: " + ", ".join(f"{k} {v}" for k, v in self.unusable.items()))
+        if self.unsupported:
+            top = sorted(self.unsupported.items(), key=lambda kv: -kv[1])[:8]
+            out.append("  unsupported categories: " + ", ".join(f"{k!r} {v}" for k, v in top))
+        if self.filtered:
+            out.append("  left out by filters: " + ", ".join(f"{k} {v}" for k, v in self.filtered.items()))
+        return out
+
+
+def _sha256(path: Path) -> str:
+    """The file's sha256, read in 4 MB blocks. Run in a thread next to the parser: hashlib
+    and file reads release the GIL, so on a multi-GB file the hash costs no wall time."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(4 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _open_text(path: Path) -> io.TextIOWrapper:
+    """The file as text, gunzipped when it starts with gzip's magic bytes (whatever its name)."""
+    with path.open("rb") as fh:
+        gz = fh.read(2) == b"\x1f\x8b"
+    if gz:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return path.open(encoding="utf-8", newline="", buffering=1 << 20)
+
+
+def detect_source(header: Iterable[str]) -> str:
+    """``mimic3`` or ``mimic4`` from a header row; DataError naming the columns otherwise."""
+    cols = {c.strip().lower() for c in header}
+    for source, need in _SIGNATURE.items():
+        if set(need) <= cols:
+            return source
+    raise DataError(f"not a MIMIC notes file: header {sorted(cols)[:12]} matches neither NOTEEVENTS "
+                    f"({', '.join(_SIGNATURE['mimic3'])}) nor MIMIC-IV-Note ({', '.join(_SIGNATURE['mimic4'])})")
+
+
+def read_id_file(path: str | os.PathLike[str], what: str = "id") -> frozenset[int]:
+    """Integer ids from a text file: separated by whitespace or commas, ``#`` starts a
+    comment, an optional header word (``hadm_id``) on the first line is skipped."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"{what} file {p}: not found")
+    ids: set[int] = set()
+    for lineno, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+        for token in raw.split("#", 1)[0].replace(",", " ").split():
+            try:
+                ids.add(int(token))
+            except ValueError:
+                if lineno == 1 and token.lower().replace("_", "").isalpha():
+                    continue  # a header such as HADM_ID
+                raise ConfigError(f"{p}:{lineno}: {what} {token!r} is not an integer") from None
+    if not ids:
+        raise ConfigError(f"{what} file {p}: no ids in it")
+    return frozenset(ids)
+
+
+#: a note as the importer carries it: the Note fields in contract order
+NoteFields = tuple[str, int, int, str, str, str, "str | None"]
+
+
+_LINE = ('{"schema_version": ' + str(SCHEMA_VERSION) + ', "note_id": %s, "subject_id": %d, "hadm_id": %d, '
+         '"note_type": %s, "chartdate": %s, "text": %s, "charttime": %s}')
+_quote = encode_basestring  # what json.dumps(ensure_ascii=False) uses for a str
+
+
+def note_json(fields: NoteFields) -> str:
+    """The JSONL line of a note, byte for byte ``ehrlib.corpus.io.dumps_record(Note(*fields))``
+    (a test holds them equal), formatted directly: the generic encoder is most of the
+    importer's time on a full conversion."""
+    note_id, subject_id, hadm_id, note_type, chartdate, text, charttime = fields
+    return _LINE % (_quote(note_id), subject_id, hadm_id, _quote(note_type), _quote(chartdate), _quote(text),
+                    "null" if charttime is None else _quote(charttime))
+
+
+def corpus_source_kind(corpus_dir: str | os.PathLike[str] | None) -> str | None:
+    """``credentialed`` for a corpus this importer wrote (its import.json says so), else None.
+
+    MIMIC notes exist only under PhysioNet's credentialed licence, so the PHI guard must
+    treat such a corpus as credentialed even when it runs against the open demo database
+    (the demo's admissions are real MIMIC-III admissions). An unreadable import.json
+    counts as credentialed: the guard fails closed.
+    """
+    if corpus_dir is None:
+        return None
+    path = Path(corpus_dir) / IMPORT_FILE
+    if not path.exists():
+        return None
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("source_kind") or "credentialed")
+    except (OSError, ValueError, AttributeError):
+        return "credentialed"
+
+
+def _valid_date(text: str) -> str | None:
+    """``YYYY-MM-DD`` of a date or timestamp string, or None if it does not parse."""
+    try:
+        day = date.fromisoformat(text[:10]) if len(text) >= 10 else None
+    except ValueError:
+        return None
+    return None if day is None else text[:10] if text[4] == "-" and text[7] == "-" else day.isoformat()
+
+
+def _valid_time(text: str) -> str | None | bool:
+    """A timestamp normalised to ``YYYY-MM-DD HH:MM:SS``; None if empty; False if unparseable."""
+    if not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    # MIMIC writes exactly this form: keep the string (strftime would cost ~3 us a row)
+    return text if len(text) == 19 and text[10] == " " else parsed.strftime("%Y-%m-%d %H:%M:%S")
+
+
+@dataclass(slots=True)
+class _Reservoir:
+    """A fixed-size uniform sample of one note type's rows (algorithm R)."""
+
+    size: int
+    rng: random.Random
+    seen: int = 0
+    items: list[tuple[int, NoteFields]] = field(default_factory=list)
+
+    def offer(self, seq: int, note: NoteFields) -> None:
+        """Offer one eligible row: the k-th replaces a random kept one with chance size/k."""
+        self.seen += 1
+        if len(self.items) < self.size:
+            self.items.append((seq, note))
+            return
+        j = self.rng.randrange(self.seen)
+        if j < self.size:
+            self.items[j] = (seq, note)
+
+
+def _columns(header: list[str], source: str) -> dict[str, int]:
+    idx = {c.strip().lower(): i for i, c in enumerate(header)}
+    names = ("row_id", "subject_id", "hadm_id", "chartdate", "charttime", "category", "iserror", "text") \
+        if source == "mimic3" else ("note_id", "subject_id", "hadm_id", "note_type", "charttime", "text")
+    missing = [n for n in names if n not in idx and n != "iserror"]
+    if missing:
+        raise DataError(f"not a {source} notes file: missing column(s) {missing}")
+    return {n: idx.get(n, -1) for n in names}
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        try:  # pandas-written CSVs give ids as 123.0
+            f = float(text)
+        except ValueError:
+            return None
+        return int(f) if f.is_integer() else None
+
+
+def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Mapping[int, int] | None,
+          counts: Counter, unsupported: Counter, tick: Callable[[int], None] | None,
+          meta: dict[str, Any]) -> Iterator[tuple[int, NoteFields]]:
+    """(row number, note) of every usable row that passes the filters, in file order; fills
+    ``counts`` ('rows', 'unusable:<reason>', 'filtered:<filter>') and ``meta``."""
+    if not src.is_file():
+        raise DataError(f"{src}: file not found")
+    previous_limit = csv.field_size_limit(_FIELD_LIMIT)
+    with ThreadPoolExecutor(1) as pool, _open_text(src) as text:
+        digest = pool.submit(_sha256, src)
+        reader = csv.reader(text)
+        try:
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise DataError(f"{src}: empty file") from None
+            detected = detect_source(header)
+            if source is not None and source != detected:
+                raise DataError(f"{src}: --source {source} given but the header is that of {detected}")
+            source = detected
+            meta["source"] = source
+            col = _columns(header, source)
+            n_cols = len(header)
+            wanted = set(filters.note_types)
+            hadm_ok, subject_ok = filters.hadm_ids, filters.subject_ids
+            type_of: dict[str, str | None] = {}
+            mimic3 = source == "mimic3"
+            c_id = col["row_id" if mimic3 else "note_id"]
+            c_subject, c_hadm, c_text = col["subject_id"], col["hadm_id"], col["text"]
+            c_type = col["category" if mimic3 else "note_type"]
+            c_err = col.get("iserror", -1)
+            c_date = col["chartdate"] if mimic3 else col["charttime"]
+            c_time = col["charttime"]
+            seq = 0
+            seen_ids: set[int | str] = set()
+            for row in reader:
+                seq += 1
+                if tick is not None and seq % 10000 == 0:
+                    tick(10000)
+                if len(row) != n_cols:
+                    counts["unusable:malformed_row"] += 1
+                    continue
+                if not filters.include_errors and c_err >= 0 and row[c_err].strip() not in ("", "0"):
+                    counts["unusable:error_row"] += 1
+                    continue
+                category = row[c_type]
+                if category in type_of:
+                    note_type = type_of[category]
+                else:
+                    note_type = type_of[category] = note_type_of(source, category)
+                if note_type is None:
+                    counts["unusable:unsupported_category"] += 1
+                    unsupported[category.strip()] += 1
+                    continue
+                if note_type not in wanted:
+                    counts["filtered:note_type"] += 1
+                    continue
+                hadm_text = row[c_hadm]
+                if not hadm_text:
+                    counts["unusable:missing_hadm_id"] += 1
+                    continue
+                hadm_id, subject_id = _int(hadm_text), _int(row[c_subject])
+                note_id = row[c_id].strip()
+                if hadm_id is None or subject_id is None or not note_id:
+                    counts["unusable:bad_id"] += 1
+                    continue
+                if hadm_ok is not None and hadm_id not in hadm_ok:
+                    counts["filtered:hadm_ids"] += 1
+                    continue
+                if subject_ok is not None and subject_id not in subject_ok:
+                    counts["filtered:subject_ids"] += 1
+                    continue
+                if admissions is not None:
+                    owner = admissions.get(hadm_id)
+                    if owner is None:
+                        counts["filtered:not_in_db"] += 1
+                        continue
+                    if owner != subject_id:
+                        counts["unusable:subject_mismatch"] += 1
+                        continue
+                chartdate = _valid_date(row[c_date].strip())
+                charttime = _valid_time(row[c_time]) if c_time >= 0 else None
+                if chartdate is None or charttime is False:
+                    counts["unusable:bad_date"] += 1
+                    continue
+                key: int | str = int(note_id) if note_id.isdigit() and note_id[0] != "0" else note_id  # ints: less memory
+                if key in seen_ids:
+                    counts["unusable:duplicate_note_id"] += 1
+                    continue
+                body = row[c_text]
+                if "\r" in body:  # CRLF files: line numbers index text.split("\n")
+                    body = body.replace("\r\n", "\n").replace("\r", "\n")
+                if not body.strip():
+                    counts["unusable:empty_text"] += 1
+                    continue
+                seen_ids.add(key)
+                yield seq, (note_id, subject_id, hadm_id, note_type, chartdate, body, charttime or None)
+        except csv.Error as exc:
+            raise DataError(f"{src}: CSV error near data row {reader.line_num}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{src}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
+        except (OSError, EOFError) as exc:  # a truncated .gz
+            raise DataError(f"{src}: cannot read ({exc})") from None
+        finally:
+            csv.field_size_limit(previous_limit)
+        counts["rows"] = seq
+        if tick is not None:
+            tick(seq % 10000)
+        meta["sha256"] = digest.result()
+        meta["bytes"] = src.stat().st_size
+
+
+def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, source: str | None = None,
+                 filters: ImportFilters = ImportFilters(), admissions: Mapping[int, int] | None = None,
+                 db: str | os.PathLike[str] | None = None, overwrite: bool = False,
+                 progress: bool = False) -> ImportResult:
+    """Convert a MIMIC notes CSV into a corpus folder; see the module docs for the rules.
+
+    ``admissions`` (hadm_id -> subject_id, as ``ehrlib.db.notes_cli.db_admissions`` reads them)
+    keeps only notes of those admissions and patients; ``db`` names that database in
+    import.json.
+
+    Raises DataError for an unreadable or unrecognised file, ConfigError for bad options
+    or an existing ``out_dir`` without ``overwrite``.
+    """
+    started = time.perf_counter()
+    src, out = Path(src), Path(out_dir)
+    if source is not None and source not in SOURCES:
+        raise ConfigError(f"--source must be one of {', '.join(SOURCES)}, got {source!r}")
+    bad_types = [t for t in filters.note_types if t not in NOTE_TYPES]
+    if bad_types or not filters.note_types:
+        raise ConfigError(f"note types must be among {', '.join(NOTE_TYPES)}, got {', '.join(bad_types) or 'none'}")
+    if filters.per_type is not None and filters.per_type < 1:
+        raise ConfigError(f"--per-type must be at least 1, got {filters.per_type}")
+    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} exists; pass --overwrite to replace it")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
+    counts: Counter = Counter()
+    unsupported: Counter = Counter()
+    meta: dict[str, Any] = {}
+    bar = None
+    try:
+        if progress:
+            bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
+        rows = _rows(src, source, filters, admissions, counts, unsupported, bar.update if bar is not None else None, meta)
+        by_type: Counter = Counter()
+        with (tmp / NOTES_FILE).open("w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
+            if filters.per_type is None:
+                for _, note in rows:
+                    fh.write(note_json(note) + "\n")
+                    by_type[note[3]] += 1
+            else:
+                pools = {t: _Reservoir(filters.per_type, random.Random(f"{filters.seed}:{t}"))
+                         for t in filters.note_types}
+                for seq, note in rows:
+                    pools[note[3]].offer(seq, note)
+                kept = sorted((item for pool in pools.values() for item in pool.items), key=lambda x: x[0])
+                counts["filtered:sampling"] = sum(p.seen - len(p.items) for p in pools.values())
+                for _, note in kept:
+                    fh.write(note_json(note) + "\n")
+                    by_type[note[3]] += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        written = sum(by_type.values())
+        result = ImportResult(
+            out_dir=out, source=meta["source"], rows=counts["rows"], written=written,
+            by_type={t: by_type[t] for t in NOTE_TYPES if by_type[t]},
+            unusable={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("unusable:") and v},
+            filtered={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("filtered:") and v},
+            unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"],
+            seconds=time.perf_counter() - started)
+        record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_kind": "credentialed",
+                  "source_file": src.name,
+                  "source_bytes": meta["bytes"], "sha256": result.sha256, "filters": filters.describe(),
+                  "db": str(db) if db is not None else None, "rows": result.rows, "written": written,
+                  "by_type": dict(result.by_type), "unusable": dict(result.unusable),
+                  "filtered": dict(result.filtered), "unsupported_categories": dict(result.unsupported),
+                  "imported_at": datetime.now().astimezone().isoformat(timespec="seconds")}
+        (tmp / IMPORT_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _swap_into_place(tmp, out)
+        return result
+    finally:
+        if bar is not None:
+            bar.close()
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    """Rename the finished folder to ``out``; an old ``out`` is moved aside first and only
+    deleted once the new one is in place."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+    try:
+        os.replace(tmp, out)
+    except BaseException:
+        if old is not None:
+            os.replace(old, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()

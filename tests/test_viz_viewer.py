@@ -1,0 +1,73 @@
+"""Findings viewer markup: method verdicts, repeated spans, the judge layer, unlabelled runs."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ehrlib.corpus.records import Judgement, Note, Prediction
+from ehrlib.viz.viewer import COLOURS, findings_html, method_verdict
+
+
+def _p(line, entity, label="consistent", kind=None, **kw):
+    return Prediction("r", "n", line, entity, label, inconsistency_type=kind, **kw)
+
+
+def test_method_verdict_covers_every_label():
+    assert method_verdict(_p(0, "x")) == "consistent"
+    assert method_verdict(_p(0, "x", "inconsistent", "contradiction")) == "contradiction"
+    assert method_verdict(_p(0, "x", "inconsistent")) == "contradiction"
+    assert method_verdict(_p(0, "x", "inconsistent", "missing")) == "missing"
+    assert method_verdict(_p(0, "x", failure="timeout")) == "unverified"
+    # a label another stage may emit is shown as unverified, never as a confirmed value
+    assert method_verdict(replace(_p(0, "x"), label="unverified")) == "unverified"
+
+
+def test_repeated_text_on_a_line_marks_each_occurrence():
+    note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80 at 08:00, HR 140 at 12:00\nBP ok")
+    preds = [(0, _p(0, "HR")), (1, _p(0, "HR", "inconsistent", "contradiction")), (2, _p(1, "HR"))]
+    page = findings_html(note, preds)
+    marks = re.findall(r'<mark class="v-(\w+)"[^>]*data-findings="(p\d)"[^>]*>(?:<a[^>]*>)?([^<]*)', page)
+    assert marks == [("consistent", "p0", "HR"), ("contradiction", "p1", "HR")]
+    line0 = page.split('<td class="txt"')[1]
+    assert line0.index('data-findings="p0"') < line0.index(" at 08:00") < line0.index('data-findings="p1"')
+    assert "text not found on this line" in page  # finding 2 says so instead of vanishing
+    assert f"background-color:{COLOURS['contradiction'][0]}" in page
+
+
+def test_judge_layer_only_with_gold():
+    note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80")
+    preds = [(0, _p(0, "HR"))]
+    plain = findings_html(note, preds)
+    assert "data-judge" not in plain and "judge (" not in plain
+    from ehrlib.corpus.records import GoldEntity
+
+    gold = [GoldEntity("n", "g1", 0, "HR", "inconsistent")]
+    judged = findings_html(note, preds, gold, [Judgement("n", "g1", "lenient", "matcher", "incorrect",
+                                                           matched_prediction=0)])
+    assert 'data-judge="incorrect"' in judged and "wrong label 1" in judged
+    # the text stays coloured by the method (consistent), whatever the judge says
+    assert '<mark class="v-consistent"' in judged
+
+
+def test_unlabelled_report_writes_findings_and_viewer(tiny_run, capsys):
+    from ehrlib.cli import main
+
+    run, corpus = tiny_run
+    (corpus / "gold.jsonl").unlink()
+    assert main(["judge", "--run", str(run), "--no-progress"]) == 0
+    assert "nothing to judge" in capsys.readouterr().out
+    assert main(["report", "--run", str(run), "--figures", "", "--no-progress"]) == 0
+    assert not (run / "judgements.jsonl").exists() and not (run / "metrics.csv").exists()
+    findings = (run / "findings.csv").read_text().splitlines()
+    assert findings[0] == "note_id,note_type,hadm_id,contradiction,missing,unverified,consistent,total"
+    assert findings[1].startswith("n2,") and findings[1].endswith(",0,1,0,1,2")  # the missing furosemide first
+    index = (run / "viewer" / "index.html").read_text()
+    assert "no gold labels" in index and index.index('data-note="n2"') < index.index('data-note="n1"')
+    report = (run / "report.md").read_text()
+    assert "no gold labels" in report and "[viewer/index.html](viewer/index.html)" in report
+
+
+def test_rule_behind_an_offline_verdict_is_shown():
+    note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80")
+    page = findings_html(note, [(0, replace(_p(0, "HR"), rule_id="verify.value.in_range"))])
+    assert "<b>rule:</b> <code>verify.value.in_range</code>" in page

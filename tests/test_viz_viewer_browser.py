@@ -1,0 +1,188 @@
+"""The findings viewer in a real browser (headless Chromium through Playwright).
+
+Real notes without gold, end to end: hand-written notes for MIMIC-III demo admissions are
+written out as NOTEEVENTS rows, imported with ``ehrlib notes import`` (one per type),
+run offline against the demo database, reported, and the viewer pages are opened in
+Chromium. The checks read the rendered DOM: counts against the predictions, the
+computed colours of a contradiction and a consistent finding, the links, the
+"inconsistent only" switch, evidence rows with their charted content, no network use,
+and the page once more as an untrusted notebook shows it (no ``<style>``, JupyterLab's
+right-aligned table cells). Screenshots go to ``runs/viewer-browser-test/``.
+
+Skips (with the reason) only when Playwright or a Chromium binary is absent;
+``.ci/run`` installs both.
+"""
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ehrlib.cli import main
+from ehrlib.corpus.io import read_notes, read_predictions
+from ehrlib.viz.viewer import COLOURS, method_verdict
+
+REPO = Path(__file__).resolve().parents[1]
+SHOTS = REPO / "runs" / "viewer-browser-test"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _chromium() -> str:
+    candidates = [os.environ.get("EHRLIB_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
+                  shutil.which("chromium-browser")]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return c
+    pytest.skip("no Chromium binary (apt-get install chromium, or set EHRLIB_CHROMIUM)")
+
+
+def _rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return "rgb({}, {}, {})".format(*(int(h[i:i + 2], 16) for i in (0, 2, 4)))
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory, mimic3_demo_db) -> tuple[Path, list]:
+    """(viewer folder, predictions) of an offline run over imported, unlabelled notes."""
+    tmp = tmp_path_factory.mktemp("viewer_browser")
+    notes = read_notes(REPO / "tests" / "fixtures" / "realnotes" / "notes.jsonl")
+    category = {"discharge_summary": "Discharge summary", "physician": "Physician ", "nursing": "Nursing/other"}
+    src = tmp / "NOTEEVENTS.csv"
+    with src.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(("ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CHARTTIME", "STORETIME", "CATEGORY",
+                    "DESCRIPTION", "CGID", "ISERROR", "TEXT"))
+        for i, n in enumerate(notes, start=1):
+            w.writerow((i, n.subject_id, n.hadm_id, n.chartdate, n.charttime or "", "", category[n.note_type],
+                        "Report", "", "", n.text))
+    corpus, runs = tmp / "corpus", tmp / "runs"
+    assert main(["notes", "import", str(src), str(corpus), "--per-type", "1", "--seed", "0",
+                 "--db", str(mimic3_demo_db), "--no-progress"]) == 0
+    assert not (corpus / "gold.jsonl").exists()
+    assert main(["run", "--corpus", str(corpus), "--db", str(mimic3_demo_db), "--backend", "offline",
+                 "--run-id", "unlabelled", "--runs-dir", str(runs), "--no-progress"]) == 0
+    assert main(["report", "--run", str(runs / "unlabelled"), "--figures", "", "--no-progress"]) == 0
+    return runs / "unlabelled" / "viewer", read_predictions(runs / "unlabelled" / "predictions.jsonl")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed (pip install -e '.[dev]')")
+    executable = _chromium()
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    requests: list[str] = []
+    pg.on("request", lambda r: requests.append(r.url))
+    pg.requests = requests
+    yield pg
+    ctx.close()
+
+
+def _visible(page, selector: str) -> int:
+    return page.eval_on_selector_all(selector, "els => els.filter(e => e.offsetParent !== null).length")
+
+
+def test_index_lists_notes_most_inconsistent_first(viewer, page):
+    folder, preds = viewer
+    page.goto((folder / "index.html").as_uri())
+    rows = page.eval_on_selector_all("table.index tr[data-note]", """rows => rows.map(r => ({
+        note: r.dataset.note, href: r.querySelector('a').getAttribute('href'),
+        counts: Array.from(r.querySelectorAll('td')).slice(2, 6).map(td => Number(td.textContent))}))""")
+    want = {}
+    for p in preds:
+        want.setdefault(p.note_id, Counter())[method_verdict(p)] += 1
+    assert {r["note"] for r in rows} == set(want) and len(rows) == 3  # one note per type
+    for r in rows:
+        c = want[r["note"]]
+        assert r["counts"] == [c["contradiction"], c["missing"], c["unverified"], c["consistent"]]
+    inconsistent = [r["counts"][0] + r["counts"][1] for r in rows]
+    assert inconsistent == sorted(inconsistent, reverse=True)
+    assert all((folder / r["href"]).is_file() for r in rows)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "index.png"), full_page=True)
+    page.click(f"a[href='{rows[0]['href']}']")
+    assert page.url.endswith(rows[0]["href"])
+    assert page.eval_on_selector(".ehrlib-viewer", "d => d.dataset.note") == rows[0]["note"]
+    assert all(u.startswith("file://") for u in page.requests), page.requests  # nothing from the network
+
+
+def test_note_page_counts_colours_links_and_filter(viewer, page):
+    folder, preds = viewer
+    page.goto((folder / "index.html").as_uri())
+    hrefs = page.eval_on_selector_all("table.index tr[data-note] a", "as => as.map(a => a.getAttribute('href'))")
+    first = hrefs[0]
+    page.goto((folder / first).as_uri())
+    note_id = page.eval_on_selector(".ehrlib-viewer", "d => d.dataset.note")
+    mine = [p for p in preds if p.note_id == note_id]
+    counts = Counter(method_verdict(p) for p in mine)
+    # one panel per finding, legend counts as in predictions.jsonl
+    assert page.eval_on_selector_all("details.fd", "els => els.length") == len(mine)
+    legend = page.eval_on_selector_all(".legend .lg", "els => els.map(e => [e.className, Number(e.dataset.count)])")
+    assert {cls.split("lg-")[1]: n for cls, n in legend} == {v: counts[v] for v in COLOURS}
+    # every finding located in its line is highlighted: marks reference all but the unlocated
+    marked = page.eval_on_selector_all("mark[data-findings]", "ms => ms.flatMap(m => m.dataset.findings.split(' '))")
+    unlocated = page.eval_on_selector_all("details.fd", "ds => ds.filter(d => d.querySelector('summary')"
+                                                        ".textContent.includes('not found on this line')).length")
+    assert len(set(marked)) + unlocated == len(mine) and unlocated < len(mine) / 4
+    # colours: a contradiction is red, a consistent finding green, computed by the browser
+    bg = "m => getComputedStyle(m).backgroundColor"
+    assert counts["contradiction"] and counts["consistent"]
+    red = page.eval_on_selector("mark.v-contradiction", bg)
+    green = page.eval_on_selector("mark.v-consistent", bg)
+    assert red == _rgb(COLOURS["contradiction"][0]) and green == _rgb(COLOURS["consistent"][0]) and red != green
+    # evidence rows carry charted content (time · item · value), not bare ids
+    evidence = page.eval_on_selector_all("li.ev", "els => els.map(e => e.textContent)")
+    assert evidence and any(" · " in e and any(ch.isdigit() for ch in e.split(" · ")[-1]) for e in evidence)
+    assert page.eval_on_selector_all("table.trace", "ts => ts.length") > 0  # tool trace per finding
+    # a mark's link opens its finding
+    target = page.eval_on_selector("mark.v-contradiction a", "a => a.getAttribute('href')")
+    page.click("mark.v-contradiction a")
+    assert page.url.endswith(target)
+    page.screenshot(path=str(SHOTS / "note.png"), full_page=False)
+    # navigation: the first page has no previous, its next is the index's second row
+    assert page.eval_on_selector(".nav-prev", "e => e.tagName") == "SPAN"
+    assert page.eval_on_selector(".nav-next", "a => a.getAttribute('href')") == hrefs[1]
+    assert page.eval_on_selector(".nav-index", "a => a.getAttribute('href')") == "index.html"
+    # the filter: only inconsistent findings stay visible, consistent highlights fade
+    page.check("#only-inconsistent")
+    assert _visible(page, "details.fd-consistent") == 0
+    assert _visible(page, "details.fd-contradiction") == counts["contradiction"]
+    assert _visible(page, "details.fd-missing") == counts["missing"]
+    assert page.eval_on_selector("mark.v-consistent", bg) == "rgba(0, 0, 0, 0)"
+    assert page.eval_on_selector("mark.v-contradiction", bg) == red
+    page.screenshot(path=str(SHOTS / "note-inconsistent-only.png"), full_page=False)
+    page.click(".nav-next")
+    assert page.url.endswith(hrefs[1])
+    page.click(".nav-prev")
+    assert page.url.endswith(first)
+    assert all(u.startswith("file://") for u in page.requests), page.requests
+
+
+def test_notebook_rendering_survives_sanitising(viewer, page):
+    """As an untrusted JupyterLab output: our <style> dropped, Lab's td{text-align:right}."""
+    from ehrlib.viz.viewer import notebook_view
+
+    folder, _ = viewer
+    first = sorted(p for p in folder.glob("*.html") if p.name != "index.html")[0]
+    fragment = notebook_view(first)._repr_html_()
+    assert "<style" not in fragment and "<script" not in fragment
+    page.set_content(f"<html><head><style>td{{text-align:right}} mark{{background-color:yellow}}</style></head>"
+                     f"<body class='jp-RenderedHTMLCommon'>{fragment}</body></html>")
+    assert page.eval_on_selector("td.txt", "td => getComputedStyle(td).textAlign") == "left"
+    colours = page.eval_on_selector_all("mark[data-verdict]", "ms => ms.map(m => [m.dataset.verdict, "
+                                                              "getComputedStyle(m).backgroundColor])")
+    assert colours and all(c == _rgb(COLOURS[v][0]) for v, c in colours)
+    page.screenshot(path=str(SHOTS / "notebook-sanitised.png"), full_page=False)
