@@ -13,7 +13,7 @@ endif
 # (setuptools warns about editable installs on every build: noise for a user)
 PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: demo test bench install lock clean
+.PHONY: demo test figures bench install lock clean
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -30,8 +30,13 @@ install: $(STAMPS)/.installed-dev.stamp
 demo: $(STAMPS)/.installed-notebooks.stamp
 	$(PY) -m ehrlib demo --notebooks
 
+# the unit tests, then every notebook executed with its fast defaults (nbval, outputs not compared)
 test: $(STAMPS)/.installed-dev.stamp
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q tests --nbval-lax notebooks
+
+# regenerate the committed figures/: every notebook with its full params/NN_*.yaml
+figures: $(STAMPS)/.installed-notebooks.stamp
+	$(PY) -m ehrlib experiments run all --full
 
 bench: $(STAMPS)/.installed-dev.stamp
 	$(PY) -m ehrlib bench

@@ -62,6 +62,31 @@ def mimic4_demo_db(mimic4_demo_dir, tmp_path_factory) -> Path:
                     progress=False).path
 
 
+@pytest.fixture
+def offline_note(mimic3_demo_db):
+    """Run one physician note of demo admission 41976/176016 through the offline inspector;
+    returns the NoteResult (``note_lines(run_id, result)`` gives what the run writes)."""
+    import duckdb
+
+    from ehrlib.corpus.records import Note
+    from ehrlib.pipeline.context import note_context
+    from ehrlib.pipeline.inspector import inspect_note
+    from ehrlib.pipeline.params import RunParams
+    from ehrlib.pipeline.stages import StageEnv, get_stages
+    from ehrlib.tools import make_toolset
+    from ehrlib.tools.context import PatientContext
+
+    def run(note_id: str, text: str, chartdate: str = "2199-02-01"):
+        with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
+            note = Note(note_id, 41976, 176016, "physician", chartdate, text)
+            ctx = note_context(con, note, flavor="mimic3")
+            tools = make_toolset(con, PatientContext(41976, 176016, ctx.admittime, ctx.dischtime, chartdate, ctx.sex))
+            stages = get_stages("inspector", "offline", RunParams(method="inspector"))
+            return inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
+
+    return run
+
+
 # --- ehrlib.judge / analysis / viz / report: a tiny hand-built run --------------------
 
 
@@ -143,3 +168,26 @@ def synth_db_mimic4(tmp_path_factory) -> Path:
 def synth_db_perturbed(tmp_path_factory) -> Path:
     """The same hospital (seed 0) in the perturbed schema of the paper's Table 15."""
     return _synth(tmp_path_factory, "perturbed")
+
+
+# --- ehrlib.db.sandbox: a patient, a second patient and a canary file on disk -------
+
+SANDBOX_CANARY = "EHRLIB-CANARY-7f3a9c"
+
+
+@pytest.fixture(scope="module")
+def sandbox_env(synth_db, tmp_path_factory):
+    """(hardened connection, CheckEHR sandbox policy, patient, another patient, canary file)."""
+    from ehrlib import schema
+    from ehrlib.db.connect import connect
+    from ehrlib.db.sandbox import policy_for
+
+    tables = ("admissions", "icustays", *schema.EVENT_TABLES, *schema.DICTIONARY_TABLES)
+    canary = tmp_path_factory.mktemp("canary") / "canary.csv"
+    canary.write_text(f"secret\n{SANDBOX_CANARY}\n")
+    con = connect(synth_db)
+    subjects = [r[0] for r in con.execute(
+        "SELECT SUBJECT_ID FROM CHARTEVENTS GROUP BY 1 ORDER BY count(*) DESC LIMIT 2").fetchall()]
+    policy = policy_for(con, schema.MIMIC3, tables)
+    yield con, policy, subjects[0], subjects[1], str(canary)
+    con.close()

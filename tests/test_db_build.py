@@ -213,7 +213,7 @@ def test_connect_errors(tmp_path):
         connect(tmp_path / "nope.duckdb")
     junk = tmp_path / "junk.duckdb"
     junk.write_text("not a database")
-    with pytest.raises(DataError, match="not a readable DuckDB"):
+    with pytest.raises(DataError, match="not a DuckDB database"):
         connect(junk)
     plain = tmp_path / "plain.duckdb"
     duckdb.connect(str(plain)).execute("CREATE TABLE t (a INT)").close()

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("stem", ["03_run_inspector", "04_evaluation"])
+@pytest.mark.parametrize("stem", ["04_run_inspector", "05_judging", "06_error_analysis"])
 def test_notebook_runs_on_unlabelled_notes(stem, tmp_path, mimic3_demo_db):
     papermill = pytest.importorskip("papermill")
     corpus = tmp_path / "corpus"
@@ -34,7 +34,7 @@ def test_notebook_runs_on_unlabelled_notes(stem, tmp_path, mimic3_demo_db):
     outputs = [o for c in cells if c["cell_type"] == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert not (tmp_path / "runs" / "unlabelled-inspector" / "judgements.jsonl").exists()
-    if stem == "03_run_inspector":
+    if stem == "04_run_inspector":
         shown = "".join("".join(o.get("data", {}).get("text/html", "")) for o in cells[-1]["outputs"])  # viewer cell
         assert '<div class="ehrlib-viewer"' in shown and "<style" not in shown  # the notebook_view fragment
         assert 'data-verdict="contradiction"' in shown or 'data-verdict="consistent"' in shown

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from ehrlib.corpus.records import ItemRef
+from ehrlib.pipeline.claims import MedicationClaim, claim_for
 from ehrlib.pipeline.offline.align import align, concept_items, drug_items
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.mention import Mention
@@ -29,7 +30,7 @@ def test_concept_items_keep_the_concept_tables() -> None:
 
 def test_align_by_kind() -> None:
     lex = load_lexicon()
-    levo = Mention(0, 0, 8, "levophed", "infusion", "drug", None, {"drugs": ["norepinephrine"]})
+    levo = Mention(0, 0, 8, "levophed", "infusion", "drug", None, MedicationClaim(drugs=("norepinephrine",)))
     assert [k for _, k in align(levo, lex, PAIRS)] == ["inputevents_mv:2"]
-    hr = Mention(0, 0, 2, "HR", "measurement", "heart_rate", "88", {"value": 88.0})
+    hr = Mention(0, 0, 2, "HR", "measurement", "heart_rate", "88", claim_for("measurement", value=88.0))
     assert [k for _, k in align(hr, lex, PAIRS)] == ["chartevents:3"]

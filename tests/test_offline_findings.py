@@ -5,6 +5,7 @@ import duckdb
 import pytest
 
 from ehrlib.corpus.records import ItemRef, Note
+from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT, normalise_value
 from ehrlib.pipeline.offline.verification.findings import judge_data_finding
 from ehrlib.pipeline.params import RunParams
@@ -22,7 +23,7 @@ def test_normalise_value_expands_ward_abbreviations():
 
 def _entity(value: str) -> Entity:
     return Entity(entity_id="L1:0", line=1, text=f"LS {value}", kind="finding", segment=0, value=value,
-                  attributes={"concept": DATA_CONCEPT}, items=(ItemRef("chartevents", "RUL Lung Sounds", 223986),),
+                  claim=Claim(concept=DATA_CONCEPT), items=(ItemRef("chartevents", "RUL Lung Sounds", 223986),),
                   item_keys=("chartevents:223986",))
 
 

@@ -277,7 +277,8 @@ def test_flowsheet_shorthand_mentions(text, concept, value):
     found = [m for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
     assert found, [(m.text, m.concept) for m in find_mentions(text, 0, load_lexicon())]
     if value is not None:
-        assert found[0].attributes.get("value", found[0].attributes.get("min")) == value
+        reading = found[0].claim.reading
+        assert (reading.value if reading.value is not None else reading.min) == value
 
 
 @pytest.mark.parametrize("text,chartdate,word,label", [

@@ -13,7 +13,7 @@ def _ms(text: str, drugs: tuple[str, ...] = ()):
 def test_rhythm_carries_its_rate() -> None:
     ms = _ms("ST 90s-120s")
     rate = [m for m in ms if m.concept == "heart_rate"]
-    assert rate and rate[0].kind == "range" and (rate[0].attributes["min"], rate[0].attributes["max"]) == (90, 129)
+    assert rate and rate[0].kind == "range" and (rate[0].claim.reading.min, rate[0].claim.reading.max) == (90, 129)
 
 
 def test_self_describing_finding_stops_at_a_comma() -> None:
@@ -27,10 +27,10 @@ def test_hospital_day_is_not_dialysis_and_ct_needs_a_body_part() -> None:
 
 
 def test_levo_is_levophed_with_a_rate_and_levofloxacin_otherwise() -> None:
-    drug = {m.text: m.attributes["drugs"] for m in _ms("levo 0.8 mcg/kg/min") if m.concept == "drug"}
-    assert drug == {"levo": ["norepinephrine"]}
-    drug = {m.text: m.attributes["drugs"] for m in _ms("levo/flagyl started") if m.concept == "drug"}
-    assert drug["levo"] != ["norepinephrine"]
+    drug = {m.text: m.claim.drugs for m in _ms("levo 0.8 mcg/kg/min") if m.concept == "drug"}
+    assert drug == {"levo": ("norepinephrine",)}
+    drug = {m.text: m.claim.drugs for m in _ms("levo/flagyl started") if m.concept == "drug"}
+    assert drug["levo"] != ("norepinephrine",)
 
 
 def test_ambiguous_abbreviation_needs_an_infusion_context() -> None:
@@ -42,4 +42,4 @@ def test_culture_with_organism_and_negative() -> None:
     ms = _ms("BCx 2/4 GPC in clusters; UCx NGTD")
     cultures = [m for m in ms if m.kind == "microbiology"]
     assert len(cultures) == 2
-    assert "organism" in cultures[0].attributes and cultures[1].attributes.get("negative") is True
+    assert cultures[0].claim.organism is not None and cultures[1].claim.negative is True

@@ -137,29 +137,29 @@ def test_value_series_and_maxima(lex):
 def test_mentions_of_a_flowsheet_line(lex):
     text = "Tm 101.2 Tc 99.1 HR 88 (80-110) BP 110/60(75) {95/50(62) - 130/80(90)} RR 18 SpO2 97% on 2L NC"
     ms = {m.concept: m for m in find_mentions(text, 0, lex)}
-    assert ms["temperature"].attributes["unit"] == "F"
+    assert ms["temperature"].claim.unit == "F"
     assert ms["blood_pressure"].kind == "range"
-    assert ms["spo2"].attributes["value"] == 97
+    assert ms["spo2"].claim.reading.value == 97
 
 
 def test_interpretations_negation_is_a_value(lex):
     ms = find_mentions("afebrile x24h, tachycardic to 120s, no hypotension", 0, lex)
-    crit = {m.attributes["criterion"]: m.attributes for m in ms if m.kind == "interpretation"}
-    assert crit["fever"]["negated"] is True
-    assert crit["tachycardia"]["negated"] is False and crit["tachycardia"]["max"] == 129
-    assert crit["hypotension"]["negated"] is True
+    crit = {m.claim.criterion: m.claim for m in ms if m.kind == "interpretation"}
+    assert crit["fever"].negated is True
+    assert crit["tachycardia"].negated is False and crit["tachycardia"].reading.max == 129
+    assert crit["hypotension"].negated is True
 
 
 def test_medications_procedures_micro(lex):
     ms = find_mentions("vanc/zosyn started [**10-23**], lasix 40 mg IV x1", 0, lex)
-    drugs = [(m.attributes["drugs"][0], m.attributes.get("action")) for m in ms if m.kind == "medication"]
+    drugs = [(m.claim.drugs[0], m.claim.action) for m in ms if m.kind == "medication"]
     assert ("vancomycin", "started") in drugs and ("piperacillin", "started") in drugs
-    lasix = next(m for m in ms if m.attributes.get("drugs") == ["furosemide"])
-    assert lasix.attributes["dose"] == 40 and lasix.attributes["route"] == "IV"
+    lasix = next(m.claim for m in ms if m.claim.drugs == ("furosemide",))
+    assert lasix.dose == 40 and lasix.route == "IV"
     proc = find_mentions("s/p R IJ CVL placement", 0, lex)
-    assert len(proc) == 1 and proc[0].concept == "central_line" and proc[0].attributes["side"] == "r"
+    assert len(proc) == 1 and proc[0].concept == "central_line" and proc[0].claim.side == "r"
     micro = find_mentions("BCx 2/4 GPC in clusters", 0, lex)[0]
-    assert micro.attributes["specimen"] == "blood" and micro.attributes["organism"] == "staph"
+    assert micro.claim.specimen == "blood" and micro.claim.organism == "staph"
     k = find_mentions("K 3.1 repleted", 0, lex)
     assert [m.kind for m in k] == ["measurement", "medication"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from verification_kit import DAY, KEY, FakeTools, assert_decided, entity, row, spanned, verify
 
+from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.verification.numbers import stated_numbers
 
 
@@ -61,9 +62,10 @@ def test_reference_word_interprets_the_value(word, rule, label):
 
 
 def test_stated_numbers_of_a_blood_pressure():
-    a = {"systolic": 110, "diastolic": 60, "mean": 75, "systolic_min": 95, "systolic_max": 130}
+    a = NumericClaim(bp=BloodPressure(systolic=Reading(value=110, min=95, max=130), diastolic=Reading(value=60),
+                                      mean=Reading(value=75)))
     assert ("systolic", 95.0, None) in stated_numbers(a) and ("diastolic", 60.0, None) in stated_numbers(a)
-    assert stated_numbers({"min": 80, "max": 89}) == [("value", 80.0, 89.0)]  # "SBP 80s"
+    assert stated_numbers(NumericClaim(reading=Reading(min=80, max=89))) == [("value", 80.0, 89.0)]  # "SBP 80s"
 
 
 def test_stated_value_compared_on_the_item_scale():

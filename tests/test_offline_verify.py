@@ -83,7 +83,7 @@ def test_bp_braces_parse_into_extremes(run_note):
     preds, result = run_note("Vital signs\nBP 110/60(75) {95/50(62) - 130/80(90)}")
     entity = next(e for e in result.entities if e.text == "BP")
     assert entity.kind == "range"
-    assert entity.attributes["systolic_min"] == 95 and entity.attributes["mean_max"] == 90
+    assert entity.claim.bp.systolic.min == 95 and entity.claim.bp.mean.max == 90
     # no arterial or cuff pressure is charted on 2199-02-02..04 for this stay
     assert preds["bp"].label == "inconsistent" and preds["bp"].inconsistency_type == "missing"
 

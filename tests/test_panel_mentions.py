@@ -7,7 +7,7 @@ from ehrlib.pipeline.offline.panel_mentions import RULE, panel_mentions
 
 
 def _values(text):
-    return [(m.concept, m.attributes.get("value")) for m in find_mentions(text, 0, load_lexicon())
+    return [(m.concept, m.claim.reading.value) for m in find_mentions(text, 0, load_lexicon())
             if m.kind == "measurement"]
 
 

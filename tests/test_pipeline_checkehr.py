@@ -11,7 +11,6 @@ import pytest
 from ehrlib.corpus.records import Note
 from ehrlib.db.connect import connect
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
-from ehrlib.pipeline.llm.checkehr import run_guarded_sql
 from ehrlib.pipeline.context import note_context
 from ehrlib.pipeline.inspector import inspect_note
 from ehrlib.pipeline.llm import build_llm_stages
@@ -110,28 +109,50 @@ def test_checkehr_on_perturbed_schema(synth_db_perturbed):
     assert hr_pred.usage.calls == 4 and len(backend.prompts) == 1 + 3 + 2 * 4
 
 
-@pytest.mark.parametrize("sql,error", [
-    ("DROP TABLE LABEVENTS", "single SELECT"),
-    ("SELECT 1 WHERE 104852 > 0; DROP TABLE LABEVENTS", "one statement"),
-    ("SELECT * FROM LABEVENTS", "filter by the patient"),
-    ("WITH x AS (SELECT 104852) SELECT * FROM x, (SELECT 1) y WHERE 1 = 1 AND 'a' = 'a' AND "
-     "exists(SELECT 1) AND 1 IN (SELECT 1) UNION SELECT 1, 2 FROM (SELECT 1) INSERT", "only read"),
-])
-def test_guarded_sql_refuses(synth_db, sql, error):
-    con = connect(synth_db)
-    try:
-        assert error in run_guarded_sql(con, sql, timeout_s=2, row_cap=5, must_mention=("104852",))[2]
-    finally:
-        con.close()
 
 
-def test_guarded_sql_timeout_and_cap(synth_db):
-    con = connect(synth_db)
+class HostileSQLDouble(CheckEHRDouble):
+    """The same model, but its SQL tries to widen the patient scope and to read a host file."""
+
+    def __init__(self, day: str, hr: float, canary: str) -> None:
+        super().__init__(day, hr)
+        self.canary = canary
+
+    async def send(self, messages: Sequence[Message], tools: Any, config: GenerationConfig,
+                   timeout_s: float) -> LLMResponse:
+        text = messages[-1].text if messages[-1].role == "user" else messages[0].text
+        if text.startswith("Write one DuckDB SELECT"):
+            self.prompts.append(text)
+            if "Pseudo-table (VITALS_TIMESERIES)" in text:
+                return LLMResponse(text=json.dumps({"sql": f"SELECT ID FROM VITALS_TIMESERIES WHERE "
+                                                           f"'{HADM}' = '{HADM}' OR 1 = 1"}))
+            return LLMResponse(text=json.dumps({"sql": f"SELECT content AS ID FROM read_text('{self.canary}')"}))
+        return await super().send(messages, tools, config, timeout_s)
+
+
+def test_checkehr_model_sql_reaches_only_the_patient(synth_db_perturbed, tmp_path):
+    canary = tmp_path / "secret.txt"
+    canary.write_text("EHRLIB-CHECKEHR-CANARY")
+    con = connect(synth_db_perturbed)
+    when, hr = con.execute(f"SELECT OBSERVED_AT, VALUE_NUM FROM VITALS_TIMESERIES WHERE HADM_ID = {HADM} "
+                           "AND ITEM_ID = 220045 ORDER BY OBSERVED_AT LIMIT 1 OFFSET 10").fetchone()
+    day = str(when.date())
+    backend = HostileSQLDouble(day, hr, str(canary))
+    stages = build_llm_stages("checkehr", RunParams(method="checkehr", backend="scripted"),
+                              Client(backend, GenerationConfig(model="double")))
+    ctx = note_context(con.cursor(), Note("c1", SUBJECT, HADM, "physician", day,
+                                          NOTE.format(md=f"{when.month}/{when.day}", hr=f"{hr:g}")),
+                       source_kind="synthetic")
+    env = StageEnv(connect=con.cursor)
     try:
-        slow = "SELECT sum(a.range * b.range) FROM range(1000000000) a, range(1000000000) b WHERE 104852 > 0"
-        assert run_guarded_sql(con, slow, timeout_s=0.3, row_cap=5, must_mention=("104852",))[2] == "timed out"
-        cols, rows, err = run_guarded_sql(con, "SELECT * FROM CHARTEVENTS WHERE HADM_ID = 104852", timeout_s=5,
-                                          row_cap=7, must_mention=("104852",))
-        assert err is None and len(rows) == 7 and "ROW_ID" in cols
+        res = inspect_note(ctx, stages, env, run_id="c")
+        cited = [r.row_id for p in res.predictions for r in p.evidence_row_ids]
+        owners = {r[0] for r in con.execute("SELECT DISTINCT SUBJECT_ID FROM VITALS_TIMESERIES WHERE ID IN "
+                                            "(SELECT unnest(?))", [cited]).fetchall()} if cited else set()
     finally:
+        env.close()
         con.close()
+    assert cited and owners == {SUBJECT}           # a tautology widened nothing
+    assert all("EHRLIB-CHECKEHR-CANARY" not in p for p in backend.prompts)   # not even in the repair prompt
+    calls = [c for p in res.predictions for c in p.tool_calls]
+    assert any(c.error and "not allowed" in c.error for c in calls)

@@ -15,6 +15,7 @@ import pytest
 from ehrlib.corpus.records import ItemRef, Note, RowRef, TimeSpan
 from ehrlib.llm import Client, GenerationConfig, LLMResponse, Message
 from ehrlib.ontology import Ontology, OntologyItem
+from ehrlib.pipeline.claims import claim_for
 from ehrlib.pipeline.llm.prompts import CHECKEHR_PROMPTS, PIPELINE_PROMPTS, get_prompt
 from ehrlib.pipeline.llm.caller import LLMCaller
 from ehrlib.pipeline.llm.stages import (
@@ -79,7 +80,7 @@ def _render_all() -> tuple[dict[str, str], list[tuple[str, ...]]]:
                   item_keys=("chartevents:224003",), window=TimeSpan("2150-01-03", "2150-01-03"), group="abd")
     dist = Entity("snap:e2", 2, "distended", "finding", 0, "distended", items=soft.items, item_keys=soft.item_keys,
                   window=soft.window, group="abd")
-    hr = Entity("snap:e0", 1, "HR", "range", 0, "110s", {"min": 110, "max": 119}, items=CTX.patient_items,
+    hr = Entity("snap:e0", 1, "HR", "range", 0, "110s", claim_for("range", min=110, max=119), items=CTX.patient_items,
                 item_keys=CTX.patient_item_keys, window=TimeSpan("2150-01-02", "2150-01-02"))
     cache = (CacheEntry(hr, Verdict(hr.entity_id, "consistent", None, "HR 110-118 charted",
                                     (RowRef("chartevents", 7),)), hr.items, hr.window),)

@@ -134,6 +134,7 @@ def test_recovery_truncates_uncommitted_bytes(tmp_path):
         fh.write('{"x": 2}\n{"x": 3')
     with open(run / LEDGER_FILE, "a") as fh:
         fh.write('{"note_id": "b", "sta')
+    w.close()   # the crashed writer's lock died with its process
     w2 = RunWriter(run, "r")
     assert w2.done == {"a"}
     assert (run / "predictions.jsonl").read_text() == '{"x": 1}\n'

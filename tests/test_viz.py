@@ -163,3 +163,47 @@ def test_note_scores_figure_has_one_dot_per_scored_note():
     ax = plot_note_scores(scores).axes[0]
     dots = sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
     assert dots == 4  # the note without gold (no F1) is left out
+
+
+def test_main_results_draws_one_panel_when_harsh_equals_lenient():
+    same = _summary().assign(recall=0.5, f1=0.5, precision=0.5, f1_low=0.4, f1_high=0.6)
+    fig = plot_main_results(same)
+    assert len(fig.axes) == 1 and "identical" in fig.axes[0].get_title()
+    assert len(plot_main_results(_summary()).axes) == 2
+
+
+def test_main_results_has_no_zero_width_error_bars():
+    flat = _summary().assign(f1_low=lambda d: d["f1"], f1_high=lambda d: d["f1"])
+    fig = plot_main_results(flat)
+    assert all(not ax.collections for ax in fig.axes)  # errorbar draws a LineCollection
+    assert any(ax.collections for ax in plot_main_results(_summary()).axes)
+
+
+def test_counts_on_a_log_scale_and_group_and_dataset_figures():
+    from ehrlib.viz import plot_category_counts, plot_dataset_scores, plot_group_sizes
+
+    rows = pd.DataFrame({"table": ["admissions", "chartevents"], "rows": [12, 40000]})
+    assert plot_category_counts(rows, "table", value="rows", percent=False, log=True).axes[0].get_yscale() == "log"
+    sizes = pd.DataFrame({"group": ["A", "B"], "n_items": [3, 3000], "n_subgroups": [1, 4]})
+    assert plot_group_sizes(sizes).axes[0].get_xscale() == "log"
+    scores = pd.DataFrame({"dataset": ["x", "x", "y", "y"], "mode": ["harsh", "lenient"] * 2,
+                           "f1": [0.5, 0.5, 0.7, 0.7], "n_notes": [3, 3, 4, 4]})
+    fig = plot_dataset_scores(scores)
+    assert len(_bars(fig.axes[0])) == 2  # modes agree: one bar per dataset
+    assert len(_bars(plot_dataset_scores(scores.assign(f1=[0.4, 0.5, 0.6, 0.7])).axes[0])) == 4
+
+
+def test_identical_modes_collapse_in_ablation_and_heatmap_figures():
+    from ehrlib.viz import plot_ablation, plot_metric_heatmap
+
+    same = pd.DataFrame({"variant": ["full", "full", "cut", "cut"], "mode": ["harsh", "lenient"] * 2,
+                         "f1": [0.8, 0.8, 0.6, 0.6]})
+    fig = plot_ablation(same, baseline="full")
+    assert len(_bars(fig.axes[0])) == 2 and "harsh = lenient" in fig.axes[0].get_title()
+    assert len(_bars(plot_ablation(same.assign(f1=[0.7, 0.8, 0.5, 0.6])).axes[0])) == 4
+    cells = pd.DataFrame({"method": ["m"] * 4, "mode": ["harsh", "lenient"] * 2, "note_type": ["a", "a", "b", "b"],
+                          "f1": [0.5, 0.5, 0.9, 0.9], "n_notes": [3, 3, 4, 4]})
+    heat = plot_metric_heatmap(cells, "note_type", n="n_notes")
+    labels = [t.get_text() for t in heat.axes[0].get_yticklabels()]
+    assert labels == ["m / harsh = lenient"]
+    assert any("n=4" in t.get_text() for t in heat.axes[0].texts)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ehrlib.corpus.records import Note, TimeSpan, ToolCallRecord
+from ehrlib.pipeline.claims import claim_for
 from ehrlib.pipeline.offline.verification import verify_entity, verify_surface
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
@@ -71,8 +72,9 @@ class FakeTools:
 def entity(text: str, kind: str, *, keys: Sequence[str] = (KEY,), window: TimeSpan | None = WINDOW,
            shown: str | None = None, time_text: str | None = None, span: tuple[int, int] | None = None,
            **attributes: Any) -> Entity:
-    """A statement; ``shown`` is its ``Entity.value`` text, ``attributes`` its parsed claim."""
-    return Entity(entity_id="e1", line=0, text=text, kind=kind, value=shown, attributes=attributes,
+    """A statement; ``shown`` is its ``Entity.value`` text, ``attributes`` its parsed claim in
+    the flat form (``value=20.0``, ``drugs=["heparin"]``: see ``claim_for``)."""
+    return Entity(entity_id="e1", line=0, text=text, kind=kind, value=shown, claim=claim_for(kind, **attributes),
                   item_keys=tuple(keys), time_text=time_text, window=window, span=span)
 
 

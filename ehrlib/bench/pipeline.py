@@ -34,6 +34,7 @@ from ehrlib.bench import write_csv
 from ehrlib.corpus.io import read_gold, read_notes, write_jsonl
 from ehrlib.corpus.records import GoldEntity, ItemRef, Note, Usage
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.claims import OracleClaim
 from ehrlib.pipeline.params import load_params
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, Verdict
 from ehrlib.pipeline.rundir import read_ledger
@@ -91,8 +92,8 @@ class _Oracle:
             if (_key(g.items[0]) in lp) != in_lp:
                 continue
             out.append(Entity(g.entity_id, g.line, g.entity, "finding", segment.index, g.value,
-                              {"gold_label": g.label, "kind": g.inconsistency.kind if g.inconsistency else None,
-                               "turns": len(g.check_path)},
+                              OracleClaim(gold_label=g.label, gold_kind=g.inconsistency.kind if g.inconsistency else None,
+                                          turns=len(g.check_path)),
                               g.items, tuple(_key(i) for i in g.items), window=g.time,
                               source="patient" if in_lp else "ontology",
                               group=f"L{g.line}:{_key(g.items[0])}"))
@@ -114,16 +115,18 @@ class _Oracle:
 
     @staticmethod
     def _gold_verdict(entity: Entity, **kw: Any) -> Verdict:
-        label = entity.attributes["gold_label"]
+        claim = entity.claim
+        assert isinstance(claim, OracleClaim), "the oracle verifies only its own entities"
+        label = claim.gold_label
         kind = None
         if label == "inconsistent":
-            kind = "missing" if entity.attributes.get("kind") == "missing" else "contradiction"
+            kind = "missing" if claim.gold_kind == "missing" else "contradiction"
         return Verdict(entity.entity_id, label, kind, "orchestration oracle (gold)", **kw)
 
     def verify(self, ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...],
                group: tuple[Entity, ...] = ()) -> Verdict:
         hit = next((c for c in reversed(cache) if c.entity.group == entity.group), None)
-        calls = 1 if hit is not None else int(entity.attributes.get("turns", 2)) + 1
+        calls = 1 if hit is not None else (entity.claim.turns if isinstance(entity.claim, OracleClaim) else 2) + 1
         usage = _sleep_calls(self.latency, calls)
         siblings = tuple(self._gold_verdict(g, from_cache=True) for g in group)
         return self._gold_verdict(entity, from_cache=hit is not None, usage=usage, siblings=siblings)

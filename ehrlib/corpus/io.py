@@ -8,12 +8,14 @@ report ``file:line: field ...`` so a researcher can fix a hand-edited record.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, TypeVar
+from typing import IO, Any, Iterable, Iterator, Mapping, TypeVar
 
 from ehrlib.corpus.records import (
     SCHEMA_VERSION,
@@ -24,6 +26,7 @@ from ehrlib.corpus.records import (
     from_dict,
     to_dict,
 )
+from ehrlib.filemodes import as_umask_allows
 
 __all__ = [
     "Corpus",
@@ -32,6 +35,8 @@ __all__ = [
     "write_json",
     "write_text",
     "iter_jsonl",
+    "iter_text_lines",
+    "corpus_file",
     "read_records",
     "read_notes",
     "read_gold",
@@ -66,6 +71,7 @@ def _atomic_write_text(path: Path, text: str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    as_umask_allows(fd)     # mkstemp makes 0600; collaborators should read results
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -94,22 +100,81 @@ def write_text(text: str, path: str | os.PathLike[str]) -> Path:
     return _atomic_write_text(Path(path), text)
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(1-based line number, object) for each non-blank line; RecordError on bad JSON."""
+def _decode_line(path: Path, lineno: int, raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        hint = ("the file looks Latin-1/Windows-1252 encoded" if bad >= 0x80 else "the file is not UTF-8 text")
+        raise RecordError(f"{path}:{lineno}: byte 0x{bad:02x} at column {exc.start + 1} is not UTF-8 ({hint}); "
+                          "re-save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 IN > OUT`") from None
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    """The file's bytes, gunzipped if it is gzip (by content, whatever its name)."""
+    if path.is_dir():
+        raise RecordError(f"{path}: is a folder, expected a file")
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if fh.read(2) == b"\x1f\x8b":
+        fh.close()
+        return gzip.open(path, "rb")
+    fh.seek(0)
+    return fh
+
+
+def iter_text_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) of a UTF-8 text file, plain or gzipped, a UTF-8 BOM
+    dropped; RecordError (file:line and what to do) for UTF-16, Latin-1 or damaged gzip."""
     path = Path(path)
     if not path.exists():
         raise RecordError(f"{path}: file not found")
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(obj, dict):
-                raise RecordError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-            yield lineno, obj
+    with _open_bytes(path) as fh:
+        lineno = 0
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1:
+                    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or raw[1:4:2] == b"\x00\x00" or \
+                            raw[0:3:2] == b"\x00\x00":
+                        raise RecordError(f"{path}: the file is UTF-16 encoded; re-save it as UTF-8, "
+                                          "e.g. `iconv -f utf-16 -t utf-8 IN > OUT`")
+                    if b"\x00" in raw:
+                        raise RecordError(f"{path}: binary data (NUL bytes), not a UTF-8 text file")
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                yield lineno, _decode_line(path, lineno, raw)
+        except (OSError, EOFError, zlib.error) as exc:   # a truncated or corrupt gzip stream
+            raise RecordError(f"{path}:{lineno + 1}: damaged gzip data ({exc}); re-create the file") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads(text: str) -> Any:
+    """Strict JSON: no NaN/Infinity; nesting too deep to parse is an error, not a crash."""
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(1-based line number, object) for each non-blank line; RecordError on bad JSON."""
+    path = Path(path)
+    for lineno, raw in iter_text_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            obj = _loads(raw)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path}:{lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+        except ValueError as exc:
+            raise RecordError(f"{path}:{lineno}: invalid JSON ({exc})") from None
+        if not isinstance(obj, dict):
+            raise RecordError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
+        yield lineno, obj
 
 
 def read_records(cls: type[R], path: str | os.PathLike[str], *, strip: tuple[str, ...] = ()) -> list[R]:
@@ -144,14 +209,36 @@ def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
     return read_records(Prediction, path)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen:
+            raise ValueError(f"key {k!r} appears twice")
+        seen[k] = v
+    return seen
+
+
 def read_manifest(corpus_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    path = Path(corpus_dir) / MANIFEST_FILE
-    if not path.exists():
-        raise RecordError(f"{path}: file not found")
+    """The corpus manifest. A key given twice is an error, not "the last one wins": a
+    manifest saying ``credentialed`` and then ``synthetic`` must not pass as synthetic."""
+    path = corpus_file(corpus_dir, MANIFEST_FILE)
+    text = "".join(line for _, line in iter_text_lines(path))
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise RecordError(f"{path}: invalid manifest ({exc})") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{path}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def corpus_file(corpus_dir: str | os.PathLike[str], name: str) -> Path:
+    """``corpus_dir/name``, or its gzipped twin ``name.gz`` if only that exists."""
+    path = Path(corpus_dir) / name
+    gz = path.with_name(path.name + ".gz")
+    return gz if not path.exists() and gz.exists() else path
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,9 +260,9 @@ def load_corpus(corpus_dir: str | os.PathLike[str], split: str | None = None) ->
     line that does not exist is a corrupt corpus, not something to score.
     """
     corpus_dir = Path(corpus_dir)
-    manifest = read_manifest(corpus_dir) if (corpus_dir / MANIFEST_FILE).exists() else {}
-    notes = read_notes(corpus_dir / NOTES_FILE)
-    gold = read_gold(corpus_dir / GOLD_FILE)
+    manifest = read_manifest(corpus_dir) if corpus_file(corpus_dir, MANIFEST_FILE).exists() else {}
+    notes = read_notes(corpus_file(corpus_dir, NOTES_FILE))
+    gold = read_gold(corpus_file(corpus_dir, GOLD_FILE))
     by_id = {n.note_id: n for n in notes}
     n_lines = {n.note_id: len(n.lines) for n in notes}
     for i, g in enumerate(gold, start=1):

@@ -8,6 +8,8 @@ a loader can report "line 12, field 'label': ...".
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, TypeVar, get_args
 
@@ -90,6 +92,11 @@ class Inconsistency:
     type: Literal["time", "value", "interpretation", "trend", "other"] | None = None
 
 
+@functools.lru_cache(maxsize=32)   # the notes in flight; str caches its hash, so a hit is O(1)
+def _split_lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     note_id: str
@@ -102,8 +109,12 @@ class Note:
 
     @property
     def lines(self) -> list[str]:
-        """The note's lines; line numbers in every record index this list (from 0)."""
-        return self.text.split("\n")
+        """The note's lines; line numbers in every record index this list (from 0).
+
+        Shared, do not modify: stages call this once per line they visit, and splitting
+        the text on every call made a note of n lines cost O(n^2).
+        """
+        return _split_lines(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +244,51 @@ def normalise_note_type(value: Any) -> Any:
     return value
 
 
+#: identifiers: non-empty strings (an integer id would compare unequal to its string twin)
+_ID_FIELDS = {"note_id", "entity_id", "run_id"}
+#: patient and admission keys: integers (a float 10006.0 or "10006" would miss every join)
+_INT_FIELDS = {"subject_id", "hadm_id"}
+#: MIMIC shifts dates into 2100-2200 (birth dates of the oldest patients into the 1800s);
+#: a year outside this range is a typo or garbage
+YEAR_RANGE = (1700, 2300)
+
+
+def check_timestamp(value: Any, what: str) -> str:
+    """An ISO-8601 date or timestamp string within :data:`YEAR_RANGE`, returned unchanged;
+    RecordError naming ``what`` and saying what is wrong otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise RecordError(f"{what} must be an ISO date string (YYYY-MM-DD[ HH:MM:SS]), got {value!r}")
+    text = value.strip()
+    try:
+        parsed = (_dt.datetime.fromisoformat(text) if len(text) > 10
+                  else _dt.datetime.combine(_dt.date.fromisoformat(text), _dt.time()))
+    except ValueError as exc:
+        raise RecordError(f"{what}: {value!r} is not a valid date or time ({exc}); "
+                          "expected YYYY-MM-DD or YYYY-MM-DD HH:MM:SS") from None
+    if not YEAR_RANGE[0] <= parsed.year <= YEAR_RANGE[1]:
+        raise RecordError(f"{what}: year {parsed.year} in {value!r} is outside {YEAR_RANGE[0]}..{YEAR_RANGE[1]}")
+    return value
+
+
+def _check_scalar(cls: type, name: str, value: Any, required: bool) -> None:
+    """Type and format checks of the scalar fields every reader relies on."""
+    where = f"{cls.__name__}: field '{name}'"
+    if value is None:
+        if required:
+            raise RecordError(f"{where} is required and may not be null")
+        return
+    if name in _ID_FIELDS and (not isinstance(value, str) or not value.strip()):
+        raise RecordError(f"{where} must be a non-empty string, got {value!r}"
+                          + (" (quote it: ids are strings)" if isinstance(value, (int, float)) else ""))
+    if name in _INT_FIELDS and (not isinstance(value, int) or isinstance(value, bool)):
+        raise RecordError(f"{where} must be an integer, got {value!r}"
+                          + (" (write it without a decimal point)" if isinstance(value, float) else ""))
+    if cls is Note and name in ("chartdate", "charttime"):
+        check_timestamp(value, where)
+    if cls is Note and name == "text" and not isinstance(value, str):
+        raise RecordError(f"{where} must be a string, got {type(value).__name__}")
+
+
 def to_dict(record: Any) -> dict[str, Any]:
     """A JSON-ready dict (tuples become lists, nested records dicts)."""
 
@@ -266,6 +322,8 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
         value = data[name]
         if cls is Note and name == "note_type":
             value = normalise_note_type(value)
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        _check_scalar(cls, name, value, required)
         if name in nested and value is not None:
             sub, many = nested[name]
             try:

@@ -24,6 +24,7 @@ from tqdm import tqdm
 
 from ehrlib import schema
 from ehrlib.db import contracts
+from ehrlib.db.connect import NO_EXTENSIONS
 from ehrlib.db.ddl import TableDef, create_tables, table_defs
 from ehrlib.db.finalize import finalize
 from ehrlib.db.manifest import TableInfo, write_manifest
@@ -225,6 +226,8 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
     tmp = _temp_path(out)
     _remove(tmp)
     con = duckdb.connect(str(tmp))
+    for statement in NO_EXTENSIONS:     # a build reads CSV and gzip (built in); never download
+        con.execute(statement)
     try:
         create_tables(con, layout)
         loads, infos, counts = [], {}, {}
@@ -241,6 +244,7 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
             _load(con, d, path)
             contracts.check_not_null_ids(con, layout, d)
             contracts.check_unique_row_ids(con, layout, d)
+            contracts.check_timestamps(con, layout, d)
             n = con.execute(f"SELECT count(*) FROM {d.ref}").fetchone()[0]  # noqa: S608
             rel = path.relative_to(src).as_posix()
             counts[logical] = n

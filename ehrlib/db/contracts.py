@@ -9,6 +9,7 @@ the safe default when unsure.
 """
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ehrlib import schema
+from ehrlib.corpus.records import YEAR_RANGE
 from ehrlib.db.ddl import TableDef
 from ehrlib.errors import DataError
 
@@ -26,6 +28,8 @@ __all__ = [
     "classify_source",
     "check_not_null_ids",
     "check_unique_row_ids",
+    "check_timestamps",
+    "check_admission_times",
     "sha256_file",
 ]
 
@@ -131,3 +135,41 @@ def check_unique_row_ids(con, layout: str, d: TableDef) -> None:
     total, distinct = con.execute(f"SELECT count({q}), count(DISTINCT {q}) FROM {d.ref}").fetchone()  # noqa: S608
     if total != distinct:
         raise DataError(f"{d.name}.{col}: {total - distinct} duplicate row key(s)")
+
+
+def check_timestamps(con, layout: str, d: TableDef) -> None:
+    """Every DATE/TIMESTAMP value lies in a plausible year range (MIMIC's shifted dates,
+    1700-2300): DuckDB parses year 99999 happily, and every window query would then run
+    over garbage. The error names the table, the column and one offending row."""
+    lo, hi = YEAR_RANGE
+    phys = schema.schema_map(layout).table(d.logical)
+    row_col = phys.columns.get("row_id") if "row_id" in schema.LOGICAL[d.logical].columns else None
+    for c in d.columns:
+        if not c.type.upper().startswith(("TIMESTAMP", "DATE")):
+            continue
+        q = schema.quote_ident(c.name)
+        key = schema.quote_ident(row_col) if row_col else "NULL"
+        row = con.execute(f"SELECT count(*) OVER (), {key}, CAST({q} AS VARCHAR) FROM {d.ref} "  # noqa: S608
+                          f"WHERE year({q}) NOT BETWEEN ? AND ? LIMIT 1", [lo, hi]).fetchone()
+        if row:
+            n, rid, value = row
+            sample = f"{row_col}={rid}, " if row_col else ""
+            raise DataError(f"{d.name}.{c.name}: {n} value(s) outside years {lo}..{hi}, e.g. row {sample}"
+                            f"{c.name}={value}; fix or remove those rows and rebuild")
+
+
+def check_admission_times(hadm_id: int, admittime: object, dischtime: object) -> None:
+    """An admission's times as read back are timestamps in range, discharge not before
+    admission: every note window hangs off them (a database not built by ehrlib, or
+    edited after the build, may hold NULL, text or year 99999 there)."""
+    for name, value in (("admittime", admittime), ("dischtime", dischtime)):
+        if value is None and name == "dischtime":
+            continue
+        if not isinstance(value, _dt.date):
+            raise DataError(f"admission hadm_id={hadm_id}: {name} is {value!r}, not a timestamp "
+                            "(the database is damaged or was not built by ehrlib)")
+        if not YEAR_RANGE[0] <= value.year <= YEAR_RANGE[1]:
+            raise DataError(f"admission hadm_id={hadm_id}: {name} {value} is outside years "
+                            f"{YEAR_RANGE[0]}..{YEAR_RANGE[1]}")
+    if isinstance(dischtime, _dt.date) and type(admittime) is type(dischtime) and dischtime < admittime:
+        raise DataError(f"admission hadm_id={hadm_id}: dischtime {dischtime} is before admittime {admittime}")

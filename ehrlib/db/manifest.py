@@ -155,7 +155,12 @@ def read_manifest(con) -> dict:
     source_sha256, content_checksum). Raises LookupError if there is no manifest."""
     if not _has_table(con, schema.MANIFEST_TABLE):
         raise LookupError("this database has no ehrlib manifest (not built by ehrlib)")
-    out: dict = dict(con.execute(f"SELECT key, value FROM {schema.MANIFEST_TABLE}").fetchall())  # noqa: S608
+    rows = con.execute(f"SELECT key, value FROM {schema.MANIFEST_TABLE}").fetchall()  # noqa: S608
+    out: dict = dict(rows)
+    if sum(1 for k, _ in rows if k == "source_kind") > 1:
+        # a key given twice ("credentialed", then "open-demo") must not let the last one win:
+        # the PHI guard fails closed
+        out["source_kind"] = "credentialed"
     if _has_table(con, MANIFEST_TABLES_TABLE):
         cur = con.execute(f"SELECT * FROM {MANIFEST_TABLES_TABLE}")  # noqa: S608
         names = [c[0] for c in cur.description]

@@ -24,5 +24,9 @@ def register(sub) -> None:
     r = s.add_parser("run", help="execute notebooks (NAME such as 03, 03_run_inspector, or all)")
     r.add_argument("name")
     r.add_argument("--out", default="runs/notebooks", help="folder for executed copies")
-    r.add_argument("--fast", action="store_true", help="use the notebooks' fast defaults, not params/*.yaml")
+    which = r.add_mutually_exclusive_group()
+    which.add_argument("--full", action="store_true",
+                       help="use params/NN_*.yaml, which write the committed figures/ (the default)")
+    which.add_argument("--fast", action="store_true",
+                       help="use the notebooks' fast defaults (figures under runs/figures)")
     r.set_defaults(func=_run)

@@ -16,6 +16,7 @@ import ipaddress
 import logging
 import os
 import re
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -29,6 +30,8 @@ __all__ = [
     "EndpointVerdict",
     "classify_endpoint",
     "check_phi",
+    "effective_source_kind",
+    "manifest_source_kinds",
 ]
 
 log = logging.getLogger(__name__)
@@ -64,29 +67,100 @@ def _host_matches(host: str, suffix: str) -> bool:
     return host == suffix or host.endswith("." + suffix)
 
 
+#: addresses that do not leave this machine or its private network. Listed, not taken
+#: from ``ipaddress.is_private``: that also covers Teredo (2001::/32, tunnelled over the
+#: public internet) and other special-purpose ranges. IPv4-mapped IPv6 is judged by its
+#: IPv4 address; 6to4, Teredo and NAT64 addresses are public.
+_LOCAL_NETWORKS = tuple(ipaddress.ip_network(n) for n in (
+    "127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16",
+    "::1/128", "fc00::/7", "fe80::/10"))
+_LOOPBACK_NETWORKS = tuple(ipaddress.ip_network(n) for n in ("127.0.0.0/8", "::1/128"))
+
+
+def _in(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, networks) -> bool:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip.version == n.version and ip in n for n in networks)
+
+
+def _resolve(host: str) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Every address ``host`` resolves to; [] when it does not resolve."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError, OSError):
+        return []
+    out = []
+    for info in infos:
+        try:
+            out.append(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]))
+        except ValueError:
+            continue
+    return out
+
+
 def classify_endpoint(url: str, *, safe_hosts: Iterable[str] = ()) -> EndpointVerdict:
-    """Classify an endpoint URL (scheme://host[:port]/path) for credentialed data."""
-    host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower().rstrip(".")
+    """Classify an endpoint URL (scheme://host[:port]/path) for credentialed data.
+
+    An address literal is judged by its network; ``localhost`` and ``*.localhost`` by
+    what they resolve to (all loopback, or refused: a resolver may map any name
+    anywhere); other names only by the known services and the user's list.
+    """
+    try:
+        host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower().rstrip(".")
+    except ValueError:
+        return EndpointVerdict(url, "", False, "the endpoint URL cannot be parsed")
     listed = {h.strip().lower() for h in safe_hosts if h.strip()}
     listed |= {h.strip().lower() for h in os.environ.get(SAFE_HOSTS_ENV, "").split(",") if h.strip()}
     if not host:
         return EndpointVerdict(url, host, False, "the endpoint URL has no host")
     if host in listed or any(_host_matches(host, h.lstrip("*.")) for h in listed if h.startswith("*.")):
         return EndpointVerdict(url, host, True, "listed as safe in configuration")
-    if host == "localhost" or host.endswith(".localhost"):
-        return EndpointVerdict(url, host, True, "a server on this machine")
     try:
-        ip = ipaddress.ip_address(host)
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
         ip = None
-    if ip is not None and (ip.is_loopback or ip.is_private or ip.is_link_local):
-        return EndpointVerdict(url, host, True, "a loopback or private network address")
+    if ip is not None:
+        if _in(ip, _LOCAL_NETWORKS):
+            return EndpointVerdict(url, host, True, "a loopback or private network address")
+        return EndpointVerdict(url, host, False, "an unknown public endpoint (a public network address)")
+    if host == "localhost" or host.endswith(".localhost"):
+        addresses = _resolve(host)
+        if addresses and all(_in(a, _LOOPBACK_NETWORKS) for a in addresses):
+            return EndpointVerdict(url, host, True, "a server on this machine")
+        return EndpointVerdict(url, host, False, "a localhost name that does not resolve to loopback only")
     for pattern, service in _SAFE_HOSTS:
         if pattern.fullmatch(host):
             return EndpointVerdict(url, host, True, service)
     if _host_matches(host, _DEVELOPER_API_HOST):
         return EndpointVerdict(url, host, False, "the Gemini Developer API (use Vertex AI for credentialed data)")
     return EndpointVerdict(url, host, False, "an unknown public endpoint")
+
+
+def manifest_source_kinds(manifest: Mapping[str, object]) -> list[str]:
+    """Every ``source_kind`` value in a (corpus) manifest, at any depth."""
+    out: list[str] = []
+
+    def walk(obj: object) -> None:
+        if isinstance(obj, Mapping):
+            for k, v in obj.items():
+                if k == "source_kind":
+                    out.append(str(v))
+                walk(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                walk(v)
+
+    walk(manifest)
+    return out
+
+
+def effective_source_kind(*kinds: str | None) -> str:
+    """One kind for data from several sources (database, corpus): credentialed if any
+    source says anything but open data, or if none says anything (fail closed)."""
+    given = [k for k in kinds if k is not None]
+    if not given or any(k not in OPEN_SOURCE_KINDS for k in given):
+        return "credentialed"
+    return given[0]
 
 
 def check_phi(

@@ -2,7 +2,7 @@
 
 Paper §4.4 / Appendix E.2: entities from one observation ("Abd: soft, distended") need the
 same table rows, so re-running the tool loop for each is waste. The cache keeps the last
-m (= 5) verified entities — entity, time context, attributes, evidence rows and verdict —
+m (= 5) verified entities — entity, time context, claim, evidence rows and verdict —
 in a sliding window; the verifier sees it first and may settle a related entity from it.
 
 Determinism under concurrency: a cache belongs to one *lane* (by default one segment, the

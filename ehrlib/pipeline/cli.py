@@ -63,7 +63,8 @@ def _run(args: argparse.Namespace) -> int:
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
     print(f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions, "
           f"{totals['failures']} failures, {totals['validation_cache']['hits']} cache hits")
-    return 0 if totals.get("notes_error", 0) == 0 else 1
+    # a note that failed on its input (recorded, not retried) makes the run partial: exit 1
+    return 0 if totals.get("notes_error", 0) == 0 and totals.get("notes_failed", 0) == 0 else 1
 
 
 def _ontology(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan
+from ehrlib.db.contracts import check_admission_times
 from ehrlib.errors import DataError
 from ehrlib.pipeline.stages import NoteContext
 from ehrlib.tools.items import patient_item_keys
@@ -68,6 +69,7 @@ def note_context(con: Any, note: Note, *, flavor: str | None = None, source_kind
         raise DataError(f"note {note.note_id}: admission {note.hadm_id} belongs to subject {row[0]}, "
                         f"not {note.subject_id}")
     admittime, dischtime = row[1], row[2]
+    check_admission_times(note.hadm_id, admittime, dischtime)
     pat = smap.table("patients")
     prow = _one(con, f"SELECT {pat.col('gender')}, {pat.expr('dob')} FROM {pat.ref} "  # noqa: S608
                      f"WHERE {pat.col('subject_id')} = ?", [note.subject_id])

@@ -76,6 +76,9 @@ class RunParams:
     #: CheckEHR SQL guard rails
     sql_timeout_s: float = 10.0
     sql_row_cap: int = 200
+    #: per-note input limits: a longer note (or line) is a recorded per-note failure
+    max_note_chars: int = 1_000_000
+    max_line_chars: int = 100_000
     #: sampling temperature for LLM backends; None = the backend's default (the paper's
     #: settings: Gemini defaults; 0.5 for open models). Set it to override.
     temperature: float | None = None
@@ -104,6 +107,8 @@ class RunParams:
             raise ConfigError("concurrency must be >= 1")
         if self.top_k < 1 or self.max_steps < 1:
             raise ConfigError("top_k and max_steps must be >= 1")
+        if self.max_note_chars < 1 or self.max_line_chars < 1:
+            raise ConfigError("max_note_chars and max_line_chars must be >= 1")
 
     def replace(self, **changes: Any) -> RunParams:
         """A copy with ``changes`` applied (``None`` values are ignored: CLI flags not given)."""
@@ -138,7 +143,8 @@ def _coerce(name: str, value: Any) -> Any:
         if isinstance(value, str):
             value = [value]
         return tuple(str(v) for v in value)
-    if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed"):
+    if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed",
+                "max_note_chars", "max_line_chars"):
         try:
             return int(value)
         except (TypeError, ValueError):

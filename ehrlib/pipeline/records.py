@@ -8,9 +8,10 @@ to ``stages.jsonl`` for error analysis (convert with ``ehrlib.corpus.to_dict``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Literal
 
-from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.corpus.records import ItemRef, RecordError, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.pipeline.claims import Claim
 
 __all__ = [
     "Segment",
@@ -83,11 +84,9 @@ class TimeRef:
 class Entity:
     """An extracted, table-alignable statement (the verification unit).
 
-    ``attributes`` carries what the statement claims in parsed form, for example
-    ``{"value": 20.0, "unit": "K/uL"}``, ``{"min": 90, "max": 140, "mean": 80}``,
-    ``{"state": "febrile", "negated": False}``, ``{"direction": "falling"}``,
-    ``{"dose": 1, "dose_unit": "g", "route": "IV", "duration_days": 3}``,
-    ``{"organism": "E. coli", "antibiotic": "ceftriaxone", "interpretation": "S"}``.
+    ``claim`` carries what the statement claims in parsed, typed form
+    (:mod:`ehrlib.pipeline.claims`): a :class:`~ehrlib.pipeline.claims.NumericClaim` for
+    "WBC 20" or "BP 100/60(80)", a ``MedicationClaim`` for "lasix 40 mg IV", and so on.
     """
 
     entity_id: str
@@ -96,7 +95,7 @@ class Entity:
     kind: EntityKind
     segment: int = 0
     value: str | None = None
-    attributes: Mapping[str, Any] = field(default_factory=dict)
+    claim: Claim = field(default_factory=Claim)
     items: tuple[ItemRef, ...] = ()
     #: tool item keys (e.g. "labevents:51301") the retrieval tools accept
     item_keys: tuple[str, ...] = ()
@@ -107,6 +106,11 @@ class Entity:
     span: tuple[int, int] | None = None
     #: a shared id for entities from one observation ("Abd: soft, distended")
     group: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.claim, Claim):
+            raise RecordError(f"Entity {self.entity_id}: claim must be a claim record (ehrlib.pipeline.claims), "
+                              f"got {type(self.claim).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

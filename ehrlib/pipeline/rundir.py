@@ -33,6 +33,7 @@ from ehrlib.db.contracts import sha256_file
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.pipeline.inspector import STAGE_NAMES, NoteResult
 from ehrlib.pipeline.params import RunParams, params_to_dict
+from ehrlib.pipeline.runlock import RunLock, committed_note_ids, prepare_run_dir, read_ledger_lines, run_dir_errors
 from ehrlib.pipeline.stages import Stages
 
 __all__ = [
@@ -54,8 +55,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: version of the stages.jsonl lines (2: per-stage ``dropped`` candidates with their rule id)
-STAGES_SCHEMA_VERSION = 2
+#: version of the stages.jsonl lines (2: per-stage ``dropped`` candidates with their rule id;
+#: 3: entities carry a typed ``claim`` instead of the flat ``attributes``)
+STAGES_SCHEMA_VERSION = 3
 DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl", "failures.jsonl")
 LEDGER_FILE = "progress.jsonl"
 MANIFEST = "manifest.json"
@@ -82,37 +84,41 @@ def _truncate_to_last_newline(path: Path) -> None:
 
 
 def read_ledger(run_dir: Path) -> list[dict[str, Any]]:
-    """Committed ledger lines (a half-written last line is ignored)."""
-    path = Path(run_dir) / LEDGER_FILE
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_bytes().split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # only the last line can be partial; stop there
-    return out
+    """Committed ledger lines (a half-written last line and damaged lines are skipped:
+    see :mod:`ehrlib.pipeline.runlock`)."""
+    return read_ledger_lines(Path(run_dir) / LEDGER_FILE)[0]
 
 
 class RunWriter:
     """Append-only writer of one run directory with crash recovery (see module docs)."""
 
     def __init__(self, run_dir: Path, run_id: str) -> None:
-        self.run_dir = Path(run_dir)
+        self.run_dir = prepare_run_dir(Path(run_dir))
         self.run_id = run_id
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._run_lock = RunLock(self.run_dir)   # one writer per run directory
         self._lock = threading.Lock()
-        self.ledger = self._recover()
+        self._recovered: set[str] = set()
+        try:
+            with run_dir_errors(self.run_dir):
+                self.ledger = self._recover()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the run directory for another writer."""
+        self._run_lock.release()
 
     def _recover(self) -> list[dict[str, Any]]:
         ledger_path = self.run_dir / LEDGER_FILE
         if ledger_path.exists():
             _truncate_to_last_newline(ledger_path)
-        ledger = read_ledger(self.run_dir)
+        ledger, damaged = read_ledger_lines(ledger_path)
+        for no, why in damaged:
+            log.warning("%s:%d: damaged ledger line (%s) skipped", ledger_path, no, why)
         sizes = ledger[-1]["offsets"] if ledger else {}
+        if damaged:   # notes whose line was lost still have their records: not run twice
+            self._recovered = committed_note_ids(self.run_dir, DATA_FILES, sizes) - {e["note_id"] for e in ledger}
         for name in DATA_FILES:
             path = self.run_dir / name
             keep = int(sizes.get(name, 0))
@@ -136,11 +142,11 @@ class RunWriter:
 
     @property
     def done(self) -> set[str]:
-        return {e["note_id"] for e in self.ledger if e.get("status") in ("ok", "failed")}
+        return {e["note_id"] for e in self.ledger if e.get("status") in ("ok", "failed")} | self._recovered
 
     def commit(self, note_id: str, lines: Mapping[str, Sequence[str]], summary: Mapping[str, Any]) -> None:
         """Append one note's lines to the data files, fsync, then record it in the ledger."""
-        with self._lock:
+        with self._lock, run_dir_errors(self.run_dir):
             offsets: dict[str, int] = {}
             for name in DATA_FILES:
                 path = self.run_dir / name

@@ -20,21 +20,25 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
+import duckdb
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
+from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, dumps_record, read_notes
+from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.mimic_notes import corpus_source_kind
-from ehrlib.corpus.io import NOTES_FILE, dumps_record, read_notes
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
-from ehrlib.db.connect import connect
+from ehrlib.db.connect import check_tables, connect
 from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.inputs import prepare_inputs
-from ehrlib.llm.phi import check_phi
+from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
 from ehrlib.ontology import load_ontology
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
+from ehrlib.pipeline.note_limits import check_note_size
 from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.runlock import run_dir_errors
 from ehrlib.pipeline.rundir import (
     RunWriter,
     check_resume,
@@ -59,10 +63,12 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if not params.corpus:
         raise ConfigError("no corpus: pass --corpus DIR (a folder with notes.jsonl) or set 'corpus' in the params")
     folder = Path(params.corpus)
-    path = folder / NOTES_FILE if folder.is_dir() else folder
+    path = corpus_file(folder, NOTES_FILE) if folder.is_dir() else folder
     if not path.is_file():
         raise ConfigError(f"corpus {folder}: {NOTES_FILE} not found")
     notes = read_notes(path)
+    if not notes:
+        raise DataError(f"{path}: no notes in the file")
     ids = [n.note_id for n in notes]
     if len(set(ids)) != len(ids):
         raise DataError(f"{path}: duplicate note_id values")
@@ -77,17 +83,32 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     return notes, path
 
 
+def _corpus_kinds(params: RunParams) -> list[str]:
+    """``source_kind`` values of the corpus manifest, if the corpus folder has one."""
+    folder = Path(params.corpus or "")
+    if not folder.is_dir() or not corpus_file(folder, MANIFEST_FILE).exists():
+        return []
+    return manifest_source_kinds(read_manifest_file(folder))
+
+
 def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     if not params.db:
         raise ConfigError("no database: pass --db DB.duckdb or set 'db' in the params")
     con = connect(params.db)
     try:
         manifest = read_manifest(con)
+        flavor = schema.detect_flavor(con)
+        check_tables(con, flavor)
     except LookupError as exc:
         con.close()
         raise DataError(f"{params.db}: {exc}") from None
+    except (duckdb.Error, DataError) as exc:   # a damaged file fails on its first real read
+        con.close()
+        if isinstance(exc, DataError):
+            raise DataError(f"{params.db}: {exc}") from None
+        raise DataError(f"{params.db} is damaged ({' '.join(str(exc).split())[:200]})") from None
     info = {k: v for k, v in manifest.items() if k != "tables"}
-    info["flavor"] = schema.detect_flavor(con)
+    info["flavor"] = flavor
     info.setdefault("source_kind", "credentialed")  # unknown provenance: treat as credentialed (fail closed)
     return con, info
 
@@ -132,10 +153,14 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     con, db_info = _open_db(params)
+    writer: RunWriter | None = None
     try:
+        # credentialed on either side (database manifest or corpus manifest) is credentialed
+        # imported MIMIC notes are credentialed text whatever database they run against
+        db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params),
+                                                       corpus_source_kind(params.corpus))
         if stages.endpoint:
-            # imported MIMIC notes are credentialed text whatever database they run against
-            check_phi(corpus_source_kind(params.corpus) or str(db_info["source_kind"]), stages.endpoint)
+            check_phi(str(db_info["source_kind"]), stages.endpoint)
         ontology, ontology_info = None, None
         if stages.ontology_extractor is not None:
             ontology = load_ontology(con, path=params.ontology)
@@ -163,6 +188,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         make_tools = _toolset_factory(params, stages.semantic_ranker)
 
         def work(note: Note) -> NoteResult:
+            check_note_size(note, params.max_note_chars, params.max_line_chars)
             cur = _cursor(con, lock)
             try:
                 ctx = note_context(cur, note, flavor=db_info["flavor"], source_kind=str(db_info["source_kind"]),
@@ -206,7 +232,12 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         summary = summarize_ledger(writer.ledger)["totals"]
         save_manifest("complete" if summary.get("notes_error", 0) == 0 else "incomplete")
         return run_dir
+    except OSError as exc:
+        with run_dir_errors(run_dir):   # full disk, read-only folder: one line, and resumable
+            raise exc
     finally:
+        if writer is not None:
+            writer.close()
         con.close()
 
 

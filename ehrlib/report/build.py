@@ -33,6 +33,7 @@ from ehrlib.analysis import (
 )
 from ehrlib.corpus.io import write_text
 from ehrlib.errors import ConfigError
+from ehrlib.filemodes import as_umask_allows
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
 from ehrlib.report.views import compare_runs
@@ -54,6 +55,7 @@ def write_bytes(data: bytes, path: Path) -> Path:
     """Binary twin of ``write_text``: temp file in the target folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    as_umask_allows(fd)     # mkstemp makes 0600
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -9,6 +9,7 @@ call with the tracer. Category switches select which tools a run exposes (ablati
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import os
@@ -24,6 +25,8 @@ from ehrlib.tools import criteria, exploration, retrieval
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.declarations import tool_specs
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
+from ehrlib.tools.lockdown import check_duckdb_file, harden
+from ehrlib.tools.naming import TableNames, table_names
 from ehrlib.tools.result import DEFAULT_ROW_LIMIT, DEFAULT_TEXT_ROWS, ToolResult, jsonable
 from ehrlib.tools.semantic import EmbeddingIndex, SemanticRanker, load_bundled_encoder
 from ehrlib.tools.tracing import Tracer
@@ -125,14 +128,20 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     return value
 
 
-def _wrap(fn: Callable[..., ToolResult], tracer: Tracer) -> Callable[..., ToolResult]:
+def _wrap(fn: Callable[..., ToolResult], tracer: Tracer, names: TableNames | None = None) -> Callable[..., ToolResult]:
+    """``fn`` as a tool: arguments coerced and checked, failures returned as results, every
+    call traced; with ``names``, model-facing text and traced arguments use the schema's
+    own table names (``ehrlib.tools.naming``)."""
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn)
     name = fn.__name__
+    names = names or TableNames({})
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> ToolResult:
         t0 = _time.perf_counter()
+        args = tuple(names.inward(a) for a in args)
+        kwargs = {k: names.inward(v) for k, v in kwargs.items()}
         raw = dict(kwargs)
         try:
             try:
@@ -148,9 +157,13 @@ def _wrap(fn: Callable[..., ToolResult], tracer: Tracer) -> Callable[..., ToolRe
         except duckdb.Error as exc:  # data-dependent conversion failures reach the model, not the run
             result = ToolResult.failure(name, jsonable(raw), f"database error: {' '.join(str(exc).split())[:200]}")
         ms = (_time.perf_counter() - t0) * 1000.0
-        tracer.record(name, jsonable(raw), result.n_rows, ms, result.error)
+        if names.hides:
+            result = dataclasses.replace(result, text=names.outward(result.text),
+                                         error=names.outward(result.error) if result.error else None)
+        tracer.record(name, names.outward_args(jsonable(raw)), result.n_rows, ms, result.error)
         return result
 
+    call.__doc__ = names.outward(fn.__doc__ or "")
     return call
 
 
@@ -159,12 +172,16 @@ def _open(con_or_path: Any) -> tuple[Any, bool]:
         path = os.fspath(con_or_path)
         if not os.path.isfile(path):
             raise ConfigError(f"database {path} does not exist")
-        return duckdb.connect(path, read_only=True), True
+        check_duckdb_file(path)
+        con = duckdb.connect(path, read_only=True)
+        harden(con)
+        return con, True
     con = con_or_path
     row = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     if not row or not row[0]:
         raise ConfigError("tools need a read-only connection: open it with duckdb.connect(path, read_only=True) "
                           "or ehrlib.db.connect(path)")
+    harden(con)     # no file system, no extensions, locked settings (see ehrlib.db.connect)
     return con, False
 
 
@@ -373,5 +390,6 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
     all_tools = [Lexical_Search, Semantic_Search, Get_Item_Value_Distribution, Analyze_Category_Trend,
                  Get_Item_Status_History, Get_Item_Value_History, Analyze_Value_Trend, View_General_Timeline,
                  Get_Clinical_Criterion]
-    chosen = {fn.__name__: _wrap(fn, tracer) for fn in all_tools if TOOL_CATEGORIES[fn.__name__] in cats}
+    names = table_names(schema)
+    chosen = {fn.__name__: _wrap(fn, tracer, names) for fn in all_tools if TOOL_CATEGORIES[fn.__name__] in cats}
     return Toolset(env, chosen, tracer, owns)

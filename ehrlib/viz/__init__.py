@@ -5,7 +5,7 @@ from __future__ import annotations
 from ehrlib.viz.plots import (
     METRICS, plot_ablation, plot_category_counts, plot_error_distribution, plot_main_results, plot_metric_heatmap,
     plot_note_scores,
-    plot_share_heatmap, plot_stacked_shares, plot_table, plot_trace_graphs,
+    plot_share_heatmap, plot_stacked_shares, plot_table, plot_trace_graphs, plot_group_sizes, plot_dataset_scores,
 )
 from ehrlib.viz.save import FIGURES_DIR, savefig
 from ehrlib.viz.viewer import findings_html, method_verdict, notebook_view, prediction_verdicts, write_findings_viewer
@@ -13,6 +13,7 @@ from ehrlib.viz.viewer import findings_html, method_verdict, notebook_view, pred
 __all__ = [
     "METRICS", "plot_ablation", "plot_category_counts", "plot_error_distribution", "plot_main_results",
     "plot_note_scores",
-    "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs", "FIGURES_DIR", "savefig",
+    "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs", "plot_group_sizes",
+    "plot_dataset_scores", "FIGURES_DIR", "savefig",
     "findings_html", "method_verdict", "notebook_view", "prediction_verdicts", "write_findings_viewer",
 ]

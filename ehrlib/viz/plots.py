@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from ehrlib.analysis.traces import END, START, TOOL_CATEGORIES
 
@@ -46,6 +47,8 @@ __all__ = [
     "plot_stacked_shares",
     "plot_table",
     "plot_trace_graphs",
+    "plot_group_sizes",
+    "plot_dataset_scores",
 ]
 
 METRICS = ("recall", "precision", "f1")
@@ -99,18 +102,23 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
     ``label`` names the column whose values are the bar groups (``method``, or ``variant``
     when one method runs on several models). ``panel`` names the column that splits the
     panels (``mode``; or e.g. ``corpus`` to set two evaluation sets side by side, panels in
-    order of appearance). With ``f1_low``/``f1_high`` columns
-    (``ehrlib.analysis.bootstrap_ci``) F1 bars get error bars. ``caption`` goes under the plot.
+    order of appearance). When every run scores harsh and lenient alike (the matcher) one
+    panel is drawn. With ``f1_low``/``f1_high`` columns (``ehrlib.analysis.bootstrap_ci``)
+    F1 bars get error bars, never a zero-width one. ``caption`` goes under the plot.
     """
     if summary.empty:
         return _no_rows(title)
     summary = _require(summary, [label, panel, *METRICS], "plot_main_results")
+    same = False
     if panel == "mode":
         modes = [m for m in ("lenient", "harsh") if m in set(summary["mode"])] or sorted(set(summary["mode"]))
+        same = _modes_identical(summary, label)
+        if same:  # two equal panels would suggest two measurements
+            modes = modes[:1]
     else:
         modes = list(dict.fromkeys(summary[panel]))
     methods = list(methods or dict.fromkeys(summary[label]))
-    fig, axes = _figure(len(modes), sharey=True)
+    fig, axes = _figure(len(modes), sharey=True, height=4.0)
     colors = sns.color_palette(_PALETTE, len(methods))
     width = 0.8 / max(len(methods), 1)
     x = np.arange(len(METRICS))
@@ -124,46 +132,71 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
             err = None
             if {"f1_low", "f1_high"} <= set(part.columns) and pd.notna(row.get("f1_low")):
                 lo, hi = 100 * float(row["f1_low"]), 100 * float(row["f1_high"])
-                err = np.array([[0, 0, vals[2] - lo], [0, 0, hi - vals[2]]])
-            bars = ax.bar(x + (i - (len(methods) - 1) / 2) * width, vals, width, yerr=err, capsize=3,
-                          color=colors[i], label=str(method))
+                if hi - lo > 1e-9:  # a zero-width interval is no interval: draw none
+                    err = np.array([[vals[2] - lo], [hi - vals[2]]])
+            offset = (i - (len(methods) - 1) / 2) * width
+            bars = ax.bar(x + offset, vals, width, color=colors[i], label=str(method))
+            if err is not None:  # the interval belongs to F1 only
+                ax.errorbar([x[2] + offset], [vals[2]], yerr=err, fmt="none", ecolor="black", capsize=3)
             ax.bar_label(bars, fmt="%.1f", fontsize=7, padding=2)
         ax.set_xticks(x, [_METRIC_LABEL[m] for m in METRICS])
-        ax.set_title(mode.capitalize() if panel == "mode" else str(mode), fontsize=9)
+        name = mode.capitalize() if panel == "mode" else str(mode)
+        ax.set_title("Harsh = lenient (identical scores)" if same else name, fontsize=9)
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("score (%)")
-    axes[0].legend(loc="upper left", fontsize=7, frameon=True)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(methods), 4),
+               fontsize=7, frameon=False)
     fig.suptitle(title)
     if caption:
         fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7, wrap=True)
     return fig
 
 
+def _modes_identical(summary: pd.DataFrame, label: str) -> bool:
+    """True when every run's harsh and lenient scores are equal (the matcher judge)."""
+    if not {"harsh", "lenient"} <= set(summary["mode"]):
+        return False
+    metrics = [m for m in METRICS if m in summary.columns]
+    wide = summary.pivot_table(index=label, columns="mode", values=metrics, aggfunc="first")
+    return all(np.allclose(wide[(m, "harsh")], wide[(m, "lenient")], equal_nan=True) for m in metrics)
+
+
 def plot_metric_heatmap(df: pd.DataFrame, column: str, metric: str = "f1", *,
                         rows: Sequence[str] = ("method", "mode"), order: Sequence[str] | None = None,
-                        title: str | None = None) -> Figure:
+                        title: str | None = None, n: str | None = None) -> Figure:
     """A heatmap of ``metric`` (%) with one row per method × mode and one column per ``column``
-    value (note type, gold inconsistency type, ...)."""
+    value (note type, gold inconsistency type, ...); ``n`` names a count column shown per cell."""
     if df.empty:
         return _no_rows(title or f"{metric} by {column}")
     row_keys = [r for r in rows if r in df.columns]
     df = _require(df, [*row_keys, column, metric], "plot_metric_heatmap")
+    if "mode" in row_keys and {"harsh", "lenient"} <= set(df["mode"]):
+        by_mode = df.pivot_table(index=[*row_keys, column], values=metric, aggfunc="mean").unstack("mode")
+        if np.allclose(by_mode[(metric, "harsh")], by_mode[(metric, "lenient")], equal_nan=True):
+            df = df[df["mode"] == "lenient"].assign(mode="harsh = lenient")
     table = df.pivot_table(index=row_keys, columns=column, values=metric, aggfunc="mean") * 100
     if order is not None:
         table = table.reindex(columns=[c for c in order if c in table.columns])
+    annot: object = True
+    if n is not None and n in df.columns:  # each cell says how many entities/notes it averages
+        counts = df.pivot_table(index=row_keys, columns=column, values=n, aggfunc="sum").reindex_like(table)
+        annot = np.vectorize(lambda v, k: "" if pd.isna(v) else f"{v:.1f}\n(n={int(k)})")(table.to_numpy(),
+                                                                                          counts.fillna(0).to_numpy())
     table.index = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in table.index]
-    fig, (ax,) = _figure(width=1.2 * max(table.shape[1], 3) + 2, height=0.5 * max(table.shape[0], 2) + 1.5)
-    # the paper shades around 40 (orange below, blue above)
-    _heatmap(table, ax=ax, annot=True, fmt=".1f", cmap="RdBu", center=40, vmin=0, vmax=100,
-                cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
+    fig, (ax,) = _figure(width=1.3 * max(table.shape[1], 3) + 2.5, height=0.6 * max(table.shape[0], 1) + 1.6)
+    # a score has one direction (higher is better): a sequential map, not a diverging one
+    _heatmap(table, ax=ax, annot=annot, fmt="" if annot is not True else ".1f", cmap="viridis", vmin=0, vmax=100,
+             annot_kws={"fontsize": 7}, cbar_kws={"label": f"{_METRIC_LABEL.get(metric, metric)} (%)"})
     ax.set_xlabel(column.replace("_", " "))
     ax.set_ylabel("")
+    ax.tick_params(axis="y", labelrotation=0)
     ax.set_title(title or f"{_METRIC_LABEL.get(metric, metric)} by {column.replace('_', ' ')}")
     return fig
 
 
 def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = None, value: str = "n",
-                         percent: bool = True, order: Sequence[str] | None = None, title: str = "") -> Figure:
+                         percent: bool = True, order: Sequence[str] | None = None, title: str = "",
+                         log: bool = False) -> Figure:
     """Bars of counts or shares per category: the paper's Figures 6-8.
 
     With ``percent`` bars show shares: of the total, or with a ``hue`` of each category
@@ -181,7 +214,10 @@ def plot_category_counts(df: pd.DataFrame, category: str, *, hue: str | None = N
         ax.tick_params(axis="x", labelrotation=45)
     for container in ax.containers:
         ax.bar_label(container, fmt="%.1f%%" if percent else "%d", fontsize=7, padding=2)
-    ax.set_ylabel("share (%)" if percent else "count")
+    if log:  # counts spanning orders of magnitude (rows per table); bars grow from 1
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=1, top=float(data[value].max()) * 3)
+    ax.set_ylabel("share (%)" if percent else ("count (log scale)" if log else "count"))
     ax.set_xlabel(category.replace("_", " "))
     ax.set_title(title)
     return fig
@@ -251,6 +287,8 @@ def plot_error_distribution(dist: pd.DataFrame, group: str = "method", *,
     ax.set_xticks(range(len(types)), [t.replace("_", "\n") for t in types])
     ax.set_xlabel("")
     ax.set_ylabel("share of errors (%)")
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title=group)
     ax.set_title(title)
     return fig
 
@@ -262,6 +300,9 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
     if df.empty:
         return _no_rows(title)
     df = _require(df, ["variant", metric], "plot_ablation")
+    if "mode" in df.columns and _modes_identical(df.rename(columns={metric: "f1"}) if metric != "f1" else df, "variant"):
+        df = df[df["mode"] == "lenient"]  # harsh == lenient: one bar says it all
+        title = f"{title} (harsh = lenient)"
     hue = "mode" if "mode" in df.columns and df["mode"].nunique() > 1 else None
     variants = list(dict.fromkeys(df["variant"]))
     fig, (ax,) = _figure(width=6.0, height=0.45 * len(variants) * (1 + bool(hue)) + 1.2)
@@ -270,7 +311,7 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
                 palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
                 errorbar=None)
     lo, hi = f"{metric}_low", f"{metric}_high"
-    if not hue and {lo, hi} <= set(df.columns):
+    if not hue and {lo, hi} <= set(df.columns) and ((df[hi] - df[lo]).abs() > 1e-9).any():
         mid = data.set_index("variant").loc[variants]
         ax.errorbar(mid["_v"], np.arange(len(variants)),
                     xerr=[mid["_v"] - 100 * mid[lo], 100 * mid[hi] - mid["_v"]], fmt="none", ecolor="black",
@@ -283,6 +324,8 @@ def plot_ablation(df: pd.DataFrame, metric: str = "f1", *, baseline: str | None 
     ax.set_xlabel(f"{_METRIC_LABEL.get(metric, metric)} (%)")
     ax.set_ylabel("")
     ax.set_xlim(0, 105)
+    if ax.get_legend() is not None:  # beside the plot, never over a bar
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, title=hue)
     ax.set_title(title)
     return fig
 
@@ -336,9 +379,9 @@ def plot_table(df: pd.DataFrame, *, title: str = "", float_format: str = "{:.2f}
 def _trace_layout(nodes: Sequence[str]) -> dict[str, tuple[float, float]]:
     tools = [t for t in _TOOL_ORDER if t in nodes] + sorted(n for n in nodes if n not in _TOOL_ORDER
                                                              and n not in (START, END))
-    pos = {n: (float(np.cos(a)), float(np.sin(a)) * 0.8)
-           for n, a in zip(tools, np.linspace(np.pi * 0.8, -np.pi * 0.8, max(len(tools), 1)))}
-    pos[START], pos[END] = (-1.8, 0.0), (1.8, 0.0)
+    pos = {n: (1.3 * float(np.cos(a)), float(np.sin(a)))
+           for n, a in zip(tools, np.linspace(np.pi * 0.85, -np.pi * 0.85, max(len(tools), 1)))}
+    pos[START], pos[END] = (-2.1, 0.0), (2.1, 0.0)
     return pos
 
 
@@ -352,28 +395,92 @@ def plot_trace_graphs(graphs: Mapping[str, nx.DiGraph], *, title: str = "Tool us
     """
     all_nodes = sorted({n for g in graphs.values() for n in g.nodes})
     pos = _trace_layout(all_nodes)
-    fig, axes = _figure(len(graphs), width=5.5, height=4.5)
+    fig, axes = _figure(len(graphs), width=7.0, height=5.6)
     cat_colors = dict(zip(["alignment", "profiling", "temporal", "criterion", "other", "endpoint"],
                           sns.color_palette(_PALETTE, 6)))
     for ax, (name, g) in zip(axes, graphs.items()):
         total = sum(w for _, _, w in g.edges(data="weight")) or 1
         edges = [(a, b) for a, b, w in g.edges(data="weight") if w / total >= min_share]
         widths = [0.5 + 8 * g[a][b]["weight"] / total for a, b in edges]
-        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=[200 + 30 * min(g.nodes[n].get("count", 1), 40)
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_size=[60 + 6 * min(g.nodes[n].get("count", 1), 40)
                                                           for n in g.nodes],
                                node_color=[cat_colors.get(g.nodes[n].get("category", "other"), "grey")
                                            for n in g.nodes])
         nx.draw_networkx_edges(g, pos, ax=ax, edgelist=edges, width=widths, alpha=0.6, arrows=True,
-                               arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=400)
+                               arrowsize=8, connectionstyle="arc3,rad=0.15", node_size=200)
         # counts on the heavy transitions only, so the figure stays readable
         heavy = {(a, b): g[a][b]["weight"] for a, b in edges if g[a][b]["weight"] / total >= 0.08}
-        nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=6, label_pos=0.4,
+        nx.draw_networkx_edge_labels(g, pos, ax=ax, edge_labels=heavy, font_size=7, label_pos=0.5,
                                      connectionstyle="arc3,rad=0.15", bbox={"alpha": 0.6, "lw": 0, "fc": "white"})
-        below = {n: (x, y - 0.14) for n, (x, y) in pos.items()}
-        nx.draw_networkx_labels(g, below, ax=ax, labels={n: n.replace("_", " ") for n in g.nodes}, font_size=6)
+        below = {n: (x, y - 0.2) for n, (x, y) in pos.items()}
+        nx.draw_networkx_labels(g, below, ax=ax, labels={n: _wrap_tool(n) for n in g.nodes}, font_size=7,
+                                bbox={"alpha": 0.8, "lw": 0, "fc": "white", "pad": 0.5})
         ax.set_title(f"{name} ({g.graph.get('n_paths', 0)} paths, {g.number_of_edges()} transitions)")
         ax.axis("off")
-        ax.set_xlim(-2.2, 2.2)
-        ax.set_ylim(-1.1, 1.1)
+        ax.set_xlim(-2.5, 2.5)
+        ax.set_ylim(-1.35, 1.15)
+    used = {g.nodes[n].get("category", "other") for g in graphs.values() for n in g.nodes}
+    handles = [Line2D([], [], marker="o", ls="", color=c, markersize=8, label=k)
+               for k, c in cat_colors.items() if k in used]
+    handles.append(Line2D([], [], color="grey", lw=3, alpha=0.6, label="edge width: share of transitions"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=7, frameon=False,
+               title="tool category")
     fig.suptitle(title)
+    return fig
+
+
+def _wrap_tool(name: str) -> str:
+    """A tool name on at most two short lines ('Get Item / Status History')."""
+    words = name.replace("_", " ").split()
+    if len(words) <= 2:
+        return " ".join(words)
+    half = (len(words) + 1) // 2
+    return " ".join(words[:half]) + "\n" + " ".join(words[half:])
+
+
+def plot_group_sizes(sizes: pd.DataFrame, *, title: str = "Ontology groups") -> Figure:
+    """Items per ontology group (horizontal bars, log scale: groups span orders of
+    magnitude); input from ``ehrlib.analysis.ontology_views.group_sizes``."""
+    sizes = _require(sizes, ["group", "n_items", "n_subgroups"], "plot_group_sizes")
+    data = sizes.sort_values("n_items", ascending=True)
+    fig, (ax,) = _figure(width=6.5, height=0.35 * len(data) + 1.4)
+    y = np.arange(len(data))
+    labels = [f"{n} item{'s' * (n != 1)} · {k} subgroup{'s' * (k != 1)}"
+              for n, k in zip(data["n_items"], data["n_subgroups"])]
+    items = data["n_items"].to_numpy()
+    ax.barh(y, np.where(items > 0, items, np.nan), color=sns.color_palette(_PALETTE)[0])
+    for yi, n, text in zip(y, items, labels):  # an empty group has no bar (log scale), only its label
+        ax.text(max(n, 1) * 1.15, yi, text, va="center", fontsize=7)
+    ax.set_yticks(y, data["group"].astype(str))
+    ax.set_ylim(-0.7, len(data) - 0.3)
+    ax.set_xscale("log")
+    ax.set_xlim(0.8, data["n_items"].max() * 12)
+    ax.set_xlabel("items (log scale)")
+    ax.set_title(title)
+    return fig
+
+
+def plot_dataset_scores(table: pd.DataFrame, *, label: str = "dataset",
+                        title: str = "Scores per dataset") -> Figure:
+    """F1 (%) per dataset and judge mode as grouped horizontal bars (paper Tables 13-14 as a
+    figure); one bar per dataset when the two modes agree. Input: ``label``, mode, f1, n_notes."""
+    table = _require(table, [label, "mode", "f1", "n_notes"], "plot_dataset_scores")
+    same = _modes_identical(table, label)
+    data = table[table["mode"] == "lenient"] if same else table
+    names = list(dict.fromkeys(data[label]))
+    hue = None if same else "mode"
+    fig, (ax,) = _figure(width=6.5, height=0.55 * len(names) * (1 + bool(hue)) + 1.4)
+    sns.barplot(data=data.assign(_v=100 * data["f1"]), y=label, x="_v", hue=hue, order=names, ax=ax, orient="h",
+                palette=_PALETTE if hue else None, color=None if hue else sns.color_palette(_PALETTE)[0],
+                errorbar=None)
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.1f", fontsize=7, padding=2)
+    ax.set_yticks(range(len(names)), [f"{n}\n(n={int(data.loc[data[label] == n, 'n_notes'].iloc[0])} notes)"
+                                      for n in names])
+    ax.set_xlim(0, 105)
+    ax.set_xlabel("F1 (%), " + ("harsh = lenient" if same else "per judge mode"))
+    ax.set_ylabel("")
+    if ax.get_legend() is not None:
+        sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    ax.set_title(title)
     return fig

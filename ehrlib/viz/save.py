@@ -9,6 +9,8 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from ehrlib.filemodes import as_umask_allows
+
 __all__ = ["savefig", "FIGURES_DIR"]
 
 FIGURES_DIR = "figures"
@@ -33,6 +35,7 @@ def savefig(fig: Figure, name: str, *, prefix: str | int | None = None,
     for fmt in formats:
         target = out / f"{stem}.{fmt}"
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".{fmt}", dir=out)
+        as_umask_allows(fd)     # mkstemp makes 0600; savefig rewrites the file, keeping the mode
         os.close(fd)
         try:
             fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight",

@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
-import threading
 import time
 from typing import Any, Mapping, Sequence
 
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.pipeline.claims import CheckEhrClaim
 from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
 from ehrlib.pipeline.llm.prompts import get_prompt
 from ehrlib.pipeline.llm.stages import LLMSegmenter
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, Segment, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Stages, Timeline, add_usage
+from ehrlib.db.sandbox import policy_for, run_sandboxed
 
-__all__ = ["build_checkehr_stages", "describe_schema", "run_guarded_sql", "CheckEHRExtractor", "CheckEHRVerifier",
+__all__ = ["build_checkehr_stages", "describe_schema", "CheckEHRExtractor", "CheckEHRVerifier",
            "TableAnchors", "time_window"]
 
 ENTITY_TYPES = ("lab", "vital", "medication", "infusion", "procedure", "diagnosis", "input_output",
@@ -141,43 +141,12 @@ class CheckEHRExtractor:
                 entity_id=f"c{segment.index}.{i}", line=e["line"], text=str(e["text"]).strip(),
                 kind=_KIND.get(etype, "event"), segment=segment.index,
                 value=None if e.get("value") in (None, "") else str(e["value"]),
-                attributes={"entity_type": etype, "tables": tables, "time_filter": mode, "time": when},
+                claim=CheckEhrClaim(entity_type=etype, tables=tuple(tables), time_filter=str(mode),
+                                    time=None if when is None else str(when)),
                 items=tuple(ItemRef(t, str(e["text"]).strip()) for t in tables),
                 time_text=e.get("time_text") or None, window=time_window(mode, when, ctx), source="baseline"))
         return stage_output(tuple(out), [u1, u2, u3], [p_ner.prompt_id, p_tab.prompt_id, p_time.prompt_id], [f1, f2, f3],
                     [*r1, *r2, *r3])
-
-
-_FORBIDDEN = re.compile(r"\b(?:insert|update|delete|drop|alter|create|attach|detach|copy|pragma|install|load|"
-                        r"export|import|call|set|checkpoint|vacuum)\b", re.IGNORECASE)
-
-
-def run_guarded_sql(con: Any, sql: str, *, timeout_s: float, row_cap: int,
-                    must_mention: Sequence[str] = ()) -> tuple[list[str], list[tuple], str | None]:
-    """Run model-written SQL safely: one SELECT/WITH statement, no DDL/DML keywords, mentions
-    the patient, read-only connection, interrupted after ``timeout_s``, at most ``row_cap``
-    rows. Returns (columns, rows, error)."""
-    text = sql.strip().rstrip(";").strip()
-    if not re.match(r"(?is)^(select|with)\b", text):
-        return [], [], "the query must be a single SELECT (or WITH ... SELECT) statement"
-    if ";" in text:
-        return [], [], "only one statement is allowed"
-    if _FORBIDDEN.search(re.sub(r"'[^']*'", "''", text)):
-        return [], [], "the query may only read data"
-    if must_mention and not any(m in text for m in must_mention):
-        return [], [], f"the query must filter by the patient ({' or '.join(must_mention)})"
-    timer = threading.Timer(timeout_s, con.interrupt)
-    timer.start()
-    try:
-        cur = con.execute(f"SELECT * FROM ({text}) AS checkehr_q LIMIT ?", [int(row_cap)])  # noqa: S608 - guarded
-        cols = [d[0] for d in cur.description]
-        rows = cur.fetchall()
-    except Exception as exc:  # noqa: BLE001 - any SQL failure goes back to the model once
-        msg = " ".join(str(exc).split())[:300]
-        return [], [], ("timed out" if "interrupt" in msg.lower() else msg)
-    finally:
-        timer.cancel()
-    return cols, rows, None
 
 
 class CheckEHRVerifier:
@@ -205,12 +174,13 @@ class CheckEHRVerifier:
 
     def __call__(self, ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
         smap = schema.schema_map(ctx.flavor)
-        tables = list(entity.attributes.get("tables") or ())
+        claim = entity.claim if isinstance(entity.claim, CheckEhrClaim) else CheckEhrClaim()
+        tables = list(claim.tables)
         if not tables:
             return Verdict(entity.entity_id, "inconsistent", None, "no table identified for the entity")
         table = tables[0]
         phys = smap.table(table)
-        mode = entity.attributes.get("time_filter") or "admission"
+        mode = claim.time_filter or "admission"
         window = entity.window or ctx.admission
         time_filter = f"{mode}: {window.start} .. {window.end}"
         lines = ctx.lines
@@ -232,9 +202,9 @@ class CheckEHRVerifier:
 
         try:
             columns = "\n".join(f"- {p}" for p in phys.columns.values() if p)
-            rows = ask("checkehr_pseudo_table", ROWS_SCHEMA, **common, entity_type=str(entity.attributes.get(
-                "entity_type", "other")), subject_id=str(ctx.subject_id), hadm_id=str(ctx.hadm_id),
-                time_filter=time_filter, table=phys.name, columns=columns)["rows"]
+            rows = ask("checkehr_pseudo_table", ROWS_SCHEMA, **common, entity_type=claim.entity_type,
+                       subject_id=str(ctx.subject_id), hadm_id=str(ctx.hadm_id), time_filter=time_filter,
+                       table=phys.name, columns=columns)["rows"]
             rows = ask("checkehr_self_correct", ROWS_SCHEMA, **common, rows=json.dumps(rows))["rows"]
             used = sorted({c for r in rows if isinstance(r, Mapping) for c in r})
             rows = ask("checkehr_reformat", ROWS_SCHEMA, examples=self._examples(env.con, smap, table, used),
@@ -271,8 +241,10 @@ class CheckEHRVerifier:
     def _execute(self, con: Any, sql: str, ctx: NoteContext,
                  calls: list[ToolCallRecord]) -> tuple[list[str], list[tuple], str | None]:
         t0 = time.perf_counter()
-        cols, rows, error = run_guarded_sql(con, sql, timeout_s=self.timeout_s, row_cap=self.row_cap,
-                                            must_mention=(str(ctx.hadm_id), str(ctx.subject_id)))
+        # the sandbox scopes every patient table to this subject, whatever the query's predicates
+        policy = policy_for(con, schema.schema_map(ctx.flavor), _SCHEMA_TABLES)
+        cols, rows, error = run_sandboxed(con, sql, policy, int(ctx.subject_id), timeout_s=self.timeout_s,
+                                          row_cap=self.row_cap)
         calls.append(ToolCallRecord("SQL", {"sql": sql}, len(rows), round((time.perf_counter() - t0) * 1000, 3),
                                     error, f"sql-{len(calls) + 1}", len(calls) + 1))
         return cols, rows, error

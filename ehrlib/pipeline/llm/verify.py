@@ -110,8 +110,9 @@ class LLMVerifier:
         items = ", ".join(f"{i.label} ({i.table}, key {k})" for i, k in zip(entity.items, entity.item_keys)) \
             or "not aligned yet (use the alignment tools)"
         value = entity.value or ""
-        if entity.attributes:
-            value = f"{value} {json.dumps(dict(entity.attributes), ensure_ascii=False)}".strip()
+        stated = entity.claim.stated()
+        if stated:
+            value = f"{value} {json.dumps(stated, ensure_ascii=False)}".strip()
         text = p_ent.render(
             line=str(entity.line), line_text=lines[entity.line] if 0 <= entity.line < len(lines) else "",
             entity=entity.text, value=value or "(none)", kind=entity.kind, items=items,

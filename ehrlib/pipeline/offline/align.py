@@ -12,6 +12,7 @@ import re
 from typing import Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef
+from ehrlib.pipeline.claims import InterpretationClaim, MedicationClaim, MicrobiologyClaim
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
@@ -61,17 +62,17 @@ _BLOOD_PRODUCTS = ((r"prbc|red|rbc|blood", r"packed red|prbc|rbc"), (r"ffp|plasm
 
 def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     if m.concept == "drug" or m.kind in ("medication", "infusion"):
-        names = list(m.attributes.get("drugs", ()))
+        names = list(m.claim.drugs) if isinstance(m.claim, MedicationClaim) else []
         concept = lex.concepts.get(m.concept)
         if concept is not None and concept.items is not None:  # blood products: the one named
             product = next((pat for word, pat in _BLOOD_PRODUCTS if re.search(word, m.text, re.I)), None)
             return concept_items(concept.tables, re.compile(product, re.I) if product else concept.items, pairs)
         return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
     if m.kind == "microbiology":
-        spec = re.compile(str(m.attributes.get("specimen", "")), re.I)
+        spec = re.compile(m.claim.specimen if isinstance(m.claim, MicrobiologyClaim) else "", re.I)
         return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]
     if m.kind == "interpretation":
-        extra = lex.extra_criteria.get(str(m.attributes.get("criterion")))
+        extra = lex.extra_criteria.get(m.claim.criterion) if isinstance(m.claim, InterpretationClaim) else None
         if extra is not None:  # a lexicon state: judged on its concept's items
             concept = lex.concepts[extra["concept"]]
             return concept_items(concept.tables, concept.items, pairs)
@@ -89,7 +90,7 @@ def ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRe
         return []
     concept = lex.concepts.get(m.concept)
     if m.kind in ("medication", "infusion"):
-        queries = list(m.attributes.get("drugs", ()))[:2]
+        queries = list(m.claim.drugs)[:2] if isinstance(m.claim, MedicationClaim) else []
         tables = DRUG_TABLES
         pattern = None
     elif concept is not None:

@@ -10,13 +10,14 @@ and stops at a comma. Which findings describe themselves, and which rhythm carri
 from __future__ import annotations
 
 import re
-from typing import Any
+from dataclasses import replace
 
+from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import plausible
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
-from ehrlib.pipeline.offline.values import parse_value
+from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
 __all__ = ["finding_mention"]
 
@@ -64,19 +65,18 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
     prev = out[-1] if out else None
     if (prev is not None and prev.kind == "finding" and prev.concept == concept.cid and prev.line == line
             and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])):
-        merged = (str(prev.attributes.get("words") or "") + " " + words).strip()[:80]
+        assert isinstance(prev.claim, FindingClaim)
+        merged = (prev.claim.words + " " + words).strip()[:80]
         out[-1] = Mention(line, prev.start, max(prev.end, end), prev.text, "finding", concept.cid, merged,
-                          {**prev.attributes, "words": merged}, prev.group)  # "Abdominal: open abdomen"
+                          replace(prev.claim, words=merged), prev.group)  # "Abdominal: open abdomen"
         taken.append((m.start(), end))
         return True
     if not words and not negated:
         return False
     grade = re.search(r"\b(trace|[1-4]\s*\+|\+\s*[1-4])", raw[max(0, m.start() - 12):end])
-    attrs: dict[str, Any] = {"words": words[:80], "negated": negated}
-    if grade:
-        attrs["grade"] = grade.group(1).replace(" ", "")
+    claim = FindingClaim(words=words[:80], negated=bool(negated), grade=grade.group(1).replace(" ", "") if grade else None)
     emit(out, taken, Mention(line, start, max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
-                             concept.cid, words[:80] or ("no" if negated else None), attrs, f"L{line}F{m.start()}"))
+                             concept.cid, words[:80] or ("no" if negated else None), claim, f"L{line}F{m.start()}"))
     if concept.cid in _FLAGS["rhythm_rates"] and not header:
         # "ST 90s-120s", "AF 110s": the rhythm carries its rate
         rate = re.match(r"\s*(?:w/\s*|with\s+|at\s+|in\s+the\s+|,\s*)?(?=\d{2,3}s?\b)", raw[m.end():])
@@ -87,6 +87,6 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
                 e2 = m.end() + rate.end() + int(val.pop("_end"))
                 kind = "range" if any(k in val for k in ("min", "max")) else "measurement"
                 out.append(Mention(line, m.start(), e2, f"{m.group(0).strip()} rate", kind, "heart_rate",
-                                   raw[m.end() + rate.end():e2].strip(), val))
+                                   raw[m.end() + rate.end():e2].strip(), numeric_claim(val)))
                 taken.append((m.end(), e2))
     return True

@@ -18,15 +18,18 @@ segment's default window (Appendix B.4).
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
+from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
@@ -113,13 +116,10 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
 
 def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: TimeSpan | None,
             time_text: str | None, source: str) -> Entity:
-    attrs: dict[str, Any] = dict(m.attributes)
     value = m.value.replace("`", "").strip() if m.value else m.value
-    attrs["concept"] = m.concept
-    attrs["section"] = seg.section
     return Entity(
         entity_id=f"L{m.line}:{m.start}", line=m.line, text=m.text.replace("`", "").strip(), kind=m.kind,
-        segment=seg.index, value=value or None, attributes=attrs, items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
+        segment=seg.index, value=value or None, claim=m.claim.placed(m.concept, seg.section), items=tuple(it for it, _ in items), item_keys=tuple(k for _, k in items),
         time_text=time_text, window=window, source=source, span=(m.start, m.end), group=m.group)  # type: ignore[arg-type]
 
 
@@ -138,7 +138,7 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
             continue
         off = lines[i].find(m.group("dx"))
         out.append(Mention(i, off, off + len(m.group("dx")), m.group("dx").strip(), "diagnosis", "diagnosis",
-                           m.group("dx").strip(), {}))
+                           m.group("dx").strip()))
     return out
 
 
@@ -160,7 +160,7 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
                                                                        for m in found):
                     continue
                 off = text.find(words, a)
-                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words, {}))
+                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words))
     return out
 
 
@@ -201,7 +201,12 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
                 offs.append(pos)
                 parts.append(lines[i])
                 pos += len(lines[i]) + 1
-            out.append(_Paragraph(tuple(cur), tuple(offs), " ".join(parts)))
+            text = " ".join(parts)
+            # an overlong paragraph (a pasted log, a 1 MB line) is read in pieces: see .long_text
+            for a, b in piece_spans(text, offs):
+                k = bisect.bisect_right(offs, a) - 1
+                j = max(bisect.bisect_left(offs, b), k + 1)
+                out.append(_Paragraph(tuple(cur[k:j]), tuple(off - a for off in offs[k:j]), text[a:b]))
 
     for i in range(seg.start_line, seg.end_line + 1):
         if cur and _continues(lines[cur[-1]], lines[i]):
@@ -234,6 +239,8 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
+        if not para.text.strip():
+            continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
         ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
@@ -270,11 +277,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             if (line, span) in seen:
                 continue
             ref = _governing_ref(m, refs, para.text, mentions)
-            placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.attributes, m.group)
+            placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group)
             if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
-                                 m.concept, m.value, m.attributes, m.group)
+                                 m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
@@ -288,7 +295,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if needs_items:
                     items = ontology_items(env, placed, lex)
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
-            if ref is not None and m.attributes.get("series") and seg.default_window is not None:
+            if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
+                    and m.claim.trend.series and seg.default_window is not None):
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's
                 window = _union(window, seg.default_window)
             out.append(_entity(placed, seg, items, window, ttext, step))

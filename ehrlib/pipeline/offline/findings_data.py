@@ -18,11 +18,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "normalise_value"]
 
-#: ``attributes["concept"]`` of the entities this module emits
+#: ``claim.concept`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
 
 #: word lists of the fallback (``charted_findings.yaml``): see that file for each one
@@ -145,7 +146,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
                 continue  # the phrase already carries a statement ("Foley draining ..."): the vocabulary's
             out.append(Entity(
                 entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
-                value=value, attributes={"concept": DATA_CONCEPT, "section": seg.section},
+                value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
                 items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
                 window=seg.default_window, source="ontology", span=(a, b)))
     return out

@@ -9,8 +9,7 @@ list heading ("# Hypokalemia:") names a diagnosis, not a state.
 from __future__ import annotations
 
 import re
-from typing import Any
-
+from ehrlib.pipeline.claims import InterpretationClaim, Reading
 from ehrlib.pipeline.offline.clauses import LIST_MARKER
 from ehrlib.pipeline.offline.context import cue, negated_before
 from ehrlib.pipeline.offline.lexicon import Lexicon
@@ -37,16 +36,18 @@ def interpretation_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention
                 and re.match(r"\s*(?:[:/]|-\s|$|,\s*(?:s/p|resolved|improved))", raw[m.end():])):
             continue  # "# Hypokalemia:", "3. Anemia -": a problem list heading names a diagnosis
         negated = term.negated or negated_before(raw[:m.start()]) or bool(_NEG_AFTER.match(raw[m.end():]))
-        attrs: dict[str, Any] = {"criterion": term.criterion, "negated": negated, "state": term.text}
         tail = raw[m.end():m.end() + 40]
         val = parse_value(tail) if re.match(r"\s*(?:to|at|with|in|x|\()", tail, re.I) or term.text.endswith(" to") else None
+        reading, unit = Reading(), None
         if val and not re.match(r"\s*x\s*\d", tail):
             end = m.end() + int(val.pop("_end"))
-            attrs.update({k: v for k, v in val.items() if k in ("value", "min", "max", "max_lo", "unit")})
+            # the state's own value or extreme ("febrile to 101.5", "tachycardic to the 120s")
+            reading = Reading(value=val.get("value"), min=val.get("min"), max=val.get("max"), max_lo=val.get("max_lo"))
+            unit = val.get("unit")
         else:
             end = m.end()
         dur = parse_duration_days(raw[m.end():m.end() + 20]) if re.match(r"\s*(?:x|for)\s*\d", raw[m.end():m.end() + 8], re.I) else None
-        if dur:
-            attrs["duration_days"] = dur
+        claim = InterpretationClaim(criterion=term.criterion, negated=bool(negated), state=term.text, reading=reading,
+                                    unit=unit, duration_days=dur or None)
         emit(out, taken, Mention(line, m.start(), end, raw[m.start():end].strip(), "interpretation", term.criterion,
-                                 raw[m.start():end].strip(), attrs))
+                                 raw[m.start():end].strip(), claim))

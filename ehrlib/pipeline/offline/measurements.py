@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
 from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word, verb_direction
-from ehrlib.pipeline.offline.values import parse_value
+from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
 __all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "plausible"]
 
@@ -77,7 +78,7 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             "trend" if "series" in val or "direction" in val else
             "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
-                                 raw[m.end():end].strip(" :="), val))
+                                 raw[m.end():end].strip(" :="), numeric_claim(val)))
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
@@ -86,15 +87,14 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
     tw = trend_word(tail)
     if tw and tail.find(tw[1]) <= 20:
         end = m.end() + tail.find(tw[1]) + len(tw[1])
-        val2 = {"direction": tw[0], "trend_word": tw[1]}
-        if tw[1].lower() in ("cleared", "normalized", "resolved", "normalizing"):
-            val2["normalized"] = True
-        emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1], val2))
+        normalized = tw[1].lower() in ("cleared", "normalized", "resolved", "normalizing")
+        emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), "trend", concept.cid, tw[1],
+                                 NumericClaim(trend=Trend(direction=tw[0], word=tw[1], normalized=normalized))))
         return True
     btw = trend_word(before[-25:]) if before else None
     if btw and re.search(r"(?:ing|ed)\s*$", before):
         emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "trend", concept.cid, btw[1],
-                                 {"direction": btw[0], "trend_word": btw[1]}))
+                                 NumericClaim(trend=Trend(direction=btw[0], word=btw[1]))))
         return True
     return False
 
@@ -119,8 +119,8 @@ def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end:
             if any(x.start <= s0 < x.end for x in out):
                 continue
             emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {c.group('norm')}", "trend", concept.cid,
-                                     c.group("norm"), {"direction": "down", "trend_word": c.group("norm"),
-                                                       "normalized": True}))
+                                     c.group("norm"), NumericClaim(trend=Trend(direction="down", word=c.group("norm"),
+                                                                               normalized=True))))
             continue
         v = float(c.group("v").replace(",", ""))
         verb = c.group("verb")
@@ -134,7 +134,7 @@ def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end:
             continue
         s0, e0 = end + c.start("verb"), end + c.end()
         emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {verb.split()[0]}", "trend" if d else "range",
-                                 concept.cid, raw[s0:e0].strip(), attrs))
+                                 concept.cid, raw[s0:e0].strip(), numeric_claim(attrs)))
 
 
 def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mention],
@@ -151,8 +151,8 @@ def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mentio
     if _REPLETION_DRUG.search(rest):
         return
     emit(out, taken, Mention(line, end + repl.start(1), end + repl.end(1), repl.group(1), "medication", "drug",
-                             repl.group(1), {"drugs": [_REPLETION[concept.cid]], "action": "repleted",
-                                             "negated": False, "for": concept.cid}))
+                             repl.group(1), MedicationClaim(drugs=(_REPLETION[concept.cid],), action="repleted",
+                                                            repletes=concept.cid)))
 
 
 _VOLUME = re.compile(r"^(?:l|ml|cc|mls)$", re.I)
@@ -209,7 +209,8 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
             if m.group(group):
                 a, b = m.start(group), m.end(group)
                 emit(out, taken, Mention(line, a, b, f"{m.group('w')} {name}", "measurement", cid, m.group(group),
-                                         {"value": float(m.group(group))}, f"L{line}ABG{m.start()}"))
+                                         NumericClaim(reading=Reading(value=float(m.group(group)))),
+                                         f"L{line}ABG{m.start()}"))
         taken.append((m.start(), m.end()))
 
     # oxygen flow written before its device: "2L NC", "4 L nasal cannula", "15L NRB"
@@ -217,4 +218,4 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
         if not overlaps(taken, m.start(), m.end()):
             emit(out, taken, Mention(line, m.start(), m.start() + len(m.group("v")) + 1, "O2 flow", "measurement",
                                      _FLAGS["o2_flow_concept"], m.group(0).strip(),
-                                     {"value": float(m.group("v")), "unit": "L/min"}))
+                                     NumericClaim(reading=Reading(value=float(m.group("v"))), unit="L/min")))

@@ -4,7 +4,7 @@
 ``a 7-day course of levofloxacin``, ``vanc/zosyn day 5``. Names come from the lexicon and
 from the patient's own order labels; a drug in a susceptibility ("resistant to cipro") is
 no order, and two names of one drug ("Piperacillin/Tazobactam (Zosyn)") are one mention.
-Slash-joined drugs share their clause's attributes. Ambiguous abbreviations (which need
+Slash-joined drugs share their clause's claim fields. Ambiguous abbreviations (which need
 an infusion context, which mean another drug with a rate) are data
 (``offline_concept_flags.yaml``).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Lexicon
@@ -73,7 +74,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             continue
         deduped.append(sp)
     spans = deduped
-    # "vanc/zosyn started 10-23": slash-joined drugs share the clause's attributes
+    # "vanc/zosyn started 10-23": slash-joined drugs share the clause's dose, action, ...
     for s, e, names in spans:
         if overlaps(taken, s, e):
             continue
@@ -81,7 +82,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         nxt = next((a for a, _, _ in spans if a > s), None)
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
-        attrs: dict[str, Any] = {"drugs": names}
+        attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
         dose = _DOSE.search(own[:40])
         if dose:
             per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)", own[dose.end():dose.end() + 12], re.I)
@@ -114,12 +115,12 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         day_n = re.match(r"[\s/a-z,]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
-        if re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b", own, re.I):
-            attrs["negated_after"] = True
-        attrs["negated"] = negated_before(raw[:s]) or bool(attrs.pop("negated_after", False))
+        negated_after = re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|on\s+hold)\b",
+                                 own, re.I)
+        attrs["negated"] = bool(negated_before(raw[:s]) or negated_after)
         if len(names) > 1 and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
             continue  # a bare class word ("Abx changed", "sedation") names no checkable order
         kind = "infusion" if attrs.get("infusion") else "medication"
         value = raw[e:e + len(own)].strip()[:60] or None
-        out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, attrs))
+        out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, MedicationClaim(**attrs)))
     return out

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.offline.clauses import clause_after
 from ehrlib.pipeline.offline.numparse import NUMBER
 
@@ -22,7 +23,8 @@ NUM = r"-?(?:" + NUMBER + r")"
 
 @dataclass(frozen=True, slots=True)
 class Mention:
-    """One candidate statement: its span in the scanned text, kind, concept and parsed value."""
+    """One candidate statement: its span in the scanned text, kind, concept, value text and
+    parsed claim (:mod:`ehrlib.pipeline.claims`)."""
 
     line: int
     start: int
@@ -31,7 +33,7 @@ class Mention:
     kind: str
     concept: str
     value: str | None = None
-    attributes: Mapping[str, Any] = field(default_factory=dict)
+    claim: Claim = field(default_factory=Claim)
     group: str | None = None
 
 

@@ -1,7 +1,7 @@
 """Candidate mentions in one line of a clinical note, with their values parsed.
 
 What real notes write, and which module reads it (each emits :class:`~.mention.Mention`
-records whose ``attributes`` carry the parsed claim):
+records whose ``claim`` carries what the statement says, typed):
 
 * ``afebrile`` / ``febrile to 101.5`` / ``hypotensive``  :mod:`.interpretations`
 * ``HR 88 (80-110)`` / ``BP 110/60(75)`` / ``Cr 1.2 <- 1.8`` / ``UOP 850 cc`` / ``ABG 7.49/58/102``

@@ -11,6 +11,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
@@ -42,7 +43,7 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
             nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > 0),
                            default=len(clause))
             clause = clause[:nxt_spec]
-            attrs: dict[str, Any] = {"specimen": table_word}
+            attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
             for opat, oword in lex.organisms:
                 om = opat.search(clause)
                 if om:
@@ -57,7 +58,7 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
             if sens:
                 attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
                 names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
-                attrs["antibiotics"] = [a for a in names if len(a.split()) <= 2][:4]
+                attrs["antibiotics"] = tuple(a for a in names if len(a.split()) <= 2)[:4]
             if parse_susceptibilities(clause, lex)[1]:
                 attrs["pan_sensitive"] = True  # per-antibiotic claims are their own statements (find_mentions)
             if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
@@ -67,7 +68,7 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                 if key in attrs:
                     end = m.end() + clause.find(attrs[key]) + len(attrs[key])
             out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
-                               clause.strip()[:80] or None, attrs))
+                               clause.strip()[:80] or None, MicrobiologyClaim(**attrs)))
             taken.append((m.start(), end))
     return out
 
@@ -78,12 +79,15 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
     micro = _cultures(raw, line, lex, taken)
     claims = susceptibility_mentions(raw, micro, lex)
     for culture in micro:
+        found = culture.claim
+        assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
         own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
         if len(own) == 1:
-            out.append(replace(culture, attributes={**culture.attributes, "sensitivities": [own[0][2:]]}))
+            out.append(replace(culture, claim=replace(found, sensitivities=(own[0][2:],))))
             continue
         out.append(culture)
-        attrs = {k: v for k, v in culture.attributes.items() if k not in ("antibiotics", "susceptibility", "pan_sensitive")}
-        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level, {**attrs, "sensitivities": [(drug, level)]})
-                   for a, b, drug, level in own)
+        # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
+        own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)
+        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
+                           replace(own_claim, sensitivities=((drug, level),))) for a, b, drug, level in own)
     return out

@@ -102,7 +102,7 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
     out: list[tuple[int, int, str, str]] = []
     starts = sorted(c.start for c in cultures)
     for c in cultures:
-        if not (c.attributes or {}).get("organism"):
+        if not getattr(c.claim, "organism", None):
             continue
         stop = min([s for s in starts if s > c.start] + [len(raw)])
         end_sentence = re.search(r"[.;](?:\s|$)", raw[c.end:stop])

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import LIST_MARKER, clause_after, clause_before
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.mention import Mention
@@ -109,7 +110,7 @@ def _word_fragment(v: MentionView) -> bool:
 
 def _lone_title(v: MentionView) -> bool:
     m = v.m
-    return bool(m.concept not in ("procedure_code", "code_status") and not m.attributes.get("negated")
+    return bool(m.concept not in ("procedure_code", "code_status") and not m.claim.negated
                 and (not m.value or m.value.lower() == m.text.lower()) and not _ADJECTIVE.search(m.text)
                 and _LONE_PREFIX.match(v.line_before) and _LONE_SUFFIX.fullmatch(v.line_after))
 
@@ -201,20 +202,24 @@ def _o2_flow_device(v: MentionView) -> bool:
     return v.m.concept == "o2_flow" and any(o.concept == "o2_device" and 0 <= o.start - v.m.end <= 2 for o in v.others)
 
 
+def _drugs(m: Mention) -> tuple[str, ...]:
+    return m.claim.drugs if isinstance(m.claim, MedicationClaim) else ()
+
+
 def _drug_second_name(v: MentionView) -> bool:
     m = v.m
-    members = m.attributes.get("drugs") or ()
+    members = _drugs(m)
     return m.concept == "drug" and bool(members) and any(
         o.concept == "drug" and o.end <= m.start and re.fullmatch(r"[ \t]?", v.text[o.end:m.start])
-        and list(o.attributes.get("drugs") or ()) == list(members) for o in v.others)
+        and _drugs(o) == members for o in v.others)
 
 
 def _drug_class_member(v: MentionView) -> bool:
     m = v.m
-    members = m.attributes.get("drugs") or ()
+    members = _drugs(m)
     return m.concept == "drug" and len(members) > 1 and any(
-        o is not m and o.concept == "drug" and o.start >= m.end and len(o.attributes.get("drugs") or ()) == 1
-        and o.attributes["drugs"][0] in members and not re.search(r"[.;]", v.text[m.end:o.start]) for o in v.others)
+        o is not m and o.concept == "drug" and o.start >= m.end and len(_drugs(o)) == 1
+        and _drugs(o)[0] in members and not re.search(r"[.;]", v.text[m.end:o.start]) for o in v.others)
 
 
 def _time_reference(v: MentionView) -> bool:

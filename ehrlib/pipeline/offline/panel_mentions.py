@@ -11,6 +11,7 @@ re-reads it. Blood-pressure pairs are not panels (they are one concept, read by
 """
 from __future__ import annotations
 
+from ehrlib.pipeline.claims import NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.mention import Mention, emit, overlaps
 from ehrlib.pipeline.offline.numparse import panel_items
@@ -56,7 +57,7 @@ def panel_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention], taken:
         for c, it in zip(concepts, items):
             r = it.reading
             emit(out, taken, Mention(line, r.start, r.end, it.name, "measurement", c.cid,
-                                     raw[r.start:r.end], {"value": r.value},
+                                     raw[r.start:r.end], NumericClaim(reading=Reading(value=r.value)),
                                      f"L{line}P{start}"))
         taken.append((start, end))
 

@@ -57,6 +57,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.nonstatement_rules import ALLERGY_HEAD, NON_STATEMENT_RULES, MentionView, NonStatementRule
 
@@ -101,16 +102,16 @@ def is_allergy_paragraph(lines: Sequence[str], first_line: int) -> bool:
     """The paragraph is (or directly follows) an allergy header: drug names there are reactions."""
     if ALLERGY_HEAD.match(lines[first_line]):
         return True
+    # only the line right above counts (a blank line in between ends the header's reach);
+    # looking no further keeps a note of many blank lines linear
     j = first_line - 1
-    while j >= 0 and not lines[j].strip():
-        j -= 1
-    return j >= 0 and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I)) and first_line - j <= 1
+    return j >= 0 and bool(lines[j].strip()) and bool(re.match(r"^\s*allerg(?:y|ies)\s*:?\s*$", lines[j], re.I))
 
 
 def is_drug_class(m: Mention) -> bool:
     """A class word ("abx", "pressors", "IVF"): an entity only when the patient has a member
     item to check it against (protocol: a class maps to a concrete item or is no entity)."""
-    return m.concept == "drug" and len(m.attributes.get("drugs") or ()) > 1
+    return m.concept == "drug" and isinstance(m.claim, MedicationClaim) and len(m.claim.drugs) > 1
 
 
 def split_non_statements(text: str, mentions: Sequence[Mention]) -> tuple[list[Mention], list[DroppedMention]]:

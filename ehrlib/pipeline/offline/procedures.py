@@ -8,7 +8,9 @@ part is data (``offline_concept_flags.yaml``).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
+from ehrlib.pipeline.claims import MedicationClaim, ProcedureClaim
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
@@ -34,19 +36,22 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
     window = raw[max(0, m.start() - 30):m.end() + 40]
     act = _PROC_ACTION.search(window)
     side = _SIDE.search(raw[max(0, m.start() - 20):m.end() + 5])
-    attrs = {"negated": negated_before(raw[:m.start()])}
-    if act:
-        attrs["action"] = act.group("a").lower()
-    if side:
-        attrs["side"] = side.group("s").lower()[0]
+    negated = bool(negated_before(raw[:m.start()]))
+    action = act.group("a").lower() if act else None
+    side_letter = side.group("s").lower()[0] if side else None
     prev = out[-1] if out else None
-    if prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3:
+    if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3
+            and isinstance(prev.claim, ProcedureClaim)):
+        # "R IJ CVL" is one line: this occurrence's action and side win, the earlier ones stay
+        merged = replace(prev.claim, negated=negated, action=action or prev.claim.action,
+                         side=side_letter or prev.claim.side)
         out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "procedure", concept.cid,
-                          prev.value, {**prev.attributes, **attrs})  # "R IJ CVL" is one line
+                          prev.value, merged)
         taken.append((m.start(), m.end()))
         return True
     emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
-                             act.group(0) if act else None, attrs))
+                             act.group(0) if act else None,
+                             ProcedureClaim(negated=negated, action=action, side=side_letter)))
     return True
 
 
@@ -54,15 +59,17 @@ def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concep
                           taken: list[tuple[int, int]]) -> bool:
     """Emit the mention of a blood product ("2u PRBC"); "transfused" just before joins it."""
     amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
-    attrs = {"drugs": [concept.cid], "negated": negated_before(raw[:m.start()])}
-    if amount:
-        attrs["units"] = float(amount.group(1))
+    negated = bool(negated_before(raw[:m.start()]))
+    units = float(amount.group(1)) if amount else None
     prev = out[-1] if out else None
     if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 8
-            and re.fullmatch(r"transfus\w*", prev.text, re.I)):
+            and re.fullmatch(r"transfus\w*", prev.text, re.I) and isinstance(prev.claim, MedicationClaim)):
+        merged = replace(prev.claim, drugs=(concept.cid,), negated=negated,  # "transfused 1u PRBC"
+                         units=units if units is not None else prev.claim.units)
         out[-1] = Mention(line, prev.start, m.end(), raw[prev.start:m.end()].strip(), "medication", concept.cid,
-                          None, {**prev.attributes, **attrs})  # "transfused 1u PRBC"
+                          None, merged)
         taken.append((m.start(), m.end()))
         return True
-    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None, attrs))
+    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None,
+                             MedicationClaim(drugs=(concept.cid,), negated=negated, units=units)))
     return True

@@ -35,7 +35,6 @@ def on_concept_scale(val: Mapping[str, Any], concept: Concept) -> dict[str, Any]
     for k in _VALUE_KEYS:
         if k in out and out[k] is not None:
             out[k] = scaled.value if ratio_src == 0 else float(out[k]) * scaled.value / ratio_src
-    out["scale"] = scaled.via
     return out
 
 

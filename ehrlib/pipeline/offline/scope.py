@@ -18,6 +18,7 @@ import re
 from typing import Sequence
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_after, clause_before
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.sections import section_scope
@@ -58,7 +59,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
-    if plan and not (entity.kind in ("medication", "infusion") and entity.attributes.get("action") in
+    if plan and not (isinstance(entity.claim, MedicationClaim) and entity.claim.action in
                      ("started", "start", "given", "stopped", "discontinued", "received")
                      and re.search(r"\b(?:was|were|had|been)\b", clause)):
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))

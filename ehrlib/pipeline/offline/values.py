@@ -1,6 +1,6 @@
 """Values written after a mention: numbers, units, ranges, blood pressures and series.
 
-What notes write, and what it becomes (the attributes of a mention):
+What notes write, and what it becomes (the parse, then a :class:`~ehrlib.pipeline.claims.NumericClaim`):
 
 * ``HR 88 (80-110)``                     value 88, min 80, max 110
 * ``BP 110/60(75) {95/50(62) - 130/80(90)}``  systolic/diastolic/mean + their min-max
@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ehrlib.pipeline.claims import NumericClaim, claim_from_attributes
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, concept_flags
 from ehrlib.pipeline.offline.trends import TREND_VERB, verb_direction
 
-__all__ = ["parse_bp", "parse_value"]
+__all__ = ["parse_bp", "parse_value", "numeric_claim"]
 
 _BP_ONE = r"(?P<{p}s>\d{{2,3}})\s*/\s*(?P<{p}d>\d{{2,3}})(?:\s*\(\s*(?P<{p}m>\d{{2,3}})\s*\))?"
 _BP = re.compile(
@@ -98,8 +99,9 @@ def _unit_norm(u: str | None) -> str | None:
 def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | None:
     """Parse the value that follows a mention (``text`` starts right after the mention).
 
-    Returns attributes: ``value``/``unit``, ``min``/``max``, ``series`` (oldest first) and
-    ``direction``, or ``None`` when no value follows.
+    Returns the parse in the numeric claim's flat form (:func:`numeric_claim` types it):
+    ``value``/``unit``, ``min``/``max``, ``series`` (oldest first) and ``direction``, or
+    ``None`` when no value follows.
     """
     m = re.match(_SEP, text, re.I)
     pos = m.end() if m else 0
@@ -129,6 +131,13 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
             out.setdefault("min", out["value"])
             out.pop("direction", None)
     return out
+
+
+def numeric_claim(parsed: dict[str, Any]) -> NumericClaim:
+    """The claim of a parse (``_end`` removed): the parse's keys are the numeric claim's flat form."""
+    claim = claim_from_attributes("measurement", parsed)
+    assert isinstance(claim, NumericClaim)
+    return claim
 
 
 def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, Any] | None:

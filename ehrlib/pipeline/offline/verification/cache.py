@@ -6,21 +6,51 @@ window reuses the cached verdict without tool calls.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ehrlib.pipeline.cache import related_entries
+from ehrlib.pipeline.claims import (
+    Claim as ParsedClaim,
+    FindingClaim,
+    InterpretationClaim,
+    MedicationClaim,
+    MicrobiologyClaim,
+    NumericClaim,
+    ProcedureClaim,
+    Reading,
+    Trend,
+)
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["SAME_CLAIM", "RULES", "same_claim"]
 
-_CLAIM_KEYS = ("concept", "value", "min", "max", "systolic", "criterion", "negated", "direction", "dose", "organism",
-               "words", "action", "drugs", "units", "rate", "series")
+def _criterion(parsed: ParsedClaim) -> str | None:
+    return parsed.criterion if isinstance(parsed, InterpretationClaim) else None
+
+
+def _said(parsed: ParsedClaim) -> tuple[Any, ...]:
+    """The parts of a claim a restatement must repeat: concept, criterion, negation, the
+    stated numbers (value, bounds, the systolic value), direction and series, dose, rate
+    and units, drugs, organism, finding words and action. Other details (units of
+    measure, routes, sides) may be left out of a restatement."""
+    numeric = parsed if isinstance(parsed, NumericClaim) else None
+    reading = parsed.reading if isinstance(parsed, (NumericClaim, InterpretationClaim)) else Reading()
+    trend = numeric.trend if numeric is not None and numeric.trend is not None else Trend()
+    systolic = numeric.bp.part("systolic").value if numeric is not None and numeric.bp is not None else None
+    med = parsed if isinstance(parsed, MedicationClaim) else MedicationClaim()
+    action = parsed.action if isinstance(parsed, (MedicationClaim, ProcedureClaim)) else None
+    return (type(parsed), parsed.concept, parsed.negated, reading.value, reading.min, reading.max, systolic,
+            _criterion(parsed), trend.direction, trend.series,
+            med.dose, med.rate, med.units, med.drugs, action,
+            parsed.organism if isinstance(parsed, MicrobiologyClaim) else None,
+            parsed.words if isinstance(parsed, FindingClaim) else None)
 
 
 def same_claim(e: Entity, c: Entity) -> bool:
-    """Whether two entities state the same claim (kind, text, parsed attributes)."""
-    return (e.kind == c.kind and e.text.lower() == c.text.lower()
-            and all(e.attributes.get(k) == c.attributes.get(k) for k in _CLAIM_KEYS))
+    """Whether two entities state the same claim (kind, text, the parts :func:`_said` names)."""
+    return e.kind == c.kind and e.text.lower() == c.text.lower() and _said(e.claim) == _said(c.claim)
 
 
 def _from_cache(claim: Claim) -> Verdict | None:
@@ -30,7 +60,7 @@ def _from_cache(claim: Claim) -> Verdict | None:
         same_group = e.group is not None and e.group == c.group
         same_item = bool(set(e.item_keys) & set(c.item_keys)) and e.window == c.window
         same_state = (e.kind == "interpretation" and e.window == c.window
-                      and e.attributes.get("criterion") == c.attributes.get("criterion"))
+                      and _criterion(e.claim) == _criterion(c.claim))
         if (same_group or same_item or same_state) and same_claim(e, c):
             v = entry.verdict
             return Verdict(e.entity_id, v.label, v.inconsistency_type, f"from the validation cache: {v.reason}",

@@ -88,7 +88,7 @@ def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
 def _section_billed(c: Claim) -> Verdict | None:
     """A billing-section entry: its section's billed codes first. A listed diagnosis is
     decided there; a listed procedure no billed code names goes on to its bedside rules."""
-    v = billed_match(c, tables_for_section(c.attrs.get("section")) or ICD_TABLES)
+    v = billed_match(c, tables_for_section(c.entity.claim.section) or ICD_TABLES)
     if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
         return v
     return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
@@ -34,19 +35,20 @@ __all__ = ["verify_entity", "chain_for", "ALL_RULES"]
 def chain_for(e: Entity) -> tuple[Rule[Any], ...]:
     """The rules tried, in order, for an entity of the inspector; entries of the
     billing-summary sections try their section's billed codes first."""
-    if tables_for_section(e.attributes.get("section")) is not None:
+    if tables_for_section(e.claim.section) is not None:
         return (diagnoses.SECTION_BILLED, *_kind_chain(e))
     return _kind_chain(e)
 
 
 def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
-    kind, a = e.kind, e.attributes
+    kind, parsed = e.kind, e.claim
+    numeric = parsed if isinstance(parsed, NumericClaim) else NumericClaim()
     if kind == "interpretation":
         return states.CHAIN
     if kind == "trend":
         return trends.CHAIN
-    if kind in ("measurement", "range") or (kind == "output" and any(k in a for k in numbers.NUMERIC_KEYS)):
-        if kind == "output" and a.get("per_hour"):
+    if kind in ("measurement", "range") or (kind == "output" and numeric.has_numbers):
+        if kind == "output" and numeric.per_hour:
             return events.CHAIN
         return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, *numbers.CHAIN)
     if kind in ("medication", "infusion"):
@@ -55,7 +57,7 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
         return microbiology.CHAIN
     if kind == "diagnosis":
         return diagnoses.RULES
-    if kind == "finding" and a.get("concept") == DATA_CONCEPT:
+    if kind == "finding" and parsed.concept == DATA_CONCEPT:
         return (findings.DATA_VALUE,)
     return events.CHAIN
 

@@ -12,6 +12,7 @@ import functools
 import re
 from datetime import timedelta
 
+from ehrlib.pipeline.claims import ProcedureClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
@@ -30,7 +31,7 @@ def _procedure(c: Claim) -> bool:
 
 def _negated_absent(c: Claim) -> Verdict | None:
     inside, every = c.item_rows()
-    if c.attrs.get("negated") and _procedure(c) and not inside:
+    if c.entity.claim.negated and _procedure(c) and not inside:
         return verdict(c, True, f"no {c.entity.text} in the window, as stated", every[:2])
     return None
 
@@ -64,12 +65,12 @@ def _procedure_clock(c: Claim) -> Verdict | None:
     each row is its own event, lines are not merged). A bare time on a long-lived device
     (a line's whole dwell) is not judged."""
     e = c.entity
-    if not _procedure(c) or c.attrs.get("negated"):
+    if not _procedure(c) or c.entity.claim.negated:
         return None
     clock = parse_clock(e.time_text)
     if clock is None:
         return None
-    said = f"{e.text} {c.attrs.get('action') or ''}"
+    said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
     # the procedure records (start/end columns), not observations charted along a line's dwell
     course = [r for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]]
     if not course:
@@ -87,7 +88,7 @@ def _procedure_clock(c: Claim) -> Verdict | None:
 
 
 def _procedure_side(c: Claim) -> Verdict | None:
-    side = c.attrs.get("side")
+    side = c.claim_as(ProcedureClaim).side
     if side not in ("r", "l") or not _procedure(c):
         return None
     located = [r for r in c.item_rows()[0] if (r.get("extra") or {}).get("location")]
@@ -100,7 +101,7 @@ def _procedure_side(c: Claim) -> Verdict | None:
 
 
 def _negated_recorded(c: Claim) -> Verdict | None:
-    if not c.attrs.get("negated"):
+    if not c.entity.claim.negated:
         return None
     return verdict(c, False, f"note says no {c.entity.text}, but it is recorded in the window", c.item_rows()[0][:4])
 

@@ -12,6 +12,7 @@ import re
 from typing import Any, Mapping, Sequence
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim, verdict
@@ -44,13 +45,13 @@ def pitting_grade(value: str) -> str | None:
 
 
 def _concept(c: Claim) -> str:
-    return str(c.attrs.get("concept"))
+    return str(c.entity.claim.concept)
 
 
 def _stated(c: Claim) -> set[str]:
     concept, e = _concept(c), c.entity
     note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
-    if concept == "edema" and c.attrs.get("negated"):
+    if concept == "edema" and c.entity.claim.negated:
         note = "no"
     return _states(concept, note.lower(), "note")
 
@@ -73,7 +74,7 @@ def _no_known_state(c: Claim) -> Verdict | None:
 
 
 def _pitting(c: Claim) -> Verdict | None:
-    grade, inside = c.attrs.get("grade"), c.item_rows()[0]
+    grade, inside = c.claim_as(FindingClaim).grade, c.item_rows()[0]
     if not grade:
         return None
     g = re.sub(r"\D", "", str(grade)) or ("0" if "trace" in str(grade).lower() else "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Mapping
 
+from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.doses import dose_matches, rate_matches, route_of, row_dose, same_dose_unit
@@ -25,12 +26,16 @@ Rows = list[Mapping[str, Any]]
 _KINDS = ("medication", "infusion")
 
 
+def _med(c: Claim) -> MedicationClaim:
+    return c.claim_as(MedicationClaim)
+
+
 def _names(c: Claim) -> str:
-    return ", ".join(c.attrs.get("drugs", ())[:3])
+    return ", ".join(_med(c).drugs[:3])
 
 
 def _action(c: Claim) -> str:
-    return str(c.attrs.get("action") or "")
+    return _med(c).action or ""
 
 
 def _rows(c: Claim) -> Rows:
@@ -44,7 +49,7 @@ def _course(c: Claim) -> Rows:
 
 def _negated(c: Claim) -> Verdict | None:
     """"no transfusion today", "not on pressors": consistent when nothing is given in the window."""
-    if not c.attrs.get("negated"):
+    if not c.entity.claim.negated:
         return None
     inside, every = c.item_rows()
     if inside:
@@ -78,8 +83,8 @@ def _record_in_window(c: Claim) -> Verdict | None:
 
 def _transfusion_volume(c: Claim) -> Verdict | None:
     """MIMIC splits one unit over several rows (rate changes): compare volume, ~300 mL a unit."""
-    e, units = c.entity, c.attrs.get("units")
-    if units is None or str(c.attrs.get("concept")) != "transfusion" or not e.time_text:
+    e, units = c.entity, _med(c).units
+    if units is None or str(e.claim.concept) != "transfusion" or not e.time_text:
         return None
     inside = _rows(c)
     volume = sum(float(r["valuenum"]) for r in inside
@@ -129,7 +134,8 @@ def _dated_edge(c: Claim) -> Verdict | None:
 
 
 def _rate(c: Claim) -> Verdict | None:
-    e, a, rate = c.entity, c.attrs, c.attrs.get("rate")
+    e, m = c.entity, _med(c)
+    rate, rate_unit = m.rate, m.rate_unit or ""
     if rate is None:
         return None
     inside = _rows(c)
@@ -137,39 +143,39 @@ def _rate(c: Claim) -> Verdict | None:
     # a drip rate in a progress note is the rate of its day, not of the widened window
     core = core_window(e.window)
     rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
-    ok = [r for r in rated if rate_matches(float(rate), str(a.get("rate_unit") or ""), r)]
+    ok = [r for r in rated if rate_matches(float(rate), rate_unit, r)]
     clock = parse_clock(e.time_text)
     if ok and clock is not None:
         # "increased to 20 mg/hr at 1400": a row at that rate must start near that time
         timed, _, detail = edge_matches(clock, e.window, ok, "start")
         if timed is False:
-            return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {a.get('rate_unit', '')} recorded, but "
+            return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {rate_unit} recorded, but "
                            f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4])
     if rated and not ok:
         seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
-        return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {a.get('rate_unit', '')} not recorded "
+        return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {rate_unit} not recorded "
                        f"(recorded {', '.join(f'{x:g}' for x in seen[:6])})", rated[:4])
     c.narrowed = ok or inside
     return None
 
 
 def _dose(c: Claim) -> Verdict | None:
-    a, dose = c.attrs, c.attrs.get("dose")
+    dose, dose_unit = _med(c).dose, _med(c).dose_unit or ""
     if dose is None:
         return None
     inside = _rows(c)
-    comparable = [r for r in inside if same_dose_unit(str(a.get("dose_unit") or ""), r)]
-    with_dose = [r for r in comparable if dose_matches(float(dose), str(a.get("dose_unit") or ""), r)]
+    comparable = [r for r in inside if same_dose_unit(dose_unit, r)]
+    with_dose = [r for r in comparable if dose_matches(float(dose), dose_unit, r)]
     if not with_dose and any(row_dose(r) is not None for r in comparable):
         doses = sorted({f"{row_dose(r):g}" for r in comparable if row_dose(r) is not None})
-        return verdict(c, False, f"{_names(c)}: dose {dose:g} {a.get('dose_unit', '')} not recorded "
+        return verdict(c, False, f"{_names(c)}: dose {dose:g} {dose_unit} not recorded "
                        f"(recorded {', '.join(doses[:6])})", comparable[:4])
     c.narrowed = with_dose or inside
     return None
 
 
 def _route(c: Claim) -> Verdict | None:
-    route, routes = c.attrs.get("route"), terms()["routes"]
+    route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
     routed = [r for r in _rows(c) if route_of(r)]
@@ -182,7 +188,7 @@ def _route(c: Claim) -> Verdict | None:
 def _course_day(c: Claim) -> Verdict | None:
     """"day 3 of vancomycin": the course's first dose, the earliest start with no gap of
     more than 2 days after it, is that many days before the note's day."""
-    e, course_day = c.entity, c.attrs.get("course_day")
+    e, course_day = c.entity, _med(c).course_day
     day = parse_time((e.window.end if e.window else "") or "")
     if not course_day or day is None:
         return None
@@ -204,7 +210,7 @@ def _course_day(c: Claim) -> Verdict | None:
 
 
 def _duration(c: Claim) -> Verdict | None:
-    duration = c.attrs.get("duration_days")
+    duration = _med(c).duration_days
     if not duration:
         return None
     course = _course(c)

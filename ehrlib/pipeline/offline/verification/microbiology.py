@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
@@ -59,8 +60,12 @@ def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[t
     return True, "susceptibilities as stated", tested[:4]
 
 
+def _culture(c: Claim) -> MicrobiologyClaim:
+    return c.claim_as(MicrobiologyClaim)
+
+
 def _specimen(c: Claim) -> re.Pattern[str]:
-    return re.compile(str(c.attrs.get("specimen") or "."), re.I)
+    return re.compile(_culture(c).specimen or ".", re.I)
 
 
 def _timeline(c: Claim, time: str) -> Rows:
@@ -69,18 +74,18 @@ def _timeline(c: Claim, time: str) -> Rows:
 
 
 def _specimen_in_window(c: Claim) -> Verdict | None:
-    e, a, spec = c.entity, c.attrs, _specimen(c)
+    e, a, spec = c.entity, _culture(c), _specimen(c)
     rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
     rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
     if not rows and not e.time_text and core_window(e.window) is not None and (
-            a.get("organism") or a.get("negative") or a.get("positive")):
+            a.organism or a.negative or a.positive):
         rows = _lookback(c, spec)  # a stated date is the specimen's: no look-back then
     if not rows:
         any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label") or ""))]
         if any_spec:
             return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
                            any_spec[:4])
-        return verdict(c, False, f"no {a.get('specimen')} culture in this admission", (), missing=True)
+        return verdict(c, False, f"no {a.specimen} culture in this admission", (), missing=True)
     c.narrowed = rows
     return None
 
@@ -95,42 +100,41 @@ def _lookback(c: Claim, spec: re.Pattern[str]) -> Rows:
 
 
 def _organism(c: Claim) -> Verdict | None:
-    e, a = c.entity, c.attrs
-    if not a.get("organism"):
+    e, a = c.entity, _culture(c)
+    if not a.organism:
         return None
     rows = c.narrowed or []
     orgs = [r for r in rows if _org(r)]
-    opat = re.compile(str(a["organism"]), re.I)
+    opat = re.compile(a.organism, re.I)
     hit = [r for r in orgs if opat.search(_org(r))]
     if not hit:
         grown = sorted({_org(r) for r in orgs})
-        return verdict(c, False, f"{e.text}: {a.get('organism_text')} not grown"
+        return verdict(c, False, f"{e.text}: {a.organism_text} not grown"
                        + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
                        missing=not orgs)
     c.narrowed = hit
     refined = decide(c, (SUSCEPTIBILITY, ANTIBIOTIC))
     if refined is not None:
         return refined
-    return verdict(c, True, f"{e.text} grew {a.get('organism_text')}", hit)
+    return verdict(c, True, f"{e.text} grew {a.organism_text}", hit)
 
 
 def _susceptibility(c: Claim) -> Verdict | None:
-    e, a, hit = c.entity, c.attrs, c.narrowed or []
-    if not (a.get("sensitivities") or a.get("pan_sensitive")):
+    e, a, hit = c.entity, _culture(c), c.narrowed or []
+    if not (a.sensitivities or a.pan_sensitive):
         return None
-    ok, why, ev = check_susceptibilities(hit, [tuple(x) for x in a.get("sensitivities") or ()],
-                                         bool(a.get("pan_sensitive")))
+    ok, why, ev = check_susceptibilities(hit, list(a.sensitivities), a.pan_sensitive)
     if not ok:
         return verdict(c, False, f"{e.text}: {why}", ev)
-    return verdict(c, True, f"{e.text}: {a.get('organism_text')} {why}", ev or hit)
+    return verdict(c, True, f"{e.text}: {a.organism_text} {why}", ev or hit)
 
 
 def _antibiotic_interpretation(c: Claim) -> Verdict | None:
-    e, a, hit = c.entity, c.attrs, c.narrowed or []
-    if not a.get("antibiotics"):
+    e, a, hit = c.entity, _culture(c), c.narrowed or []
+    if not a.antibiotics:
         return None
-    want = str(a.get("susceptibility") or "S")
-    for ab in a["antibiotics"]:
+    want = a.susceptibility or "S"
+    for ab in a.antibiotics:
         ab_rows = [r for r in hit if ab[:6] in str((r.get("extra") or {}).get("antibiotic") or "").lower()]
         if ab_rows and not any(str(r["extra"].get("interpretation") or "").upper().startswith(want) for r in ab_rows):
             return verdict(c, False, f"{e.text}: {ab} not {'resistant' if want == 'R' else 'sensitive'}", ab_rows[:4])
@@ -138,11 +142,11 @@ def _antibiotic_interpretation(c: Claim) -> Verdict | None:
 
 
 def _result_sign(c: Claim) -> Verdict | None:
-    e, a, rows = c.entity, c.attrs, c.narrowed or []
+    e, a, rows = c.entity, _culture(c), c.narrowed or []
     orgs = [r for r in rows if _org(r)]
-    if a.get("positive") and not orgs:
+    if a.positive and not orgs:
         return verdict(c, False, f"{e.text} stated positive, nothing grew", rows[:4])
-    if a.get("negative") and orgs:
+    if a.negative and orgs:
         return verdict(c, False, f"{e.text} stated negative, grew {', '.join(sorted({_org(r) for r in orgs})[:3])}",
                        orgs[:4])
     return None

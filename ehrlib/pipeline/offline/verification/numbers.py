@@ -1,8 +1,7 @@
 """Number rules: stated values, ranges, min/max, daily totals and arrow series.
 
 Every number the note states (value, min, max, the BP mean, the braces' extremes) must be
-met by some row in the window within the concept's tolerance, on the item's recorded scale
-(:mod:`.item_scale`: percent vs fraction and the other table conversions); a decade ("120s") is met by
+met by some row in the window within the concept's tolerance; a decade ("120s") is met by
 any value in it. A vital-sign range is the day's charted minimum..maximum; a per-day
 amount is a calendar-day sum; an arrow series must appear in time order. A reference word
 after the value ("WBC 16.2 (WNL)") is judged against the concept's reference interval.
@@ -13,6 +12,7 @@ import re
 from datetime import datetime
 from typing import Any, Mapping
 
+from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
@@ -23,12 +23,9 @@ from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "CHAIN", "NUMERIC_KEYS", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
+__all__ = ["RULES", "CHAIN", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
            "SERIES_ORDER", "REFERENCE_WORD", "stated_numbers"]
 
-#: attributes that carry a stated number (an output statement with one is a number claim)
-NUMERIC_KEYS = ("value", "min", "max", "systolic", "diastolic", "mean", "systolic_min", "systolic_max",
-                "diastolic_min", "diastolic_max", "mean_min", "mean_max")
 _KINDS = ("measurement", "range", "output", "trend")
 Rows = list[Mapping[str, Any]]
 
@@ -44,15 +41,12 @@ def _bp_part(label: str) -> str | None:
     return None
 
 
-def _intervals(a: Mapping[str, Any], prefix: str = "") -> list[tuple[float, float | None]]:
-    """(low, high) of every number claimed under ``prefix`` (""/"systolic_"/...): an exact
-    value has high None; a decade ("60s") or a "min in the 60s" gives its bounds."""
-    def get(k: str) -> float | None:
-        v = a.get(prefix + k)
-        return float(v) if v is not None else None
+def _intervals(r: Reading, value: float | None) -> list[tuple[float, float | None]]:
+    """(low, high) of every number of a reading (its ``value`` given apart: a blood-pressure
+    component's value is listed by the caller): an exact value has high None; a decade
+    ("60s") or a "min in the 60s" gives its bounds."""
     out: list[tuple[float, float | None]] = []
-    lo, lo_hi, hi_lo, hi = get("min"), get("min_hi"), get("max_lo"), get("max")
-    value = get("value") if not prefix else get("")
+    lo, lo_hi, hi_lo, hi, value = (None if x is None else float(x) for x in (r.min, r.min_hi, r.max_lo, r.max, value))
     if lo is not None and hi is not None and lo_hi is None and hi_lo is None and hi - lo == 9 and value in (lo, None):
         return [(lo, hi)]  # "SBP 80s", "tachycardic to the 120s"
     if lo is not None and lo_hi is not None and hi is not None and hi_lo is not None and (lo, lo_hi) == (hi_lo, hi):
@@ -66,16 +60,17 @@ def _intervals(a: Mapping[str, Any], prefix: str = "") -> list[tuple[float, floa
     return out
 
 
-def stated_numbers(a: Mapping[str, Any]) -> list[tuple[str, float, float | None]]:
-    """(component, low, high) of every number a statement's attributes claim."""
-    if any(k.startswith("systolic") for k in a):
+def stated_numbers(n: NumericClaim) -> list[tuple[str, float, float | None]]:
+    """(component, low, high) of every number a statement claims."""
+    if n.bp is not None:
         out: list[tuple[str, float, float | None]] = []
-        for part in ("systolic", "diastolic", "mean"):
-            out += [(part, lo, hi) for lo, hi in _intervals(a, part + "_")]
-            if part in a and a[part] is not None and not any(lo == float(a[part]) for p, lo, _ in out if p == part):
-                out.append((part, float(a[part]), None))
+        for part in BloodPressure.PARTS:
+            r = n.bp.part(part)
+            out += [(part, lo, hi) for lo, hi in _intervals(r, None)]
+            if r.value is not None and not any(lo == float(r.value) for p, lo, _ in out if p == part):
+                out.append((part, float(r.value), None))
         return out
-    return [("value", lo, hi) for lo, hi in _intervals(a)]
+    return [("value", lo, hi) for lo, hi in _intervals(n.reading, n.reading.value)]
 
 
 def _numeric(c: Claim) -> Rows:
@@ -83,9 +78,10 @@ def _numeric(c: Claim) -> Rows:
 
 
 def _tolerance(c: Claim) -> float:
-    tol = tolerance_of(concept_of(c.attrs))
-    if c.attrs.get("approx"):
-        tol = max(tol, 0.1 * float(c.attrs.get("value") or 0))
+    n = c.claim_as(NumericClaim)
+    tol = tolerance_of(concept_of(n))
+    if n.approx:
+        tol = max(tol, 0.1 * float(n.reading.value or 0))
     return tol
 
 
@@ -101,9 +97,10 @@ def _no_record(c: Claim) -> Verdict | None:
 
 def _daily_total(c: Claim) -> Verdict | None:
     """"UOP ~200 cc over 24h" / "100-350 cc per day": calendar-day sums of the item."""
-    if not c.attrs.get("per_day"):
+    n = c.claim_as(NumericClaim)
+    if not n.per_day:
         return None
-    e, a, numeric = c.entity, c.attrs, _numeric(c)
+    e, stated, numeric = c.entity, n.reading, _numeric(c)
     days: dict[str, float] = {}
     for r in numeric:
         days[str(r.get("time"))[:10]] = days.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
@@ -112,13 +109,13 @@ def _daily_total(c: Claim) -> Verdict | None:
     totals = sorted(days.values())
     slack = 0.15
     misses = []
-    if a.get("min") is not None and a.get("max") is not None and "min_hi" not in a:
-        lo, hi = float(a["min"]) * (1 - slack), float(a["max"]) * (1 + slack)
+    if stated.min is not None and stated.max is not None and stated.min_hi is None:
+        lo, hi = float(stated.min) * (1 - slack), float(stated.max) * (1 + slack)
         inside_share = sum(lo <= t <= hi for t in full) / max(len(full), 1)
         if inside_share < 0.6:
-            misses.append(f"{float(a['min']):g}-{float(a['max']):g} on most days")
+            misses.append(f"{float(stated.min):g}-{float(stated.max):g} on most days")
     else:
-        for _, value, upper in stated_numbers(a):
+        for _, value, upper in stated_numbers(n):
             lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
             if not any(lo <= t <= hi for t in totals):
                 misses.append(f"{value:g}" + (f"-{upper:g}" if upper else ""))
@@ -129,15 +126,13 @@ def _daily_total(c: Claim) -> Verdict | None:
 
 
 def _value_in_window(c: Claim) -> Verdict | None:
-    e, numeric = c.entity, _numeric(c)
-    concept = concept_of(c.attrs)
+    e, n, numeric = c.entity, c.claim_as(NumericClaim), _numeric(c)
+    concept = concept_of(n)
     tol = _tolerance(c)
     matched: Rows = []
     failed: list[str] = []
-    stated = stated_numbers(c.attrs)
-    onto, via, factor = statement_scale(stated, c.attrs.get("unit"), concept, c.item_rows()[1] or numeric)
-    for part, value, upper in stated:
-        value, upper = onto(value), (onto(upper) if upper is not None else None)
+    onto, via, factor = statement_scale(stated_numbers(n), n.unit, concept, c.item_rows()[1] or numeric)  # .item_scale
+    for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in stated_numbers(n)):
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
@@ -146,9 +141,9 @@ def _value_in_window(c: Claim) -> Verdict | None:
             obs = float(r["valuenum"])
             v, scale = (value, factor)
             if concept is not None and concept.cid == "temperature":
-                v, scale = convert_temp(value, c.attrs.get("unit"), r)
+                v, scale = convert_temp(value, n.unit, r)
             if upper is not None:
-                u = upper if scale == factor else convert_temp(upper, c.attrs.get("unit"), r)[0]
+                u = upper if scale == factor else convert_temp(upper, n.unit, r)[0]
                 if v - tol * scale <= obs <= u + tol * scale:
                     hit = r
                     break
@@ -166,8 +161,8 @@ def _value_in_window(c: Claim) -> Verdict | None:
     refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
     if refined is not None:
         return refined
-    on_scale = f" (on the item's scale: {via})" if via != "as written" else ""
-    return verdict(c, True, f"{e.text} {e.value or ''} matches the table{on_scale}", matched)
+    scale_note = f" (on the item's scale: {via})" if via != "as written" else ""
+    return verdict(c, True, f"{e.text} {e.value or ''} matches the table{scale_note}", matched)
 
 
 def _range_extremes(c: Claim) -> Verdict | None:
@@ -175,36 +170,42 @@ def _range_extremes(c: Claim) -> Verdict | None:
     "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
     window must match, not only appear."""
     numeric = _numeric(c)
-    reason = _extremes_reason(c, numeric, concept_of(c.attrs), _tolerance(c))
+    reason = _extremes_reason(c, numeric, concept_of(c.entity.claim), _tolerance(c))
     return verdict(c, False, reason, numeric[:5]) if reason is not None else None
 
 
 def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: float) -> str | None:
-    e, a = c.entity, c.attrs
-    if concept is None or (concept.cid not in terms()["vital_concepts"] and not ("max_lo" in a and "min" not in a)):
+    e, n = c.entity, c.claim_as(NumericClaim)
+    r = n.reading
+    only_max = r.max_lo is not None and r.min is None  # "peaked at 12.7", "Tmax 102.3"
+    if concept is None or (concept.cid not in terms()["vital_concepts"] and not only_max):
         return None  # lab and output ranges summarise typical values; vitals ranges are min..max
     core = core_window(e.window)
-    if core is not None and str(a.get("trend_word") or "").startswith(("peak", "nadir")):
+    word = n.trend.word if n.trend is not None else None
+    if core is not None and str(word or "").startswith(("peak", "nadir")):
         # "lactate peaked at 12.7" tells the course up to the note's day, not that day's maximum
-        rows = [r for r in numeric if str(r.get("time"))[:10] <= str(core.end)[:10]]
+        rows = [row for row in numeric if str(row.get("time"))[:10] <= str(core.end)[:10]]
     else:
-        rows = [r for r in numeric if in_window(r, core)] if core is not None else (
-            numeric if "max_lo" in a and "min" not in a else [])
+        rows = [row for row in numeric if in_window(row, core)] if core is not None else (
+            numeric if only_max else [])
     if not rows:
         return None
     is_temp = concept is not None and concept.cid == "temperature"
     checks: list[tuple[str, float, float | None, str]] = []
-    if "systolic_min" in a or "systolic_max" in a:
-        for part in ("systolic", "diastolic", "mean"):
-            if f"{part}_min" in a and f"{part}_max" in a:
-                checks.append(("min", float(a[f"{part}_min"]), a.get(f"{part}_min_hi"), part))
-                checks.append(("max", float(a.get(f"{part}_max_lo", a[f"{part}_max"])), float(a[f"{part}_max"]), part))
-    elif "min" in a and "max" in a and a.get("max") != a.get("min") and not (
-            a.get("max") is not None and float(a["max"]) - float(a["min"]) == 9 and "max_lo" not in a):
-        checks.append(("min", float(a["min"]), a.get("min_hi"), "value"))
-        checks.append(("max", float(a.get("max_lo", a["max"])), float(a["max"]), "value"))
-    elif "max_lo" in a and "min" not in a:
-        checks.append(("max", float(a["max_lo"]), float(a["max"]), "value"))
+    systolic = n.bp.part("systolic") if n.bp is not None else Reading()
+    if systolic.min is not None or systolic.max is not None:
+        assert n.bp is not None
+        for part in BloodPressure.PARTS:
+            p = n.bp.part(part)
+            if p.min is not None and p.max is not None:
+                checks.append(("min", float(p.min), p.min_hi, part))
+                checks.append(("max", float(p.max_lo if p.max_lo is not None else p.max), float(p.max), part))
+    elif r.min is not None and r.max is not None and r.max != r.min and not (
+            float(r.max) - float(r.min) == 9 and r.max_lo is None):
+        checks.append(("min", float(r.min), r.min_hi, "value"))
+        checks.append(("max", float(r.max_lo if r.max_lo is not None else r.max), float(r.max), "value"))
+    elif r.max_lo is not None and r.min is None and r.max is not None:
+        checks.append(("max", float(r.max_lo), float(r.max), "value"))
     if concept.cid == "blood_pressure" and checks and checks[0][3] == "value":
         part_of = "mean" if re.search(r"map|mean", e.text, re.I) else "systolic"
         checks = [(k, lo, hi, part_of) for k, lo, hi, _ in checks]
@@ -212,14 +213,14 @@ def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: floa
     if any(lo < lo_ok for _, lo, _, _ in checks):
         lo_ok = float("-inf")  # the note itself reports the artefact ("RR 12 (0 - 17)")
     for kind, lo, hi, part in checks:
-        vals = [float(r["valuenum"]) for r in rows
-                if (part == "value" or _bp_part(str(r.get("label", ""))) == part) and float(r["valuenum"]) >= lo_ok]
+        vals = [float(row["valuenum"]) for row in rows
+                if (part == "value" or _bp_part(str(row.get("label", ""))) == part) and float(row["valuenum"]) >= lo_ok]
         if not vals:
             continue
         if is_temp:  # every row in the note's unit (a stay may chart C and F items)
-            note_c = str(a.get("unit") or "").upper() == "C" or lo < 50
-            vals = [(in_celsius(float(r["valuenum"]), r) if note_c else in_fahrenheit(float(r["valuenum"]), r))
-                    for r in rows]
+            note_c = str(n.unit or "").upper() == "C" or lo < 50
+            vals = [(in_celsius(float(row["valuenum"]), row) if note_c else in_fahrenheit(float(row["valuenum"]), row))
+                    for row in rows]
         observed = min(vals) if kind == "min" else max(vals)
         top = hi if hi is not None else lo
         slack = max(tol, 0.02 * abs(observed)) if not is_temp else 0.3
@@ -232,7 +233,8 @@ def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: floa
 
 def _series_order(c: Claim) -> Verdict | None:
     """An arrow series: each value recorded in the window, in the stated order."""
-    raw = c.attrs.get("series")
+    trend = c.claim_as(NumericClaim).trend
+    raw = trend.series if trend is not None else ()
     if not raw:
         return None
     e, tol = c.entity, _tolerance(c)
@@ -258,8 +260,8 @@ def _reference_word(c: Claim) -> Verdict | None:
     """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word
     contradicts the concept's adult reference interval is inconsistent; otherwise the
     number rules decide."""
-    e, line = c.entity, c.line()
-    if line is None or e.span is None or c.attrs.get("value") is None:
+    e, line, n = c.entity, c.line(), c.claim_as(NumericClaim)
+    if line is None or e.span is None or n.reading.value is None:
         return None
     q = reference_qualifier(line, e.span[1])
     if q is None:
@@ -267,8 +269,8 @@ def _reference_word(c: Claim) -> Verdict | None:
     v = decide(c, CHAIN)
     if v is None or v.label != "consistent":
         return v
-    concept = str(c.attrs.get("concept"))
-    value = float(c.attrs["value"])
+    concept = str(n.concept)
+    value = float(n.reading.value)
     holds = qualifier_holds(q, concept, value)
     if holds is None or holds:
         return v
@@ -282,9 +284,8 @@ NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric 
 DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
                    "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
-                       "item in the statement's window, within the unit's measurement tolerance, on the item's recorded "
-                       "scale.", _value_in_window,
-                       _KINDS)
+                       "item in the statement's window, within the unit's tolerance, on the item's recorded scale.",
+                       _value_in_window, _KINDS)
 RANGE_EXTREMES = Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so "
                       "the day's charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
                       _KINDS)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
+from ehrlib.pipeline.claims import Claim as ClaimRecord
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
@@ -25,6 +26,7 @@ __all__ = ["Session", "Claim", "Check", "VerificationRule", "decide", "verdict",
 MAX_EVIDENCE = 8
 
 Rows = list[Mapping[str, Any]]
+C = TypeVar("C", bound=ClaimRecord)
 
 
 @dataclass
@@ -82,9 +84,11 @@ class Claim:
     narrowed: Rows | None = None
     _item_rows: tuple[Rows, Rows] | None = field(default=None, repr=False)
 
-    @property
-    def attrs(self) -> Mapping[str, Any]:
-        return self.entity.attributes
+    def claim_as(self, cls: type[C]) -> C:
+        """The entity's parsed claim as ``cls``; when the entity states another shape, an
+        empty ``cls()``, whose every field reads "not stated"."""
+        parsed = self.entity.claim
+        return parsed if isinstance(parsed, cls) else cls()
 
     def keys(self) -> list[str]:
         return [k for k in self.entity.item_keys if k]

@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.criteria import criterion_holds
+from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
@@ -29,7 +30,7 @@ Rows = list[Mapping[str, Any]]
 
 
 def _criterion_id(c: Claim) -> str:
-    return str(c.attrs.get("criterion"))
+    return c.claim_as(InterpretationClaim).criterion
 
 
 def _extra(c: Claim) -> Mapping[str, Any] | None:
@@ -67,7 +68,7 @@ def _attached_value(c: Claim) -> Verdict | None:
         src = str((summary or {}).get("source", ""))
     if holds is None:
         return None
-    ok = holds == (not bool(c.attrs.get("negated")))
+    ok = holds == (not c.entity.claim.negated)
     what = "meets" if holds else "does not meet"
     return verdict(c, ok, f"the stated value {value:g} it qualifies {what} {crit_id} ({src})", ())
 
@@ -78,7 +79,7 @@ def _lexicon_threshold(c: Claim) -> Verdict | None:
     extra = _extra(c)
     if extra is None:
         return None
-    crit_id, negated = _criterion_id(c), bool(c.attrs.get("negated"))
+    crit_id, negated = _criterion_id(c), c.entity.claim.negated
     inside, every = c.item_rows()
     numeric = [r for r in inside if r.get("valuenum") is not None]
     src = extra.get("source", "")
@@ -100,9 +101,9 @@ def _lexicon_threshold(c: Claim) -> Verdict | None:
 
 
 def _clinical_criterion(c: Claim) -> Verdict | None:
-    e, a, ctx = c.entity, c.attrs, c.ctx
-    crit_id, negated = _criterion_id(c), bool(a.get("negated"))
-    summary, tests = _criterion_rows(c, crit_id if crit_id != "None" else e.text)
+    e, ctx, stated = c.entity, c.ctx, c.claim_as(InterpretationClaim).reading
+    crit_id, negated = _criterion_id(c), c.entity.claim.negated
+    summary, tests = _criterion_rows(c, crit_id or e.text)
     if summary is None or not tests:
         return verdict(c, True, f"no clinical criterion for {e.text!r}; not judged", ())
     kind = summary.get("kind", "threshold")
@@ -121,10 +122,11 @@ def _clinical_criterion(c: Claim) -> Verdict | None:
     what = "holds" if holds else "does not hold"
     if holds == (not negated):
         # a stated value ("febrile to 101.5") must also be recorded
-        if any(k in a for k in ("value", "max", "min")) and crit_id in terms()["valued_states"]:
+        if (stated.value is not None or stated.max is not None or stated.min is not None) and \
+                crit_id in terms()["valued_states"]:
             vals = [float(r["valuenum"]) for r in any_rows if r.get("valuenum") is not None]
-            target = float(a.get("value", a.get("max", 0)))
-            upper = float(a["max"]) if "max" in a and a.get("min") is not None else None
+            target = float(stated.value if stated.value is not None else stated.max if stated.max is not None else 0)
+            upper = float(stated.max) if stated.max is not None and stated.min is not None else None
             ok = any((upper is not None and target - 1 <= v <= upper + 1) or value_matches(target, v, 1.0)
                      or (crit_id == "fever" and temp_match(target, r)) for v, r in zip(vals, any_rows))
             if not ok:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import diagnoses, numbers
 from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
@@ -52,8 +53,8 @@ RULES = (LEXICAL_MATCH, RECORD_EXISTS)
 def verify_surface(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
     """Stage 6 of the surface baseline (no validation cache)."""
     c = Claim(entity, ctx, Session(env.toolset))
-    if entity.kind in ("measurement", "range", "trend", "output") and any(k in entity.attributes
-                                                                            for k in numbers.NUMERIC_KEYS):
+    if entity.kind in ("measurement", "range", "trend", "output") and isinstance(entity.claim, NumericClaim) \
+            and entity.claim.has_numbers:
         chain: tuple[Rule[Any], ...] = numbers.CHAIN
     elif entity.kind == "diagnosis":
         chain = diagnoses.RULES

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.offline.lexicon import Concept, load_lexicon
 
 __all__ = ["terms", "concept_of", "tolerance_of"]
@@ -14,9 +15,9 @@ def terms() -> Mapping[str, Any]:
     return load_data("verification_terms.yaml")
 
 
-def concept_of(attributes: Mapping[str, Any]) -> Concept | None:
-    """The lexicon concept a statement's attributes name (None when unknown)."""
-    return load_lexicon().concepts.get(str(attributes.get("concept")))
+def concept_of(claim: Claim) -> Concept | None:
+    """The lexicon concept a statement's claim names (None when unknown)."""
+    return load_lexicon().concepts.get(str(claim.concept))
 
 
 def tolerance_of(concept: Concept | None) -> float:

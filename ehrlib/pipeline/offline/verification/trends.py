@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any, Mapping, Sequence
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.claims import NumericClaim, Trend
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
@@ -44,11 +45,11 @@ def trend_direction(values: Sequence[float]) -> str:
     return "rising" if last > first else "falling"
 
 
-def _claimed_direction(a: Mapping[str, Any]) -> str | None:
-    d = a.get("direction")
+def _claimed_direction(n: NumericClaim) -> str | None:
+    d = n.trend.direction if n.trend is not None else None
     if d in ("up", "down", "stable"):
         return {"up": "rising", "down": "falling", "stable": "stable"}[d]
-    concept = concept_of(a)
+    concept = concept_of(n)
     lower_is_worse = concept.lower_is_worse if concept else None
     if d in ("improving", "worsening") and lower_is_worse is not None:
         worse = "falling" if lower_is_worse else "rising"
@@ -97,17 +98,18 @@ def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
 
 
 def _direction(c: Claim) -> Verdict | None:
-    e, s, a, ctx = c.entity, c.session, c.attrs, c.ctx
-    if a.get("series"):
+    e, s, n, ctx = c.entity, c.session, c.claim_as(NumericClaim), c.ctx
+    trend = n.trend or Trend()
+    if trend.series:
         return decide(c, numbers.CHAIN)
     keys = c.keys()
     if not keys:
         return verdict(c, False, f"no item for {e.text}", (), missing=True)
-    claim = _claimed_direction(a)
-    if "value" in a:
+    claim = _claimed_direction(n)
+    if n.reading.value is not None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
     if claim is None:
-        return verdict(c, True, f"trend word {a.get('trend_word')!r} is not directional", ())
+        return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
     window = _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
     if len(rows) < 2:
@@ -125,7 +127,7 @@ def _direction(c: Claim) -> Verdict | None:
         day_vals = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(rows[-1].get("time"))[:10]]
         if _stable(values) or _stable(day_vals):
             directions.add("stable")
-    if a.get("normalized") and claim == "falling":
+    if trend.normalized and claim == "falling":
         directions.add("falling" if values[-1] < max(values) else "stable")
     fitted = _fitted_direction(rows)
     if fitted:
@@ -142,7 +144,7 @@ def _direction(c: Claim) -> Verdict | None:
         # least-squares fit may also carry the claim, a start-vs-end of an arbitrary window
         # may not. One item's own series: the first aligned item with values on two days
         # ("WBC" may also align a urine WBC, whose values are not this series)
-        tol = tolerance_of(concept_of(a))
+        tol = tolerance_of(concept_of(n))
         dod = next((d for k in keys if (d := day_over_day([r for r in rows if r.get("key") == k], tol)) is not None),
                    None)
         if dod is not None:
@@ -158,12 +160,13 @@ def _value_direction(c: Claim) -> Verdict | None:
     """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
     values before it (same window or the three days before) moved as stated."""
     num = decide(c, numbers.CHAIN)
-    claim = _claimed_direction(c.attrs)
-    if num is None or num.label == "inconsistent" or claim is None:
+    n = c.claim_as(NumericClaim)
+    claim = _claimed_direction(n)
+    if num is None or num.label == "inconsistent" or claim is None or n.reading.value is None:
         return num
     e = c.entity
-    tol = tolerance_of(concept_of(c.attrs))
-    value = float(c.attrs["value"])
+    tol = tolerance_of(concept_of(n))
+    value = float(n.reading.value)
     window = e.window
     rows = _numeric_rows(c.session, c.keys(), widened_back(window, 3))
     hits = [r for r in rows if value_matches(value, float(r["valuenum"]), tol) and in_window(r, window)]
@@ -202,16 +205,16 @@ def _stated_origin(c: Claim) -> Verdict | None:
     concept's tolerance; a discharge summary's origin may be any earlier value of the
     stay), and the direction word agrees with new - origin. None when the statement has
     no stated origin or the new value is not recorded (the value check then decides)."""
-    e, a = c.entity, c.attrs
+    e, r = c.entity, c.claim_as(NumericClaim).reading
     line = c.line()
     if line is None or e.span is None:
         return None
     origin = parse_origin(line[e.span[0]:e.span[0] + 90])
-    stated = {float(a[k]) for k in ("value", "max", "min") if a.get(k) is not None}
+    stated = {float(v) for v in (r.value, r.max, r.min) if v is not None}
     keys = c.keys()
     if origin is None or origin.new not in stated or not keys:
         return None
-    concept = concept_of(a)
+    concept = concept_of(e.claim)
     tol = tolerance_of(concept)
     window = e.window
     rows = _numeric_rows(c.session, keys, widened_back(window, 3))
