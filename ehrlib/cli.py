@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "ehrlib.db.notes_cli",
     "ehrlib.pipeline.cli",
     "ehrlib.judge.cli",
+    "ehrlib.llm.cli",
     "ehrlib.report.cli",
     "ehrlib.experiments.cli",
     "ehrlib.demo",

@@ -125,13 +125,22 @@ def test_429_then_success_is_retried(server: FakeGeminiServer) -> None:
     assert client.ledger.records()[0].attempts == 2
 
 
-def test_persistent_500_fails_after_max_attempts(server: FakeGeminiServer) -> None:
-    server.add(*[gemini_error(500, "INTERNAL")] * 3)
+def test_persistent_503_fails_after_max_attempts(server: FakeGeminiServer) -> None:
+    server.add(*[gemini_error(503, "UNAVAILABLE", "overloaded")] * 3)
     client = fast_client(server, max_retries=2)
     with pytest.raises(LLMCallError, match="after 3 attempts") as info:
         client.generate_sync([user("hi")])
-    assert info.value.status == 500 and info.value.transient
+    assert info.value.status == 503 and info.value.transient
     assert server.request_count == 3 and client.ledger.totals()["failed_calls"] == 1
+
+
+def test_identical_500_is_not_retried_to_the_limit(server: FakeGeminiServer) -> None:
+    server.add(*[gemini_error(500, "INTERNAL")] * 5)
+    client = fast_client(server, max_retries=4)
+    with pytest.raises(LLMCallError, match="the same error twice") as info:
+        client.generate_sync([user("hi")])
+    assert info.value.kind == "server_error" and server.request_count == 2
+    assert client.ledger.failure_summary()["by_kind"] == {"server_error": 1}
 
 
 def test_400_is_not_retried(server: FakeGeminiServer) -> None:

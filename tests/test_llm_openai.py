@@ -170,3 +170,99 @@ def test_live_openai_compatible_tool_loop() -> None:
     )
     assert result.ok, result.failure
     assert any(r.tool == "lexical_search" for r in result.trace) and "211" in result.text
+
+
+def test_assistant_turns_never_send_null_content(server: FakeOpenAIServer) -> None:
+    # the strict fake refuses null content like llama-cpp-python (HTTP 500, validation message)
+    server.add(openai_tool_calls(("lexical_search", {"query": "HR"})), openai_text("done"))
+    result = run_tool_loop_sync(fast_client(server), [user("find HR")], {"lexical_search": lexical_search})
+    assert result.ok and not server.refused
+    assistant = server.requests[1].body["messages"][1]
+    assert assistant["content"] == "" and assistant["tool_calls"]
+
+
+def test_strict_fake_refuses_null_content_like_the_real_server(server: FakeOpenAIServer) -> None:
+    import httpx
+
+    resp = httpx.post(server.url + "/v1/chat/completions", json={
+        "model": "m", "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": None}]})
+    assert resp.status_code == 500 and "Input should be a valid string" in resp.json()["error"]["message"]
+
+
+def test_structured_output_steps_down_once_per_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ehrlib.llm import generate_json, run_sync
+
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    with FakeOpenAIServer(reject_json_schema=True) as srv:
+        srv.add(openai_text('{"a": 1}'), openai_text('{"a": 2}'))
+        client = fast_client(srv)
+        first = run_sync(generate_json(client, [user("give a")], schema=schema))
+        second = run_sync(generate_json(client, [user("give a again")], schema=schema))
+        assert first.ok and second.ok and (first.value, second.value) == ({"a": 1}, {"a": 2})
+        # one refused json_schema request, then json_object for this call and every later one
+        assert len(srv.refused) == 1 and srv.request_count == 3
+        assert [r.body["response_format"]["type"] for r in srv.requests] == ["json_schema", "json_object",
+                                                                             "json_object"]
+        assert "JSON Schema" in srv.requests[1].body["messages"][-1]["content"]
+        manifest = client.manifest()
+        assert manifest["structured_output"] == "json_object" and client.retries == 0
+        assert manifest["structured_output_fallbacks"] == ["json_schema -> json_object: HTTP 500"]
+    with FakeOpenAIServer(reject_json_schema=True, reject_json_object=True) as srv:
+        srv.add(openai_text('{"a": 3}'))
+        client = fast_client(srv)
+        assert run_sync(generate_json(client, [user("a?")], schema=schema)).value == {"a": 3}
+        assert "response_format" not in srv.requests[-1].body and client.manifest()["structured_output"] == "text"
+
+
+def test_json_schema_refusal_without_auto_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ehrlib.llm import generate_json, run_sync
+
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    with FakeOpenAIServer(reject_json_schema=True) as srv:
+        client = fast_client(srv, structured_output="json_schema", max_retries=4)
+        res = run_sync(generate_json(client, [user("a?")], schema={"type": "object"}))
+        assert not res.ok and "structured_output: false" in res.error
+        assert srv.request_count == 2  # the identical 500 is not retried five times
+
+
+def test_length_finish_is_truncation_with_one_larger_retry(server: FakeOpenAIServer) -> None:
+    from ehrlib.llm import generate_json, run_sync
+
+    server.add(openai_text('{"anch', finish_reason="length"), openai_text('{"a": 1}'))
+    client = fast_client(server)
+    res = run_sync(generate_json(client, [user("x")], schema={"type": "object"}))
+    assert res.ok and [r.body["max_tokens"] for r in server.requests] == [2048, 4096]
+    assert client.manifest()["truncation_retries"] == 1
+
+    server.add(openai_text('{"a', finish_reason="length"), openai_text('{"a": [', finish_reason="length"))
+    res = run_sync(generate_json(client, [user("y")], schema={"type": "object"}))
+    assert not res.ok and res.failure_kind == "truncated" and res.attempts == 1
+    assert "cut off at the token limit (max_tokens=4096" in res.error and "required property" not in res.error
+    assert client.ledger.failure_summary()["by_kind"] == {"truncated": 1}
+
+
+def test_4xx_is_not_retried(server: FakeOpenAIServer) -> None:
+    server.add(openai_error(400, "context length exceeded"), openai_text("never"))
+    client = fast_client(server, max_retries=4)
+    with pytest.raises(LLMCallError) as info:
+        client.generate_sync([user("hi")])
+    assert info.value.kind == "rejected" and server.request_count == 1
+
+
+def test_tool_choice_setting_and_a_server_refusing_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    with FakeOpenAIServer(reject_required_tool_choice=True) as srv:
+        srv.add(openai_text("done"))
+        client = fast_client(srv, tool_choice="required", max_retries=3)
+        result = run_tool_loop_sync(client, [user("find HR")], {"lexical_search": lexical_search})
+        # llama-cpp-python's chatml-function-calling answers an empty 500: not retried to the limit
+        assert not result.ok and result.failure.kind == "call_error" and srv.request_count == 2
+        client = fast_client(srv, tool_choice=None)
+        result = run_tool_loop_sync(client, [user("find HR")], {"lexical_search": lexical_search})
+        assert result.ok and "tool_choice" not in srv.requests[-1].body
+    with pytest.raises(ConfigError, match="tool_choice"):
+        fast_client(srv, tool_choice="sometimes")

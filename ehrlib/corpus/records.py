@@ -43,8 +43,12 @@ SCHEMA_VERSION = 2
 #: the pipeline treats a radiology report like a physician note (docs/note_contract.md).
 NoteType = Literal["discharge_summary", "physician", "nursing", "radiology"]
 Label = Literal["consistent", "inconsistent"]
+#: a prediction may also be "unverified": verification failed (a model call, a malformed
+#: reply), so the entity was neither confirmed nor refuted and is never counted as consistent
+PredictionLabel = Literal["consistent", "inconsistent", "unverified"]
 NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
 LABELS: tuple[str, ...] = get_args(Label)
+PREDICTION_LABELS: tuple[str, ...] = get_args(PredictionLabel)
 
 
 class RecordError(EhrlibError, ValueError):
@@ -167,7 +171,7 @@ class Prediction:
     note_id: str
     line: int
     entity: str
-    label: Label
+    label: PredictionLabel
     items: tuple[ItemRef, ...] = ()
     value: str | None = None
     temporal_status: Literal["past", "active", "plan"] = "active"
@@ -341,7 +345,8 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
             value = tuple(str(v) for v in value)
         elif (name in _CHOICES and cls not in _FREE_TEXT and value is not None
               and value not in _CHOICES[name]):
-            raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
+            if not (cls is Prediction and name == "label" and value in PREDICTION_LABELS):
+                raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
         elif name == "claim" and value is not None and not isinstance(value, Mapping):
             raise RecordError(f"{cls.__name__}: field 'claim' must be an object, got {type(value).__name__}")
         elif name == "line" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):

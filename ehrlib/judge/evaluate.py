@@ -42,6 +42,7 @@ from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
 from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, note_scores, summarize
 from ehrlib.llm.factory import make_client
 from ehrlib.result_tables import write_markdown_sections, write_table
+from ehrlib.llm.usage import UsageLedger, call_counts
 
 __all__ = [
     "RunData",
@@ -185,7 +186,8 @@ def judge_run(run: RunData, judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("h
     usage = getattr(getattr(client, "ledger", None), "totals", None)
     return judgements, {"judge": label or judge, "model": judge, "kind": "llm",
                         "backend": getattr(client, "backend", None),
-                        "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None}
+                        "prompt_ids": prompt_ids, "usage": usage() if callable(usage) else None,
+                        "llm_calls": _call_counts(client)}
 
 
 def read_judgements(run_dir: str | os.PathLike[str]) -> list[Judgement]:
@@ -255,3 +257,12 @@ def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     write_metric_tables(tables, run.run_dir)
     summary = tables["metrics"]
     return summary[summary["judge"] == judge].reset_index(drop=True)
+
+
+def _call_counts(client: Any) -> dict[str, Any] | None:
+    """Calls, response-cache hits, failures and tokens of the judge's client (None without a ledger)."""
+    ledger = getattr(client, "ledger", None)
+    if not isinstance(ledger, UsageLedger):
+        return None
+    return call_counts(ledger, network_calls=getattr(client, "network_calls", None),
+                       retries=getattr(client, "retries", None))

@@ -360,7 +360,7 @@ def _verdict(g: GoldEntity, gi: int, matched: dict[int, tuple[int, _Pair]],
         p = note_preds[pi]
         if p.label == g.label:
             return judgement("correct", f"matched {_describe(p)}; label agrees with gold ({g.label})", pi)
-        if (mode == "lenient" and pair.distinct_items and pair.family_overlap
+        if (mode == "lenient" and p.label != "unverified" and pair.distinct_items and pair.family_overlap
                 and (p.evidence_row_ids or p.tool_calls)):
             return judgement("correct", f"matched {_describe(p)}; label differs from gold ({g.label}) "
                              "but it verified a clinically equivalent item with evidence", pi)

@@ -21,6 +21,8 @@ All functions take and return DataFrames with fractions in 0..1 (tables multiply
 """
 from __future__ import annotations
 
+import collections
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,7 +92,7 @@ def note_scores(judgements: Sequence[Judgement], gold: Sequence[GoldEntity],
                 predictions: Sequence[Prediction], notes: Sequence[Note] = ()) -> pd.DataFrame:
     """One row per (judge, mode, note) with counts and recall/precision/F1."""
     frame = judgement_frame(judgements, gold, notes)
-    cols = [*_KEYS, "note_id", "note_type", "n_gold", "n_pred", "n_correct", "n_incorrect",
+    cols = [*_KEYS, "note_id", "note_type", "n_gold", "n_pred", "n_unverified", "n_correct", "n_incorrect",
             "n_unparsed", "recall", "precision", "f1"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
@@ -114,6 +116,9 @@ def note_scores(judgements: Sequence[Judgement], gold: Sequence[GoldEntity],
     if extra:
         counts = pd.concat([counts, pd.DataFrame(extra)], ignore_index=True)
     counts["n_pred"] = counts["note_id"].map(n_pred).fillna(0).astype(int)
+    # unverified predictions count as predictions (precision pays for them) and never as correct
+    unverified = collections.Counter(p.note_id for p in predictions if p.label == "unverified")
+    counts["n_unverified"] = counts["note_id"].map(unverified).fillna(0).astype(int)
     counts = pd.concat([counts, _scores(counts["n_gold"], counts["n_pred"], counts["n_correct"],
                                         counts["n_unparsed"])], axis=1)
     counts.loc[counts["n_gold"] == 0, "precision"] = np.where(counts.loc[counts["n_gold"] == 0, "n_pred"] > 0,
@@ -124,17 +129,17 @@ def note_scores(judgements: Sequence[Judgement], gold: Sequence[GoldEntity],
 def _aggregate(scores: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     if scores.empty:
         return pd.DataFrame(columns=[*keys, "n_notes", "recall", "precision", "f1", "micro_recall",
-                                     "micro_precision", "micro_f1", "n_gold", "n_pred", "n_correct",
-                                     "n_unparsed"])
+                                     "micro_precision", "micro_f1", "n_gold", "n_pred", "n_unverified",
+                                     "n_correct", "n_unparsed"])
     grouped = scores.groupby(keys, as_index=False)
     macro = grouped.agg(n_notes=("note_id", "size"), recall=("recall", "mean"),
                         precision=("precision", "mean"), f1=("f1", "mean"),
-                        n_gold=("n_gold", "sum"), n_pred=("n_pred", "sum"),
+                        n_gold=("n_gold", "sum"), n_pred=("n_pred", "sum"), n_unverified=("n_unverified", "sum"),
                         n_correct=("n_correct", "sum"), n_unparsed=("n_unparsed", "sum"))
     micro = _scores(macro["n_gold"], macro["n_pred"], macro["n_correct"], macro["n_unparsed"])
     macro[["micro_recall", "micro_precision", "micro_f1"]] = micro.to_numpy()
     return macro[[*keys, "n_notes", "recall", "precision", "f1", "micro_recall", "micro_precision",
-                  "micro_f1", "n_gold", "n_pred", "n_correct", "n_unparsed"]]
+                  "micro_f1", "n_gold", "n_pred", "n_unverified", "n_correct", "n_unparsed"]]
 
 
 def summarize(scores: pd.DataFrame) -> pd.DataFrame:

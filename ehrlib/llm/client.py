@@ -6,9 +6,14 @@ here, once, so all backends behave the same:
 
     cache hit? -> return it (no network)
     semaphore (per client, per event loop) -> per-call timeout -> backend
+    rate limiter (requests/tokens per minute, shared per endpoint and model)
     transient failure (429, 5xx, 408, timeout, dropped connection) -> exponential
-    backoff with jitter (honouring Retry-After), up to `RetryPolicy.max_attempts`
+    backoff with jitter (honouring Retry-After), up to `RetryPolicy.max_attempts`;
+    the same HTTP 500 twice in a row is deterministic (a server refusing the request's
+    shape), so it is not retried further; 4xx are never retried
     success -> cache write, usage ledger record
+    finish_reason "length" (the reply hit max_tokens) -> one retry with a larger budget,
+    then a failure of kind "truncated" that says so (never a schema error downstream)
 
 google-genai's own retry is left off (its default) so retries are counted here.
 """
@@ -28,12 +33,29 @@ from ehrlib.errors import ConfigError
 from ehrlib.llm.cache import ResponseCache, cache_key
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.phi import EndpointVerdict, check_phi
+from ehrlib.llm.ratelimit import RateLimiter
 from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolSpec
 from ehrlib.llm.usage import UsageLedger
 
-__all__ = ["Backend", "RetryPolicy", "Client", "run_sync"]
+__all__ = ["Backend", "RetryPolicy", "Client", "run_sync", "is_truncated", "estimate_tokens"]
 
 T = TypeVar("T")
+_TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+
+
+def is_truncated(response: LLMResponse) -> bool:
+    """The reply stopped at the token limit (OpenAI "length", Gemini MAX_TOKENS)."""
+    return (response.finish_reason or "") in _TRUNCATED
+
+
+def estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None) -> int:
+    """A cheap upper-side estimate of a request's prompt tokens (~3.5 characters per token
+    for English and JSON), for rate limits and context budgets; servers report the truth."""
+    chars = sum(len(m.text) + sum(len(r.content) for r in m.tool_results)
+                + sum(len(str(c.args)) + len(c.name) for c in m.tool_calls) + 8 for m in messages)
+    if tools:
+        chars += sum(len(t.description) + len(str(t.parameters_json_schema)) + len(t.name) for t in tools)
+    return int(chars / 3.5) + 1
 
 
 class Backend(Protocol):
@@ -103,6 +125,10 @@ class Client:
         safe_hosts: Sequence[str] = (),
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int | None = None,
+        limiter: RateLimiter | None = None,
+        context_window: int | None = None,
+        max_tokens_retry: int | str | None = "double",
+        preset: str | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ConfigError("timeout_s must be positive")
@@ -125,8 +151,13 @@ class Client:
         self._rng = random.Random(seed)
         self._semaphores: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
         self._sem_lock = threading.Lock()
+        self.limiter = limiter
+        self.context_window = context_window
+        self.max_tokens_retry = max_tokens_retry
+        self.preset = preset or backend.name
         self.network_calls = 0
         self.retries = 0
+        self.truncation_retries = 0
 
     def check_phi(self, source_kind: str) -> EndpointVerdict:
         """Raise PHIError unless data of `source_kind` may go to this client's endpoint."""
@@ -144,17 +175,8 @@ class Client:
                 sem = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
             return sem
 
-    async def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSpec] | None = None,
-        config: GenerationConfig | None = None,
-        stage: str | None = None,
-        note_id: str | None = None,
-    ) -> LLMResponse:
-        """One model call. Raises LLMCallError when it fails for good."""
-        cfg = config or self.config
+    async def _generate(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
+                        cfg: GenerationConfig, stage: str | None, note_id: str | None) -> LLMResponse:
         msgs = tuple(messages)
         if not msgs:
             raise ConfigError("generate() needs at least one message")
@@ -168,17 +190,61 @@ class Client:
                                    usage=dataclasses.replace(hit.usage, latency_ms=0.0),
                                    cached=True, stage=stage, note_id=note_id)
                 return hit
-        response, attempts = await self._call_with_retries(msgs, tools, cfg)
+        try:
+            response, attempts = await self._call_with_retries(msgs, tools, cfg)
+        except LLMCallError as exc:
+            self.ledger.record_failure(exc.kind, str(exc), stage)
+            raise
         if self.cache is not None and key is not None:
             self.cache.put(key, self.backend, cfg.model, response)
         self.ledger.record(backend=self.backend, model=cfg.model, usage=response.usage,
                            cached=False, attempts=attempts, stage=stage, note_id=note_id)
         return response
 
+    def _larger_budget(self, cfg: GenerationConfig) -> int | None:
+        if self.max_tokens_retry in (None, 0, "none", False) or cfg.max_tokens is None:
+            return None
+        if self.max_tokens_retry == "double":
+            bigger = cfg.max_tokens * 2
+        else:
+            bigger = int(self.max_tokens_retry)  # type: ignore[arg-type]
+        if self.context_window:
+            bigger = min(bigger, self.context_window // 2)
+        return bigger if bigger > cfg.max_tokens else None
+
+    async def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolSpec] | None = None,
+        config: GenerationConfig | None = None,
+        stage: str | None = None,
+        note_id: str | None = None,
+    ) -> LLMResponse:
+        """One model call. Raises LLMCallError when it fails for good (kind "truncated"
+        when the reply hit the token limit even after one retry with a larger budget)."""
+        cfg = config or self.config
+        response = await self._generate(messages, tools, cfg, stage, note_id)
+        if not is_truncated(response):
+            return response
+        bigger = self._larger_budget(cfg)
+        if bigger is not None:
+            self.truncation_retries += 1
+            cfg = cfg.replace(max_tokens=bigger)
+            response = await self._generate(messages, tools, cfg, stage, note_id)
+            if not is_truncated(response):
+                return response
+        message = (f"the reply was cut off at the token limit (max_tokens={cfg.max_tokens}, finish_reason "
+                   f"{response.finish_reason!r}); raise llm.max_tokens (thinking models spend part of it "
+                   "on reasoning) or shorten the request")
+        self.ledger.record_failure("truncated", message, stage)
+        raise LLMCallError(message, kind="truncated")
+
     async def _call_with_retries(
         self, msgs: tuple[Message, ...], tools: Sequence[ToolSpec] | None, cfg: GenerationConfig
     ) -> tuple[LLMResponse, int]:
         attempt = 0
+        previous: tuple[int | None, str] | None = None
         while True:
             attempt += 1
             try:
@@ -186,13 +252,19 @@ class Client:
                     self.network_calls += 1
                     return await self._one_call(msgs, tools, cfg), attempt
             except LLMCallError as exc:
-                if not exc.transient or attempt >= self.retry.max_attempts:
-                    self.ledger.record_failure()
+                signature = (exc.status, str(exc))
+                # 500 (not 502/503/504: gateways and overload) with the same text twice is the
+                # server refusing this request's shape, e.g. llama-cpp-python's validation errors
+                repeated = (exc.status == 500 or exc.kind == "bad_reply") and signature == previous
+                previous = signature
+                if not exc.transient or repeated or attempt >= self.retry.max_attempts:
                     exc.attempts = attempt
                     if exc.transient:
+                        why = "the same error twice (a deterministic refusal)" if repeated else \
+                            f"{attempt} attempts"
                         raise LLMCallError(
-                            f"{self.backend} call failed after {attempt} attempts: {exc}",
-                            status=exc.status, transient=True, attempts=attempt,
+                            f"{self.backend} call failed after {why}: {exc}",
+                            status=exc.status, transient=True, attempts=attempt, kind=exc.kind,
                         ) from exc
                     raise
                 self.retries += 1
@@ -201,6 +273,9 @@ class Client:
     async def _one_call(
         self, msgs: tuple[Message, ...], tools: Sequence[ToolSpec] | None, cfg: GenerationConfig
     ) -> LLMResponse:
+        booked = None
+        if self.limiter is not None:
+            booked = await self.limiter.acquire(estimate_tokens(msgs, tools) + (cfg.max_tokens or 0), self._sleep)
         start = time.perf_counter()
         try:
             # The backend applies the timeout to its HTTP request; this outer bound
@@ -210,7 +285,10 @@ class Client:
             )
         except asyncio.TimeoutError as exc:
             raise LLMCallError(f"{self.backend} call timed out after {self.timeout_s:g} s",
-                               transient=True) from exc
+                               transient=True, kind="timeout") from exc
+        if booked is not None and self.limiter is not None:
+            u = response.usage
+            self.limiter.settle(booked, u.input_tokens + u.output_tokens + u.thinking_tokens)
         latency = (time.perf_counter() - start) * 1000.0
         usage = response.usage
         return LLMResponse(
@@ -245,8 +323,13 @@ class Client:
                       "max_s": self.retry.max_s},
             "cache": self.cache.stats() if self.cache is not None else None,
             "cache_salt": self.cache_salt,
+            "preset": self.preset,
             "network_calls": self.network_calls,
             "retries": self.retries,
+            "truncation_retries": self.truncation_retries,
+            "failures": self.ledger.failure_summary(),
+            "context_window": self.context_window,
+            "rate_limit": self.limiter.describe() if self.limiter is not None else None,
             "phi": None if self.phi_verdict is None else {
                 "endpoint_host": self.phi_verdict.host, "reason": self.phi_verdict.reason},
             "usage": self.ledger.totals(),

@@ -37,6 +37,8 @@ class FakeReply:
     body: Mapping[str, Any]
     delay_s: float = 0.0
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: bytes sent verbatim instead of `body` (bodies no JSON encoder would write)
+    raw: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,10 @@ class RecordedRequest:
 
 class _FakeServer:
     path_pattern: re.Pattern[str]
+
+    def _refusal(self, request: RecordedRequest) -> FakeReply | None:
+        """A request the real server refuses for its shape (checked before any scripted reply)."""
+        return None
 
     def __init__(self, replies: Sequence[FakeReply] = ()) -> None:
         self._replies = list(replies)
@@ -67,7 +73,7 @@ class _FakeServer:
                 reply = outer._take(RecordedRequest("POST", self.path, dict(self.headers), body))
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                data = json.dumps(reply.body).encode()
+                data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
@@ -92,6 +98,9 @@ class _FakeServer:
             if not self.path_pattern.fullmatch(request.path.split("?", 1)[0]):
                 return FakeReply(404, {"error": {"code": 404, "message": f"no route {request.path}",
                                                  "status": "NOT_FOUND"}})
+            refused = self._refusal(request)
+            if refused is not None:
+                return refused
             if not self._replies:
                 return FakeReply(500, {"error": {"code": 500, "message": "fake server: no reply left",
                                                  "status": "INTERNAL"}})
@@ -129,9 +138,60 @@ class FakeGeminiServer(_FakeServer):
 
 
 class FakeOpenAIServer(_FakeServer):
-    """`POST /v1/chat/completions` (base URL `{url}/v1`)."""
+    """`POST /v1/chat/completions` (base URL `{url}/v1`), as strict as llama-cpp-python's server.
+
+    Like the real server (pydantic request validation), it answers HTTP 500 with the
+    validation message to a message whose `content` is not a string (tool-call turns
+    with `null`), and, with `reject_json_schema=True`, to `response_format` types other
+    than "text" and "json_object" (llama-cpp-python 0.3.36), in the message shape that
+    server uses; with `reject_required_tool_choice=True`, to `tool_choice: "required"`
+    with an empty message (its chatml-function-calling format). Refused requests are
+    recorded (`refused`) but consume no scripted reply.
+    """
 
     path_pattern = re.compile(r"/v1/chat/completions")
+
+    def __init__(self, replies: Sequence[FakeReply] = (), *, reject_json_schema: bool = False,
+                 reject_json_object: bool = False, reject_required_tool_choice: bool = False) -> None:
+        super().__init__(replies)
+        self.reject_json_schema = reject_json_schema
+        self.reject_json_object = reject_json_object
+        self.reject_required_tool_choice = reject_required_tool_choice
+        self.refused: list[RecordedRequest] = []
+
+    def _refusal(self, request: RecordedRequest) -> FakeReply | None:
+        body = request.body
+        problems: list[tuple[tuple[Any, ...], str, str, Any]] = []  # (loc, type, msg, input)
+        if not isinstance(body, Mapping) or not isinstance(body.get("messages"), list):
+            problems.append((("body", "messages"), "missing", "Field required", None))
+            body = {}
+        for i, m in enumerate(body.get("messages", [])):
+            content = m.get("content") if isinstance(m, Mapping) else m
+            if not isinstance(content, str):
+                role = str(m.get("role", "")).capitalize() if isinstance(m, Mapping) else ""
+                problems.append((("body", "messages", i, f"ChatCompletionRequest{role}Message", "content"),
+                                 "string_type", "Input should be a valid string", content))
+        fmt = body.get("response_format")
+        if isinstance(fmt, Mapping):
+            allowed = ["text"] + ([] if self.reject_json_object else ["json_object"]) + (
+                [] if self.reject_json_schema else ["json_schema"])
+            if fmt.get("type") not in allowed:
+                names = " or ".join(f"'{a}'" for a in allowed)
+                problems.append((("body", "response_format", "type"), "literal_error", f"Input should be {names}",
+                                 fmt.get("type")))
+        if not problems:
+            if self.reject_required_tool_choice and body.get("tool_choice") == "required":
+                self.refused.append(request)  # chatml-function-calling: an empty 500
+                return FakeReply(500, {"error": {"message": "", "type": "internal_server_error",
+                                                 "param": None, "code": None}})
+            return None
+        self.refused.append(request)
+        # the shape llama-cpp-python 0.3.36 answers (pydantic errors, HTTP 500)
+        lines = [f"{len(problems)} validation error{'s' if len(problems) > 1 else ''}:"]
+        lines += [f"  {{'type': '{kind}', 'loc': {loc!r}, 'msg': {msg!r}, 'input': {value!r}}}"
+                  for loc, kind, msg, value in problems]
+        return FakeReply(500, {"error": {"message": "\n".join(lines), "type": "internal_server_error",
+                                         "param": None, "code": None}})
 
 
 # --- reply builders ---------------------------------------------------------------
@@ -184,8 +244,8 @@ def _openai_body(message: dict[str, Any], finish: str, prompt: int, completion: 
 
 
 def openai_text(text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5,
-                reasoning_tokens: int = 0, delay_s: float = 0.0) -> FakeReply:
-    return FakeReply(200, _openai_body({"role": "assistant", "content": text}, "stop",
+                reasoning_tokens: int = 0, delay_s: float = 0.0, finish_reason: str = "stop") -> FakeReply:
+    return FakeReply(200, _openai_body({"role": "assistant", "content": text}, finish_reason,
                                        prompt_tokens, completion_tokens, reasoning_tokens),
                      delay_s=delay_s)
 

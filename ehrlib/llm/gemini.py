@@ -29,7 +29,7 @@ from ehrlib.errors import ConfigError
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
 
-__all__ = ["GeminiBackend", "TRANSIENT_STATUS"]
+__all__ = ["GeminiBackend", "TRANSIENT_STATUS", "generation_config"]
 
 DEVELOPER_API_VERSION = "v1beta"
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -144,27 +144,7 @@ class GeminiBackend:
         return contents, ("\n\n".join(system_parts) if system_parts else None)
 
     def _config(self, config: GenerationConfig, tools: Sequence[ToolSpec] | None, system: str | None) -> Any:
-        t = self._types
-        kwargs: dict[str, Any] = {
-            "temperature": config.temperature,
-            "top_p": config.top_p,
-            "max_output_tokens": config.max_tokens,
-            "seed": config.seed,
-            "system_instruction": system,
-            "automatic_function_calling": t.AutomaticFunctionCallingConfig(disable=True),
-        }
-        if config.thinking_budget is not None:
-            kwargs["thinking_config"] = t.ThinkingConfig(thinking_budget=config.thinking_budget)
-        if config.response_schema is not None:
-            kwargs["response_mime_type"] = "application/json"
-            kwargs["response_json_schema"] = dict(config.response_schema)
-        if tools:
-            kwargs["tools"] = [t.Tool(function_declarations=[
-                t.FunctionDeclaration(name=s.name, description=s.description,
-                                      parameters_json_schema=dict(s.parameters_json_schema))
-                for s in tools
-            ])]
-        return t.GenerateContentConfig(**kwargs)
+        return generation_config(self._types, config, tools, system)
 
     async def send(
         self,
@@ -191,10 +171,14 @@ class GeminiBackend:
             ) from exc
         except self._transport_errors as exc:
             raise LLMCallError(f"Gemini transport error: {type(exc).__name__}: {exc}",
-                               transient=True) from exc
+                               transient=True, kind="transport") from exc
         except asyncio.TimeoutError as exc:
-            raise LLMCallError("Gemini request timed out", transient=True) from exc
-        return self._parse(resp)
+            raise LLMCallError("Gemini request timed out", transient=True, kind="timeout") from exc
+        try:
+            return self._parse(resp)
+        except (AttributeError, TypeError, ValueError, RecursionError) as exc:  # a shape the SDK let through
+            raise LLMCallError(f"Gemini returned an unusable reply: {type(exc).__name__}: {exc}",
+                               kind="bad_reply") from exc
 
     # --- responses ----------------------------------------------------------------
 
@@ -227,6 +211,30 @@ class GeminiBackend:
         ))
         return LLMResponse(text="".join(text_parts), tool_calls=tuple(calls), usage=usage,
                            raw=raw, finish_reason=finish)
+
+
+def generation_config(t: Any, config: GenerationConfig, tools: Sequence[ToolSpec] | None, system: str | None) -> Any:
+    """google-genai `GenerateContentConfig` for one call (`t` is `google.genai.types`)."""
+    kwargs: dict[str, Any] = {
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_output_tokens": config.max_tokens,
+        "seed": config.seed,
+        "system_instruction": system,
+        "automatic_function_calling": t.AutomaticFunctionCallingConfig(disable=True),
+    }
+    if config.thinking_budget is not None:
+        kwargs["thinking_config"] = t.ThinkingConfig(thinking_budget=config.thinking_budget)
+    if config.response_schema is not None:
+        kwargs["response_mime_type"] = "application/json"
+        kwargs["response_json_schema"] = dict(config.response_schema)
+    if tools:
+        kwargs["tools"] = [t.Tool(function_declarations=[
+            t.FunctionDeclaration(name=s.name, description=s.description,
+                                  parameters_json_schema=dict(s.parameters_json_schema))
+            for s in tools
+        ])]
+    return t.GenerateContentConfig(**kwargs)
 
 
 def gemini_env_summary() -> dict[str, bool]:

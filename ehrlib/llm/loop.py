@@ -27,6 +27,7 @@ from typing import Any
 
 
 from ehrlib.errors import ConfigError, EhrlibError
+from ehrlib.llm import safejson
 from ehrlib.llm.client import run_sync
 from ehrlib.llm.errors import LLMCallError, MalformedReply
 from ehrlib.llm.records import (
@@ -72,7 +73,7 @@ class ToolCallRecord:
 
 @dataclass(frozen=True, slots=True)
 class LoopFailure:
-    kind: str  # "malformed" | "call_error" | "max_steps"
+    kind: str  # "malformed" | "call_error" | "truncated" | "max_steps"
     message: str
 
 
@@ -128,6 +129,9 @@ def _bad_call_reason(call: ToolCall, tools: Mapping[str, Callable[..., Any]],
         return f"unknown tool {call.name!r}; available tools: {', '.join(sorted(tools))}"
     if call.parse_error:
         return f"invalid arguments for {call.name}: {call.parse_error}"
+    problem = safejson.value_problem(call.args)
+    if problem:  # NaN/Infinity from a lenient provider parser, or a replayed cached reply
+        return f"invalid arguments for {call.name}: the arguments {problem}"
     error = schema_error(dict(call.args), specs[call.name].parameters_json_schema)
     if error:
         return f"invalid arguments for {call.name} {error}"
@@ -146,7 +150,9 @@ async def _execute(
     start = time.perf_counter()
     bad = _bad_call_reason(call, tools, specs)
     if bad:
-        rec = ToolCallRecord(call_id, step, call.name, dict(call.args), None, 0.0, bad)
+        # unsafe arguments never reach a record: keep their text, not the values
+        args = dict(call.args) if safejson.value_problem(call.args) is None else {"_rejected": repr(call.args)[:500]}
+        rec = ToolCallRecord(call_id, step, call.name, args, None, 0.0, bad)
         return ToolResult(call.id, call.name, bad, is_error=True), rec, True
     fn = tools[call.name]
     try:
@@ -219,13 +225,16 @@ async def run_tool_loop(
             resp = await client.generate(history, tools=spec_list if offer_tools else None,
                                          config=config, stage=stage, note_id=note_id)
         except LLMCallError as exc:
-            return result("", failure=LoopFailure("call_error", str(exc)))
+            kind = "truncated" if exc.kind == "truncated" else "call_error"
+            return result("", failure=LoopFailure(kind, str(exc)))
         calls += 1
         usage = usage + resp.usage
 
         if resp.tool_calls and offer_tools:
             tool_turns += 1
-            history.append(Message("assistant", resp.text, tool_calls=resp.tool_calls))
+            safe_calls = tuple(c if safejson.value_problem(c.args) is None else dataclasses.replace(
+                c, args={}, parse_error=c.parse_error or "unsafe arguments") for c in resp.tool_calls)
+            history.append(Message("assistant", resp.text, tool_calls=safe_calls))
             results, malformed = [], []
             for i, call in enumerate(resp.tool_calls):
                 tool_result, rec, bad = await _execute(call, tool_turns, i, tools, spec_map)

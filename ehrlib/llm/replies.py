@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from ehrlib.llm import safejson
 from ehrlib.llm.errors import LLMCallError, MalformedReply
 from ehrlib.llm.records import GenerationConfig, LLMClient, Message, Usage
 
@@ -39,17 +40,23 @@ def schema_error(value: Any, schema: Mapping[str, Any] | None) -> str | None:
     return f"at {where}: {error.message}"
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _candidates(text: str) -> list[Any]:
-    decoder = json.JSONDecoder()
+    """JSON values in the text; NaN/Infinity and over-deep values are never candidates
+    (see `ehrlib.llm.safejson`), so they cannot reach a record."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
     found: list[Any] = []
     for block in _FENCE.findall(text):
         try:
-            found.append(json.loads(block.strip()))
-        except json.JSONDecodeError:
+            found.append(safejson.loads(block.strip()))
+        except ValueError:
             pass
     try:
-        found.append(json.loads(text.strip()))
-    except json.JSONDecodeError:
+        found.append(safejson.loads(text.strip()))
+    except ValueError:
         pass
     i, scanned = 0, 0
     while i < len(text) and scanned < _MAX_SCAN:
@@ -57,10 +64,11 @@ def _candidates(text: str) -> list[Any]:
             scanned += 1
             try:
                 value, end = decoder.raw_decode(text, i)
-                found.append(value)
+                if safejson.value_problem(value) is None:
+                    found.append(value)
                 i = end
                 continue
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 pass
         i += 1
     return found
@@ -71,7 +79,8 @@ def parse_json_reply(text: str, schema: Mapping[str, Any] | None = None) -> Any:
     cleaned = _THINK_BLOCK.sub("", text or "")
     values = _candidates(cleaned)
     if not values:
-        raise MalformedReply("no JSON value found in the reply")
+        raise MalformedReply("no JSON value found in the reply (strict JSON: no NaN/Infinity, "
+                             f"at most {safejson.MAX_DEPTH} levels deep)")
     first_error = None
     for value in values:
         error = schema_error(value, schema)
@@ -100,7 +109,7 @@ class JsonResult:
     error: str | None
     attempts: int
     usage: Usage
-    failure_kind: str | None = None  # "malformed" | "call_error"
+    failure_kind: str | None = None  # "malformed" | "call_error" | "truncated"
 
 
 async def generate_json(
@@ -128,7 +137,8 @@ async def generate_json(
         try:
             resp = await client.generate(history, config=cfg, stage=stage, note_id=note_id)
         except LLMCallError as exc:
-            return JsonResult(False, None, text, str(exc), attempt, usage, "call_error")
+            kind = "truncated" if exc.kind == "truncated" else "call_error"
+            return JsonResult(False, None, text, str(exc), attempt, usage, kind)
         usage = usage + resp.usage
         text = resp.text
         try:

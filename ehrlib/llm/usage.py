@@ -7,7 +7,9 @@ Cached calls are recorded too: `cost_usd` counts only what this run paid, while
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import re
 import importlib.resources
 import logging
 import threading
@@ -21,9 +23,18 @@ import yaml
 from ehrlib.errors import ConfigError
 from ehrlib.llm.records import Usage
 
-__all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name"]
+__all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name", "call_counts",
+           "mostly_failed"]
 
 log = logging.getLogger(__name__)
+
+
+def _short_reason(message: str) -> str:
+    """A failure message without the parts that differ per call (URLs, numbers), so equal
+    reasons group together."""
+    text = re.sub(r"https?://\S+", "<url>", message.splitlines()[0] if message else "")
+    text = re.sub(r"\d+(?:\.\d+)?", "N", text)
+    return text[:160]
 
 
 def normalize_model_name(model: str) -> str:
@@ -126,6 +137,9 @@ class UsageLedger:
         self.prices = prices or PriceTable.load()
         self._records: list[CallRecord] = []
         self._failures = 0
+        self._failure_kinds: collections.Counter[str] = collections.Counter()
+        self._failure_stages: collections.Counter[str] = collections.Counter()
+        self._failure_reasons: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -152,9 +166,21 @@ class UsageLedger:
             self._records.append(rec)
         return rec
 
-    def record_failure(self) -> None:
+    def record_failure(self, kind: str = "other", message: str = "", stage: str | None = None) -> None:
+        """Count a call that failed for good, by kind and by (shortened) reason."""
         with self._lock:
             self._failures += 1
+            self._failure_kinds[kind] += 1
+            self._failure_reasons[f"{kind}: {_short_reason(message)}"] += 1
+            if stage:
+                self._failure_stages[stage] += 1
+
+    def failure_summary(self, top: int = 3) -> dict[str, Any]:
+        """Failure counts by kind and stage, and the most common reasons (for the manifest/CLI)."""
+        with self._lock:
+            return {"failed_calls": self._failures, "by_kind": dict(self._failure_kinds),
+                    "by_stage": dict(self._failure_stages),
+                    "top_reasons": [[r, n] for r, n in self._failure_reasons.most_common(top)]}
 
     def records(self) -> list[CallRecord]:
         with self._lock:
@@ -204,4 +230,36 @@ class UsageLedger:
             "thinking_tokens": 0, "latency_ms": 0.0, "cost_usd": 0.0, "list_cost_usd": 0.0,
         }
         with self._lock:
-            return {**base, "failed_calls": self._failures, "price_table": self.prices.source}
+            return {**base, "failed_calls": self._failures, "failures_by_kind": dict(self._failure_kinds),
+                    "price_table": self.prices.source}
+
+
+def call_counts(ledger: UsageLedger, *, network_calls: int | None = None, retries: int | None = None,
+                truncation_retries: int | None = None) -> dict[str, Any]:
+    """The counts a run manifest keeps about model calls: made, answered by the server
+    (`answered`, truncated replies included) and of those usable (`succeeded`), answered
+    from the response cache, failed (by kind, with the most common reasons), retried."""
+    recs = ledger.records()
+    hits = sum(1 for r in recs if r.cached)
+    fails = ledger.failure_summary()
+    paid = [r for r in recs if not r.cached]
+    # a reply cut at the token limit was answered (and recorded) and then counted as failed
+    answered_failures = fails["by_kind"].get("truncated", 0)
+    return {"calls": len(recs) + fails["failed_calls"] - answered_failures,
+            "answered": len(paid), "succeeded": len(paid) - answered_failures,
+            # tokens of the calls answered by the server this run (what its usage fields said)
+            "input_tokens": sum(r.input_tokens for r in paid), "output_tokens": sum(r.output_tokens for r in paid),
+            "thinking_tokens": sum(r.thinking_tokens for r in paid),
+            "response_cache_hits": hits, "failed_calls": fails["failed_calls"],
+            "failures_by_kind": fails["by_kind"], "failures_by_stage": fails["by_stage"],
+            "top_failure_reasons": fails["top_reasons"], "network_requests": network_calls,
+            "retries": retries, "truncation_retries": truncation_retries}
+
+
+def mostly_failed(counts: Mapping[str, Any], threshold: float = 0.5) -> str | None:
+    """A one-line summary when more than `threshold` of the model calls failed, else None."""
+    calls, failed = int(counts.get("calls") or 0), int(counts.get("failed_calls") or 0)
+    if calls == 0 or failed / calls <= threshold:
+        return None
+    reasons = "; ".join(f"{n}x {r}" for r, n in counts.get("top_failure_reasons") or ())
+    return f"{failed} of {calls} model calls failed; top reasons: {reasons or 'unknown'}"

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 __all__ = ["register"]
 
@@ -15,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", help="folder with notes.jsonl (gold.jsonl optional)")
     p.add_argument("--db", help="DuckDB database built by ehrlib")
     p.add_argument("--method", choices=("inspector", "checkehr", "surface"))
-    p.add_argument("--backend", help="offline | gemini | openai | scripted")
+    p.add_argument("--backend", help="offline (default) or an LLM backend: vllm, ollama, sglang, llamacpp, "
+                                     "openai, azure, gemini, vertex")
     p.add_argument("--model", help="LLM model name (LLM backends)")
     p.add_argument("--run-id", help="run id (default: <method>-<backend>-<UTC time>)")
     p.add_argument("--runs-dir", help="where run folders go (default runs/)")
@@ -29,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--evidence-guard", choices=("on", "off"))
     p.add_argument("--cache-scope", choices=("segment", "note"),
                    help="validation cache per segment (parallel) or per note (sequential, as in the paper)")
+    p.add_argument("--repeats", type=int, default=1, metavar="K",
+                   help="K independent inferences (LLM backends): run ids <id>-r1..rK with distinct response-cache "
+                        "salts; with gold labels, prints matcher mean ± std")
+    p.add_argument("--executor", choices=("thread", "ray"),
+                   help="where notes run: threads of this process (default) or a Ray cluster (docs/ray.md)")
+    p.add_argument("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local instance")
+    p.add_argument("--ray-workers", type=int, help="Ray worker actors (default: one per cluster CPU)")
+    p.add_argument("--ray-batch", type=int, help="notes per Ray task (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -47,24 +58,85 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    from ehrlib.errors import ConfigError
     from ehrlib.pipeline.params import load_params
-    from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
-    from ehrlib.pipeline.runner import run_experiment
 
     params = load_params(
         args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
         run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, concurrency=args.concurrency,
         segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
         tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
-        cache_scope=args.cache_scope,
+        cache_scope=args.cache_scope, executor=args.executor, ray_address=args.ray_address,
+        ray_workers=args.ray_workers, ray_batch=args.ray_batch,
         progress=False if args.no_progress else None,
     )
+    if args.repeats < 1:
+        raise ConfigError("--repeats must be at least 1")
+    if args.repeats == 1:
+        return _run_one(params)[0]
+    if params.backend in ("offline", "oracle"):
+        raise ConfigError("--repeats repeats an LLM backend's inference; the offline backend is deterministic")
+    from ehrlib.pipeline.runner import new_run_id  # deferred: command code, as above
+
+    base = params.run_id or new_run_id(params)
+    codes, run_dirs = [], []
+    for k in range(1, args.repeats + 1):  # Appendix G: repeats differ only in their cache salt
+        llm = dict(params.backend_options.get("llm") or {})
+        llm["cache_salt"] = f"{llm.get('cache_salt', '')}repeat-{k}"
+        code, run_dir = _run_one(params.replace(run_id=f"{base}-r{k}",
+                                                backend_options={**params.backend_options, "llm": llm}))
+        codes.append(code)
+        run_dirs.append(run_dir)
+    _print_repeat_table(run_dirs)
+    return max(codes)
+
+
+def _run_one(params: Any) -> tuple[int, Any]:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    import json
+
+    from ehrlib.llm.usage import mostly_failed
+    from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
+    from ehrlib.pipeline.runner import run_experiment
+
     run_dir = run_experiment(params)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
-    print(f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions, "
-          f"{totals['failures']} failures, {totals['validation_cache']['hits']} cache hits")
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    calls = manifest.get("llm_calls") or {}
+    line = (f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions "
+            f"({totals.get('unverified', 0)} unverified), {totals['failures']} recorded failures, "
+            f"validation-cache hits {totals['validation_cache']['hits']}")
+    if calls:
+        line += (f"; model calls {calls.get('calls', 0)} (response-cache hits {calls.get('response_cache_hits', 0)}, "
+                 f"failed {calls.get('failed_calls', 0)}, retries {calls.get('retries', 0)})")
+    print(line)
+    failed = mostly_failed(calls)
+    if failed:
+        print(f"run failed: {failed}", file=sys.stderr)
+        return 1, run_dir
     # a note that failed on its input (recorded, not retried) makes the run partial: exit 1
-    return 0 if totals.get("notes_error", 0) == 0 and totals.get("notes_failed", 0) == 0 else 1
+    ok = totals.get("notes_error", 0) == 0 and totals.get("notes_failed", 0) == 0
+    return (0 if ok else 1), run_dir
+
+
+def _print_repeat_table(run_dirs: list[Any]) -> None:
+    """Matcher scores of each repeat and their mean ± std (skipped without gold labels)."""
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    import pandas as pd
+
+    from ehrlib.errors import EhrlibError
+    from ehrlib.judge.evaluate import evaluate_run
+    from ehrlib.judge.repeats import mean_std_table
+    from ehrlib.result_tables import markdown_table
+
+    try:
+        rows = [evaluate_run(d, progress=False).assign(run=str(d)) for d in run_dirs]
+    except EhrlibError as exc:
+        print(f"no mean ± std table: {exc}")
+        return
+    table = mean_std_table(pd.concat(rows), ["judge", "mode"], ["recall", "precision", "f1"])
+    print(f"mean ± std over {len(run_dirs)} repeats:")
+    print(markdown_table(table[["judge", "mode", "n_repeats", "recall", "precision", "f1"]]), end="")
 
 
 def _ontology(args: argparse.Namespace) -> int:

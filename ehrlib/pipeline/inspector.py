@@ -216,7 +216,7 @@ def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence
                 v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings) if siblings
                      else stages.verifier(ctx, env, e, cache.snapshot()))
             except EhrlibError as exc:  # an expected failure of this entity; the note goes on
-                v = Verdict(e.entity_id, "consistent", reason="verification failed",
+                v = Verdict(e.entity_id, "unverified", reason="verification failed",
                             failure=f"{type(exc).__name__}: {exc}")
             wanted = {x.entity_id for x in siblings}
             for sib in v.siblings:

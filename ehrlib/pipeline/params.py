@@ -23,6 +23,7 @@ __all__ = [
     "METHODS",
     "EXTRACTION_MODES",
     "TOOL_CATEGORIES",
+    "EXECUTORS",
     "load_params",
     "params_from_mapping",
     "params_to_dict",
@@ -33,6 +34,8 @@ METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
+#: how notes are spread: a thread pool in this process, or tasks on a Ray cluster
+EXECUTORS: tuple[str, ...] = ("thread", "ray")
 log = logging.getLogger(__name__)
 _SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
 # notebook keys that look like run parameters (plural sweeps): accepted and ignored here
@@ -86,6 +89,15 @@ class RunParams:
     progress: bool = True
     #: backend-specific options (e.g. scripted replies file, oracle latency)
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+    # --- executor (ehrlib.pipeline.executors) -------------------------------------------
+    #: "thread" (one process, the default) or "ray" (a Ray cluster; the ``ray`` extra)
+    executor: str = "thread"
+    #: Ray cluster address ("auto", "ray://head:10001"); None = start a local instance
+    ray_address: str | None = None
+    #: Ray worker actors; None = one per CPU of the cluster
+    ray_workers: int | None = None
+    #: notes per Ray task
+    ray_batch: int = 1
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -109,6 +121,10 @@ class RunParams:
             raise ConfigError("top_k and max_steps must be >= 1")
         if self.max_note_chars < 1 or self.max_line_chars < 1:
             raise ConfigError("max_note_chars and max_line_chars must be >= 1")
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
+        if (self.ray_workers is not None and self.ray_workers < 1) or self.ray_batch < 1:
+            raise ConfigError("ray_workers and ray_batch must be >= 1")
 
     def replace(self, **changes: Any) -> RunParams:
         """A copy with ``changes`` applied (``None`` values are ignored: CLI flags not given)."""
@@ -144,7 +160,7 @@ def _coerce(name: str, value: Any) -> Any:
             value = [value]
         return tuple(str(v) for v in value)
     if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed",
-                "max_note_chars", "max_line_chars"):
+                "max_note_chars", "max_line_chars", "ray_workers", "ray_batch"):
         try:
             return int(value)
         except (TypeError, ValueError):
@@ -159,7 +175,7 @@ def _coerce(name: str, value: Any) -> Any:
             raise ConfigError("backend_options must be a mapping")
         return dict(value)
     if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction",
-                "cache_scope"):
+                "cache_scope", "executor", "ray_address"):
         return str(value)
     return value
 

@@ -128,7 +128,8 @@ class Verdict:
     """The verification outcome for one entity."""
 
     entity_id: str
-    label: Literal["consistent", "inconsistent"]
+    #: "unverified" when verification failed (``failure`` says why): never counted as consistent
+    label: Literal["consistent", "inconsistent", "unverified"]
     inconsistency_type: Literal["contradiction", "missing"] | None = None
     reason: str = ""
     evidence_row_ids: tuple[RowRef, ...] = ()

@@ -62,8 +62,10 @@ DATA_FILES: tuple[str, ...] = ("predictions.jsonl", "tool_calls.jsonl", "stages.
 LEDGER_FILE = "progress.jsonl"
 MANIFEST = "manifest.json"
 USAGE = "usage.json"
-#: params that may differ between a run and its resumption
-RESUMABLE_CHANGES = frozenset({"limit", "progress", "concurrency", "note_ids", "run_id", "runs_dir"})
+#: params that may differ between a run and its resumption (the executor only changes
+#: where notes run, never what they yield)
+RESUMABLE_CHANGES = frozenset({"limit", "progress", "concurrency", "note_ids", "run_id", "runs_dir",
+                               "executor", "ray_address", "ray_workers", "ray_batch"})
 _PACKAGES = ("ehrlib", "duckdb", "pandas", "numpy", "google-genai", "httpx", "pyyaml", "tqdm")
 
 
@@ -213,6 +215,7 @@ def note_summary(result: NoteResult) -> dict[str, Any]:
     return {
         "status": "ok", "n_predictions": len(result.predictions), "n_entities": len(result.entities),
         "n_verified": len(result.verdicts), "cache_hits": result.cache_hits,
+        "n_unverified": sum(p.label == "unverified" for p in result.predictions),
         "n_failures": len(result.failures), "n_tool_calls": sum(len(v.tool_calls) for v in result.verdicts),
         "wall_s": round(result.wall_s, 6), "stages": stages, "prompt_ids": prompt_ids,
     }
@@ -221,7 +224,8 @@ def note_summary(result: NoteResult) -> dict[str, Any]:
 def summarize_ledger(ledger: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Run totals (counts, cache, per-stage wall time and calls, usage) from ledger lines."""
     tot: dict[str, Any] = {"notes_ok": 0, "notes_failed": 0, "notes_error": 0, "predictions": 0, "entities": 0,
-                           "verified": 0, "cache_hits": 0, "failures": 0, "tool_calls": 0, "wall_s": 0.0}
+                           "verified": 0, "unverified": 0, "cache_hits": 0, "failures": 0, "tool_calls": 0,
+                           "wall_s": 0.0}
     stages: dict[str, dict[str, float]] = {}
     prompt_ids: set[str] = set()
     ledger = list(ledger)
@@ -233,6 +237,7 @@ def summarize_ledger(ledger: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         tot["predictions"] += e.get("n_predictions", 0)
         tot["entities"] += e.get("n_entities", 0)
         tot["verified"] += e.get("n_verified", 0)
+        tot["unverified"] += e.get("n_unverified", 0)
         tot["cache_hits"] += e.get("cache_hits", 0)
         tot["failures"] += e.get("n_failures", 0)
         tot["tool_calls"] += e.get("n_tool_calls", 0)
@@ -288,6 +293,8 @@ def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping
         "ontology": dict(ontology_info or {}),
         "cache": {"validation": summary["totals"]["validation_cache"],
                   "llm": dict(stages.stats()) if stages.stats else {}},
+        # model calls made, answered from the response cache, failed (by kind), retried
+        "llm_calls": dict((stages.stats() if stages.stats else {}).get("counts") or {}),
         "totals": summary["totals"], "stages": summary["stages"], "usage": summary["usage"],
     }
 

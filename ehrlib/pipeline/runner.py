@@ -6,17 +6,21 @@ over a corpus and commits each finished note to ``runs/<run_id>/`` through
 :mod:`ehrlib.pipeline.rundir`'s). A note that fails on bad input is recorded as failed; a
 bug in one note is recorded and left for a rerun; neither stops the batch.
 
-Concurrency: notes (and, inside a note, segments and cache lanes) run on one bounded
-thread pool whose size is the backend's concurrency limit; each thread uses its own DuckDB
-cursor. Records are written by the main thread only, in completion order.
+Concurrency: an executor (:mod:`ehrlib.pipeline.executors`) decides where notes run — by
+default one bounded thread pool whose size is the backend's concurrency limit (inside a
+note, segments and cache lanes use the same pool; each thread its own DuckDB cursor), or
+worker actors on a Ray cluster (``executor: ray``), each built by :func:`open_worker`.
+Records are written by the main thread only, in completion order.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as _dt
 import logging
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,17 +28,19 @@ import duckdb
 from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
-from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, dumps_record, read_notes
+from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, read_notes
 from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import check_tables, connect
-from ehrlib.errors import ConfigError, DataError, EhrlibError
+from ehrlib.errors import ConfigError, DataError
 from ehrlib.inputs import prepare_inputs
 from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
+from ehrlib.llm.usage import mostly_failed
 from ehrlib.ontology import load_ontology
 from ehrlib.pipeline.context import ItemProfiler, note_context
+from ehrlib.pipeline.executors import NoteOutcome, Worker, make_executor, stage_params
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
 from ehrlib.pipeline.note_limits import check_note_size
 from ehrlib.pipeline.params import RunParams
@@ -43,8 +49,6 @@ from ehrlib.pipeline.rundir import (
     RunWriter,
     check_resume,
     new_run_id,
-    note_lines,
-    note_summary,
     provenance,
     summarize_ledger,
     write_manifest,
@@ -54,7 +58,7 @@ from ehrlib.tools import make_toolset
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.toolset import Toolset
 
-__all__ = ["run_experiment", "embedded_inputs", "EMBEDDED"]
+__all__ = ["run_experiment", "embedded_inputs", "open_worker", "EMBEDDED"]
 
 log = logging.getLogger(__name__)
 
@@ -148,28 +152,24 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     """Run (or resume) one experiment; returns ``runs/<run_id>/``."""
     params = embedded_inputs(params)
     notes, notes_path = _load_notes(params)
-    stages = stages or get_stages(params.method, params.backend, params)
+    if stages is not None and params.executor != "thread":
+        raise ConfigError("a stage bundle passed in runs on the thread executor only: "
+                          "Ray workers build theirs from the params")
+    stages = stages or get_stages(params.method, params.backend, stage_params(params))
     run_id = params.run_id or new_run_id(params)
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params) or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    workers = params.concurrency or max(1, stages.concurrency)
+    executor = make_executor(params, run_id, threads=workers, open_worker=open_worker)
+    if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
+        stages = dataclasses.replace(stages, stats=executor.stats)
     con, db_info = _open_db(params)
     writer: RunWriter | None = None
     try:
-        # credentialed on either side (database manifest or corpus manifest) is credentialed
-        # imported MIMIC notes are credentialed text whatever database they run against
-        db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params),
-                                                       corpus_source_kind(params.corpus))
-        if stages.endpoint:
-            check_phi(str(db_info["source_kind"]), stages.endpoint)
-        ontology, ontology_info = None, None
-        if stages.ontology_extractor is not None:
-            ontology = load_ontology(con, path=params.ontology)
-            ontology_info = {"version": ontology.version, "method": ontology.method, "sha8": ontology.sha8,
-                             "n_items": len(ontology.items)}
+        worker, ontology_info = _worker(params, run_id, con, db_info, stages)
         writer = RunWriter(run_dir, run_id)
         done = writer.done
         todo = [n for n in notes if n.note_id not in done]
-        workers = params.concurrency or max(1, stages.concurrency)
 
         prov = provenance(params, db_info, notes_path, len(notes))
         last_save = [0.0]
@@ -183,54 +183,25 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
             write_manifest(run_dir, params, run_id, stages, prov, writer.ledger, status, started, ontology_info)
 
         save_manifest("running")
-        lock = threading.Lock()
-        profiler = ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k)
-        make_tools = _toolset_factory(params, stages.semantic_ranker)
-
-        def work(note: Note) -> NoteResult:
-            check_note_size(note, params.max_note_chars, params.max_line_chars)
-            cur = _cursor(con, lock)
-            try:
-                ctx = note_context(cur, note, flavor=db_info["flavor"], source_kind=str(db_info["source_kind"]),
-                                   db_path=str(params.db))
-            finally:
-                cur.close()
-            env = StageEnv(connect=lambda: _cursor(con, lock),
-                           make_tools=lambda c: make_tools(c, ctx),
-                           ontology=ontology, item_profile=profiler, params=params)
-            try:
-                return inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
-                                    cache_scope=params.cache_scope,
-                                    pool=pool)
-            finally:
-                env.close()
-
         bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
                    disable=not params.progress)
         totals = {"entities": 0, "calls": 0, "cost": 0.0}
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ehrlib-run") as pool:
-            pending: dict[Future[NoteResult], Note] = {}
-            queue = list(reversed(todo))
-            try:
-                while queue or pending:
-                    # keep at most `workers` notes in flight so a note's inner tasks find free threads
-                    while queue and len(pending) < workers:
-                        note = queue.pop()
-                        pending[pool.submit(work, note)] = note
-                    finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        note = pending.pop(fut)
-                        _commit_note(writer, run_id, note, fut, totals)
-                        bar.update(1)
-                        bar.set_postfix(entities=totals["entities"], calls=totals["calls"],
-                                        cost=f"${totals['cost']:.2f}", refresh=False)
-                        save_manifest("running", every_s=2.0)
-            finally:
-                for fut in pending:
-                    fut.cancel()
-                bar.close()
+        try:
+            with executor, contextlib.closing(executor.run(todo, worker.work)) as outcomes:
+                for outcome in outcomes:
+                    _commit_note(writer, outcome, totals)
+                    bar.update(1)
+                    bar.set_postfix(entities=totals["entities"], calls=totals["calls"],
+                                    cost=f"${totals['cost']:.2f}", refresh=False)
+                    save_manifest("running", every_s=2.0)
+        finally:
+            bar.close()
         summary = summarize_ledger(writer.ledger)["totals"]
-        save_manifest("complete" if summary.get("notes_error", 0) == 0 else "incomplete")
+        status = "complete" if summary.get("notes_error", 0) == 0 else "incomplete"
+        if stages.stats:
+            if mostly_failed(stages.stats().get("counts") or {}):
+                status = "failed"  # most model calls failed: the outcomes say little about the method
+        save_manifest(status)
         return run_dir
     except OSError as exc:
         with run_dir_errors(run_dir):   # full disk, read-only folder: one line, and resumable
@@ -241,30 +212,71 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         con.close()
 
 
+def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
+            stages: Stages) -> tuple[Worker, dict[str, Any] | None]:
+    """The note function of one process over its connection ``con`` (and the ontology it loaded)."""
+    # credentialed on either side (database manifest or corpus manifest) is credentialed;
+    # imported MIMIC notes are credentialed text whatever database they run against
+    db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params),
+                                                   corpus_source_kind(params.corpus))
+    if stages.endpoint:
+        check_phi(str(db_info["source_kind"]), stages.endpoint)
+    ontology, ontology_info = None, None
+    if stages.ontology_extractor is not None:
+        ontology = load_ontology(con, path=params.ontology)
+        ontology_info = {"version": ontology.version, "method": ontology.method, "sha8": ontology.sha8,
+                         "n_items": len(ontology.items)}
+    lock = threading.Lock()
+    profiler = ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k)
+    make_tools = _toolset_factory(params, stages.semantic_ranker)
+
+    def work(note: Note, pool: Executor | None) -> NoteResult:
+        check_note_size(note, params.max_note_chars, params.max_line_chars)
+        cur = _cursor(con, lock)
+        try:
+            ctx = note_context(cur, note, flavor=db_info["flavor"], source_kind=str(db_info["source_kind"]),
+                               db_path=str(params.db))
+        finally:
+            cur.close()
+        env = StageEnv(connect=lambda: _cursor(con, lock),
+                       make_tools=lambda c: make_tools(c, ctx),
+                       ontology=ontology, item_profile=profiler, params=params)
+        try:
+            return inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
+                                cache_scope=params.cache_scope,
+                                pool=pool)
+        finally:
+            env.close()
+
+    return Worker(work, stages, lambda: None), ontology_info
+
+
+def open_worker(params: RunParams, run_id: str, stages: Stages | None = None) -> Worker:
+    """A worker process's own means to verify notes (a Ray worker): the database opened
+    read-only here, the stage bundle (``stages``, or built from ``params``), the ontology."""
+    con, db_info = _open_db(params)
+    try:
+        worker, _ = _worker(params, run_id, con, db_info, stages or get_stages(params.method, params.backend, params))
+    except BaseException:
+        con.close()
+        raise
+    return dataclasses.replace(worker, close=con.close)
+
+
 def _cursor(con: Any, lock: threading.Lock) -> Any:
     with lock:  # creating cursors on one connection from many threads is serialised
         return con.cursor()
 
 
-def _commit_note(writer: RunWriter, run_id: str, note: Note, fut: Future[NoteResult],
-                 totals: dict[str, Any]) -> None:
-    try:
-        result = fut.result()
-    except EhrlibError as exc:  # bad input for this note (e.g. admission missing): recorded, not retried
-        line = dumps_record({"note_id": note.note_id, "stage": "note", "entity_id": None,
-                             "error": f"{type(exc).__name__}: {exc}"}, run_id=run_id)
-        status = "failed" if isinstance(exc, DataError) else "error"
-        writer.commit(note.note_id, {"failures.jsonl": [line]}, {"status": status, "n_failures": 1})
-        log.warning("note %s: %s", note.note_id, exc)
+def _commit_note(writer: RunWriter, outcome: NoteOutcome, totals: dict[str, Any]) -> None:
+    writer.commit(outcome.note_id, outcome.lines, outcome.summary)
+    if outcome.status != "ok":
+        if outcome.trace:  # a bug: recorded, the note left for a rerun, the batch goes on
+            log.error("note %s failed: %s\n%s", outcome.note_id, outcome.error, outcome.trace)
+        else:
+            log.warning("note %s: %s", outcome.note_id, outcome.error)
         return
-    except Exception as exc:  # a bug: record it, leave the note for a rerun, keep the batch going
-        line = dumps_record({"note_id": note.note_id, "stage": "note", "entity_id": None,
-                             "error": f"{type(exc).__name__}: {exc}"}, run_id=run_id)
-        writer.commit(note.note_id, {"failures.jsonl": [line]}, {"status": "error", "n_failures": 1})
-        log.exception("note %s failed", note.note_id)
-        return
-    summary = note_summary(result)
-    writer.commit(note.note_id, note_lines(run_id, result), summary)
+    summary = outcome.summary
     totals["entities"] += summary["n_entities"]
     totals["calls"] += sum(s["llm_calls"] for s in summary["stages"].values())
     totals["cost"] += sum(s["cost_usd"] for s in summary["stages"].values())

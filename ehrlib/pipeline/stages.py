@@ -53,6 +53,7 @@ __all__ = [
     "BackendFactory",
     "register_backend",
     "registered_backends",
+    "backend_factory",
     "get_stages",
     "apply_switches",
     "item_key",
@@ -69,6 +70,8 @@ BACKENDS: Mapping[str, str] = {
     "gemini": "ehrlib.pipeline.llm",
     "openai": "ehrlib.pipeline.llm",
     "scripted": "ehrlib.pipeline.llm",
+    # the other LLM presets users type (ehrlib.llm.factory.PRESETS; a test keeps the two in step)
+    **{name: "ehrlib.pipeline.llm" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
 }
 
 T = TypeVar("T")
@@ -342,6 +345,14 @@ def register_backend(name: str, factory: BackendFactory) -> None:
 
 def registered_backends() -> tuple[str, ...]:
     return tuple(sorted(_REGISTRY))
+
+
+def backend_factory(name: str) -> BackendFactory | None:
+    """The factory registered for ``name`` in this process (None when none is). Executors
+    hand it to worker processes, where a backend registered at run time (a test's fake,
+    the bench oracle) is not registered yet."""
+    with _LOCK:
+        return _REGISTRY.get(name)
 
 
 def get_stages(method: str, backend: str, params: RunParams) -> Stages:

@@ -9,12 +9,14 @@ runner threads. :func:`make_llm_client` builds the client from the run params.
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ehrlib.corpus.records import Usage
 from ehrlib.llm import Message, make_client, run_sync
+from ehrlib.llm.budget import list_budget
 from ehrlib.llm.records import Usage as LLMUsage
 from ehrlib.llm.replies import generate_json
 from ehrlib.pipeline.stages import StageOutput, add_usage
@@ -66,6 +68,22 @@ class LLMCaller:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        self._counts: collections.Counter[str] = collections.Counter()
+        self._count_lock = threading.Lock()
+
+    def count(self, key: str, n: int = 1) -> None:
+        """Tally an extraction event (pages sent, names matched fuzzily or dropped) for the manifest."""
+        if n:
+            with self._count_lock:
+                self._counts[key] += n
+
+    def counts(self) -> dict[str, int]:
+        with self._count_lock:
+            return dict(sorted(self._counts.items()))
+
+    def list_budget(self, fixed_text: str) -> int | None:
+        """Tokens left for an item list next to `fixed_text` under the endpoint's context window."""
+        return list_budget(getattr(self.client, "context_window", None), self.client.config.max_tokens, fixed_text)
 
     @property
     def model(self) -> str:

@@ -226,7 +226,7 @@ class CheckEHRVerifier:
                 if error:
                     raise _Failed(f"SQL failed after repair: {error}")
         except _Failed as exc:
-            return Verdict(entity.entity_id, "consistent", reason="CheckEHR failed", tool_calls=tuple(calls),
+            return Verdict(entity.entity_id, "unverified", reason="CheckEHR failed", tool_calls=tuple(calls),
                            usage=add_usage(*usages), prompt_id=pids[-1] if pids else None, failure=str(exc))
         evidence: tuple[RowRef, ...] = ()
         lowered = [c.lower() for c in cols]

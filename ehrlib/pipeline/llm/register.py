@@ -1,4 +1,4 @@
-"""Registration of the LLM backends ``gemini``, ``openai`` and ``scripted``.
+"""Registration of the LLM backends: every name of :data:`ehrlib.llm.factory.PRESETS`.
 
 :func:`build_llm_stages` builds the inspector or CheckEHR bundle around any
 :class:`ehrlib.llm.Client` (tests pass a fake backend); importing this module registers
@@ -12,6 +12,8 @@ import collections
 from typing import Any, Callable
 
 from ehrlib.errors import ConfigError
+from ehrlib.llm.factory import BACKENDS as PRESET_NAMES
+from ehrlib.llm.usage import call_counts
 from ehrlib.pipeline.llm.caller import BoundedClient, LLMCaller, make_llm_client
 from ehrlib.pipeline.llm.checkehr import build_checkehr_stages
 from ehrlib.pipeline.llm.stages import (
@@ -27,8 +29,8 @@ from ehrlib.pipeline.stages import Stages, register_backend
 
 __all__ = ["build_llm_stages", "LLM_BACKENDS"]
 
-#: backend names this module registers
-LLM_BACKENDS: tuple[str, ...] = ("gemini", "openai", "scripted")
+#: backend names this module registers: every preset of ehrlib.llm.factory (vllm, azure, ...)
+LLM_BACKENDS: tuple[str, ...] = tuple(PRESET_NAMES)
 
 def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "llm") -> Stages:
     """The stage bundle for ``method`` around one LLM client (calls bounded by its
@@ -47,6 +49,15 @@ def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "l
                                      "misses": sum(1 for r in recs if not r.cached)}
             # every model call, including those made inside tools (LLM Semantic_Search)
             out["calls_by_stage"] = dict(sorted(collections.Counter(r.stage or "other" for r in recs).items()))
+            out["counts"] = call_counts(ledger, network_calls=getattr(client, "network_calls", None),
+                                        retries=getattr(client, "retries", None),
+                                        truncation_retries=getattr(client, "truncation_retries", None))
+        describe = getattr(getattr(client, "backend_impl", None), "describe", None)
+        if describe is not None:
+            wire = describe()
+            out["structured_output"] = wire.get("structured_output")
+            out["structured_output_fallbacks"] = wire.get("structured_output_fallbacks")
+        out["extraction"] = llm.counts()
         if cache is not None:
             out["response_cache_entries"] = len(cache)
         return out

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ehrlib.corpus.records import ItemRef, TimeSpan, Usage
+from ehrlib.llm.budget import is_context_overflow, pack_pages
+from ehrlib.llm.matching import NameMatcher
 from ehrlib.pipeline.inspector import SegmentationError, validate_segments
 from ehrlib.pipeline.llm.caller import LLMCaller, numbered, object_schema, stage_output
 from ehrlib.pipeline.llm.prompts import get_prompt
@@ -31,7 +33,7 @@ ENTITY_KINDS: tuple[str, ...] = ("measurement", "range", "finding", "interpretat
 #: record-retrieval tools: the evidence-sufficiency guard wants one of these before "inconsistent"
 RETRIEVAL_TOOLS: frozenset[str] = frozenset({"Get_Item_Status_History", "Get_Item_Value_History",
                                              "Analyze_Value_Trend", "View_General_Timeline"})
-#: cap on items listed in one extraction prompt (context length, cost)
+#: items per extraction page at most (cost); `llm.context_window` bounds a page by tokens
 MAX_PROMPT_ITEMS = 400
 _TIME_CUE = re.compile(r"\d|\b(?:day|days|pod|hd|overnight|yesterday|today|tomorrow|morning|evening|night|"
                        r"admission|admitted|discharge|week|hours?|prior|after|before|since|following|next|"
@@ -168,11 +170,21 @@ class LLMAnchorResolver:
 
 # --- 3/4. extraction ------------------------------------------------------------------------
 
+def _key_matcher(allowed: Mapping[str, ItemRef]) -> Any:
+    """Item keys as the model may write them: the key, its item id, or the item's label."""
+    labels = {item.label: key for key, item in allowed.items() if item.label}
+    ids = {key.rsplit(":", 1)[-1]: key for key in allowed}
+    return NameMatcher(allowed, {**ids, **labels}, fuzzy_pool=labels)
+
+
 def _entities_from(value: Any, ctx: NoteContext, segment: Segment, allowed: Mapping[str, ItemRef],
-                   known: Sequence[Entity], source: str, prefix: str) -> tuple[tuple[Entity, ...], list[str]]:
-    """Parse extracted entities; drop ones outside the segment, with unknown items, or known."""
+                   known: Sequence[Entity], source: str, prefix: str,
+                   llm: LLMCaller | None = None) -> tuple[tuple[Entity, ...], list[str]]:
+    """Parse extracted entities; drop ones outside the segment, with unknown items, or known.
+    Item keys are matched to the offered ones (`_key_matcher`) before an entity is dropped."""
     seen = {(e.line, e.text.strip().lower()) for e in known}
     out, notes = [], []
+    matcher = _key_matcher(allowed)
     for k, raw in enumerate((value or {}).get("entities", ())):
         line, text = raw.get("line"), str(raw.get("text") or "").strip()
         if not isinstance(line, int) or not segment.start_line <= line <= segment.end_line or not text:
@@ -181,9 +193,15 @@ def _entities_from(value: Any, ctx: NoteContext, segment: Segment, allowed: Mapp
         if (line, text.lower()) in seen:
             continue
         keys = [str(x) for x in raw.get("item_keys") or ()]
-        good = [x for x in keys if x in allowed]
+        matched = [matcher.match(x) for x in keys]
+        good = list(dict.fromkeys(m for m, _ in matched if m is not None))
+        if llm is not None:
+            llm.count("item_keys_fuzzy_matched", sum(how in ("folded", "fuzzy") for _, how in matched))
+            llm.count("item_keys_dropped", sum(how == "none" for _, how in matched))
         if keys and not good:
             notes.append(f"entity {text!r}: item keys {keys[:3]} are not candidates; dropped")
+            if llm is not None:
+                llm.count("entities_dropped_unknown_items")
             continue
         kind = str(raw.get("kind") or "event").lower()
         value_text = raw.get("value")
@@ -211,18 +229,37 @@ class LLMPatientExtractor:
         allowed = dict(zip(ctx.patient_item_keys, ctx.patient_items))
         if not allowed:
             return StageOutput(())
-        rows = []
-        for key, item in list(allowed.items())[:MAX_PROMPT_ITEMS]:
-            top = list(env.item_profile(key))[: self.top_k]
-            rows.append(f"{key} | {item.table} | {item.label} | {json.dumps(top, ensure_ascii=False)}")
-        text = prompt.render(items="\n".join(rows), kinds=", ".join(ENTITY_KINDS),
-                             segment=numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line))
-        value, usage, raws, failure = self.llm.ask(text, ENTITIES_SCHEMA, stage="patient_extraction",
-                                                   note_id=ctx.note_id)
-        entities, notes = _entities_from(value, ctx, segment, allowed, known, "patient", "p")
-        notes = notes + ([f"{len(allowed) - MAX_PROMPT_ITEMS} patient items left out of the prompt"]
-                         if len(allowed) > MAX_PROMPT_ITEMS else [])
-        return stage_output(entities, [usage], [prompt.prompt_id], [failure, *notes], raws)
+        seg_text = numbered(ctx.lines[segment.start_line:segment.end_line + 1], segment.start_line)
+        # most related to the segment first, then by table: every item is offered in some page
+        score = _overlap_scorer(seg_text)
+        keys = sorted(allowed, key=lambda k: (-score(allowed[k]), allowed[k].table, k))
+        rows = [f"{k} | {allowed[k].table} | {allowed[k].label} | "
+                f"{json.dumps(list(env.item_profile(k))[: self.top_k], ensure_ascii=False)}" for k in keys]
+        kinds = ", ".join(ENTITY_KINDS)
+        budget = self.llm.list_budget(prompt.render(items="", kinds=kinds, segment=seg_text))
+        pages = pack_pages(rows, budget, MAX_PROMPT_ITEMS)
+        self.llm.count("patient_extraction_pages", len(pages))
+        found: list[Entity] = []
+        usages, raws, failures = [], [], []
+        n = 0
+        while pages:
+            page = pages.pop(0)
+            text = prompt.render(items="\n".join(rows[i] for i in page), kinds=kinds, segment=seg_text)
+            value, usage, r, failure = self.llm.ask(text, ENTITIES_SCHEMA, stage="patient_extraction",
+                                                    note_id=ctx.note_id)
+            usages.append(usage)
+            if len(page) > 1 and is_context_overflow(failure):  # denser tokenizer than estimated
+                self.llm.count("patient_extraction_pages_split")
+                pages[:0] = [page[:len(page) // 2], page[len(page) // 2:]]
+                continue
+            n += 1
+            page_allowed = {keys[i]: allowed[keys[i]] for i in page}
+            entities, notes = _entities_from(value, ctx, segment, page_allowed, [*known, *found], "patient",
+                                             f"p{n}_" if n > 1 else "p", self.llm)
+            found.extend(entities)
+            raws.extend(r)
+            failures.extend([failure, *notes])
+        return stage_output(tuple(found), usages, [prompt.prompt_id], failures, raws)
 
 
 class LLMOntologyExtractor:
@@ -237,9 +274,11 @@ class LLMOntologyExtractor:
         listing = "\n".join(f"- {c}" for c in choices)
         value, usage, raws, failure = self.llm.ask(prompt.render(choices=listing, segment=seg_text), SELECT_SCHEMA,
                                                    stage="ontology_extraction", note_id=note_id)
-        lookup = {c.lower(): c for c in choices}
-        picked = [lookup[str(s).strip().lower()] for s in (value or {}).get("selected", ())
-                  if str(s).strip().lower() in lookup]
+        matcher = NameMatcher(choices)
+        matched = [matcher.match(x) for x in (value or {}).get("selected", ())]
+        self.llm.count("group_names_fuzzy_matched", sum(how in ("folded", "fuzzy") for _, how in matched))
+        self.llm.count("group_names_dropped", sum(how == "none" for _, how in matched))
+        picked = [m for m, _ in matched if m is not None]
         return list(dict.fromkeys(picked)), usage, raws, failure
 
     def __call__(self, ctx: NoteContext, env: StageEnv, segment: Segment, timeline: Timeline,
@@ -267,25 +306,30 @@ class LLMOntologyExtractor:
             cands.extend(i for i in onto.items_in(g, s) if i.key not in patient_keys)
         if not cands:
             return stage_output((), usages, pids, failures, raws)
-        if len(cands) > MAX_PROMPT_ITEMS:
-            failures.append(f"{len(cands) - MAX_PROMPT_ITEMS} less related candidate items left out of the prompt")
-            cands = _rank_by_overlap(cands, seg_text)[:MAX_PROMPT_ITEMS]
-        allowed = {i.key: ItemRef(i.table, i.label, _itemid(i.key)) for i in cands}
-        listing = "\n".join(f"{i.key} | {i.table} | {i.label}" for i in cands)
         known_text = "\n".join(f"line {e.line}: {e.text} = {e.value or ''} -> {', '.join(e.item_keys)}"
                                for e in known) or "(none)"
-        text = p_ext.render(items=listing, known=known_text, kinds=", ".join(ENTITY_KINDS), segment=seg_text)
+        kinds = ", ".join(ENTITY_KINDS)
+        # the selected subgroups bound the candidates; past one prompt's room, the most related
+        cands = _rank_by_overlap(cands, seg_text)
+        rows = [f"{i.key} | {i.table} | {i.label}" for i in cands]
+        first = pack_pages(rows, self.llm.list_budget(p_ext.render(items="", known=known_text, kinds=kinds,
+                                                                   segment=seg_text)), MAX_PROMPT_ITEMS)[0]
+        if len(first) < len(cands):
+            failures.append(f"{len(cands) - len(first)} less related candidate items left out of the prompt")
+            cands, rows = cands[:len(first)], rows[:len(first)]
+        allowed = {i.key: ItemRef(i.table, i.label, _itemid(i.key)) for i in cands}
+        text = p_ext.render(items="\n".join(rows), known=known_text, kinds=kinds, segment=seg_text)
         value, u3, r3, f3 = self.llm.ask(text, ENTITIES_SCHEMA, stage="ontology_extraction", note_id=ctx.note_id)
-        entities, notes = _entities_from(value, ctx, segment, allowed, known, "ontology", "o")
+        entities, notes = _entities_from(value, ctx, segment, allowed, known, "ontology", "o", self.llm)
         return stage_output(entities, [*usages, u3], [*pids, p_ext.prompt_id], [*failures, f3, *notes], [*raws, *r3])
 
 
 _WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
-def _rank_by_overlap(cands: Sequence[Any], text: str) -> list[Any]:
-    """Candidates whose label shares words (or a 4-letter prefix) with the segment first:
-    a subgroup of real MIMIC can hold thousands of items (ICD titles), more than a prompt."""
+def _overlap_scorer(text: str) -> Callable[[Any], int]:
+    """Score of an item (anything with a ``label``): label words shared with `text`, twice,
+    plus shared 4-letter prefixes."""
     words = set(_WORD.findall(text.lower()))
     prefixes = {w[:4] for w in words if len(w) >= 4}
 
@@ -293,6 +337,13 @@ def _rank_by_overlap(cands: Sequence[Any], text: str) -> list[Any]:
         label = set(_WORD.findall(item.label.lower()))
         return 2 * len(label & words) + len({w[:4] for w in label if len(w) >= 4} & prefixes)
 
+    return score
+
+
+def _rank_by_overlap(cands: Sequence[Any], text: str) -> list[Any]:
+    """Candidates whose label shares words (or a 4-letter prefix) with the segment first:
+    a subgroup of real MIMIC can hold thousands of items (ICD titles), more than a prompt."""
+    score = _overlap_scorer(text)
     return sorted(cands, key=lambda i: -score(i))
 
 

@@ -142,7 +142,7 @@ class LLMVerifier:
             prompt_id = p_push.prompt_id if result.ok else prompt_id
         total = to_usage(usage, calls, self.llm.cost(usage))
         if not result.ok:
-            return Verdict(entity.entity_id, "consistent", reason="verification failed",
+            return Verdict(entity.entity_id, "unverified", reason="verification failed",
                            tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
                            failure=f"{result.failure.kind}: {result.failure.message}")
         verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)

@@ -1,0 +1,151 @@
+"""Notes per second of the thread and Ray executors, and what Ray costs per note.
+
+On the embedded corpus (the seeded synthetic hospital ``ehrlib run`` uses by default),
+with two backends: ``offline`` (CPU-bound rules) and the orchestration oracle of
+:mod:`ehrlib.bench.pipeline` at a fixed simulated latency per model call (a run that
+mostly waits on a model; its answers are the gold, so no accuracy is reported).
+
+Each configuration runs twice under one run id: first ``n_small`` notes, then — resumed
+with a larger limit — the rest up to ``n_large``. For the one-worker, one-thread rows the
+notes run one after another, so a part's wall time minus the notes' own compute time
+(``wall_s`` in the ledger, measured inside the worker) is the time spent outside the notes:
+fixed cost (worker start-up, database and stage set-up, manifest) plus, per note, dispatch,
+transfer of its records and the commit. The two parts share the fixed cost, so their
+difference gives ``outside_per_note_ms`` and ``fixed_s`` apart, free of the notes' own
+(noisy, warm-up-heavy) compute. ``overhead_per_note_ms`` is the Ray row's outside time per
+note minus the thread row's: what shipping a note to a worker and its records back costs.
+The two-way rows (two threads; two Ray workers) give throughput on two cores: threads
+share Python's GIL, Ray workers do not. The ``transfer only`` row times the transport
+alone: each note's committed records sent to an actor and back, nothing else running.
+
+``ray.init`` (one local instance, ``num_cpus=2``) is timed apart (``ray_init_s``). The
+note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 2,8).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ehrlib.bench import BenchSkipped, write_csv
+from ehrlib.bench.pipeline import DEFAULT_LATENCY_S
+from ehrlib.errors import ConfigError
+from ehrlib.inputs import prepare_inputs
+from ehrlib.pipeline.params import load_params
+from ehrlib.pipeline.rundir import read_ledger
+from ehrlib.pipeline.runner import EMBEDDED, run_experiment
+
+__all__ = ["run", "CONFIGS"]
+
+#: (executor, ray workers, threads per process)
+CONFIGS: tuple[tuple[str, int, int], ...] = (("thread", 1, 1), ("ray", 1, 1), ("thread", 1, 2), ("ray", 2, 1))
+HEADER = ["backend", "executor", "workers", "threads", "latency_s", "n_notes", "wall_s", "notes_per_s",
+          "compute_per_note_s", "fixed_s", "outside_per_note_ms", "overhead_per_note_ms", "ray_init_s"]
+
+
+def _counts() -> tuple[int, int]:
+    raw = os.environ.get("EHRLIB_BENCH_EXECUTOR_NOTES", "2,8")
+    try:
+        small, large = (int(x) for x in raw.split(","))
+    except ValueError:
+        raise ConfigError(f"EHRLIB_BENCH_EXECUTOR_NOTES must be 'small,large', got {raw!r}") from None
+    if small < 1 or large <= 2 * small:
+        raise ConfigError("EHRLIB_BENCH_EXECUTOR_NOTES needs 0 < small and large > 2 * small")
+    return small, large
+
+
+def _measure(base: Any, run_id: str, small: int, large: int) -> dict[str, float]:
+    """Wall time, fixed cost, compute and outside time per note of a run of ``small``
+    notes resumed to ``large``."""
+    walls, computes, counts = [], [], []
+    seen = 0
+    for limit in (small, large):
+        t0 = time.perf_counter()
+        run_dir = run_experiment(base.replace(run_id=run_id, limit=limit))
+        walls.append(time.perf_counter() - t0)
+        part = read_ledger(run_dir)[seen:]
+        seen += len(part)
+        if any(e.get("status") != "ok" for e in part):
+            raise RuntimeError(f"bench run {run_id}: a note did not finish ok")
+        computes.append(sum(e.get("wall_s", 0.0) for e in part))
+        counts.append(len(part))
+    if counts != [small, large - small]:
+        raise RuntimeError(f"bench run {run_id}: expected {small} then {large - small} notes, got {counts}")
+    outside = [w - c for w, c in zip(walls, computes)]
+    per_note = (outside[1] - outside[0]) / (counts[1] - counts[0])
+    return {"wall_s": sum(walls), "fixed_s": outside[0] - per_note * counts[0], "outside_per_note_s": per_note,
+            "compute_per_note_s": sum(computes) / large}
+
+
+def _transfer_ms(ray: Any, run_dir: Path, repeats: int = 3) -> tuple[float, int]:
+    """(ms per note, bytes per note) to send one note to a Ray actor and its records back:
+    the committed lines of ``run_dir`` grouped by note, echoed by an actor that does nothing
+    else — the transport part of the overhead, without the rest of the run."""
+    by_note: dict[str, list[str]] = {}
+    for name in ("predictions.jsonl", "tool_calls.jsonl", "stages.jsonl"):
+        for line in (run_dir / name).read_text(encoding="utf-8").splitlines():
+            by_note.setdefault(json.loads(line)["note_id"], []).append(line)
+    echo = ray.remote(num_cpus=0)(_Echo).remote()
+    ray.get(echo.back.remote([]))
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        for lines in by_note.values():
+            ray.get(echo.back.remote(lines))
+    ms = (time.perf_counter() - t0) * 1000 / (repeats * len(by_note))
+    ray.kill(echo)
+    return ms, sum(len(x) for v in by_note.values() for x in v) // len(by_note)
+
+
+class _Echo:
+    def back(self, lines: list[str]) -> list[str]:
+        return lines
+
+
+def run(out_dir: Path, *, latency: float | None = None) -> Path:
+    if importlib.util.find_spec("ray") is None:
+        raise BenchSkipped("ray is not installed (pip install 'ehrlib[ray]')")
+    # deferred: optional dependency (ray, the `ray` extra); one local instance for all rows
+    import ray
+
+    latency = float(os.environ.get("EHRLIB_BENCH_LATENCY", DEFAULT_LATENCY_S)) if latency is None else latency
+    small, large = _counts()
+    rows: list[list[Any]] = []
+    with tempfile.TemporaryDirectory(prefix="ehrlib-bench-executors-") as tmp:
+        db, corpus = prepare_inputs(Path(tmp) / "embedded", **EMBEDDED)
+        t0 = time.perf_counter()
+        started = not ray.is_initialized()
+        if started:
+            ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+        ray_init_s = time.perf_counter() - t0
+        try:
+            for backend in ("offline", "oracle"):
+                options = {"latency_s": latency} if backend == "oracle" else {}
+                serial_outside: float | None = None
+                for executor, workers, threads in CONFIGS:
+                    base = load_params(None, corpus=str(corpus), db=str(db), backend=backend, progress=False,
+                                       runs_dir=str(Path(tmp) / "runs"), executor=executor, concurrency=threads,
+                                       ray_workers=workers if executor == "ray" else None, backend_options=options)
+                    m = _measure(base, f"{backend}-{executor}-{workers}x{threads}", small, large)
+                    serial = workers * threads == 1
+                    overhead = ""
+                    if serial and executor == "thread":
+                        serial_outside = m["outside_per_note_s"]
+                    elif serial and serial_outside is not None:
+                        overhead = round((m["outside_per_note_s"] - serial_outside) * 1000, 1)
+                    rows.append([backend, executor, workers, threads, latency if backend == "oracle" else "", large,
+                                 round(m["wall_s"], 2), round(large / m["wall_s"], 3),
+                                 round(m["compute_per_note_s"], 4),
+                                 round(m["fixed_s"], 2) if serial else "",
+                                 round(m["outside_per_note_s"] * 1000, 1) if serial else "", overhead,
+                                 round(ray_init_s, 1) if executor == "ray" else ""])
+            ms, size = _transfer_ms(ray, Path(tmp) / "runs" / "offline-ray-1x1")
+            rows.append(["transfer only", "ray", 1, 1, "", large, "", "", "", "", round(ms, 1),
+                         f"{size} bytes a note", round(ray_init_s, 1)])
+        finally:
+            if started:
+                ray.shutdown()
+    return write_csv(Path(out_dir) / "bench_executors.csv", HEADER, rows)
