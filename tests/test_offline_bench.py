@@ -28,3 +28,49 @@ def test_score_rows_means_over_notes_and_scopes():
     assert value["recall"] == 0.0 and value["precision"] == ""
     nursing = next(r for r in rows if r["scope"] == "note_type=nursing")
     assert nursing["n_notes"] == 1 and nursing["recall"] == 0.5
+
+
+# --- which real-patient sets the quality benchmark scores --------------------------------
+
+def _fake_fixtures(tmp_path, monkeypatch):
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from ehrlib.bench import quality
+
+    for name in ("realnotes", "realnotes_mimic4", "estimate_fresh"):
+        (tmp_path / "tests" / "fixtures" / name).mkdir(parents=True)
+        (tmp_path / "tests" / "fixtures" / name / "gold.jsonl").write_text("")
+    dbs = {"mimic3": Path("m3.duckdb"), "mimic4": Path("m4.duckdb")}
+    monkeypatch.setattr(quality, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(quality, "_demo_db", lambda work, flavor: dbs[flavor])
+    monkeypatch.setattr(quality, "_admissions", lambda db: {dbs["mimic3"]: {1}, dbs["mimic4"]: {2}}[db])
+    notes = [SimpleNamespace(note_id="a", hadm_id=1), SimpleNamespace(note_id="b", hadm_id=2)]
+    monkeypatch.setattr(quality, "load_corpus", lambda cdir: SimpleNamespace(notes=notes))
+    return quality, dbs
+
+
+def test_dev_sets_include_the_mimic4_set_and_never_the_estimate(tmp_path, monkeypatch):
+    quality, dbs = _fake_fixtures(tmp_path, monkeypatch)
+    sets = quality.real_patient_sets(tmp_path)
+    assert set(sets) == {"realnotes", "realnotes_mimic4"}  # the other dev folders are absent here
+    assert sets["realnotes"][1] == [(dbs["mimic3"], None)]
+    assert sets["realnotes_mimic4"][1] == [(dbs["mimic4"], None)]
+
+
+def test_estimate_only_on_request_with_each_note_on_its_own_database(tmp_path, monkeypatch):
+    quality, dbs = _fake_fixtures(tmp_path, monkeypatch)
+    sets = quality.real_patient_sets(tmp_path, with_estimate=True)
+    assert sets["estimate_fresh"][1] == [(dbs["mimic3"], ["a"]), (dbs["mimic4"], ["b"])]
+
+
+def test_with_estimate_needs_the_quality_benchmark_named(tmp_path):
+    import pytest
+
+    from ehrlib.bench.cli import run_benchmarks
+    from ehrlib.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--only quality --with-estimate"):
+        run_benchmarks([], tmp_path, with_estimate=True)
+    with pytest.raises(ConfigError, match="--only quality --with-estimate"):
+        run_benchmarks(["tools"], tmp_path, with_estimate=True)

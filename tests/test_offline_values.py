@@ -23,3 +23,15 @@ def test_verbs_and_decades() -> None:
     dec = parse_value(" 60s-90s")
     assert dec is not None and (dec["min"], dec["min_hi"], dec["max_lo"], dec["max"]) == (60, 69, 90, 99)
     assert parse_value(" unknown") is None
+
+
+def test_thousands_separator_charge_and_range_word() -> None:
+    lex = load_lexicon()
+    uop = parse_value(" 3,240 cc", lex.concepts["bun"])
+    assert uop is not None and uop["value"] == 3240.0  # not cut at the comma
+    mg = parse_value("++ 1.6", lex.concepts["magnesium"])
+    assert mg is not None and mg["value"] == 1.6  # "Mg++": the charge is part of the name
+    k = parse_value(" ranged 3.1 to 3.5", lex.concepts["potassium"])
+    assert k is not None and (k["min"], k["max"]) == (3.1, 3.5) and "series" not in k and "direction" not in k
+    trend = parse_value(" 3.1 to 3.5", lex.concepts["potassium"])
+    assert trend is not None and trend["series"] == [3.1, 3.5]  # without "ranged": a change

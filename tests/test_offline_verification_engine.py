@@ -50,6 +50,8 @@ def test_modules_stay_small():
     (entity("heparin", "medication"), "medications.negated_absent"),
     (entity("BCx", "microbiology"), "microbiology.specimen_in_window"),
     (entity("CHF", "diagnosis"), "diagnoses.billed_code"),
+    (entity("CHF", "diagnosis", section="discharge_diagnosis"), "diagnoses.section_billed"),
+    (entity("EGD", "procedure", section="procedures"), "diagnoses.section_billed"),
     (entity("Skin", "finding", concept=DATA_CONCEPT), "findings.data_value"),
     (entity("Abd", "finding", concept="abdomen"), "events.negated_absent"),
 ])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
+from verification_kit import DAY, KEY, FakeTools, assert_decided, entity, row, spanned, verify
 
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.verification.numbers import stated_numbers
@@ -66,3 +66,23 @@ def test_stated_numbers_of_a_blood_pressure():
                                       mean=Reading(value=75)))
     assert ("systolic", 95.0, None) in stated_numbers(a) and ("diastolic", 60.0, None) in stated_numbers(a)
     assert stated_numbers(NumericClaim(reading=Reading(min=80, max=89))) == [("value", 80.0, 89.0)]  # "SBP 80s"
+
+
+def test_stated_value_compared_on_the_item_scale():
+    # FiO2 charted as a fraction, stated as a percent ("FiO2 0.8" is read as 80 % by extraction)
+    rows = {KEY: [row(DAY, 0.5), row(DAY, 0.8)]}
+    v = verify(entity("FiO2", "measurement", shown="80", value=80.0, concept="fio2"), FakeTools(rows))
+    assert_decided(v, "numbers.value_in_window", "consistent")
+    assert "percent -> fraction" in v.reason
+    wrong = verify(entity("FiO2", "measurement", shown="60", value=60.0, concept="fio2"), FakeTools(rows))
+    assert_decided(wrong, "numbers.value_in_window", "inconsistent")
+    same = verify(entity("FiO2", "measurement", shown="50", value=50.0, concept="fio2"),
+                  FakeTools({KEY: [row(DAY, 40.0), row(DAY, 50.0)]}))
+    assert_decided(same, "numbers.value_in_window", "consistent")
+    assert "scale" not in same.reason
+
+
+def test_stated_range_compared_on_the_item_scale():
+    rows = {KEY: [row(DAY, 0.4), row(DAY, 0.5)]}
+    v = verify(entity("FiO2", "range", shown="40-50", value=40.0, min=40.0, max=50.0, concept="fio2"), FakeTools(rows))
+    assert v.label == "consistent" and "percent -> fraction" in v.reason

@@ -120,7 +120,7 @@ def test_microbiology_and_billing_codes(run_note):
     assert by_line[3].label == "consistent"          # 008.45 billed
     assert by_line[4].label == "inconsistent" and by_line[4].inconsistency_type == "missing"  # 785.52 not
     assert by_line[1].rule_id == "microbiology.collected"  # stated negative, nothing grew
-    assert by_line[3].rule_id == by_line[4].rule_id == "diagnoses.billed_code"
+    assert by_line[3].rule_id == by_line[4].rule_id == "diagnoses.section_billed"  # billing-section routing
 
 
 def test_scope_filter_drops_history_and_plans(run_note):

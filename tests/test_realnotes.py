@@ -226,3 +226,22 @@ def test_bench_writes_scores_and_error_listing(mimic3_demo_db, tmp_path) -> None
     assert tuple(errors[0]) == ERROR_HEADER
     harsh_wrong = sum(e["mode"] == "harsh" and e["error"] != "spurious" for e in errors)
     assert harsh_wrong == int(everything["n_gold"]) - int(everything["n_correct"])
+
+
+@pytest.mark.slow  # one offline run on one short MIMIC-IV note
+def test_bench_scores_the_mimic4_set_on_a_mimic4_database(mimic4_demo_db, tmp_path) -> None:
+    import csv
+
+    from ehrlib.bench.realnotes import SETS, run
+
+    picked = ("m4d-rn-22130791",)
+    out = run(tmp_path / "figures", methods=("surface",), runs_dir=tmp_path / "runs" / "realnotes",
+              db4=mimic4_demo_db, note_ids=picked, sets=("mimic4",))
+    assert out == tmp_path / "figures" / SETS["mimic4"][1]
+    with open(out, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    everything = next(r for r in rows if r["mode"] == "harsh" and r["scope"] == "all")
+    gold = load_corpus(Path(__file__).parent / "fixtures" / "realnotes_mimic4").gold
+    assert int(everything["n_gold"]) == sum(g.note_id in picked for g in gold)
+    assert int(everything["n_correct"]) > 0  # the run found this patient's rows in the MIMIC-IV tables
+    assert (tmp_path / "runs" / "realnotes_mimic4" / "errors.csv").exists()

@@ -23,13 +23,22 @@ OUT_NAME = "bench_build.csv"
 HEADER = ("dataset", "table", "rows", "seconds", "rows_per_s", "source_mb", "repeats", "threads", "duckdb")
 
 
-def demo_folder() -> Path | None:
-    """The MIMIC-III demo CSV folder ($EHRLIB_MIMIC3_DEMO, else next to the repository), or None."""
-    env = os.environ.get("EHRLIB_MIMIC3_DEMO")
-    for p in ([Path(env)] if env else []) + [repo_root().parent / "shared" / "data" / "mimic-iii-demo"]:
+def _folder(env_var: str, name: str) -> Path | None:
+    env = os.environ.get(env_var)
+    for p in ([Path(env)] if env else []) + [repo_root().parent / "shared" / "data" / name]:
         if p.is_dir():
             return p
     return None
+
+
+def demo_folder() -> Path | None:
+    """The MIMIC-III demo CSV folder (``EHRLIB_MIMIC3_DEMO``, else ``../shared/data``)."""
+    return _folder("EHRLIB_MIMIC3_DEMO", "mimic-iii-demo")
+
+
+def demo4_folder() -> Path | None:
+    """The MIMIC-IV demo CSV folder (``EHRLIB_MIMIC4_DEMO``, else ``../shared/data``)."""
+    return _folder("EHRLIB_MIMIC4_DEMO", "mimic-iv-demo")
 
 
 def run(out_dir: Path, repeats: int = 3) -> Path:
@@ -42,7 +51,7 @@ def run(out_dir: Path, repeats: int = 3) -> Path:
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-") as tmp:
         for i in range(repeats):
             results.append(build_db(src, Path(tmp) / f"run{i}.duckdb", progress=False))
-    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0]
+    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
     rows = []
     for j, t in enumerate(results[0].tables):
         if t.status != "loaded":

@@ -11,29 +11,39 @@ deterministic matcher (:mod:`ehrlib.judge.matcher`, harsh and lenient), and
 - ``recall``, ``precision``, ``f1``: the paper's per-note means; ``micro_*`` totals;
 - ``median_s_per_note``: median wall seconds of the runner's per-note work.
 
+The real-patient sets (hand-written notes on MIMIC-III and MIMIC-IV demo admissions,
+:data:`DEV_SETS`) are scored as well when the demo CSVs are present. The sealed estimate
+set ``tests/fixtures/estimate_fresh`` is scored only on request —
+``ehrlib bench --only quality --with-estimate`` or ``EHRLIB_BENCH_ESTIMATE=1`` — once,
+for the final number; development runs never include it.
+
 Targets from issue 7: inspector lenient F1 >= 0.80, >= 15 points above surface,
 <= 2 s per note (median). The benchmark reports; it does not assert.
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from ehrlib.bench import repo_root, write_csv
-from ehrlib.bench.build import demo_folder
+from ehrlib.bench.build import demo4_folder, demo_folder
 from ehrlib.corpus.io import load_corpus
 from ehrlib.db.build import build_db
 from ehrlib.judge.evaluate import evaluate_run, load_run, read_judgements
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.runner import run_experiment
+from ehrlib.schema import detect_flavor, schema_map
 from ehrlib.synth import generate_hospital
 from ehrlib.synth.notes import write_corpus
 
-__all__ = ["run", "HEADER", "METHODS", "score_rows"]
+__all__ = ["run", "HEADER", "METHODS", "score_rows", "real_patient_sets", "DEV_SETS", "ESTIMATE_SET", "ESTIMATE_ENV"]
 
 OUT_NAME = "bench_quality.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
@@ -41,14 +51,14 @@ HEADER = ("corpus", "method", "backend", "judge", "mode", "scope", "n_notes", "n
           "precision", "f1", "micro_recall", "micro_precision", "micro_f1", "median_s_per_note")
 
 
-def _median_seconds(run_dir: Path) -> float | None:
+def _wall_seconds(run_dir: Path) -> list[float]:
     walls = []
     with open(run_dir / "progress.jsonl", encoding="utf-8") as fh:
         for line in fh:
             rec = json.loads(line)
             if rec.get("wall_s") is not None:
                 walls.append(float(rec["wall_s"]))
-    return round(statistics.median(walls), 3) if walls else None
+    return walls
 
 
 def _f1(r: float, p: float) -> float:
@@ -110,32 +120,62 @@ def _run_method(method: str, corpus_dir: Path, db: Path, runs_dir: Path, note_id
     return run_experiment(params)
 
 
-def _evaluate(tag: str, corpus_dir: Path, db: Path, runs_dir: Path, note_ids: Sequence[str] | None
+def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[str] | None]], runs_dir: Path
               ) -> list[dict[str, Any]]:
+    """Run and judge both methods on one corpus, scored as one set.
+
+    ``parts`` are (database, note ids or ``None`` for all notes) pairs: a corpus whose
+    notes sit on two databases (MIMIC-III and MIMIC-IV admissions) runs once per database
+    and its gold, predictions and judgements are pooled before scoring.
+    """
     corpus = load_corpus(corpus_dir)
-    ids = list(note_ids) if note_ids is not None else [n.note_id for n in corpus.notes]
-    types = {n.note_id: n.note_type for n in corpus.notes if n.note_id in set(ids)}
     out: list[dict[str, Any]] = []
     for method in METHODS:
-        run_dir = _run_method(method, corpus_dir, db, runs_dir, ids, tag)
-        evaluate_run(run_dir, corpus_dir)
-        data = load_run(run_dir, corpus_dir)
-        judgements = read_judgements(run_dir)
-        gold = [g for g in data.gold if g.note_id in types]
-        preds = [p for p in data.predictions if p.note_id in types]
-        seconds = _median_seconds(run_dir)
+        gold: list[Any] = []
+        preds: list[Any] = []
+        judgements: list[Any] = []
+        walls: list[float] = []
+        types: dict[str, str] = {}
+        for k, (db, note_ids) in enumerate(parts):
+            ids = list(note_ids) if note_ids is not None else [n.note_id for n in corpus.notes]
+            part_types = {n.note_id: n.note_type for n in corpus.notes if n.note_id in set(ids)}
+            types.update(part_types)
+            run_dir = _run_method(method, corpus_dir, db, runs_dir, ids, tag if len(parts) == 1 else f"{tag}-{k}")
+            evaluate_run(run_dir, corpus_dir)
+            data = load_run(run_dir, corpus_dir)
+            gold += [g for g in data.gold if g.note_id in part_types]
+            preds += [p for p in data.predictions if p.note_id in part_types]
+            judgements += [j for j in read_judgements(run_dir) if j.judge == "matcher" and j.note_id in part_types]
+            walls += _wall_seconds(run_dir)
+        seconds = round(statistics.median(walls), 3) if walls else None
         for mode in ("harsh", "lenient"):
-            out += score_rows(gold, preds, [j for j in judgements if j.judge == "matcher"], types, tag, method,
-                              mode, seconds)
+            out += score_rows(gold, preds, judgements, types, tag, method, mode, seconds)
     return out
 
 
+#: hand-written real-patient sets scored on every run: (fixture folder, databases its notes sit on)
+DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("handwritten", ("mimic3",)), ("handwritten_holdout", ("mimic3",)), ("realnotes", ("mimic3",)),
+    ("realnotes_holdout", ("mimic3",)), ("precision_dev", ("mimic3",)), ("realnotes_mimic4", ("mimic4",)))
+#: the sealed estimate set: scored only on request (``with_estimate``), once, at the end
+ESTIMATE_SET: tuple[str, tuple[str, ...]] = ("estimate_fresh", ("mimic3", "mimic4"))
+#: environment switch equivalent to ``ehrlib bench --only quality --with-estimate``
+ESTIMATE_ENV = "EHRLIB_BENCH_ESTIMATE"
+
+
 def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int = 10,
-        work_dir: Path | None = None, extra_corpora: Mapping[str, tuple[Path, Path]] | None = None) -> Path:
+        work_dir: Path | None = None, extra_corpora: Mapping[str, tuple[Path, Path]] | None = None,
+        with_estimate: bool | None = None) -> Path:
     """Build the hospital and corpus (in ``work_dir`` or a temporary folder), run and judge
-    both methods on the test split (plus ``extra_corpora``: name -> (corpus dir, db)),
+    both methods on the test split (plus ``extra_corpora``: name -> (corpus dir, db); by
+    default the real-patient sets of :data:`DEV_SETS` whose demo databases are present),
     and write ``out_dir/bench_quality.csv``.
+
+    ``with_estimate`` (default: the ``EHRLIB_BENCH_ESTIMATE`` environment variable set
+    to ``1``) adds the sealed estimate set; never pass it while developing.
     """
+    if with_estimate is None:
+        with_estimate = os.environ.get(ESTIMATE_ENV, "") == "1"
     with tempfile.TemporaryDirectory(prefix="ehrlib-quality-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -146,26 +186,65 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
         if not (corpus_dir / "gold.jsonl").exists():
             write_corpus(db, corpus_dir, seed=seed, notes_per_type=notes_per_type, progress=False)
         test_ids = [n.note_id for n in load_corpus(corpus_dir, split="test").notes]
-        rows = _evaluate("synthetic_test", corpus_dir, db, work / "runs", test_ids)
-        extra = dict(extra_corpora) if extra_corpora is not None else _real_patient_sets(work)
-        for name, (cdir, cdb) in extra.items():
-            rows += _evaluate(name, Path(cdir), Path(cdb), work / "runs", None)
+        rows = _evaluate("synthetic_test", corpus_dir, [(db, test_ids)], work / "runs")
+        if extra_corpora is not None:
+            for name, (cdir, cdb) in extra_corpora.items():
+                rows += _evaluate(name, Path(cdir), [(Path(cdb), None)], work / "runs")
+        else:
+            for name, (cdir, parts) in real_patient_sets(work, with_estimate=with_estimate).items():
+                rows += _evaluate(name, cdir, parts, work / "runs")
     return write_csv(Path(out_dir) / OUT_NAME, HEADER, [[r[h] for h in HEADER] for r in rows])
 
 
-def _real_patient_sets(work: Path) -> dict[str, tuple[Path, Path]]:
-    """The hand-written real-patient sets on the MIMIC-III demo, when its CSVs are present:
-    ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind), the
-    independently written ``realnotes`` and its never-tuned-on ``realnotes_holdout``
-    (scored only: its errors are not read).
-    """
-    src = demo_folder()
+def _demo_db(work: Path, flavor: str) -> Path | None:
+    src = demo_folder() if flavor == "mimic3" else demo4_folder()
     if src is None:
-        return {}
-    db = work / "mimic3demo.duckdb"
+        return None
+    db = work / f"{flavor}demo.duckdb"
     if not db.exists():
-        build_db(src, db)
+        build_db(src, db, progress=False)
+    return db
+
+
+def _admissions(db: Path) -> set[int]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        schema = schema_map(detect_flavor(con))
+        pt = schema.table("admissions")
+        return {int(r[0]) for r in con.execute(f"SELECT DISTINCT {pt.col('hadm_id')} FROM {pt.ref}").fetchall()}  # noqa: S608
+    finally:
+        con.close()
+
+
+def real_patient_sets(work: Path, *, with_estimate: bool = False
+                      ) -> dict[str, tuple[Path, list[tuple[Path, list[str] | None]]]]:
+    """The hand-written real-patient sets whose demo databases are present: name ->
+    (corpus folder, [(database, note ids)]).
+
+    ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind),
+    ``realnotes`` and ``realnotes_holdout`` (scored many times: development data now),
+    ``precision_dev`` (non-statement prose) on the MIMIC-III demo; ``realnotes_mimic4``
+    on the MIMIC-IV demo. With ``with_estimate``, the sealed ``estimate_fresh`` set too,
+    each note run against the demo database that holds its admission. A set whose
+    database is absent is left out (the CSV simply lacks its rows).
+    """
     fixtures = repo_root() / "tests" / "fixtures"
-    return {name: (fixtures / name, db) for name in ("handwritten", "handwritten_holdout", "realnotes",
-                                                     "realnotes_holdout")
-            if (fixtures / name / "gold.jsonl").exists()}
+    dbs = {flavor: _demo_db(work, flavor) for flavor in ("mimic3", "mimic4")}
+    wanted = list(DEV_SETS) + ([ESTIMATE_SET] if with_estimate else [])
+    out: dict[str, tuple[Path, list[tuple[Path, list[str] | None]]]] = {}
+    for name, flavors in wanted:
+        cdir = fixtures / name
+        if not (cdir / "gold.jsonl").exists() or any(dbs[f] is None for f in flavors):
+            continue
+        if len(flavors) == 1:
+            out[name] = (cdir, [(dbs[flavors[0]], None)])
+            continue
+        notes = load_corpus(cdir).notes
+        parts = []
+        for f in flavors:
+            held = _admissions(dbs[f])
+            ids = [n.note_id for n in notes if n.hadm_id is not None and int(n.hadm_id) in held]
+            if ids:
+                parts.append((dbs[f], ids))
+        out[name] = (cdir, parts)
+    return out

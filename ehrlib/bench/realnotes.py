@@ -17,8 +17,11 @@ database in a temporary folder, runs each offline method through the project run
 It also scores the held-out set ``tests/fixtures/realnotes_holdout`` (9 notes for other
 admissions, written and labelled without reading the method; see its README) into
 ``figures/bench_realnotes_holdout.csv`` (same columns) and ``runs/realnotes_holdout/``,
-so tuning on the dev set can be checked against notes nobody tuned on. Never tune on
-the held-out set.
+so tuning on the dev set can be checked against notes nobody tuned on (it has since been
+scored many times and now counts as development data), and the MIMIC-IV development set
+``tests/fixtures/realnotes_mimic4`` (6 notes on MIMIC-IV demo admissions) into
+``figures/bench_realnotes_mimic4.csv`` over a MIMIC-IV demo database built the same way
+(skipped when the MIMIC-IV demo CSVs are absent).
 """
 from __future__ import annotations
 
@@ -30,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
-from ehrlib.bench.build import demo_folder
+from ehrlib.bench.build import demo4_folder, demo_folder
 from ehrlib.corpus.io import load_corpus
 from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
 from ehrlib.db.build import build_db
@@ -45,7 +48,10 @@ OUT_NAME = "bench_realnotes.csv"
 #: evaluation set -> (fixture folder under tests/fixtures, summary CSV name); the run
 #: and error folder of a set is runs/<fixture folder> (``dev`` keeps the original names)
 SETS: dict[str, tuple[str, str]] = {"dev": ("realnotes", OUT_NAME),
-                                    "holdout": ("realnotes_holdout", "bench_realnotes_holdout.csv")}
+                                    "holdout": ("realnotes_holdout", "bench_realnotes_holdout.csv"),
+                                    "mimic4": ("realnotes_mimic4", "bench_realnotes_mimic4.csv")}
+#: sets whose notes are on MIMIC-IV demo admissions (run against a built MIMIC-IV demo)
+MIMIC4_SETS = frozenset({"mimic4"})
 METHODS: tuple[str, ...] = ("inspector", "surface")
 HEADER = ("method", "backend", "judge", "mode", "scope", "n_notes", "recall", "precision", "f1",
           "micro_recall", "micro_precision", "micro_f1", "n_gold", "n_pred", "n_correct", "seconds")
@@ -141,17 +147,20 @@ def _summary_rows(method: str, tables: dict, seconds: float) -> list[tuple]:
 
 
 def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None = None,
-        db: Path | None = None, note_ids: Sequence[str] = (), sets: Sequence[str] = tuple(SETS)) -> Path:
+        db: Path | None = None, note_ids: Sequence[str] = (), sets: Sequence[str] = tuple(SETS),
+        db4: Path | None = None) -> Path:
     """Run, judge and list errors for each offline method on each set; returns the dev summary CSV.
 
-    ``db`` reuses an already built MIMIC-III demo database instead of building one;
+    ``db`` / ``db4`` reuse already built MIMIC-III / MIMIC-IV demo databases instead of
+    building them (the MIMIC-IV set is left out when neither ``db4`` nor the MIMIC-IV
+    demo CSVs are there);
     ``note_ids`` restricts the run to some notes (tests): a set holding none of them is not
     run; the default is every note. ``runs_dir`` is the dev set's run folder; the held-out
     set's sits next to it with ``_holdout`` appended. Returns the first summary written
     (the dev set's unless it was not run).
     """
     src = demo_folder()
-    if src is None and db is None:
+    if src is None and db is None and any(s not in MIMIC4_SETS for s in sets):
         raise BenchSkipped("MIMIC-III demo folder absent (set EHRLIB_MIMIC3_DEMO or run "
                            "`ehrlib download mimic-iii-demo DIR`)")
     unknown = [s for s in sets if s not in SETS]
@@ -163,15 +172,22 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
     base = Path(runs_dir) if runs_dir is not None else repo_root() / "runs" / "realnotes"
     written: list[Path] = []
     with tempfile.TemporaryDirectory(prefix="ehrlib-realnotes-") as tmp:
-        if db is None:
-            if src is None:  # (checked above: one of them is given)
-                raise BenchSkipped("MIMIC-III demo folder absent")
-            db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
         for name, corpus in corpora.items():
             if not (corpus / "gold.jsonl").exists() or (note_ids and not set(note_ids) & _note_ids(corpus)):
                 continue
+            if name in MIMIC4_SETS:
+                src4 = demo4_folder()
+                if db4 is None and src4 is None:
+                    continue
+                if db4 is None:
+                    db4 = build_db(src4, Path(tmp) / "mimic4_demo.duckdb", progress=False).path
+                set_db = db4
+            else:
+                if db is None:
+                    db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
+                set_db = db
             set_runs = base if name == "dev" else base.with_name(f"{base.name}_{name}")
-            written.append(_run_set(corpus, Path(out_dir) / SETS[name][1], set_runs, db, methods, note_ids))
+            written.append(_run_set(corpus, Path(out_dir) / SETS[name][1], set_runs, set_db, methods, note_ids))
     if not written:
         raise BenchSkipped(f"none of the sets {list(sets)} holds the requested notes")
     return written[0]

@@ -34,6 +34,7 @@ from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
+from ehrlib.pipeline.offline.statement_time import bounded
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -272,7 +273,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
-        refs = resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous)
+        refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
+                       stay_start=tctx.get("admission"), reference=tctx.reference)
         if refs:
             previous = refs[-1].window
         counts: dict[tuple[str, str], int] = {}

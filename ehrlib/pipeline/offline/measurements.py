@@ -16,6 +16,7 @@ from typing import Any
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
+from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word, verb_direction
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
@@ -41,7 +42,7 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
     val = parse_value(raw[m.end():], concept)
     if val is not None and not plausible(val, concept):
-        val = None
+        val = on_concept_scale(val, concept)
     if val is not None:
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
@@ -124,7 +125,7 @@ def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end:
                                      c.group("norm"), NumericClaim(trend=Trend(direction="down", word=c.group("norm"),
                                                                                normalized=True))))
             continue
-        v = float(c.group("v"))
+        v = float(c.group("v").replace(",", ""))
         verb = c.group("verb")
         attrs: dict[str, Any] = {"value": v, "trend_word": verb}
         d = verb_direction(verb, concept)

@@ -14,11 +14,12 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.offline.clauses import clause_after
+from ehrlib.pipeline.offline.numparse import NUMBER
 
 __all__ = ["Mention", "NUM", "clean_line", "concept_flags", "emit", "line_clause", "overlaps"]
 
-#: a number as notes write it ("-2", "7.49")
-NUM = r"-?\d+(?:\.\d+)?"
+#: a number as notes write it ("-2", "7.49", "12,400": thousands groups per .numparse)
+NUM = r"-?(?:" + NUMBER + r")"
 
 
 @dataclass(frozen=True, slots=True)

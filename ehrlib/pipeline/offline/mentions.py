@@ -29,7 +29,9 @@ from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, me
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
 from ehrlib.pipeline.offline.microbiology import microbiology_mentions
+from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
+from ehrlib.pipeline.offline.product_spans import concept_hits_outside_products
 from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
 
@@ -47,10 +49,12 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     taken: list[tuple[int, int]] = []
     interpretation_mentions(raw, line, lex, out, taken)
     blood_gas_and_flow_mentions(raw, line, out, taken)
+    panel_mentions(raw, line, lex, out, taken)
 
     # concept mentions: measurements, outputs, findings, procedures; a concept's name ends
     # the previous concept's observation, unless it is a day count ("HD 3", "POD 2")
     hits = [m for m in lex.concept_re.finditer(raw)] + [m for m in lex.cased_re.finditer(raw)]
+    hits = concept_hits_outside_products(raw, hits, lex, patient_drugs)
     hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
     starts = sorted({h.start() for h in hits if not re.match(r"\s*#?\s*\d", raw[h.end():])
                      or h.group(0).lower() not in _DAY_COUNT_FORMS} | {d.start() for d in lex.drug_re.finditer(raw)})

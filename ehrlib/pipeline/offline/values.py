@@ -26,8 +26,8 @@ _BP_ONE = r"(?P<{p}s>\d{{2,3}})\s*/\s*(?P<{p}d>\d{{2,3}})(?:\s*\(\s*(?P<{p}m>\d{
 _BP = re.compile(
     _BP_ONE.format(p="v")
     + r"(?:\s*[\{\[(]\s*" + _BP_ONE.format(p="lo") + r"\s*(?:-|–|to)\s*" + _BP_ONE.format(p="hi") + r"\s*[\}\])])?")
-_BP_DECADES = re.compile(r"(?P<s1>\d{2,3})s(?:\s*-\s*(?P<s2>\d{2,3})s)?"
-                         r"(?:\s*/\s*(?P<d1>\d{2,3})s?(?:\s*-\s*(?P<d2>\d{2,3})s)?)?")
+_BP_DECADES = re.compile(r"(?P<s1>\d{2,3})s(?:\s*-\s*(?P<s2>\d{2,3})s)?(?:\s*/\s*(?P<d1>\d{2,"
+                         r"3})s?(?:\s*-\s*(?P<d2>\d{2,3})s)?)?")
 
 
 def parse_bp(text: str) -> dict[str, float] | None:
@@ -65,20 +65,22 @@ def parse_bp(text: str) -> dict[str, float] | None:
     return None
 
 
-_UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|"
-         r"cc/h|ml/h|cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
-_SEP = (r"(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|remains|remained|currently|"
-        r"with|on|initially|stable|about|approx\.?|approximately)\s+)*~?\s*" + TREND_VERB + r"?(?:(?:at|to)\s+)?")
+_UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|"
+         r"ml/h|"
+         r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
+_SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
+        r"remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
+        + TREND_VERB + r"?(?:(?:at|to)\s+)?")
 _SERIES = re.compile(r"(?P<a>" + NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + NUM + r")"
                      r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>"
                      + NUM + r"))?")
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
                       r"down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
-                      r"(?:" + _UNIT + r")?"
-                      r"\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
+                      r"(?:" + _UNIT
+                      + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
                       r"(?P<b>" + NUM + r")", re.I)
-_VALUE_FROM = re.compile(r"(?P<b>" + NUM + r")\**\s*(?:" + _UNIT + r")?"
-                         r"\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
+_VALUE_FROM = re.compile(r"(?P<b>" + NUM + r")\**\s*(?:" + _UNIT
+                         + r")?\s*(?:\(\s*|,\s*|\s+)(?:from|down\s+from|up\s+from|"
                          r"increased\s+from|decreased\s+from|prev(?:ious(?:ly)?)?|was)\s*(?P<a>" + NUM + r")\s*\)?",
                          re.I)
 _MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\s+(?:of)?|as\s+high\s+as|up\s+to|"
@@ -86,13 +88,13 @@ _MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\
                      r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
                      r"low(?:est)?\s+(?:of)?|to\s+the|to|in\s+the|into\s+the|in\s+the\s+(?:low|mid|high|upper)|>|<|≥|≤)\s*"
                      r"(?P<v>" + NUM + r")(?P<dec>s)?", re.I)
-_SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM + r")(?P<dec2>s)?)?"
-                     r"\s*(?P<u>" + _UNIT + r")?"
+_SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT
+                     + r")?"
                      r"(?:\s*\(\s*(?P<lo>" + NUM + r")\s*-\s*(?P<hi>" + NUM + r")\s*\))?", re.I)
 
 
 def _f(x: str) -> float:
-    return float(x)
+    return float(x.replace(",", ""))
 
 
 def _unit_norm(u: str | None) -> str | None:
@@ -117,10 +119,15 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     verb = re.search(TREND_VERB + r"(?:(?:at|to)\s+)?$", text[:pos], re.I)
     direction = verb_direction(verb.group(0), concept) if verb else None
     out = _parse_value_at(rest, concept, pos)
+    if out is not None and len(out.get("series", ())) == 2 and re.search(r"\brang(?:ed|ing)\s+$", text[:pos], re.I):
+        lo, hi = sorted(out.pop("series"))
+        out.pop("direction", None)
+        out.update({"min": lo, "max": hi, "value": lo})  # "K ranged 3.1 to 3.5": a range, not a trend
+        return out
     if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I):
         out["direction"] = "stable"
         out["trend_word"] = "stable"
-    if out is not None and verb is not None and direction and "direction" not in out:
+    if out is not None and direction and "direction" not in out:
         out["direction"] = direction
         out["trend_word"] = verb.group(0).strip()
         if "max" in out and direction in ("down", "improving") and "min" not in out:

@@ -1,22 +1,28 @@
-"""Diagnosis rule: a billed ICD code of the admission among Lexical_Search's best matches.
+"""Diagnosis rules: a billed ICD code of the admission whose title the statement names.
 
-Note shorthand is first rewritten into ICD title wording (``diagnosis_wording.yaml``,
-reusing ``abbreviations.yaml``); a code billed on another admission is not this one's.
+Note shorthand is rewritten into ICD title wording for the search (``diagnosis_wording.yaml``,
+reusing ``abbreviations.yaml``); whether a candidate title is the one the statement names
+is the terminology matcher's decision (token sets, synonyms, rapidfuzz; see
+:mod:`ehrlib.pipeline.offline.terminology`); a code billed on another admission is not
+this one's. Entries of the billing-summary sections are checked against their section's
+tables only (``section_tables.yaml``).
 """
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.icd_match import ICD_TABLES, matching_rows, search_queries
+from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim, verdict
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "BILLED_CODE", "icd_rewrites", "icd_wording", "billed_match"]
+__all__ = ["RULES", "BILLED_CODE", "SECTION_BILLED", "icd_rewrites", "icd_wording", "billed_match"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,31 +54,54 @@ def icd_wording(text: str) -> str:
     return text
 
 
-def billed_match(c: Claim) -> Verdict:
-    """The billed-code check of a statement (also used for procedures with no bedside record)."""
+def _queries(text: str) -> list[str]:
+    """Lexical queries for a statement: its ICD wording, then the terminology's forms."""
+    out = [icd_wording(text)[:100]]
+    for q in search_queries(text, limit=3):
+        if q.lower() not in (x.lower() for x in out):
+            out.append(q)
+    return out[:3]
+
+
+def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
+    """The billed-code check of a statement (also used for procedures with no bedside record).
+
+    Candidate titles come from ``Lexical_Search`` (queried as written and in ICD wording);
+    which of them the statement names is decided by the terminology matcher
+    (:mod:`ehrlib.pipeline.offline.icd_match`), not by the search score.
+    """
     e, s = c.entity, c.session
-    res = s.call("Lexical_Search", query=icd_wording(e.text)[:100], k=25)
-    rows = [r for r in (res.rows if res else ()) if r.get("table") in ("diagnoses_icd", "procedures_icd")]
-    if not rows:
-        return verdict(c, True, "no ICD title resembles this diagnosis; not judged", ())
-    best = max(float(r.get("score") or 0) for r in rows)
-    if best < 0.55:
-        return verdict(c, True, "no close ICD title; not judged", ())
-    close = [r for r in rows if float(r.get("score") or 0) >= max(0.55, best - 0.35)]
+    rows: list[Mapping[str, Any]] = []
+    for q in _queries(e.text):
+        res = s.call("Lexical_Search", query=q, k=25)
+        rows += [r for r in (res.rows if res else ()) if r.get("table") in tables]
+    named = matching_rows(e.text, rows, tables)
+    if not named:
+        return verdict(c, True, "no ICD title matches this statement; not judged", ())
     # has_records is per patient; a code billed on another admission is not this one's
-    billed: list[Mapping[str, Any]] = []
-    for r in [r for r in close if r.get("has_records")][:5]:
+    for r in [r for r in named if r.get("has_records")][:5]:
         got = s.call("Get_Item_Status_History", item=str(r["key"]), time="")
         if got is not None and got.rows:
-            billed += list(got.rows[:1])
-            break
-    if billed:
-        return verdict(c, True, f"billed this admission: {billed[0].get('label')}", billed)
-    return verdict(c, False, f"no billed code of this admission resembles {e.text!r} (closest title: "
-                   f"{close[0]['label']})", (), missing=True)
+            return verdict(c, True, f"billed this admission: {got.rows[0].get('label')}", list(got.rows[:1]))
+    return verdict(c, False, f"no billed code of this admission matches {e.text!r} (closest title: "
+                   f"{named[0]['label']})", (), missing=True)
+
+
+def _section_billed(c: Claim) -> Verdict | None:
+    """A billing-section entry: its section's billed codes first. A listed diagnosis is
+    decided there; a listed procedure no billed code names goes on to its bedside rules.
+    """
+    v = billed_match(c, tables_for_section(c.entity.claim.section) or ICD_TABLES)
+    if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
+        return v
+    return None
 
 
 BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis stated for the admission claims a billed ICD code of that "
-                   "admission whose title matches it; with no close title the statement is not judged.", billed_match,
-                   ("diagnosis",))
-RULES = (BILLED_CODE,)
+                   "admission whose title the statement names (ICD terminology with synonyms); a statement no ICD "
+                   "title matches is not judged.", billed_match, ("diagnosis",))
+SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
+                      "discharge diagnoses) is checked first against the billed codes of that section's tables only; "
+                      "a listed procedure no billed code names may still be confirmed by its bedside record.",
+                      _section_billed)
+RULES = (BILLED_CODE, SECTION_BILLED)

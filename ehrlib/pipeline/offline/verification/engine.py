@@ -11,6 +11,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
+from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
 from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification import (
@@ -32,7 +33,15 @@ __all__ = ["verify_entity", "chain_for", "ALL_RULES"]
 
 
 def chain_for(e: Entity) -> tuple[Rule[Any], ...]:
-    """The rules tried, in order, for an entity of the inspector."""
+    """The rules tried, in order, for an entity of the inspector; entries of the
+    billing-summary sections try their section's billed codes first.
+    """
+    if tables_for_section(e.claim.section) is not None:
+        return (diagnoses.SECTION_BILLED, *_kind_chain(e))
+    return _kind_chain(e)
+
+
+def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
     kind, parsed = e.kind, e.claim
     numeric = parsed if isinstance(parsed, NumericClaim) else NumericClaim()
     if kind == "interpretation":

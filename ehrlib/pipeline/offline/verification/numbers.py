@@ -16,6 +16,7 @@ from typing import Any
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
@@ -132,18 +133,19 @@ def _value_in_window(c: Claim) -> Verdict | None:
     tol = _tolerance(c)
     matched: Rows = []
     failed: list[str] = []
-    for part, value, upper in stated_numbers(n):
+    onto, via, factor = statement_scale(stated_numbers(n), n.unit, concept, c.item_rows()[1] or numeric)  # .item_scale
+    for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in stated_numbers(n)):
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
         hit = None
         for r in cands:
             obs = float(r["valuenum"])
-            v, scale = (value, 1.0)
+            v, scale = (value, factor)
             if concept is not None and concept.cid == "temperature":
                 v, scale = convert_temp(value, n.unit, r)
             if upper is not None:
-                u = upper if scale == 1.0 else convert_temp(upper, n.unit, r)[0]
+                u = upper if scale == factor else convert_temp(upper, n.unit, r)[0]
                 if v - tol * scale <= obs <= u + tol * scale:
                     hit = r
                     break
@@ -161,7 +163,8 @@ def _value_in_window(c: Claim) -> Verdict | None:
     refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
     if refined is not None:
         return refined
-    return verdict(c, True, f"{e.text} {e.value or ''} matches the table", matched)
+    scale_note = f" (on the item's scale: {via})" if via != "as written" else ""
+    return verdict(c, True, f"{e.text} {e.value or ''} matches the table{scale_note}", matched)
 
 
 def _range_extremes(c: Claim) -> Verdict | None:
@@ -284,8 +287,8 @@ NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric 
 DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
                    "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
-                       "item in the statement's window, within the unit's measurement tolerance.", _value_in_window,
-                       _KINDS)
+                       "item in the statement's window, within the unit's tolerance, on the item's recorded scale.",
+                       _value_in_window, _KINDS)
 RANGE_EXTREMES = Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so "
                       "the day's charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
                       _KINDS)

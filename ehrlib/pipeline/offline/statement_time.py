@@ -1,0 +1,168 @@
+"""Which resolved time a statement carries, and what a preposition does to it.
+
+:func:`ehrlib.pipeline.offline.timex.resolve_line` finds and resolves every temporal
+expression of a line. This module decides, for one statement inside the line:
+
+* **Attachment.** A date dates the clause it sits in ("Cr peaked at 2.3 on [**4-11**]";
+  "K 3.1 [**2145-3-4**]"): the statement takes the date of its own clause; with none, the
+  one date of its sentence; with several and none in its clause, none (the segment's
+  window applies, as before).
+* **Bounds.** A preposition turns a day into an interval: "by D" ends at D (from the
+  start of the stay: the event happened at some point up to D), "since D" and "after D"
+  start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
+  to/through D2" spans both. "through/until D" alone keeps D's own window: a state said
+  to last until D is claimed at D, and widening it to the whole stay would let any
+  earlier record confirm it.
+* **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
+  values and, when written, the time it was reached.
+
+Pure functions over the line's text and its :class:`~ehrlib.pipeline.records.TimeRef`
+list, so every rule family uses the same attachment.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.numparse import NUMBER
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.records import TimeRef
+
+__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "RULE"]
+
+_SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
+_CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
+                         r"|\s(?=then\s)|\s(?=but\s)")
+_PREP = re.compile(r"\b(?P<p>by|through|thru|until|till|up\s+to|since|after|before|prior\s+to|from)\s*(?:the\s+)?$",
+                   re.I)
+_RANGE_JOIN = re.compile(r"^\s*(?:to|through|thru|until|till|-|–)\s*$", re.I)
+
+
+def _bounds(text: str, pos: int, pattern: re.Pattern[str]) -> tuple[int, int]:
+    start = 0
+    for m in pattern.finditer(text, 0, pos):
+        start = m.end()
+    m = pattern.search(text, pos)
+    return start, (m.start() if m else len(text))
+
+
+def clause_of(text: str, pos: int) -> tuple[int, int]:
+    """Offsets of the clause holding ``text[pos]``."""
+    return _bounds(text, pos, _CLAUSE_END)
+
+
+def sentence_of(text: str, pos: int) -> tuple[int, int]:
+    """Offsets of the sentence holding ``text[pos]``."""
+    return _bounds(text, pos, _SENTENCE_END)
+
+
+def _inside(ref: TimeRef, lo: int, hi: int) -> bool:
+    return ref.span is not None and lo <= ref.span[0] and ref.span[1] <= hi
+
+
+def statement_ref(text: str, start: int, end: int, refs: Sequence[TimeRef]) -> TimeRef | None:
+    """The time of the statement at ``text[start:end]``: the nearest dated expression of
+    its clause, else the only one of its sentence, else ``None``.
+    """
+    dated = [r for r in refs if r.span is not None]
+    c_lo, c_hi = clause_of(text, start)
+    in_clause = [r for r in dated if _inside(r, c_lo, max(c_hi, end))]
+    if in_clause:
+        return min(in_clause, key=lambda r: min(abs(r.span[0] - end), abs(start - r.span[1])))
+    s_lo, s_hi = sentence_of(text, start)
+    in_sentence = [r for r in dated if _inside(r, s_lo, max(s_hi, end))]
+    return in_sentence[0] if len(in_sentence) == 1 else None
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
+            reference: datetime) -> list[TimeRef]:
+    """``refs`` with each window widened by the preposition before it (see the module
+    docstring); "from D1 to D2" becomes one reference covering both. Unbounded sides are
+    the stay's start and the note's ``reference`` time.
+    """
+    out: list[TimeRef] = []
+    ordered = sorted((r for r in refs), key=lambda r: r.span or (0, 0))
+    skip: set[int] = set()
+    lo_default = _iso(stay_start) if stay_start else None
+    hi_default = _iso(reference)
+    for i, r in enumerate(ordered):
+        if i in skip:
+            continue
+        if r.span is None:
+            out.append(r)
+            continue
+        m = _PREP.search(text[:r.span[0]])
+        prep = re.sub(r"\s+", " ", m.group("p").lower()) if m else None
+        w = r.window
+        if prep == "from" and i + 1 < len(ordered) and ordered[i + 1].span is not None \
+                and _RANGE_JOIN.match(text[r.span[1]:ordered[i + 1].span[0]]):
+            nxt = ordered[i + 1]
+            skip.add(i + 1)
+            out.append(TimeRef(r.line, text[m.start("p"):nxt.span[1]], TimeSpan(w.start, nxt.window.end), r.anchor,
+                               (m.start("p"), nxt.span[1])))
+            continue
+        if prep in ("by", "up to"):
+            w = TimeSpan(lo_default, w.end)
+        elif prep in ("since", "after"):
+            w = TimeSpan(w.start if prep == "since" else w.end, hi_default)
+        elif prep in ("before", "prior to"):
+            w = TimeSpan(lo_default, w.start)
+        else:
+            out.append(r)
+            continue
+        out.append(replace(r, text=text[m.start("p"):r.span[1]], window=w, span=(m.start("p"), r.span[1])))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Course:
+    """A stated change: ``verb`` from ``start_value`` to ``end_value``, reached at ``when``
+    (the reference written right after it, if any).
+    """
+
+    verb: str
+    start_value: float
+    end_value: float
+    direction: str
+    start: int
+    end: int
+    when: TimeRef | None = None
+
+
+_COURSE = re.compile(
+    r"\b(?P<verb>weaned(?:\s+down)?|titrated(?:\s+(?:up|down))?|tapered|decreased|increased|uptitrated|"
+    r"down-?titrated|reduced|escalated|went|changed|turned\s+(?:up|down))\s+"
+    r"(?:from\s+)?(?P<a>" + NUMBER + r")\s*(?:%|[A-Za-z/]+)?\s*(?:to|->|→)\s*(?P<b>" + NUMBER + r")"
+    r"(?:\s*(?:%|[A-Za-z/]+(?<!\bby)(?<!\bon)(?<!\bover)))?", re.I)
+
+
+def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
+    """Every "<verb> from A to B [by/on/over <time>]" of ``text``; ``when`` is the time
+    reference that follows within the clause, joined by by/on/over/through/until.
+    """
+    out: list[Course] = []
+    for m in _COURSE.finditer(text):
+        a, b = float(m.group("a").replace(",", "")), float(m.group("b").replace(",", ""))
+        when = None
+        _, c_hi = clause_of(text, m.start())
+        for r in sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0]):
+            gap = text[m.end():r.span[0]]
+            if r.span[0] >= m.end() and r.span[1] <= max(c_hi, r.span[1]) \
+                    and re.fullmatch(r"\s*(?:[A-Za-z/%]+\s+)?(?:by|on|over|through|thru|until|in)?\s*(?:the\s+)?", gap,
+                                     re.I):
+                when = r
+                break
+        direction = "up" if b > a else ("down" if b < a else "stable")
+        out.append(Course(re.sub(r"\s+", " ", m.group("verb").lower()), a, b, direction, m.start(), m.end(), when))
+    return out
+
+
+RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
+            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)

@@ -1,0 +1,104 @@
+"""Known answers for statement time attachment, bounds and courses
+(ehrlib.pipeline.offline.statement_time)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.statement_time import bounded, clause_of, courses, statement_ref
+from ehrlib.pipeline.offline.timex import TimeContext, resolve_line
+
+ADMIT = datetime(2145, 4, 8, 14, 0)
+CTX = TimeContext(datetime(2145, 4, 15), {"admission": ADMIT})
+
+
+def _refs(text):
+    return resolve_line(text, 0, CTX)
+
+
+def _day(d):
+    return TimeSpan(f"2145-04-{d:02d} 00:00:00", f"2145-04-{d:02d} 23:59:59")
+
+
+def _at(text, word, refs=None):
+    i = text.index(word)
+    r = statement_ref(text, i, i + len(word), _refs(text) if refs is None else refs)
+    return r.window if r else None
+
+
+def test_date_inside_a_sentence_dates_its_clause():
+    text = "Cr peaked at 2.3 on [**4-11**], and K was 3.1 on [**4-13**]."
+    assert _at(text, "Cr") == _day(11)
+    assert _at(text, "K was") == _day(13)
+
+
+def test_bare_stamp_after_a_value():
+    assert _at("K 3.1 [**2145-4-9**]", "K") == _day(9)
+
+
+def test_one_date_in_the_sentence_reaches_an_undated_clause():
+    assert _at("Started on vanc [**4-10**] and then zosyn was added.", "zosyn") == _day(10)
+
+
+def test_two_dates_elsewhere_in_the_sentence_date_nothing():
+    text = "Cr 1.4 on [**4-9**], 1.9 on [**4-11**], and then lasix was held"
+    assert _at(text, "lasix") is None
+
+
+def test_clause_boundaries():
+    text = "BP low; started levophed, then weaned off"
+    assert text[slice(*clause_of(text, text.index("levophed")))].strip() == "started levophed"
+
+
+def test_by_ends_at_the_date():
+    for prep in ("by", "up to"):
+        text = f"extubated {prep} [**4-12**]"
+        (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+        assert r.window == TimeSpan("2145-04-08 14:00:00", "2145-04-12 23:59:59"), prep
+        assert r.text.startswith(prep)
+
+
+def test_through_and_until_keep_the_day_they_name():
+    for prep in ("through", "until", "thru"):
+        text = f"remained febrile {prep} [**4-12**]"
+        (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+        assert r.window == _day(12), prep
+
+
+def test_since_and_before():
+    text = "afebrile since [**4-10**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-10 00:00:00", "2145-04-15 00:00:00")
+    text = "no fevers prior to [**4-10**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-08 14:00:00", "2145-04-10 00:00:00")
+
+
+def test_from_date_to_date_is_one_span():
+    text = "Vanc from [**4-9**] to [**4-13**] for MRSA"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-09 00:00:00", "2145-04-13 23:59:59")
+
+
+def test_plain_on_date_is_unchanged():
+    text = "intubated on [**4-9**]"
+    assert bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference) == _refs(text)
+
+
+def test_course_with_its_end_time():
+    text = "FiO2 weaned from 40% to 30% by [**4-11**], extubated [**4-12**]"
+    (c,) = courses(text, _refs(text))
+    assert (c.verb, c.start_value, c.end_value, c.direction) == ("weaned", 40.0, 30.0, "down")
+    assert c.when is not None and c.when.window == _day(11)
+
+
+def test_course_without_a_time_and_upward():
+    (c,) = courses("levophed titrated up from 0.05 to 0.2 mcg/kg/min overnight")
+    assert (c.start_value, c.end_value, c.direction, c.when) == (0.05, 0.2, "up", None)
+    assert courses("K 3.1 this am") == []
+
+
+def test_rule_states_its_principle():
+    from ehrlib.pipeline.offline.statement_time import RULE
+
+    assert RULE.rule_id == "time.preposition_bounds" and "'by D' ends at D" in RULE.principle

@@ -1,0 +1,127 @@
+"""Known answers for diagnosis/procedure names matched to ICD titles
+(ehrlib.pipeline.offline.terminology)."""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from ehrlib.pipeline.offline.terminology import Terminology, Title, normalise
+from ehrlib.schema import detect_flavor, schema_map
+
+TITLES = [
+    Title("diagnoses_icd", "41071", "Subendocardial infarction, initial episode of care"),
+    Title("diagnoses_icd", "5849", "Acute kidney failure, unspecified"),
+    Title("diagnoses_icd", "5859", "Chronic kidney disease, unspecified"),
+    Title("diagnoses_icd", "4280", "Congestive heart failure, unspecified"),
+    Title("diagnoses_icd", "42823", "Acute on chronic systolic heart failure"),
+    Title("diagnoses_icd", "486", "Pneumonia, organism unspecified"),
+    Title("diagnoses_icd", "2724", "Other and unspecified hyperlipidemia"),
+    Title("diagnoses_icd", "4019", "Unspecified essential hypertension"),
+    Title("diagnoses_icd", "42731", "Atrial fibrillation"),
+    Title("diagnoses_icd", "5990", "Urinary tract infection, site not specified"),
+    Title("diagnoses_icd", "496", "Chronic airway obstruction, not elsewhere classified"),
+    Title("diagnoses_icd", "5789", "Hemorrhage of gastrointestinal tract, unspecified"),
+    Title("diagnoses_icd", "51881", "Acute respiratory failure"),
+    Title("procedures_icd", "9604", "Insertion of endotracheal tube"),
+    Title("procedures_icd", "3893", "Venous catheterization, not elsewhere classified"),
+    Title("procedures_icd", "9904", "Transfusion of packed cells"),
+    Title("procedures_icd", "3722", "Left heart cardiac catheterization"),
+    Title("procedures_icd", "4516", "Esophagogastroduodenoscopy [EGD] with closed biopsy"),
+    Title("procedures_icd", "9672", "Continuous invasive mechanical ventilation for 96 consecutive hours or more"),
+]
+
+
+@pytest.fixture(scope="module")
+def term():
+    return Terminology(TITLES)
+
+
+def _best(term, phrase, **kw):
+    got = term.match(phrase, **kw)
+    return got[0].code if got else None
+
+
+def test_normalise_drops_icd_boilerplate_plurals_and_word_order():
+    assert normalise("Other and unspecified hyperlipidemia") == ("hyperlipidemia",)
+    assert normalise("Hyperlipidemias") == ("hyperlipidemia",)
+    assert normalise("Pneumonia, organism unspecified") == ("pneumonia",)
+    assert set(normalise("failure, kidney, acute")) == set(normalise("Acute kidney failure NOS"))
+
+
+@pytest.mark.parametrize("phrase, code", [
+    ("NSTEMI", "41071"),                      # abbreviation -> ICD wording
+    ("acute kidney injury", "5849"),          # clinical synonym
+    ("AKI", "5849"),
+    ("CHF exacerbation", "4280"),             # extra word in a longer phrase
+    ("acute on chronic systolic CHF", "42823"),
+    ("Pneumonia", "486"),                     # "... organism unspecified"
+    ("hyperlipidemia", "2724"),               # "Other and unspecified ..."
+    ("HTN", "4019"),
+    ("Afib with RVR", "42731"),
+    ("urinary tract infections", "5990"),     # plural
+    ("COPD", "496"),
+    ("GI bleed", "5789"),
+    ("gastrointestinal hemorrhage", "5789"),  # word order
+    ("hypoxemic respiratory failure", "51881"),
+])
+def test_diagnosis_names(term, phrase, code):
+    assert _best(term, phrase, tables=["diagnoses_icd"]) == code
+
+
+@pytest.mark.parametrize("phrase, code", [
+    ("Intubation", "9604"), ("Central line placement", "3893"), ("PRBC transfusion", "9904"),
+    ("cardiac catheterization", "3722"), ("EGD", "4516"), ("mechanical ventilation", "9672"),
+])
+def test_procedure_names(term, phrase, code):
+    assert _best(term, phrase, tables=["procedures_icd"]) == code
+
+
+@pytest.mark.parametrize("phrase", ["acute", "left", "chronic kidney failure extra words here",
+                                    "cellulitis", "diabetic ketoacidosis", ""])
+def test_non_matches(term, phrase):
+    assert term.match(phrase) == []
+
+
+def test_acute_kidney_is_not_chronic_kidney(term):
+    assert [m.code for m in term.match("acute kidney injury")] == ["5849"]
+    assert [m.code for m in term.match("CKD")] == ["5859"]
+
+
+def test_restricted_to_billed_codes_and_tables(term):
+    assert term.match("pneumonia", codes=["5849"]) == []
+    assert term.match("intubation", tables=["diagnoses_icd"]) == []
+
+
+@pytest.mark.parametrize("layout", ["mimic3", "mimic4"])
+def test_titles_from_both_database_layouts(layout, synth_db, synth_db_mimic4):
+    path = synth_db if layout == "mimic3" else synth_db_mimic4
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        term = Terminology.from_database(con, schema_map(detect_flavor(con)))
+        title = con.execute(f"SELECT {schema_map(layout).select_list('d_icd_diagnoses', ('long_title',))} "
+                            f"FROM {schema_map(layout).table('d_icd_diagnoses').ref} LIMIT 1").fetchone()[0]
+    finally:
+        con.close()
+    assert len(term) > 0
+    assert any(m.title == title for m in term.match(title, limit=50))
+
+
+def test_synonym_data_typo_is_rejected():
+    import json
+
+    import jsonschema
+
+    from ehrlib.datafiles import data_text, load_data
+
+    broken = json.loads(json.dumps(load_data("terminology_synonyms.yaml")))
+    broken["synonyms"]["acute kidney failure"] = []
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json.loads(data_text("schemas/terminology_synonyms.schema.json")))
+
+
+def test_without_clause_is_not_content():
+    assert normalise("Cirrhosis of liver without mention of alcohol") == ("cirrhosis", "liver")
+    assert normalise("Diabetes mellitus without mention of complication, type II") == ("diabete", "mellitus", "type",
+                                                                                       "ii")
+    term = Terminology([Title("diagnoses_icd", "5715", "Cirrhosis of liver without mention of alcohol")])
+    assert [m.code for m in term.match("Cirrhosis")] == ["5715"]
