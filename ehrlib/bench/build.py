@@ -51,7 +51,7 @@ def run(out_dir: Path, repeats: int = 3) -> Path:
     with tempfile.TemporaryDirectory(prefix="ehrlib-bench-") as tmp:
         for i in range(repeats):
             results.append(build_db(src, Path(tmp) / f"run{i}.duckdb", progress=False))
-    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
+    threads = duckdb.connect().execute("SELECT current_setting('threads')").fetchall()[0][0]
     rows = []
     for j, t in enumerate(results[0].tables):
         if t.status != "loaded":

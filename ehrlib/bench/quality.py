@@ -229,18 +229,19 @@ def real_patient_sets(work: Path, *, with_estimate: bool = False
     database is absent is left out (the CSV simply lacks its rows).
     """
     fixtures = repo_root() / "tests" / "fixtures"
-    dbs = {flavor: _demo_db(work, flavor) for flavor in ("mimic3", "mimic4")}
+    found = {flavor: _demo_db(work, flavor) for flavor in ("mimic3", "mimic4")}
+    dbs = {flavor: db for flavor, db in found.items() if db is not None}
     wanted = list(DEV_SETS) + ([ESTIMATE_SET] if with_estimate else [])
     out: dict[str, tuple[Path, list[tuple[Path, list[str] | None]]]] = {}
     for name, flavors in wanted:
         cdir = fixtures / name
-        if not (cdir / "gold.jsonl").exists() or any(dbs[f] is None for f in flavors):
+        if not (cdir / "gold.jsonl").exists() or any(f not in dbs for f in flavors):
             continue
         if len(flavors) == 1:
             out[name] = (cdir, [(dbs[flavors[0]], None)])
             continue
         notes = load_corpus(cdir).notes
-        parts = []
+        parts: list[tuple[Path, list[str] | None]] = []
         for f in flavors:
             held = _admissions(dbs[f])
             ids = [n.note_id for n in notes if n.hadm_id is not None and int(n.hadm_id) in held]

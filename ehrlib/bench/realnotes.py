@@ -177,13 +177,15 @@ def run(out_dir: Path, methods: Sequence[str] = METHODS, runs_dir: Path | None =
                 continue
             if name in MIMIC4_SETS:
                 src4 = demo4_folder()
-                if db4 is None and src4 is None:
-                    continue
                 if db4 is None:
+                    if src4 is None:
+                        continue
                     db4 = build_db(src4, Path(tmp) / "mimic4_demo.duckdb", progress=False).path
                 set_db = db4
             else:
                 if db is None:
+                    if src is None:  # (checked above: one of them is given)
+                        raise BenchSkipped("MIMIC-III demo folder absent")
                     db = build_db(src, Path(tmp) / "mimic3_demo.duckdb", progress=False).path
                 set_db = db
             set_runs = base if name == "dev" else base.with_name(f"{base.name}_{name}")

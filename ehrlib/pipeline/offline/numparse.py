@@ -199,7 +199,8 @@ def parse_value(text: str, *, signed: bool = False) -> Reading | None:
             negative, pos = signed, pos + 1
         pos += len(text[pos:]) - len(text[pos:].lstrip())
         if not negative:
-            pos += _LEAD.match(text, pos).end() - pos
+            lead = _LEAD.match(text, pos)  # (every part is optional: it always matches)
+            pos = lead.end() if lead else pos
     sign = -1.0 if negative else 1.0
     for parse in (_trend_at, _extreme_at, _baseline_at, _between_at, _comparator_at):
         r = parse(text, pos)

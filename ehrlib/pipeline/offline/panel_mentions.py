@@ -47,9 +47,10 @@ def panel_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention], taken:
         end = max(it.end for it in items)
         if overlaps(taken, start, end):
             continue
-        concepts = [_measurement(lex, it.name) for it in items]
-        if any(c is None or it.reading.value is None or not _plausible(it.reading.value, c)
-               for c, it in zip(concepts, items, strict=False)):
+        found = [_measurement(lex, it.name) for it in items]
+        concepts = [c for c in found if c is not None]
+        if len(concepts) != len(found) or any(it.reading.value is None or not _plausible(it.reading.value, c)
+                                              for c, it in zip(concepts, items, strict=True)):
             continue
         if len({c.cid for c in concepts}) != len(concepts) or any(
                 c.cid in ("blood_pressure", "systolic_bp", "diastolic_bp") for c in concepts):

@@ -97,9 +97,10 @@ class VocabularyMatcher:
         for i in range(len(toks)):
             node = self._trie
             for j in range(i, len(toks)):
-                node = node.get(_norm(toks[j][0]))
-                if node is None:
+                nxt = node.get(_norm(toks[j][0]))
+                if nxt is None:
                     break
+                node = nxt
                 for vocab, key, term, cased in node.get(None, ()):
                     start, end = toks[i][1], toks[j][2]
                     surface = text[start:end]

@@ -45,8 +45,8 @@ def _bounds(text: str, pos: int, pattern: re.Pattern[str]) -> tuple[int, int]:
     start = 0
     for m in pattern.finditer(text, 0, pos):
         start = m.end()
-    m = pattern.search(text, pos)
-    return start, (m.start() if m else len(text))
+    after = pattern.search(text, pos)
+    return start, (after.start() if after else len(text))
 
 
 def clause_of(text: str, pos: int) -> tuple[int, int]:
@@ -57,6 +57,13 @@ def clause_of(text: str, pos: int) -> tuple[int, int]:
 def sentence_of(text: str, pos: int) -> tuple[int, int]:
     """Offsets of the sentence holding ``text[pos]``."""
     return _bounds(text, pos, _SENTENCE_END)
+
+
+def _span(ref: TimeRef) -> tuple[int, int]:
+    """The span of a reference the caller has kept as dated."""
+    if ref.span is None:
+        raise ValueError(f"time reference {ref.text!r} has no span")
+    return ref.span
 
 
 def _inside(ref: TimeRef, lo: int, hi: int) -> bool:
@@ -71,7 +78,7 @@ def statement_ref(text: str, start: int, end: int, refs: Sequence[TimeRef]) -> T
     c_lo, c_hi = clause_of(text, start)
     in_clause = [r for r in dated if _inside(r, c_lo, max(c_hi, end))]
     if in_clause:
-        return min(in_clause, key=lambda r: min(abs(r.span[0] - end), abs(start - r.span[1])))
+        return min(in_clause, key=lambda r: min(abs(_span(r)[0] - end), abs(start - _span(r)[1])))
     s_lo, s_hi = sentence_of(text, start)
     in_sentence = [r for r in dated if _inside(r, s_lo, max(s_hi, end))]
     return in_sentence[0] if len(in_sentence) == 1 else None
@@ -95,15 +102,16 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
     for i, r in enumerate(ordered):
         if i in skip:
             continue
-        if r.span is None:
+        span = r.span
+        m = _PREP.search(text[:span[0]]) if span is not None else None
+        if span is None or m is None:  # undated, or no preposition before it: as resolved
             out.append(r)
             continue
-        m = _PREP.search(text[:r.span[0]])
-        prep = re.sub(r"\s+", " ", m.group("p").lower()) if m else None
+        prep = re.sub(r"\s+", " ", m.group("p").lower())
         w = r.window
-        if prep == "from" and i + 1 < len(ordered) and ordered[i + 1].span is not None \
-                and _RANGE_JOIN.match(text[r.span[1]:ordered[i + 1].span[0]]):
-            nxt = ordered[i + 1]
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        if prep == "from" and nxt is not None and nxt.span is not None \
+                and _RANGE_JOIN.match(text[span[1]:nxt.span[0]]):
             skip.add(i + 1)
             out.append(TimeRef(r.line, text[m.start("p"):nxt.span[1]], TimeSpan(w.start, nxt.window.end), r.anchor,
                                (m.start("p"), nxt.span[1])))
@@ -117,7 +125,7 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
         else:
             out.append(r)
             continue
-        out.append(replace(r, text=text[m.start("p"):r.span[1]], window=w, span=(m.start("p"), r.span[1])))
+        out.append(replace(r, text=text[m.start("p"):span[1]], window=w, span=(m.start("p"), span[1])))
     return out
 
 
@@ -152,9 +160,10 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
         a, b = float(m.group("a").replace(",", "")), float(m.group("b").replace(",", ""))
         when = None
         _, c_hi = clause_of(text, m.start())
-        for r in sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0]):
-            gap = text[m.end():r.span[0]]
-            if r.span[0] >= m.end() and r.span[1] <= max(c_hi, r.span[1]) \
+        for r in sorted((r for r in refs if r.span is not None), key=lambda r: _span(r)[0]):
+            lo, hi = _span(r)
+            gap = text[m.end():lo]
+            if lo >= m.end() and hi <= max(c_hi, hi) \
                     and re.fullmatch(r"\s*(?:[A-Za-z/%]+\s+)?(?:by|on|over|through|thru|until|in)?\s*(?:the\s+)?", gap,
                                      re.I):
                 when = r

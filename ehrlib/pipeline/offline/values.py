@@ -127,7 +127,7 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I):
         out["direction"] = "stable"
         out["trend_word"] = "stable"
-    if out is not None and direction and "direction" not in out:
+    if out is not None and verb is not None and direction and "direction" not in out:
         out["direction"] = direction
         out["trend_word"] = verb.group(0).strip()
         if "max" in out and direction in ("down", "improving") and "min" not in out:
