@@ -1,9 +1,8 @@
 """Number rules: stated values, ranges, min/max, daily totals and arrow series.
 
-Every number the note states (value, min, max, the BP mean, the braces' extremes) must be
-met by some row in the window within the concept's tolerance; a decade ("120s") is met by
-any value in it. A vital-sign range is the day's charted minimum..maximum; a per-day
-amount is a calendar-day sum; an arrow series must appear in time order. A reference word
+Every number the note states (value, min, max, the BP mean, the braces' extremes) must be met by some row in the window
+within the concept's tolerance; a decade ("120s") is met by any value in it. A vital-sign range is the day's charted
+minimum..maximum; a per-day amount is a calendar-day sum; an arrow series must appear in time order. A reference word
 after the value ("WBC 16.2 (WNL)") is judged against the concept's reference interval.
 """
 from __future__ import annotations
@@ -43,9 +42,8 @@ def _bp_part(label: str) -> str | None:
 
 
 def _intervals(r: Reading, value: float | None) -> list[tuple[float, float | None]]:
-    """(low, high) of every number of a reading (its ``value`` given apart: a blood-pressure
-    component's value is listed by the caller): an exact value has high None; a decade
-    ("60s") or a "min in the 60s" gives its bounds.
+    """(low, high) of every number of a reading (its ``value`` given apart: a blood-pressure component's value is
+    listed by the caller): an exact value has high None; a decade ("60s") or a "min in the 60s" gives its bounds.
     """
     out: list[tuple[float, float | None]] = []
     lo, lo_hi, hi_lo, hi, value = (None if x is None else float(x) for x in (r.min, r.min_hi, r.max_lo, r.max, value))
@@ -168,9 +166,8 @@ def _value_in_window(c: Claim) -> Verdict | None:
 
 
 def _range_extremes(c: Claim) -> Verdict | None:
-    """A stated range or maximum is a claim about the extremes of its day (flowsheet
-    "HR 85-130", "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core
-    window must match, not only appear.
+    """A stated range or maximum is a claim about the extremes of its day (flowsheet "HR 85-130",
+    "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core window must match, not only appear.
     """
     numeric = _numeric(c)
     reason = _extremes_reason(c, numeric, concept_of(c.entity.claim), _tolerance(c))
