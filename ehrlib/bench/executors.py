@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import tempfile
 import time
@@ -122,7 +123,7 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
         t0 = time.perf_counter()
         started = not ray.is_initialized()
         if started:
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+            ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
         ray_init_s = time.perf_counter() - t0
         try:
             for backend in ("offline", "oracle"):
