@@ -59,6 +59,7 @@ def test_executor_params_are_validated():
 
 
 def test_limits_on_a_backend_without_model_calls_are_an_error():
+    pytest.importorskip("ray", reason="ray not installed: the missing-ray error comes first (tested below)")
     params = load_params(None, executor="ray", llm={"requests_per_minute": 10})
     with pytest.raises(ConfigError, match="makes none"):
         make_executor(params, "r", threads=1, open_worker=open_worker)
