@@ -15,7 +15,7 @@ from ehrlib.corpus.io import load_corpus
 from ehrlib.schema import LOGICAL, MIMIC3, MIMIC4, SchemaMap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPORA = ("realnotes_mimic4", "estimate_fresh")
+CORPORA = ("realnotes_mimic4", "realnotes_mixed")
 
 
 @pytest.fixture(scope="module", params=CORPORA)
@@ -40,7 +40,7 @@ def test_corpus_loads_with_labels_on_every_note(corpus) -> None:
 
 def test_sets_share_no_admission_with_any_other_fixture() -> None:
     fresh = {name: {n.hadm_id for n in load_corpus(FIXTURES / name).notes} for name in CORPORA}
-    assert not fresh["realnotes_mimic4"] & fresh["estimate_fresh"]
+    assert not fresh["realnotes_mimic4"] & fresh["realnotes_mixed"]
     for folder in FIXTURES.iterdir():
         if folder.name in CORPORA or not (folder / "notes.jsonl").exists():
             continue

@@ -38,7 +38,7 @@ def _fake_fixtures(tmp_path, monkeypatch):
 
     from ehrlib.bench import quality
 
-    for name in ("realnotes", "realnotes_mimic4", "estimate_fresh"):
+    for name in ("realnotes", "realnotes_mimic4", "realnotes_mixed", "estimate_blind"):
         (tmp_path / "tests" / "fixtures" / name).mkdir(parents=True)
         (tmp_path / "tests" / "fixtures" / name / "gold.jsonl").write_text("")
     dbs = {"mimic3": Path("m3.duckdb"), "mimic4": Path("m4.duckdb")}
@@ -53,15 +53,16 @@ def _fake_fixtures(tmp_path, monkeypatch):
 def test_dev_sets_include_the_mimic4_set_and_never_the_estimate(tmp_path, monkeypatch):
     quality, dbs = _fake_fixtures(tmp_path, monkeypatch)
     sets = quality.real_patient_sets(tmp_path)
-    assert set(sets) == {"realnotes", "realnotes_mimic4"}  # the other dev folders are absent here
+    assert set(sets) == {"realnotes", "realnotes_mimic4", "realnotes_mixed"}  # other dev folders absent here
     assert sets["realnotes"][1] == [(dbs["mimic3"], None)]
     assert sets["realnotes_mimic4"][1] == [(dbs["mimic4"], None)]
+    assert sets["realnotes_mixed"][1] == [(dbs["mimic3"], ["a"]), (dbs["mimic4"], ["b"])]
 
 
 def test_estimate_only_on_request_with_each_note_on_its_own_database(tmp_path, monkeypatch):
     quality, dbs = _fake_fixtures(tmp_path, monkeypatch)
     sets = quality.real_patient_sets(tmp_path, with_estimate=True)
-    assert sets["estimate_fresh"][1] == [(dbs["mimic3"], ["a"]), (dbs["mimic4"], ["b"])]
+    assert sets["estimate_blind"][1] == [(dbs["mimic3"], ["a"]), (dbs["mimic4"], ["b"])]
 
 
 def test_with_estimate_needs_the_quality_benchmark_named(tmp_path):

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")
     p.add_argument("--out", default="figures", help="folder for the result CSVs (default: figures)")
     p.add_argument("--with-estimate", action="store_true",
-                   help="quality only: also score the sealed estimate set (tests/fixtures/estimate_fresh); "
+                   help="quality only: also score the sealed estimate set (tests/fixtures/estimate_blind); "
                         "for the single final run, never while developing")
     p.set_defaults(func=_bench)
 

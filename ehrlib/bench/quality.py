@@ -13,7 +13,7 @@ deterministic matcher (:mod:`ehrlib.judge.matcher`, harsh and lenient), and
 
 The real-patient sets (hand-written notes on MIMIC-III and MIMIC-IV demo admissions,
 :data:`DEV_SETS`) are scored as well when the demo CSVs are present. The sealed estimate
-set ``tests/fixtures/estimate_fresh`` is scored only on request —
+set ``tests/fixtures/estimate_blind`` is scored only on request —
 ``ehrlib bench --only quality --with-estimate`` or ``EHRLIB_BENCH_ESTIMATE=1`` — once,
 for the final number; development runs never include it.
 
@@ -156,9 +156,10 @@ def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[s
 #: hand-written real-patient sets scored on every run: (fixture folder, databases its notes sit on)
 DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("handwritten", ("mimic3",)), ("handwritten_holdout", ("mimic3",)), ("realnotes", ("mimic3",)),
-    ("realnotes_holdout", ("mimic3",)), ("precision_dev", ("mimic3",)), ("realnotes_mimic4", ("mimic4",)))
+    ("realnotes_holdout", ("mimic3",)), ("precision_dev", ("mimic3",)), ("realnotes_mimic4", ("mimic4",)),
+    ("realnotes_mixed", ("mimic3", "mimic4")))
 #: the sealed estimate set: scored only on request (``with_estimate``), once, at the end
-ESTIMATE_SET: tuple[str, tuple[str, ...]] = ("estimate_fresh", ("mimic3", "mimic4"))
+ESTIMATE_SET: tuple[str, tuple[str, ...]] = ("estimate_blind", ("mimic3", "mimic4"))
 #: environment switch equivalent to ``ehrlib bench --only quality --with-estimate``
 ESTIMATE_ENV = "EHRLIB_BENCH_ESTIMATE"
 
@@ -224,7 +225,8 @@ def real_patient_sets(work: Path, *, with_estimate: bool = False
     ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind),
     ``realnotes`` and ``realnotes_holdout`` (scored many times: development data now),
     ``precision_dev`` (non-statement prose) on the MIMIC-III demo; ``realnotes_mimic4``
-    on the MIMIC-IV demo. With ``with_estimate``, the sealed ``estimate_fresh`` set too,
+    on the MIMIC-IV demo; ``realnotes_mixed`` (the previous estimate set, scored once and
+    development data since) on both. With ``with_estimate``, the sealed ``estimate_blind`` set too,
     each note run against the demo database that holds its admission. A set whose
     database is absent is left out (the CSV simply lacks its rows).
     """
