@@ -185,6 +185,17 @@ def test_scope_cues(line, word, section, status):
     assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary").status == status
 
 
+@pytest.mark.parametrize("line, word, kind, status", [
+    ("Urine cx from the ED still pending", "Urine cx", "microbiology", "active"),  # sent; only the result waits
+    ("Stool cx sent, results pending", "Stool cx", "microbiology", "active"),
+    ("CT abdomen pending", "CT abdomen", "procedure", "plan"),                     # a study not yet done
+])
+def test_a_pending_culture_was_sent(line, word, kind, status):
+    seg = Segment(0, 0, 0, "course", "hospital_course")
+    e = _entity(word, line.index(word), kind)
+    assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "physician").status == status
+
+
 def test_scope_by_time():
     seg = Segment(0, 0, 0, "course", "hospital_course")
     e = _entity("Cr", 0)

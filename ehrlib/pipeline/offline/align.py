@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.pipeline.claims import InterpretationClaim, MedicationClaim, MicrobiologyClaim
+from ehrlib.pipeline.offline.event_items import EVENT_ITEM, event_item_pairs
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
@@ -80,6 +81,8 @@ def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tu
             concept = lex.concepts[extra["concept"]]
             return concept_items(concept.tables, concept.items, pairs)
         return []  # the criterion names its items at verification (Get_Clinical_Criterion)
+    if m.concept == EVENT_ITEM:  # named by the patient's own procedure items
+        return event_item_pairs(m.text, pairs)
     concept = lex.concepts.get(m.concept)
     if concept is None:
         return []

@@ -26,7 +26,9 @@ from dataclasses import dataclass, replace
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
+from ehrlib.pipeline.offline.checkable import not_checkable
 from ehrlib.pipeline.offline.clauses import has_break
+from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
 from ehrlib.pipeline.offline.findings_data import data_findings
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -227,7 +229,7 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
-              dropped: list[DroppedMention]) -> list[tuple[_Paragraph, list[Mention]]]:
+              dropped: list[DroppedMention], forms: Sequence[EventForm] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
     """
@@ -253,7 +255,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
         ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
-                                                                 seg.section))
+                                                                 seg.section, forms))
         for d in gone:
             line, col = para.locate(d.start)
             dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
@@ -267,12 +269,14 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     lex = load_lexicon()
     pairs = patient_pairs(ctx)
     drug_names = [it.label for it, _ in pairs if it.table in DRUG_TABLES]
+    recorded = frozenset(it.table for it, _ in pairs)
     seen = {(e.line, e.span) for e in known}
     tctx = time_context(ctx)
     out: list[Entity] = []
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
-    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
+    forms = event_forms(patient_event_items(pairs))
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         if refs:
@@ -303,6 +307,10 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                     continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
                     items = ontology_items(env, placed, lex)
+            if why := not_checkable(placed, (it for it, _ in items), recorded, para.text[m.end:], step,
+                                   ctx.note_type):
+                dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept, why))
+                continue
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
                     and m.claim.trend.series and seg.default_window is not None):

@@ -16,7 +16,7 @@ from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
 
-__all__ = ["microbiology_mentions"]
+__all__ = ["microbiology_mentions", "culture_starts"]
 
 _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
                    (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I),
@@ -25,23 +25,46 @@ _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compi
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:cx|cultures?|grew|growing|grows|sent|ngtd|no\s+growth|"
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|ngtd|no\s+growth|"
                             r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
                             r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/))", re.I)
 
 
+_BARE = (*_BARE_SPECIMENS, (re.compile(r"\bbile\b", re.I), "bile"), (re.compile(r"\btissue\b", re.I), "tissue"))
+
+
+def _coordinated(but: str) -> str:
+    """Specimens named together share the culture words after the last ("blood, urine and
+    sputum cultures"); the same word again ("tan sputum, sputum cx") is no coordination.
+    """
+    others = "|".join(p.pattern for p, _ in _BARE if p.pattern != but)
+    return r"(?:\s*(?:,|&|/|\band\b)\s*(?:" + others + r"))*"
+
+
+def _bare_specimens(lex: Lexicon) -> list[tuple[re.Pattern[str], str]]:
+    """The bare specimen words, each a culture only when culture words or an organism follow
+    ("sputum grew yeast", "Sputum: GNRs", "bile and sputum cx sent").
+    """
+    organisms = "|".join(p.pattern for p, _ in lex.organisms)
+    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)]*(?:" + organisms + r"))"
+    return [(re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word) for p, word in _BARE]
+
+
+_ANY_COORDINATED = re.compile(_coordinated(""), re.I)
+
+
 def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
     out: list[Mention] = []
-    specimens = list(lex.specimens)
-    for pattern, word in _BARE_SPECIMENS:
-        # a bare specimen is a culture only when culture words follow ("sputum grew yeast")
-        specimens.append((re.compile(pattern.pattern + r"(?=" + _MICRO_CONTEXT.pattern[1:] + r")", re.I), word))
+    specimens = [*lex.specimens, *_bare_specimens(lex)]
     for pattern, table_word in specimens:
         for m in pattern.finditer(raw):
             if overlaps(taken, m.start(), m.end()):
                 continue
             clause = line_clause(raw, m.end())[:80]
-            nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > 0),
+            # a coordinated specimen reads the result of the last one named with it
+            chain = _ANY_COORDINATED.match(clause)
+            skip = chain.end() if chain else 0
+            nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > skip),
                            default=len(clause))
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
@@ -51,7 +74,7 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                     attrs["organism"] = oword
                     attrs["organism_text"] = om.group(0)
                     break
-            if "organism" not in attrs and lex.micro_negative.search(clause[:40]):
+            if "organism" not in attrs and lex.micro_negative.search(clause[:60]):
                 attrs["negative"] = True
             elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
                 attrs["positive"] = True
@@ -73,6 +96,12 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                                clause.strip()[:80] or None, MicrobiologyClaim(**attrs)))
             taken.append((m.start(), end))
     return out
+
+
+def culture_starts(raw: str, lex: Lexicon) -> set[int]:
+    """Where a named culture ("sputum cx", "BCx") begins: the observation before it ends there."""
+    return {m.start() for pattern, _ in lex.specimens for m in pattern.finditer(raw)
+            if not raw[m.start() - 1:m.start()].isalnum() and not raw[m.end():m.end() + 1].isalnum()}
 
 
 def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
