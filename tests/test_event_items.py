@@ -42,6 +42,7 @@ def test_label_phrases(label, phrases):
     ("Plan: EEG tomorrow, MRI brain if still obtunded.", ["EEG", "MRI"]),
     ("Denies chest pain, fall risk precautions, or sent home.", []),
     ("eeg is not an acronym in lower case", []),
+    ("CCU note, EEG#2: no seizures; EEG 11/3 normal", ["EEG"]),   # a day count, then a dated study
 ])
 def test_mentions_of_the_patients_items(line, texts):
     found = event_item_mentions(line, 0, FORMS, [])

@@ -37,3 +37,20 @@ def test_culture_mentions(line, want):
 def test_a_finding_value_ends_where_a_culture_begins():
     found = find_mentions("Lungs coarse throughout, suctioned thick secretions, sputum cx sent.", 0, load_lexicon())
     assert [m.text for m in found if m.kind == "microbiology"] == ["sputum cx"]
+
+
+@pytest.mark.parametrize("line, organism, sensitivities", [
+    ("Wound swab grew MRSA.", "aureus", (("oxacillin", "R"),)),    # MRSA names S. aureus and its resistance
+    ("Sputum with MSSA.", "aureus", (("oxacillin", "S"),)),
+    ("Stool cx: VRE.", "enterococ", (("vancomycin", "R"),)),
+    ("Blood cx: E. coli.", "escherichia|e\\. ?coli", ()),
+])
+def test_organism_words_that_state_a_susceptibility(line, organism, sensitivities):
+    (m,) = microbiology_mentions(line, 0, load_lexicon(), [])
+    assert (m.claim.organism, m.claim.sensitivities) == (organism, sensitivities)
+
+
+def test_each_susceptibility_belongs_to_the_organism_named_before_it():
+    line = "Urine: >100K KLEBSIELLA (S to cefepime) and E. COLI (R to cipro)."
+    found = {m.text: m.claim.organism for m in microbiology_mentions(line, 0, load_lexicon(), [])}
+    assert found == {"Urine": "klebsiella", "cefepime": "klebsiella", "cipro": "escherichia|e\\. ?coli"}

@@ -8,8 +8,9 @@ words at its edges, words joined by a space or hyphen, the last one inflected: "
 Culture" -> "pan-cultured", "Blakemore Inserted" -> "Blakemore") and every shipped
 abbreviation whose expansion is that phrase ("TTE" -> "transthoracic echo"). A phrase of
 generic words only, or one common word, is not used; a one-word label must be an acronym
-or long. A match is a procedure mention aligned to exactly the items whose phrases it
-matches, so the verdict is about the statement's window and clock time. The tables read
+or long, and a short name before a small number ("HD#3") counts days. A match is a
+procedure mention aligned to exactly the items whose phrases it matches, so the verdict
+is about the statement's window and clock time. The tables read
 and the generic words are data (``verification_terms.yaml``, ``event_items``).
 """
 from __future__ import annotations
@@ -99,13 +100,17 @@ def patient_event_items(pairs: Iterable[tuple[ItemRef, str]]) -> tuple[tuple[str
     return tuple(sorted((k, it.label or "") for it, k in pairs if it.table in tables and it.label))
 
 
+#: a short name right before a small number counts days ("HD#3", "HD 2"), it is no procedure
+_DAY_COUNT = re.compile(r"\s*#?\s*\d{1,2}\b(?![-/:.]\d)")
+
+
 def event_item_mentions(raw: str, line: int, forms: Sequence[EventForm], taken: list[tuple[int, int]]) -> list[Mention]:
     """Procedure mentions of one line found through the item dictionary, longest first, outside ``taken``."""
     hits = sorted(((m.start(), m.end()) for f in forms for m in f.pattern.finditer(raw)),
                   key=lambda h: (-(h[1] - h[0]), h[0]))
     out: list[Mention] = []
     for a, b in hits:
-        if overlaps(taken, a, b):
+        if overlaps(taken, a, b) or (b - a <= 4 and _DAY_COUNT.match(raw[b:])):
             continue
         claim, action = procedure_claim(raw, a, b)
         emit(out, taken, Mention(line, a, b, raw[a:b].strip(), "procedure", EVENT_ITEM, action, claim))

@@ -7,10 +7,12 @@ its culture: one claim joins the culture mention, a list is one statement per dr
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Any
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
@@ -46,11 +48,25 @@ def _bare_specimens(lex: Lexicon) -> list[tuple[re.Pattern[str], str]]:
     ("sputum grew yeast", "Sputum: GNRs", "bile and sputum cx sent").
     """
     organisms = "|".join(p.pattern for p, _ in lex.organisms)
-    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)]*(?:" + organisms + r"))"
+    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)]*(?:>\s*\d+\s*k\s+)?(?:" + organisms + r"))"
     return [(re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word) for p, word in _BARE]
 
 
 _ANY_COORDINATED = re.compile(_coordinated(""), re.I)
+
+
+@functools.cache
+def _implications() -> tuple[tuple[re.Pattern[str], str, tuple[str, str]], ...]:
+    terms = load_data("verification_terms.yaml")["organism_implied"]
+    return tuple((re.compile(k, re.I), v["organism"], (v["antibiotic"], v["level"])) for k, v in terms.items())
+
+
+def _implied(organism_text: str) -> dict[str, Any]:
+    """"MRSA": S. aureus with oxacillin R, one organism claim and one susceptibility claim."""
+    for pat, organism, claim in _implications():
+        if pat.search(organism_text):
+            return {"organism": organism, "sensitivities": (claim,)}
+    return {}
 
 
 def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
@@ -68,12 +84,14 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                            default=len(clause))
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
-            for opat, oword in lex.organisms:
-                om = opat.search(clause)
-                if om:
-                    attrs["organism"] = oword
-                    attrs["organism_text"] = om.group(0)
-                    break
+            # the organism named first (ties: the lexicon's more specific pattern)
+            hits = [(om.start(), i, om.group(0), oword) for i, (opat, oword) in enumerate(lex.organisms)
+                    if (om := opat.search(clause))]
+            if hits:
+                _, _, otext, oword = min(hits)
+                attrs["organism"] = oword
+                attrs["organism_text"] = otext
+                attrs.update(_implied(otext))
             if "organism" not in attrs and lex.micro_negative.search(clause[:60]):
                 attrs["negative"] = True
             elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
@@ -98,6 +116,16 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
     return out
 
 
+def _organism_before(raw: str, start: int, end: int, lex: Lexicon) -> tuple[str, str] | None:
+    """(table words, note words) of the organism named last in ``raw[start:end]``."""
+    best: tuple[int, str, str] | None = None
+    for opat, oword in lex.organisms:
+        for om in opat.finditer(raw, start, end):
+            if best is None or om.start() > best[0]:
+                best = (om.start(), oword, om.group(0))
+    return (best[1], best[2]) if best else None
+
+
 def culture_starts(raw: str, lex: Lexicon) -> set[int]:
     """Where a named culture ("sputum cx", "BCx") begins: the observation before it ends there."""
     return {m.start() for pattern, _ in lex.specimens for m in pattern.finditer(raw)
@@ -114,11 +142,16 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
         assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
         own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
         if len(own) == 1:
-            out.append(replace(culture, claim=replace(found, sensitivities=(own[0][2:],))))
+            out.append(replace(culture, claim=replace(found, sensitivities=(*found.sensitivities, own[0][2:]))))
             continue
         out.append(culture)
         # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
         own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)
-        out.extend(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
-                           replace(own_claim, sensitivities=((drug, level),))) for a, b, drug, level in own)
+        for a, b, drug, level in own:
+            # each antibiotic is tested on the organism named last before it ("E. coli (S to x) and
+            # Klebsiella (R to y)")
+            org = _organism_before(raw, culture.start, a, lex)
+            claim = replace(own_claim, organism=org[0], organism_text=org[1]) if org else own_claim
+            out.append(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
+                               replace(claim, sensitivities=((drug, level),))))
     return out

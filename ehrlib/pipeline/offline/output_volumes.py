@@ -1,0 +1,94 @@
+"""Output volumes written after the site that put them out.
+
+"Chest tubes put out 430 cc on POD 1", "a Blakemore tube was placed, draining 1,850 cc",
+"UOP poor, 222 cc total today", "CT output 445 cc yesterday, 115 cc today", "only 150 cc
+of urine on the second day": the volume is the statement and the site word (urine /
+Foley, chest tube, drain / JP, NGT / OGT / gastric, ostomy, stool) before it in the same
+sentence, or right after it ("cc of urine"), says which output items it is about. Each
+volume not already part of another mention becomes an output mention of the site's
+lexicon concept, in mL (cc = mL, L x 1000), unless intake words ("received", "bolus",
+"NS") stand between the site and the volume or right after it. A volume followed by a period word ("today",
+"for the day", "on POD 2", "total") or large enough to be a shift's total is a period
+sum, which verification compares with the day's total; a small one is one charting. The
+site words and period words are data (``verification_terms.yaml``).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit, overlaps
+from ehrlib.pipeline.offline.values import numeric_claim
+
+__all__ = ["output_volume_mentions"]
+
+_VOLUME = re.compile(r"(?<![\d.,/])(?P<approx>~\s*)?(?P<n>\d{1,2},\d{3}|\d+(?:\.\d+)?)\s*(?P<u>cc|ml|mls|l)\b", re.I)
+#: how far before a volume its site word may stand, within one sentence
+_REACH = 70
+
+
+@functools.cache
+def _sites() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    terms = load_data("verification_terms.yaml")["output_sites"]
+    return tuple((concept, re.compile(r"(?<![A-Za-z])(?:" + "|".join(words) + r")(?![A-Za-z])", re.I))
+                 for concept, words in terms.items())
+
+
+@functools.cache
+def _period() -> re.Pattern[str]:
+    words = load_data("verification_terms.yaml")["output_period_words"]
+    return re.compile(r"^[\s,]*(?:[a-z/]+\s+){0,3}?(?:" + "|".join(words) + r")\b", re.I)
+
+
+@functools.cache
+def _intake() -> re.Pattern[str]:
+    words = load_data("verification_terms.yaml")["output_intake_words"]
+    return re.compile(r"(?<![A-Za-z])(?:" + "|".join(words) + r")(?![A-Za-z])", re.I)
+
+
+def _sentence_before(raw: str, start: int) -> str:
+    before = raw[max(0, start - _REACH):start]
+    cut = max((m.end() for m in re.finditer(r"[;]|\.(?!\d)\s|:\s*$", before)), default=0)
+    return before[cut:]
+
+
+def _site(raw: str, v: re.Match[str]) -> str | None:
+    """The concept of the nearest site word before the volume, or right after it ("cc of urine")."""
+    after = re.match(r"\s+of\s+(\w+(?:\s+\w+)?)", raw[v.end():])
+    if after:
+        for concept, pat in _sites():
+            if pat.match(after.group(1)):
+                return concept
+    if _intake().match(raw[v.end():].lstrip()):
+        return None  # "500 cc NS": a fluid given
+    before = _sentence_before(raw, v.start())
+    best: tuple[int, int, str] | None = None
+    for concept, pat in _sites():
+        for m in pat.finditer(before):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), m.end(), concept)
+    if best is None or _intake().search(before[best[1]:]):
+        return None  # "UOP 30 cc/hr, received 1 L": the volume is an intake
+    return best[2]
+
+
+def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]]) -> list[Mention]:
+    """The output-volume mentions of one line outside ``taken``."""
+    out: list[Mention] = []
+    for v in _VOLUME.finditer(raw):
+        if overlaps(taken, v.start(), v.end()) or re.match(r"\s*(?:/|per)\s*(?:h|hr|hour)\b", raw[v.end():], re.I):
+            continue  # another statement's value, or a rate ("30 cc/hr") the hourly rules read
+        concept = _site(raw, v)
+        if concept is None:
+            continue
+        value = float(v.group("n").replace(",", "")) * (1000.0 if v.group("u").lower() == "l" else 1.0)
+        parsed: dict[str, Any] = {"value": value, "unit": "mL"}
+        if _period().match(raw[v.end():v.end() + 40]) or value >= concept_flags()["day_total_min"]:
+            parsed["per_day"] = True
+        if v.group("approx"):
+            parsed["approx"] = True
+        emit(out, taken, Mention(line, v.start(), v.end(), v.group(0).strip(), "output", concept, v.group(0).strip(),
+                                 numeric_claim(parsed)))
+    return out

@@ -1,0 +1,31 @@
+"""Known-answer tests of output volumes written after (or "of") the site that put them out."""
+from __future__ import annotations
+
+import pytest
+
+from ehrlib.pipeline.offline.output_volumes import output_volume_mentions
+
+
+def _found(line: str) -> list[tuple[str, str, float, bool]]:
+    return [(m.text, m.concept, m.claim.reading.value, m.claim.per_day) for m in output_volume_mentions(line, 0, [])]
+
+
+@pytest.mark.parametrize("line, want", [
+    ("Left chest tube drained 380 cc on POD 2.", [("380 cc", "chest_tube", 380.0, True)]),
+    ("JP drains with 1,200 cc serous fluid overnight", [("1,200 cc", "drain_output", 1200.0, True)]),
+    ("Barely 90 cc of urine today despite lasix", [("90 cc", "urine_output", 90.0, True)]),
+    ("NGT to suction, 60 cc bilious", [("60 cc", "gastric_output", 60.0, False)]),   # one charting
+    ("Rectal tube w/ ~2 L brown stool", [("~2 L", "stool_output", 2000.0, True)]),  # L is 1000 mL
+    ("UOP 25 cc/hr", []),                                                              # an hourly rate
+    ("UOP low, gave 500 cc LR", []),                                                   # an intake
+    ("Received 1 L NS for low urine output", []),
+    ("Plts 50. Then 300 cc more over two hours", []),                                  # no site named
+    ("Foley removed. 250 cc of free water via the tube", []),                          # sentence ends the reach
+])
+def test_output_volumes(line, want):
+    assert _found(line) == want
+
+
+def test_taken_values_stay_with_their_statement():
+    line = "CT output 300 cc today"
+    assert output_volume_mentions(line, 0, [(0, 16)]) == []
