@@ -54,3 +54,13 @@ def test_each_susceptibility_belongs_to_the_organism_named_before_it():
     line = "Urine: >100K KLEBSIELLA (S to cefepime) and E. COLI (R to cipro)."
     found = {m.text: m.claim.organism for m in microbiology_mentions(line, 0, load_lexicon(), [])}
     assert found == {"Urine": "klebsiella", "cefepime": "klebsiella", "cipro": "escherichia|e\\. ?coli"}
+
+
+@pytest.mark.parametrize("line, want", [
+    ("Stool C. diff toxin negative.", {"c. diff toxin": (False, True)}),  # the stool is the test's specimen
+    ("C diff positive on day 3", {"c diff positive": (True, False)}),
+])
+def test_a_test_named_with_its_result(line, want):
+    got = {m.text.lower(): (m.claim.positive, m.claim.negative)
+           for m in microbiology_mentions(line, 0, load_lexicon(), [])}
+    assert got == want

@@ -29,3 +29,14 @@ def test_output_volumes(line, want):
 def test_taken_values_stay_with_their_statement():
     line = "CT output 300 cc today"
     assert output_volume_mentions(line, 0, [(0, 16)]) == []
+
+
+@pytest.mark.parametrize("line, want", [
+    ("OGT to suction, 450 cc bilious output", [("450 cc", "output")]),               # the tube's output is the claim
+    ("Foley w/ amber urine, UOP for the day 600 cc", [("600 cc", "output")]),
+    ("NGT placed, drained 450 cc", [("NGT", "procedure"), ("450 cc", "output")]),   # a placement is its own claim
+])
+def test_a_device_named_as_the_site_is_the_output_statement(line, want):
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+    assert [(m.text, m.kind) for m in find_mentions(line, 0, load_lexicon())] == want

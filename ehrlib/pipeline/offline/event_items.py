@@ -100,12 +100,20 @@ def patient_event_items(pairs: Iterable[tuple[ItemRef, str]]) -> tuple[tuple[str
     return tuple(sorted((k, it.label or "") for it, k in pairs if it.table in tables and it.label))
 
 
+@functools.lru_cache(maxsize=512)
+def _any_form(forms: tuple[EventForm, ...]) -> re.Pattern[str]:
+    """One pattern matching wherever any form matches (each form keeps its own case rule)."""
+    return re.compile("|".join(f"(?{'i' if f.pattern.flags & re.I else '-i'}:{f.pattern.pattern})" for f in forms))
+
+
 #: a short name right before a small number counts days ("HD#3", "HD 2"), it is no procedure
 _DAY_COUNT = re.compile(r"\s*#?\s*\d{1,2}\b(?![-/:.]\d)")
 
 
 def event_item_mentions(raw: str, line: int, forms: Sequence[EventForm], taken: list[tuple[int, int]]) -> list[Mention]:
     """Procedure mentions of one line found through the item dictionary, longest first, outside ``taken``."""
+    if not forms or not _any_form(tuple(forms)).search(raw):
+        return []  # one combined scan first: most lines name none of the patient's procedures
     hits = sorted(((m.start(), m.end()) for f in forms for m in f.pattern.finditer(raw)),
                   key=lambda h: (-(h[1] - h[0]), h[0]))
     out: list[Mention] = []

@@ -71,7 +71,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     out.extend(medication_mentions(raw, line, lex, patient_drugs, taken))
     out.extend(microbiology_mentions(raw, line, lex, taken))
     out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
-    out.extend(output_volume_mentions(raw, line, taken))  # "chest tubes put out 430 cc"
+    out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
     return sorted(out, key=lambda x: x.start)
 
 

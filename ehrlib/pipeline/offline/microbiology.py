@@ -82,6 +82,9 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
             skip = chain.end() if chain else 0
             nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() > skip),
                            default=len(clause))
+            if not skip and not clause[:nxt_spec].strip() and nxt_spec < len(clause) and (pattern, table_word) not in \
+                    lex.specimens:
+                continue  # "stool C. diff positive": the bare word is the named test's specimen
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
             # the organism named first (ties: the lexicon's more specific pattern)
@@ -92,9 +95,12 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
                 attrs["organism"] = oword
                 attrs["organism_text"] = otext
                 attrs.update(_implied(otext))
-            if "organism" not in attrs and lex.micro_negative.search(clause[:60]):
+            # a test named with its result ("C. diff negative", "C. diff toxin positive")
+            own = m.group(0) + " " if re.search(r"\b(?:positive|pos|negative|neg)\b|[+-]\s*$", m.group(0), re.I) else ""
+            if "organism" not in attrs and lex.micro_negative.search(own + clause[:60]):
                 attrs["negative"] = True
-            elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$", clause[:40], re.I):
+            elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$",
+                                                       own + clause[:40], re.I):
                 attrs["positive"] = True
             sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause,
                              re.I)

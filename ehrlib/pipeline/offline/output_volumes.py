@@ -54,16 +54,19 @@ def _sentence_before(raw: str, start: int) -> str:
     return before[cut:]
 
 
-def _site(raw: str, v: re.Match[str]) -> str | None:
-    """The concept of the nearest site word before the volume, or right after it ("cc of urine")."""
+def _site(raw: str, v: re.Match[str]) -> tuple[str, int, int] | None:
+    """(concept, start, end) of the nearest site word before the volume, or right after it
+    ("cc of urine").
+    """
     after = re.match(r"\s+of\s+(\w+(?:\s+\w+)?)", raw[v.end():])
     if after:
         for concept, pat in _sites():
             if pat.match(after.group(1)):
-                return concept
+                return concept, v.end() + after.start(1), v.end() + after.end(1)
     if _intake().match(raw[v.end():].lstrip()):
         return None  # "500 cc NS": a fluid given
     before = _sentence_before(raw, v.start())
+    offset = v.start() - len(before)
     best: tuple[int, int, str] | None = None
     for concept, pat in _sites():
         for m in pat.finditer(before):
@@ -71,18 +74,30 @@ def _site(raw: str, v: re.Match[str]) -> str | None:
                 best = (m.start(), m.end(), concept)
     if best is None or _intake().search(before[best[1]:]):
         return None  # "UOP 30 cc/hr, received 1 L": the volume is an intake
-    return best[2]
+    return best[2], offset + best[0], offset + best[1]
 
 
-def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]]) -> list[Mention]:
-    """The output-volume mentions of one line outside ``taken``."""
+def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
+                           found: list[Mention] | None = None) -> list[Mention]:
+    """The output-volume mentions of one line outside ``taken``. A device named as the
+    volume's site without an action of its own ("OGT to LIWS, 900 cc") is the same
+    statement: it is removed from ``found``; one placed or removed stays its own.
+    """
     out: list[Mention] = []
     for v in _VOLUME.finditer(raw):
         if overlaps(taken, v.start(), v.end()) or re.match(r"\s*(?:/|per)\s*(?:h|hr|hour)\b", raw[v.end():], re.I):
             continue  # another statement's value, or a rate ("30 cc/hr") the hourly rules read
-        concept = _site(raw, v)
-        if concept is None:
+        site = _site(raw, v)
+        if site is None:
             continue
+        concept, a, b = site
+        if found is not None:  # every word of the site's kind in the sentence ("Foley w/ urine, UOP 600 cc")
+            before = _sentence_before(raw, v.start())
+            pat = dict(_sites())[concept]
+            spans = [(a, b)] + [(v.start() - len(before) + m.start(), v.start() - len(before) + m.end())
+                                for m in pat.finditer(before)]
+            found[:] = [m for m in found if not (m.kind == "procedure" and not getattr(m.claim, "action", None)
+                                                 and any(m.start < y and x < m.end for x, y in spans))]
         value = float(v.group("n").replace(",", "")) * (1000.0 if v.group("u").lower() == "l" else 1.0)
         parsed: dict[str, Any] = {"value": value, "unit": "mL"}
         if _period().match(raw[v.end():v.end() + 40]) or value >= concept_flags()["day_total_min"]:
