@@ -66,3 +66,17 @@ def test_action_and_negation_come_from_the_words_around():
     assert m.claim.negated
     (m,) = event_item_mentions("Blakemore placed at 0300", 0, FORMS, [])
     assert m.claim.action == "placed"
+
+
+EDGES = ("Chest Tube Removed", "Temporary Pacemaker Wires Discontinued", "Transthoracic Echo")
+EDGE_FORMS = event_forms(tuple((f"procedureevents_mv:{i}", label) for i, label in enumerate(EDGES)))
+
+
+@pytest.mark.parametrize("line, texts", [
+    ("Both chest tubes were pulled after the CXR.", ["chest tubes were pulled"]),  # the device and its removal verb
+    ("Temporary pacemaker wires d/c'd on POD 4", ["Temporary pacemaker wires d/c'd"]),
+    ("Chest tube to water seal, 40 cc out over the shift", []),                    # no removal of the tube
+    ("Chest tubes put out 200 cc", []),
+])
+def test_a_label_naming_a_removal_is_the_device_and_a_removal_verb(line, texts):
+    assert [m.text for m in event_item_mentions(line, 0, EDGE_FORMS, [])] == texts

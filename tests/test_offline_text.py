@@ -219,7 +219,3 @@ def test_outputs_named_by_their_tube(line, want):
     found = [(m.text, m.kind, m.concept) for m in find_mentions(line, 0, load_lexicon())]
     assert found == want
 
-
-@pytest.mark.parametrize("line", ["Resp: remains on vent, FiO2 weaned.", "Still on the ventilator overnight."])
-def test_on_the_vent_is_invasive_ventilation(line):
-    assert [m.concept for m in find_mentions(line, 0, load_lexicon()) if m.kind == "procedure"] == ["intubation"]

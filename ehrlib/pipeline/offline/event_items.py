@@ -6,7 +6,9 @@ So each of the patient's procedure-event items is read as note phrases: its labe
 "/"- or " - "-separated alternative, without a parenthesis, without the action or generic
 words at its edges, words joined by a space or hyphen, the last one inflected: "Pan
 Culture" -> "pan-cultured", "Blakemore Inserted" -> "Blakemore") and every shipped
-abbreviation whose expansion is that phrase ("TTE" -> "transthoracic echo"). A phrase of
+abbreviation whose expansion is that phrase ("TTE" -> "transthoracic echo"); a label naming
+the placement or removal of a device is also the device followed by any verb of that
+edge ("Chest Tube Removed" -> "chest tubes pulled"). A phrase of
 generic words only, or one common word, is not used; a one-word label must be an acronym
 or long, and a short name before a small number ("HD#3") counts days. A match is a
 procedure mention aligned to exactly the items whose phrases it matches, so the verdict
@@ -73,6 +75,34 @@ def label_phrases(label: str) -> list[tuple[str, ...]]:
     return out
 
 
+#: the last word of a label that names an edge of the device's dwell ("Chest Tube Removed")
+_EDGE_LABEL_WORDS = {"removed": "removal", "discontinued": "removal", "placed": "placement",
+                     "inserted": "placement", "insertion": "placement"}
+
+
+def edge_phrases(label: str) -> list[tuple[tuple[str, ...], str]]:
+    """(device words, edge) of a label naming the placement or removal of a device: written
+    as the device and any verb of that edge ("chest tubes pulled" for "Chest Tube Removed"),
+    however generic the device's own words are.
+    """
+    _, generic, _ = _config()
+    out: list[tuple[tuple[str, ...], str]] = []
+    for alt in re.split(r"/|\s-\s|,", re.sub(r"\([^)]*\)", " ", label)):
+        words = re.findall(r"[A-Za-z0-9]+", alt)
+        edge = _EDGE_LABEL_WORDS.get(words[-1].lower()) if len(words) >= 2 else None
+        device = words[:-1]
+        while device and device[0].lower() in generic - {"chest", "tube", "line"}:
+            device = device[1:]
+        if edge and device:
+            out.append((tuple(device), edge))
+    return out
+
+
+@functools.cache
+def _edge_verbs(edge: str) -> str:
+    return "|".join(load_data("verification_terms.yaml")["procedure_edges"][edge])
+
+
 def _phrase_pattern(words: Sequence[str]) -> str:
     body = r"[\s\-/]*".join(re.escape(w) for w in words)
     return r"(?<![A-Za-z0-9])" + body + r"(?:s|es|d|ed|ing)?(?![A-Za-z0-9])"
@@ -91,6 +121,11 @@ def event_forms(items: tuple[tuple[str, str], ...]) -> tuple[EventForm, ...]:
             out.append(EventForm(key, label, pattern))
             for abbr in _abbreviations().get(" ".join(words).lower(), ()):
                 out.append(EventForm(key, label, re.compile(_phrase_pattern(abbr.split()), re.I)))
+        for device, edge in edge_phrases(label):
+            body = r"[\s\-/]*".join(re.escape(w) for w in device)
+            out.append(EventForm(key, label, re.compile(
+                r"(?<![A-Za-z0-9])" + body + r"s?\s+(?:(?:was|were|is|are|been|got)\s+)?(?:" + _edge_verbs(edge)
+                + r")(?![A-Za-z0-9])", re.I)))
     return tuple(out)
 
 
