@@ -44,5 +44,17 @@ def test_not_checkable(m, items, tables, after, step, note_type, want):
 
 def test_rule_ids_are_stable_and_documented():
     ids = [r.rule_id for r in CHECKABLE_RULES]
-    assert ids == ["checkable.ordered_not_done", "checkable.unresolved_phrase", "checkable.table_not_recorded"]
+    assert ids == ["checkable.ordered_not_done", "checkable.time_reference", "checkable.unresolved_phrase",
+                   "checkable.table_not_recorded"]
     assert all(r.principle.endswith(".") for r in CHECKABLE_RULES)
+
+
+@pytest.mark.parametrize("before, text, want", [
+    ("Gas drawn post-", "intubation", "checkable.time_reference"),
+    ("sedation held prior to ", "extubation", "checkable.time_reference"),
+    ("washings sent from ", "bronchoscopy", "checkable.time_reference"),
+    ("Resp: ", "intubation", None),                      # the procedure itself
+    ("and with family present she was ", "extubated", None),  # a verb form is a claim
+])
+def test_a_procedure_named_as_a_time(before, text, want):
+    assert not_checkable(_m(text), [VENT], METAVISION, "", "patient", "nursing", before) == want

@@ -40,3 +40,12 @@ def test_a_device_named_as_the_site_is_the_output_statement(line, want):
     from ehrlib.pipeline.offline.lexicon import load_lexicon
     from ehrlib.pipeline.offline.mentions import find_mentions
     assert [(m.text, m.kind) for m in find_mentions(line, 0, load_lexicon())] == want
+
+
+def test_a_device_named_before_a_stated_output_of_its_kind_is_that_statement():
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+    found = find_mentions("GU: Foley draining dark urine, UOP 15-25 cc/hr.", 0, load_lexicon())
+    assert [(m.text, m.kind) for m in found] == [("UOP", "output")]
+    found = find_mentions("Foley draining dark urine. Creatinine 2.1.", 0, load_lexicon())
+    assert [m.kind for m in found] == ["procedure", "measurement"]   # no output stated: the device stays

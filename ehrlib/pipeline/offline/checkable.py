@@ -10,7 +10,8 @@ applied after alignment (extraction stages 3-4, recorded with the dropped mentio
   database does not record that kind of event for this admission's source system
   (procedure events exist only for MetaVision stays; a build may lack a table, as the
   MIMIC-IV demo lacks chartevents);
-- the event is an order or a request ("CXR ordered", "TTE requested"), not a done event.
+- the event is an order or a request ("CXR ordered", "TTE requested"), not a done event;
+- a procedure noun is named as a time ("post-intubation ABG", "prior to extubation").
 
 Only the event kinds (procedures, findings, outputs, generic events) are filtered: a
 drug, a lab or a culture has tables every admission records, so its absence is evidence.
@@ -47,6 +48,8 @@ class CheckView:
     step: str
     #: the statement may be judged on the billed procedure codes (a discharge summary's procedure)
     billed: bool = False
+    #: the text before the mention, from its clause start
+    before: str = ""
 
 
 def _order_words() -> re.Pattern[str]:
@@ -55,6 +58,8 @@ def _order_words() -> re.Pattern[str]:
 
 
 _ORDER = _order_words()
+_TIME_REFERENCE = re.compile(r"(?:^|\b)(?:" + "|".join(load_data("verification_terms.yaml")["event_time_references"])
+                             + r")\s*$", re.I)
 
 
 def _unresolved(v: CheckView) -> bool:
@@ -69,9 +74,16 @@ def _ordered(v: CheckView) -> bool:
     return v.mention.kind in ("procedure", "event") and bool(_ORDER.match(v.after))
 
 
+def _time_reference(v: CheckView) -> bool:
+    """A procedure noun after a temporal preposition; a verb form ("was intubated") is a claim."""
+    return not re.search(r"ed$", v.mention.text.strip(), re.I) and bool(_TIME_REFERENCE.search(v.before))
+
+
 CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
     Rule("checkable.ordered_not_done", "An event stated as ordered or requested is a plan, not a done event, so no "
          "record of it is expected yet.", _ordered, EVENT_KINDS),
+    Rule("checkable.time_reference", "A procedure named as the time of something else (post-intubation, prior to "
+         "extubation) is a time reference and claims nothing of its own.", _time_reference, ("procedure",)),
     Rule("checkable.unresolved_phrase", "A phrase that resolves to no item of the patient or of the catalogue is "
          "not checkable; an unresolved phrase is no evidence of absence.", _unresolved, EVENT_KINDS),
     Rule("checkable.table_not_recorded", "An event whose items all live in a table the admission has no rows in "
@@ -81,10 +93,10 @@ CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
 
 
 def not_checkable(m: Mention, items: Iterable[ItemRef], recorded_tables: frozenset[str], after: str,
-                  step: str, note_type: str = "") -> str | None:
+                  step: str, note_type: str = "", before: str = "") -> str | None:
     """The id of the first rule finding the aligned mention uncheckable, or None."""
     billed = m.kind == "procedure" and note_type == "discharge_summary"
-    view = CheckView(m, tuple(items), recorded_tables, after[:40], step, billed)
+    view = CheckView(m, tuple(items), recorded_tables, after[:40], step, billed, before[-30:])
     for rule in CHECKABLE_RULES:
         if rule.applies_to(m.kind) and rule.apply(view):
             return rule.rule_id

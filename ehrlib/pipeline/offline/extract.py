@@ -308,7 +308,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if needs_items:
                     items = ontology_items(env, placed, lex)
             if why := not_checkable(placed, (it for it, _ in items), recorded, para.text[m.end:], step,
-                                   ctx.note_type):
+                                   ctx.note_type, para.text[max(0, m.start - 30):m.start]):
                 dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept, why))
                 continue
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)

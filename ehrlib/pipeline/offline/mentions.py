@@ -30,7 +30,7 @@ from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, me
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
 from ehrlib.pipeline.offline.microbiology import culture_starts, microbiology_mentions
-from ehrlib.pipeline.offline.output_volumes import output_volume_mentions
+from ehrlib.pipeline.offline.output_volumes import drop_site_devices, output_volume_mentions
 from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
 from ehrlib.pipeline.offline.product_spans import concept_hits_outside_products
@@ -72,7 +72,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     out.extend(microbiology_mentions(raw, line, lex, taken))
     out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
     out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
-    return sorted(out, key=lambda x: x.start)
+    return sorted(drop_site_devices(raw, out), key=lambda x: x.start)
 
 
 def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, starts: list[int],

@@ -22,7 +22,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit, overlaps
 from ehrlib.pipeline.offline.values import numeric_claim
 
-__all__ = ["output_volume_mentions"]
+__all__ = ["output_volume_mentions", "drop_site_devices"]
 
 _VOLUME = re.compile(r"(?<![\d.,/])(?P<approx>~\s*)?(?P<n>\d{1,2},\d{3}|\d+(?:\.\d+)?)\s*(?P<u>cc|ml|mls|l)\b", re.I)
 #: how far before a volume its site word may stand, within one sentence
@@ -77,6 +77,21 @@ def _site(raw: str, v: re.Match[str]) -> tuple[str, int, int] | None:
     return best[2], offset + best[0], offset + best[1]
 
 
+def drop_site_devices(raw: str, found: list[Mention]) -> list[Mention]:
+    """``found`` without the devices named, with no action of their own, as the site of an
+    output stated later in the same sentence ("Foley w/ clear urine, UOP 2.1 L": one statement).
+    """
+    sites = dict(_sites())
+    spans: list[tuple[int, int]] = []
+    for o in found:
+        pat = sites.get(o.concept) if o.kind == "output" else None
+        if pat is not None:
+            before = _sentence_before(raw, o.start)
+            spans += [(o.start - len(before) + m.start(), o.start - len(before) + m.end()) for m in pat.finditer(before)]
+    return [m for m in found if not (m.kind == "procedure" and not getattr(m.claim, "action", None)
+                                     and any(m.start < y and x < m.end for x, y in spans))]
+
+
 def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
                            found: list[Mention] | None = None) -> list[Mention]:
     """The output-volume mentions of one line outside ``taken``. A device named as the
@@ -91,13 +106,9 @@ def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
         if site is None:
             continue
         concept, a, b = site
-        if found is not None:  # every word of the site's kind in the sentence ("Foley w/ urine, UOP 600 cc")
-            before = _sentence_before(raw, v.start())
-            pat = dict(_sites())[concept]
-            spans = [(a, b)] + [(v.start() - len(before) + m.start(), v.start() - len(before) + m.end())
-                                for m in pat.finditer(before)]
+        if found is not None:
             found[:] = [m for m in found if not (m.kind == "procedure" and not getattr(m.claim, "action", None)
-                                                 and any(m.start < y and x < m.end for x, y in spans))]
+                                                 and m.start < b and a < m.end)]
         value = float(v.group("n").replace(",", "")) * (1000.0 if v.group("u").lower() == "l" else 1.0)
         parsed: dict[str, Any] = {"value": value, "unit": "mL"}
         if _period().match(raw[v.end():v.end() + 40]) or value >= concept_flags()["day_total_min"]:
