@@ -87,7 +87,8 @@ def drop_site_devices(raw: str, found: list[Mention]) -> list[Mention]:
         pat = sites.get(o.concept) if o.kind == "output" else None
         if pat is not None:
             before = _sentence_before(raw, o.start)
-            spans += [(o.start - len(before) + m.start(), o.start - len(before) + m.end()) for m in pat.finditer(before)]
+            at = o.start - len(before)
+            spans += [(at + m.start(), at + m.end()) for m in pat.finditer(before)]
     return [m for m in found if not (m.kind == "procedure" and not getattr(m.claim, "action", None)
                                      and any(m.start < y and x < m.end for x, y in spans))]
 
