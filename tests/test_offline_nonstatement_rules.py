@@ -72,7 +72,7 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                                     ("off pressors since yesterday", "pressors", False)],
     "nonstatement.indication": [("Vitamin K 10 mg PO was given for his coagulopathy.", "coagulopathy", True),
                                 ("Coagulopathy worse today.", "Coagulopathy", False)],
-    "nonstatement.bare_device": [("GU: foley, UOP 30 cc/hr", "foley", True), ("Foley placed at 1400.", "Foley", False),
+    "nonstatement.bare_device": [("GU: foley. Abd soft, NT.", "foley", True), ("Foley placed at 1400.", "Foley", False),
                                  ("GU: Foley draining clear yellow urine", "Foley", False)],
 }
 
