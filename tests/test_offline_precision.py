@@ -27,7 +27,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Imaging: CXR with persistent RLL opacity.", "CXR", True),
     ("CXR done at 0800.", "CXR", False),
     ("He was transfused 2 units of FFP.", "transfused", True),
-    ("GU: foley in place, UOP 222 cc.", "foley", True),
+    ("GU: foley in place. Abd soft.", "foley", True),
     ("Foley placed at 1400.", "Foley", False),
     ("I/O: foley 2.4 L today, ostomy 150 cc", "foley", False),
     ("GU: Foley draining clear yellow urine", "Foley", False),  # the urine it drains is the claim
