@@ -100,3 +100,40 @@ def test_unit_conversions():
     assert same_dose_unit("mg", {"unit": "mcg"}) and not same_dose_unit("mg", {"unit": "mL"})
     assert dose_matches(1.0, "g", {"valuenum": 1000.0, "unit": "mg"})
     assert dose_matches(60.0, "mg", {"valuenum": None, "value": "40-80", "unit": "mg"})
+
+
+def test_unitless_dose_is_read_in_the_recorded_unit():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=80.0, unit="mg"))
+    assert_decided(verify(_med(dose=40.0), tools), "medications.dose", "inconsistent", "contradiction")
+    assert verify(_med(dose=80.0), tools).label == "consistent"
+    rated = _drug(_given("2199-02-03 08:00:00", "2199-02-03 12:00:00", valuenum=12.0, unit="mg",
+                         extra={"rate": 3.0, "rate_unit": "mg/hr"}))
+    assert verify(_med(dose=3.0), rated).label == "consistent"  # "lasix gtt 3": the number is its rate
+
+
+def test_dose_converts_within_a_unit_family():
+    assert dose_matches(1.0, "L", {"valuenum": 1000.0, "unit": "mL"})
+    assert dose_matches(0.5, "mg", {"valuenum": 500.0, "unit": "mcg"})
+    assert not dose_matches(2.0, "g", {"valuenum": 1000.0, "unit": "mg"})
+
+
+def test_transfusion_units_by_count_of_administrations():
+    two_bags = _drug(_given("2199-02-03 08:00:00", "2199-02-03 10:00:00", valuenum=350.0, unit="mL"),
+                     _given("2199-02-03 12:00:00", "2199-02-03 14:00:00", valuenum=350.0, unit="mL"))
+    three = _med("this morning", concept="transfusion", units=3, drugs=["prbc"])
+    assert_decided(verify(three, two_bags), "medications.transfusion_volume", "inconsistent", "contradiction")
+    assert verify(_med("this morning", concept="transfusion", units=2, drugs=["prbc"]), two_bags).label == "consistent"
+    # two units charted, one stated: the other may be another statement's
+    assert verify(_med("this morning", concept="transfusion", units=1, drugs=["prbc"]), two_bags).label == "consistent"
+    one_bag_two_rates = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=150.0, unit="mL"),
+                              _given("2199-02-03 09:00:00", "2199-02-03 10:00:00", valuenum=150.0, unit="mL"))
+    assert verify(_med("this morning", concept="transfusion", units=1, drugs=["prbc"]),
+                  one_bag_two_rates).label == "consistent"
+
+
+def test_administration_count():
+    once = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=20.0, unit="mEq"))
+    assert_decided(verify(_med(units=3), once), "medications.administration_count", "inconsistent", "contradiction")
+    twice = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=20.0, unit="mEq"),
+                  _given("2199-02-03 16:00:00", "2199-02-03 16:01:00", valuenum=20.0, unit="mEq"))
+    assert verify(_med(units=2), twice).label == "consistent"

@@ -90,7 +90,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     statement, set off by a comma, stands between; a time before it ("On [**10-23**] he
     was intubated") governs what follows unless it is the post-modifier of an earlier
     statement ("WBC 21.3 on [**2-8**], blood cultures negative": the date is the WBC's).
-    Sentence ends (. ;) always break the link.
+    A time inside another statement's span is that statement's. Sentence ends (. ;)
+    always break the link.
     """
     def same_sentence(a: int, b: int) -> bool:
         return not has_break(text[a:b], "sentence")
@@ -102,6 +103,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in spans:
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
+            if any(o is not m and o.start <= a < o.end for o in others):
+                continue  # "weaned 40 -> 10 and off by 1130": the time is the stop's own
             between = [o for o in others if o is not m and m.end <= o.start < a]
             if any("," in text[m.end:o.start] for o in between):
                 continue

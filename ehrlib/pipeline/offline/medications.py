@@ -10,23 +10,51 @@ an infusion context, which mean another drug with a rate) are data
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import is_susceptibility_name
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.timex import parse_duration_days
 
-__all__ = ["medication_mentions"]
+__all__ = ["medication_mentions", "course_steps", "CourseStep", "RULES"]
 
 _FLAGS = concept_flags()
 _DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
                    r"mg/hr|units/hr|u/hr|l)\b", re.I)
+#: a number right after the drug name with no unit ("atorvastatin 40, ...", "lasix 40 IV"): a dose in the
+#: drug's recorded unit, when what follows ends the item or is a route, frequency or count
+_BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|\s+(?:IV|IVP|PO|PR|SC|SQ|SubQ|IM|SL|NG|"
+                        r"daily|qd|bid|tid|qid|qhs|q\s?\d{1,2}h?|prn|x\s?\d|once|and|then|continued|given|started)\b))",
+                        re.I)
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_RATE_UNIT = (r"(?:mcg|mg|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|"
+              r"(?:mcg|mg|units?|u)\s+per\s+(?:min|hour|hr)\b")
+#: one step of an infusion's course: a chain of rates sharing the unit after the last
+#: ("30 -> 20 mg/hr", "from 1,100 to 800 units/hr", "weaned 40 -> 10 mcg/kg/min")
+_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→|>|(?:(?:down|up|back)\s+)?to|then)\s*{_NUM})*)"
+                         rf"\s*(?P<unit>{_RATE_UNIT})", re.I)
+#: a titration to a number without a unit ("titrated up to 2.5"): the rate in the drug's charted unit
+_TITRATED_TO = re.compile(rf"\b(?:titrated|increased|decreased|weaned|turned|went|down|up)(?:\s+(?:up|down|back))?"
+                          rf"\s+to\s+(?P<num>{_NUM})(?![\d.]|,\d|\s*(?:%|/|[a-z]))", re.I)
+#: the stop of a course at a clock time ("off at 1740", "weaned off by 1600", "stopped at 0600")
+_STOP_AT = re.compile(r"\b(?P<a>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|d/c'?d|dc'?d|discontinued)\s+"
+                      r"(?:at|by|since|@|~|around)\s*(?P<t>\d{3,4}h?\b|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
+                      re.I)
+#: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
+_RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
+                         r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
+#: a count of administrations ("x3"), not a duration ("x 5 days")
+_COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
@@ -35,6 +63,79 @@ _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|bega
                          r"continued|continue|on|restart(?:ed)?|resumed|stopp?(?:ed)?|discontinued|d/c'?d|dc'?d|d/c|held|hold|"
                          r"weaned(?:\s+off)?|titrated\s+(?:up|down|off)|off|increased|decreased|switched|changed|completed|"
                          r"repleted|transfused|diuresed)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class CourseStep:
+    """One claim of an infusion's course after its drug name: a rate (``rate`` set, its
+    ``unit`` None when the note gives none) or a stop at a clock time (``rate`` None).
+    Offsets are in the text scanned.
+    """
+
+    start: int
+    end: int
+    rate: float | None
+    unit: str | None
+    action: str | None
+    #: one of several rates of a chain ("from 1,100 to 800 units/hr")
+    chained: bool = False
+
+
+_STEP_LEAD = re.compile(r"(?:(?:then\s+)?(?:(?:de|in)creased|titrated(?:\s+(?:up|down))?|weaned|reduced|down|up|"
+                        r"drip|gtt|infusion|rate)\s+)?(?:(?:from|to|at|@)\s+)?$", re.I)
+
+
+#: nothing but infusion words between a drug and its first rate ("Lasix gtt 30 -> 20 mg/hr")
+_HEAD_ONLY = re.compile(r"[\s:@-]*(?:(?:gtt|drip|infusion|was|is|now|running|at)\b[\s:@-]*)*", re.I)
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def course_steps(text: str) -> list[CourseStep]:
+    """The course claims of ``text`` (the rest of a drug's sentence), in order: every rate
+    of a chain ("30 -> 20 mg/hr" is two), a titration to a unit-less number, a stop at a
+    clock time. A range ("50-100 mcg/hr") is no chain and is left to the drug's own rate.
+    """
+    out: list[CourseStep] = []
+    for m in _RATE_CHAIN.finditer(text):
+        unit = re.sub(r"\s+", "", m.group("unit").lower()).replace("per", "/")
+        nums = list(re.finditer(_NUM, m.group("chain")))
+        lead = _STEP_LEAD.search(text[:m.start()])
+        action = "titrated" if lead and re.match(r"(?:de|in)cr|titr|wean|reduc|down|up", lead.group(0).strip(), re.I) \
+            else None
+        for i, n in enumerate(nums):
+            a = m.start("chain") + n.start()
+            start = lead.start() if i == 0 and lead and lead.group(0) else a
+            end = m.end() if i == len(nums) - 1 else m.start("chain") + n.end()
+            out.append(CourseStep(start, end, _number(n.group(0)), unit, action if i == 0 else "titrated",
+                                  len(nums) > 1))
+    for m in _TITRATED_TO.finditer(text):
+        if not any(s.start <= m.start("num") < s.end for s in out):
+            out.append(CourseStep(m.start(), m.end(), _number(m.group("num")), None, "titrated"))
+    for m in _STOP_AT.finditer(text):
+        out.append(CourseStep(m.start(), m.end(), None, None, "off"))
+    return sorted(out, key=lambda s: s.start)
+
+
+def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[str]) -> Mention:
+    a, b = base + step.start, base + step.end
+    attrs: dict[str, Any] = {"drugs": tuple(names), "infusion": True, "action": step.action}
+    if step.rate is not None:
+        attrs.update({"rate": step.rate, "rate_unit": step.unit})
+    return Mention(line, a, b, raw[a:b].strip(), "infusion", "drug", None, MedicationClaim(**attrs))
+
+
+@functools.lru_cache(maxsize=4)
+def _synonyms(known: frozenset[str]) -> tuple[dict[str, str], re.Pattern[str]]:
+    """Brand and ward names of ``drug_synonyms.yaml`` the lexicon lacks ("imdur", "atorva",
+    "dostinex") -> their generic, and the pattern finding them as whole words.
+    """
+    table = {str(k).lower(): str(v).lower() for k, v in load_data("drug_synonyms.yaml")["drug_synonyms"].items()
+             if str(k).lower() not in known}
+    alt = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True)) or "(?!)"
+    return table, re.compile(rf"(?<![A-Za-z])(?:{alt})(?![A-Za-z])", re.I)
 
 
 def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str],
@@ -50,10 +151,13 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
             continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
-        if word in _FLAGS["rate_names"] and re.match(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*\d*\.?\d*\s*(?:mcg|"
-                                                     r"gtt|drip)", raw[m.end():m.end() + 20], re.I):
+        if word in _FLAGS["rate_names"] and _RATE_AFTER.match(raw[m.end():m.end() + 28]):
             names = [_FLAGS["rate_names"][word]]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
         spans.append((m.start(), m.end(), names))
+    synonyms, synonym_re = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
+    for m in synonym_re.finditer(raw):
+        if not any(a < m.end() and m.start() < b for a, b, _ in spans):
+            spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
     for d in patient_drugs:
@@ -77,7 +181,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
                 set(sp[2]) & set(deduped[-1][2]) or raw[deduped[-1][1]:sp[0]].strip() == "("):
             a, _, names = deduped[-1]
-            deduped[-1] = (a, sp[1], names)  # "Piperacillin/Tazobactam (Zosyn)", "Midazolam (Versed)": one drug
+            # "Piperacillin/Tazobactam (Zosyn)", "Midazolam (Versed)": one drug, known by both names
+            deduped[-1] = (a, sp[1], list(dict.fromkeys(names + sp[2])) if len(names) == 1 == len(sp[2]) else names)
             continue
         deduped.append(sp)
     spans = deduped
@@ -90,10 +195,25 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
         attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
-        dose = _DOSE.search(own[:40])
+        # a shared clause lends its action and time, not the next drug's dose, route or rates
+        mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
+        steps = course_steps(mine)
+        # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
+        # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
+        # the sentence's first rate is the drug's own when nothing but infusion words precede it, or no number
+        # does ("on levophed, up to 0.25 mcg/kg/min"); after a dose or a time, or as a chain, it is a step
+        first = steps[0] if steps and steps[0].rate is not None and steps[0].unit and (
+            _HEAD_ONLY.fullmatch(mine[:steps[0].start]) or (steps[0].start <= 40 and not steps[0].chained
+                                                             and not re.search(r"\d", mine[:steps[0].start]))) else None
+        if first is not None:
+            # "propofol weaned 40 -> 10 mcg/kg/min": the drug's own claim is the first rate
+            attrs.update({"rate": first.rate, "rate_unit": first.unit, "infusion": True})
+            steps = steps[1:]
+        own, mine = (own[:steps[0].start], mine[:steps[0].start]) if steps else (own, mine)
+        dose = _DOSE.search(mine[:40]) if first is None else None
         if dose:
             per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)",
-                           own[dose.end():dose.end() + 12], re.I)
+                           mine[dose.end():dose.end() + 12], re.I)
             unit = dose.group("unit").lower()
             if per or "/" in unit:
                 attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
@@ -101,14 +221,19 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
-        route = _ROUTE.search(raw[s:e] + own[:50]) or _ROUTE.search(raw[max(0, s - 10):s])
+        elif first is None and (bare := _BARE_DOSE.match(mine)):
+            attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
+        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE.search(re.split(r"[,;]", raw[max(0, s - 10):s])[-1])
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
                               "INFUSION": "IV"}.get(r, r)
             if r in ("GTT", "DRIP", "INFUSION"):
                 attrs["infusion"] = True
-        freq = _FREQ.search(own[:50])
+        count = _COUNT.search(mine.split(",")[0][:50])  # the drug's own item: "gtt 50 mcg/hr, bolus x3" is the bolus's
+        if count:
+            attrs["units"] = float(count.group("n"))  # "KCl 20 mEq IV x3": three administrations
+        freq = _FREQ.search(mine[:50])
         if freq:
             attrs["freq"] = freq.group(1).lower()
         near = raw[max(0, s - 25):s]
@@ -116,6 +241,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(lead)
         if act:
             attrs["action"] = act.group("a").lower()
+        if first is not None and first.action:
+            attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
         dur = parse_duration_days(own[:60])
         before_dur = re.search(r"(\d{1,2})[-\s]day\s+(?:course|trial)\s+of\s+(?:\w+\s+)?$", raw[max(0, s - 30):s], re.I)
         if dur:
@@ -129,9 +256,21 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                  r"on\s+hold)\b",
                                  own, re.I)
         attrs["negated"] = bool(negated_before(raw[:s]) or negated_after)
-        if len(names) > 1 and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
+        word = re.sub(r"\s+", " ", raw[s:e].lower().strip())
+        is_class = len(names) > 1 and names == list(lex.drug_classes.get(word, ()))
+        if is_class and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
             continue  # a bare class word ("Abx changed", "sedation") names no checkable order
         kind = "infusion" if attrs.get("infusion") else "medication"
         value = raw[e:e + len(own)].strip()[:60] or None
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, MedicationClaim(**attrs)))
+        if not attrs["negated"]:
+            out += [_step_mention(raw, line, e, st, names) for st in steps]
     return out
+
+
+RULES = (
+    Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
+         "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
+    Rule("extract.infusion_course", "A drug's sentence states a course: each rate of a chain or titration and each "
+         "stop at a clock time is a claim of its own about the drug last named.", course_steps),
+)

@@ -3,17 +3,24 @@
 Rates convert mg <-> mcg and per-hour <-> per-minute (a "vaso 0.04 u/min" is charted as
 2.4 units/hour) and match within 5 %; doses compare only within one unit family
 (``verification_terms.yaml``: mg with mcg, never mg with mL), within 1 % or inside an
-order's "40-80" range; an infusion row's route is IV unless it says otherwise.
+order's "40-80" range, converting between the units of a family through the one clinical
+conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); an infusion
+row's route is IV unless it says otherwise. A dose written without a unit ("atorvastatin
+40") is read in the unit the drug's own rows record it in.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from ehrlib.pipeline.offline.units import convert
 from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of"]
+__all__ = ["administrations", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
+           "unitless_matches"]
 
 
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
@@ -52,15 +59,15 @@ def same_dose_unit(unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
-    """Whether a medication row's dose matches the stated dose and unit."""
+    """Whether a medication row's dose matches the stated dose and unit (converted to the
+    row's unit when the table knows how; an unknown pair is compared as written).
+    """
     obs = row_dose(r)
     if obs is None:
         return False
-    runit = str(r.get("unit") or "").lower()
-    if unit in ("g", "gm", "grams", "gram") and runit.startswith("mg"):
-        dose *= 1000
-    if unit == "mg" and runit in ("g", "gm"):
-        dose /= 1000
+    runit = str(r.get("unit") or "")
+    if unit and runit:
+        dose = convert(dose, unit, runit) or dose
     text = str(r.get("value") or "")
     if "-" in text:  # "40-80" ranges in orders
         try:
@@ -71,9 +78,41 @@ def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
     return abs(obs - dose) <= max(0.01 * dose, 1e-6)
 
 
+def unitless_matches(number: float, r: Mapping[str, Any]) -> bool | None:
+    """Whether a number written right after a drug name with no unit ("labetalol 400",
+    "levophed 0.08") is the row's dose or, for an infusion row, its rate, each in the
+    row's own unit; None when the row records neither.
+    """
+    rate = (r.get("extra") or {}).get("rate")
+    if row_dose(r) is None and rate is None:
+        return None
+    if row_dose(r) is not None and dose_matches(number, "", r):
+        return True
+    return rate is not None and abs(float(rate) - number) <= max(0.05 * abs(number), 0.01)
+
+
 def route_of(r: Mapping[str, Any]) -> str:
     """The route of a medication row (infusions are IV)."""
     if str(r.get("table", "")).startswith("inputevents"):
         return str((r.get("extra") or {}).get("route") or "iv").lower()  # infusions and IV boluses
     extra = r.get("extra") or {}
     return str(extra.get("route") or "").lower()
+
+
+def administrations(rows: Sequence[Mapping[str, Any]]) -> list[tuple[datetime, datetime]] | None:
+    """The separate administrations among MetaVision-style rows (each with a start and an
+    end): rows that touch or overlap (one bag charted over several rate changes) are one
+    administration. None when no row has an interval of its own (point-charted CareVue
+    rows and orders cannot be counted).
+    """
+    ivs = sorted(iv for r in rows if str(r.get("table", "")).startswith("inputevents") and r.get("end")
+                 and (iv := row_interval(r)) is not None)
+    if not ivs:
+        return None
+    out: list[tuple[datetime, datetime]] = []
+    for a, b in ivs:
+        if out and a <= out[-1][1] + timedelta(minutes=1):
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
