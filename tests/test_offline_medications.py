@@ -62,3 +62,10 @@ def test_a_rate_after_another_number_is_a_step_and_a_count_is_its_items_own() ->
     assert [m.claim.rate for m in ms] == [60.0]
     assert _drugs("KCl 20 mEq IV x3")[0].claim.units == 3.0
     assert _drugs("nitro gtt 20 mcg/min, boluses x2")[0].claim.units is None
+
+
+def test_a_later_dose_in_the_drugs_sentence_is_a_claim_of_its_own() -> None:
+    ms = _drugs("hydralazine 10 mg IV at 0900, 20 mg IV at 1300.")
+    assert [(m.claim.dose, m.claim.route) for m in ms] == [(10.0, "IV"), (20.0, "IV")]
+    assert ms[1].text == "20 mg IV"
+    assert len(_drugs("hydralazine 10 mg IV, SBP 150s")) == 1

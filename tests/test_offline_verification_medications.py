@@ -137,3 +137,14 @@ def test_administration_count():
     twice = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=20.0, unit="mEq"),
                   _given("2199-02-03 16:00:00", "2199-02-03 16:01:00", valuenum=20.0, unit="mEq"))
     assert verify(_med(units=2), twice).label == "consistent"
+
+
+def test_pooled_products_are_not_counted_and_a_total_may_span_administrations():
+    one_pool = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=250.0, unit="mL"))
+    e = entity("cryo", "medication", keys=("inputevents_mv:1",), time_text="this morning", concept="transfusion",
+               units=4, drugs=["cryo"])
+    assert verify(e, one_pool).label == "consistent"
+    two_bags = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=2.0, unit="grams"),
+                     _given("2199-02-03 12:00:00", "2199-02-03 13:00:00", valuenum=2.0, unit="grams"))
+    assert verify(_med(dose=4.0, dose_unit="g"), two_bags).label == "consistent"
+    assert_decided(verify(_med(dose=6.0, dose_unit="g"), two_bags), "medications.dose", "inconsistent")

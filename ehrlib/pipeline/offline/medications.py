@@ -37,8 +37,8 @@ _BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|
                         r"daily|qd|bid|tid|qid|qhs|q\s?\d{1,2}h?|prn|x\s?\d|once|and|then|continued|given|started)\b))",
                         re.I)
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
-_RATE_UNIT = (r"(?:mcg|mg|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|"
-              r"(?:mcg|mg|units?|u)\s+per\s+(?:min|hour|hr)\b")
+_RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
+              r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|g|units?|u)\s+per\s+(?:min|hour|hr)\b")
 #: one step of an infusion's course: a chain of rates sharing the unit after the last
 #: ("30 -> 20 mg/hr", "from 1,100 to 800 units/hr", "weaned 40 -> 10 mcg/kg/min")
 _RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→|>|(?:(?:down|up|back)\s+)?to|then)\s*{_NUM})*)"
@@ -48,11 +48,15 @@ _TITRATED_TO = re.compile(rf"\b(?:titrated|increased|decreased|weaned|turned|wen
                           rf"\s+to\s+(?P<num>{_NUM})(?![\d.]|,\d|\s*(?:%|/|[a-z]))", re.I)
 #: the stop of a course at a clock time ("off at 1740", "weaned off by 1600", "stopped at 0600")
 _STOP_AT = re.compile(r"\b(?P<a>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|d/c'?d|dc'?d|discontinued)\s+"
-                      r"(?:at|by|since|@|~|around)\s*(?P<t>\d{3,4}h?\b|\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
+                      r"(?:(?:at|by|since|@|~|around)\s*)?(?P<t>\d{3,4}h?\b(?!\s*(?:mg|mcg|g|ml|cc|units?)\b)|"
+                      r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
                       re.I)
 #: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
 _RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
                          r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
+#: a further dose of the drug later in its sentence ("then 10 mg", ", 10mg IV at 2030"), after a word break
+_LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|units?|meq)\b(?!\s*/)"
+                         r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
@@ -119,6 +123,16 @@ def course_steps(text: str) -> list[CourseStep]:
     return sorted(out, key=lambda s: s.start)
 
 
+def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
+    a, b = base + d.start(), base + d.end()
+    route = d.group("route")
+    attrs: dict[str, Any] = {"drugs": tuple(names), "dose": float(d.group("dose")),
+                             "dose_unit": d.group("unit").lower(),
+                             "route": {"SQ": "SC", "SUBQ": "SC", "IVP": "IV"}.get(route.upper(), route.upper())
+                             if route else None}
+    return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None, MedicationClaim(**attrs))
+
+
 def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[str]) -> Mention:
     a, b = base + step.start, base + step.end
     attrs: dict[str, Any] = {"drugs": tuple(names), "infusion": True, "action": step.action}
@@ -154,10 +168,6 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if word in _FLAGS["rate_names"] and _RATE_AFTER.match(raw[m.end():m.end() + 28]):
             names = [_FLAGS["rate_names"][word]]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
         spans.append((m.start(), m.end(), names))
-    synonyms, synonym_re = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
-    for m in synonym_re.finditer(raw):
-        if not any(a < m.end() and m.start() < b for a, b, _ in spans):
-            spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
     for d in patient_drugs:
@@ -170,6 +180,11 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             w = m.group(1).lower()
             if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
                 spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
+    # brand and ward names of the synonym table, after the patient's own labels ("Dostinex" stays the order's name)
+    synonyms, synonym_re = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
+    for m in synonym_re.finditer(raw):
+        if not any(a < m.end() and m.start() < b for a, b, _ in spans):
+            spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
     spans.sort()
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
@@ -209,6 +224,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             # "propofol weaned 40 -> 10 mcg/kg/min": the drug's own claim is the first rate
             attrs.update({"rate": first.rate, "rate_unit": first.unit, "infusion": True})
             steps = steps[1:]
+        full = mine
         own, mine = (own[:steps[0].start], mine[:steps[0].start]) if steps else (own, mine)
         dose = _DOSE.search(mine[:40]) if first is None else None
         if dose:
@@ -265,6 +281,10 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, MedicationClaim(**attrs)))
         if not attrs["negated"]:
             out += [_step_mention(raw, line, e, st, names) for st in steps]
+            if attrs.get("dose_unit"):  # "5 mg IV x1 at 1520, 10 mg IV at 2030": each later dose is a claim
+                later = _LATER_DOSE.finditer(full, dose.end() if dose else 0)
+                out += [_dose_step(raw, line, e, d, names) for d in later
+                        if not any(st.start <= d.start() < st.end for st in steps)]
     return out
 
 

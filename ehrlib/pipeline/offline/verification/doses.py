@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.units import convert
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["administrations", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
+__all__ = ["administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
            "unitless_matches"]
 
 
@@ -116,3 +116,19 @@ def administrations(rows: Sequence[Mapping[str, Any]]) -> list[tuple[datetime, d
         else:
             out.append((a, b))
     return out
+
+
+def total_matches(dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the administrations among ``rows`` add up to the stated amount ("magnesium
+    sulfate 4 gm" given as two 2 g bags, "albumin 5% 1 L" as two 500 mL): each row's
+    amount put in the stated unit, the sum within 1 %. Orders are no administrations.
+    """
+    total, n = 0.0, 0
+    for r in rows:
+        obs = row_dose(r)
+        if obs is None or not str(r.get("table", "")).startswith("inputevents"):
+            continue
+        runit = str(r.get("unit") or "")
+        total += (convert(obs, runit, unit) if unit and runit else None) or obs
+        n += 1
+    return n > 1 and abs(total - dose) <= max(0.01 * dose, 1e-6)

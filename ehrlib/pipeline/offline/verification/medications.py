@@ -21,8 +21,10 @@ from ehrlib.pipeline.offline.verification.doses import (
     route_of,
     row_dose,
     same_dose_unit,
+    total_matches,
     unitless_matches,
 )
+from ehrlib.pipeline.offline.verification.medrows import day_rows
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
@@ -152,6 +154,8 @@ def _dose(c: Claim) -> Verdict | None:
         return _unitless_dose(c, float(dose), inside)
     comparable = [r for r in inside if same_dose_unit(dose_unit, r)]
     with_dose = [r for r in comparable if dose_matches(float(dose), dose_unit, r)]
+    if not with_dose and total_matches(float(dose), dose_unit, day := [r for r in day_rows(c) if r in comparable]):
+        with_dose = day  # the day's total, given in several administrations
     if not with_dose and any(row_dose(r) is not None for r in comparable):
         doses = sorted({f"{row_dose(r):g}" for r in comparable if row_dose(r) is not None})
         return verdict(c, False, f"{_names(c)}: dose {dose:g} {dose_unit} not recorded "
@@ -178,7 +182,7 @@ def _route(c: Claim) -> Verdict | None:
     route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
-    routed = [r for r in _rows(c) if route_of(r)]
+    routed = [r for r in c.item_rows()[0] if route_of(r)]  # any row of the window: orders carry the route
     if routed and not [r for r in routed if any(w in route_of(r) for w in routes[route])]:
         return verdict(c, False, f"{_names(c)}: route {route} not recorded (recorded "
                        f"{', '.join(sorted({route_of(r) for r in routed}))})", routed[:4])
@@ -240,8 +244,9 @@ CHAIN = (
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
     _rule("transfusion_volume", "A stated number of blood-product units is wrong when fewer separate administrations "
-          "(touching rows merged) are charted that day and their volume, at about 300 mL a unit, is short too; "
-          "point-charted volumes are compared for a stated time.", transfusion_units),
+          "(touching rows merged) are charted that day and their volume, at the product's volume a unit, is short "
+          "too; point-charted volumes are compared for a stated time; pooled products are not counted.",
+          transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", _clock_edge),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
@@ -251,8 +256,9 @@ CHAIN = (
     _rule("dose", "A stated dose must match an order or administration in a comparable unit (converted within "
           "its family); a number written without a unit is read in the drug's own recorded unit.", _dose),
     _rule("route", "A stated route must match the route charted for the drug.", _route),
-    _rule("administration_count", "A count (\"x3\") claims at least that many separate administrations of the "
-          "drug, at the stated dose, in the statement's window.", administration_count),
+    _rule("administration_count", "A count (\"x3\") claims about that many separate administrations of the "
+          "drug, at the stated dose, in the statement's window: two or more short is a contradiction.",
+          administration_count),
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),
     _rule("duration", "A stated course length must match the span of the drug's orders in the admission.",
