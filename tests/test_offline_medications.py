@@ -51,7 +51,7 @@ def test_a_listed_drug_takes_no_route_of_the_next_one() -> None:
 
 def test_rules_state_their_principle() -> None:
     from ehrlib.pipeline.offline.medications import RULES
-    assert [r.rule_id for r in RULES] == ["extract.unitless_dose", "extract.infusion_course"]
+    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unitless_dose"]
     assert all(r.principle for r in RULES)
 
 

@@ -4,7 +4,11 @@
 ``a 7-day course of levofloxacin``, ``vanc/zosyn day 5``. Names come from the lexicon and
 from the patient's own order labels; a drug in a susceptibility ("resistant to cipro") is
 no order, and two names of one drug ("Piperacillin/Tazobactam (Zosyn)") are one mention.
-Slash-joined drugs share their clause's claim fields. Ambiguous abbreviations (which need
+Slash-joined drugs share their clause's action and time; each drug keeps its own dose,
+route and rates. A number right after the name with no unit is a dose in the drug's
+recorded unit ("atorvastatin 40"); the rest of the sentence may state a course, one
+mention per rate or stop (:mod:`.infusion_course`), or later doses. Brand and ward names
+the lexicon lacks come from ``drug_synonyms.yaml``. Ambiguous abbreviations (which need
 an infusion context, which mean another drug with a rate) are data
 (``offline_concept_flags.yaml``).
 """
@@ -13,44 +17,30 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import is_susceptibility_name
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.timex import parse_duration_days
 
-__all__ = ["medication_mentions", "course_steps", "CourseStep", "RULES"]
+__all__ = ["medication_mentions", "RULES"]
 
 _FLAGS = concept_flags()
-_DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
+_DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
+                   r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
                    r"mg/hr|units/hr|u/hr|l)\b", re.I)
 #: a number right after the drug name with no unit ("atorvastatin 40, ...", "lasix 40 IV"): a dose in the
 #: drug's recorded unit, when what follows ends the item or is a route, frequency or count
 _BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|\s+(?:IV|IVP|PO|PR|SC|SQ|SubQ|IM|SL|NG|"
                         r"daily|qd|bid|tid|qid|qhs|q\s?\d{1,2}h?|prn|x\s?\d|once|and|then|continued|given|started)\b))",
                         re.I)
-_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
-_RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
-              r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|g|units?|u)\s+per\s+(?:min|hour|hr)\b")
-#: one step of an infusion's course: a chain of rates sharing the unit after the last
-#: ("30 -> 20 mg/hr", "from 1,100 to 800 units/hr", "weaned 40 -> 10 mcg/kg/min")
-_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→|>|(?:(?:down|up|back)\s+)?to|then)\s*{_NUM})*)"
-                         rf"\s*(?P<unit>{_RATE_UNIT})", re.I)
-#: a titration to a number without a unit ("titrated up to 2.5"): the rate in the drug's charted unit
-_TITRATED_TO = re.compile(rf"\b(?:titrated|increased|decreased|weaned|turned|went|down|up)(?:\s+(?:up|down|back))?"
-                          rf"\s+to\s+(?P<num>{_NUM})(?![\d.]|,\d|\s*(?:%|/|[a-z]))", re.I)
-#: the stop of a course at a clock time ("off at 1740", "weaned off by 1600", "stopped at 0600")
-_STOP_AT = re.compile(r"\b(?P<a>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|d/c'?d|dc'?d|discontinued)\s+"
-                      r"(?:(?:at|by|since|@|~|around)\s*)?(?P<t>\d{3,4}h?\b(?!\s*(?:mg|mcg|g|ml|cc|units?)\b)|"
-                      r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
-                      re.I)
 #: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
 _RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
                          r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
@@ -69,58 +59,18 @@ _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|bega
                          r"repleted|transfused|diuresed)\b", re.I)
 
 
-@dataclass(frozen=True, slots=True)
-class CourseStep:
-    """One claim of an infusion's course after its drug name: a rate (``rate`` set, its
-    ``unit`` None when the note gives none) or a stop at a clock time (``rate`` None).
-    Offsets are in the text scanned.
+def _own_rate(head: str, step: CourseStep) -> bool:
+    """Whether the sentence's first rate is the drug's own claim rather than a step of its
+    course: nothing but infusion words precede it ("Lasix gtt 30 -> 20 mg/hr"), or it is
+    a plain rate ("running 1300 u/hr", "started 2200 at 4 units/hr") after no dose of the
+    drug, or a titration with nothing stated before it ("on levophed, up to 0.25"); a chain
+    after other words, or a titration after a time or another clause, is a step.
     """
-
-    start: int
-    end: int
-    rate: float | None
-    unit: str | None
-    action: str | None
-    #: one of several rates of a chain ("from 1,100 to 800 units/hr")
-    chained: bool = False
-
-
-_STEP_LEAD = re.compile(r"(?:(?:then\s+)?(?:(?:de|in)creased|titrated(?:\s+(?:up|down))?|weaned|reduced|down|up|"
-                        r"drip|gtt|infusion|rate)\s+)?(?:(?:from|to|at|@)\s+)?$", re.I)
-
-
-#: nothing but infusion words between a drug and its first rate ("Lasix gtt 30 -> 20 mg/hr")
-_HEAD_ONLY = re.compile(r"[\s:@-]*(?:(?:gtt|drip|infusion|was|is|now|running|at)\b[\s:@-]*)*", re.I)
-
-
-def _number(text: str) -> float:
-    return float(text.replace(",", ""))
-
-
-def course_steps(text: str) -> list[CourseStep]:
-    """The course claims of ``text`` (the rest of a drug's sentence), in order: every rate
-    of a chain ("30 -> 20 mg/hr" is two), a titration to a unit-less number, a stop at a
-    clock time. A range ("50-100 mcg/hr") is no chain and is left to the drug's own rate.
-    """
-    out: list[CourseStep] = []
-    for m in _RATE_CHAIN.finditer(text):
-        unit = re.sub(r"\s+", "", m.group("unit").lower()).replace("per", "/")
-        nums = list(re.finditer(_NUM, m.group("chain")))
-        lead = _STEP_LEAD.search(text[:m.start()])
-        action = "titrated" if lead and re.match(r"(?:de|in)cr|titr|wean|reduc|down|up", lead.group(0).strip(), re.I) \
-            else None
-        for i, n in enumerate(nums):
-            a = m.start("chain") + n.start()
-            start = lead.start() if i == 0 and lead and lead.group(0) else a
-            end = m.end() if i == len(nums) - 1 else m.start("chain") + n.end()
-            out.append(CourseStep(start, end, _number(n.group(0)), unit, action if i == 0 else "titrated",
-                                  len(nums) > 1))
-    for m in _TITRATED_TO.finditer(text):
-        if not any(s.start <= m.start("num") < s.end for s in out):
-            out.append(CourseStep(m.start(), m.end(), _number(m.group("num")), None, "titrated"))
-    for m in _STOP_AT.finditer(text):
-        out.append(CourseStep(m.start(), m.end(), None, None, "off"))
-    return sorted(out, key=lambda s: s.start)
+    if HEAD_ONLY.fullmatch(head):
+        return True
+    if step.chained or len(head) > 60 or _DOSE.search(head) or _BARE_DOSE.match(head):
+        return False
+    return step.action is None or not re.search(r"\d|\S.*[,;]", head)
 
 
 def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
@@ -170,6 +120,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
+    labels = {re.sub(r"\s+", " ", str(d or "").lower().split("(")[0].strip()) for d in patient_drugs}
     for d in patient_drugs:
         head = re.split(r"[^a-z]+", (d or "").lower().strip())
         head = [w for w in head if w]
@@ -179,6 +130,11 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         for m in re.finditer(r"(?<![A-Za-z])([A-Za-z][A-Za-z]{4,})(?![A-Za-z])", raw):
             w = m.group(1).lower()
             if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
+                whole = next((i for i, (a, b, _) in enumerate(spans) if not raw[b:m.start()].strip()
+                              and raw[a:m.end()].lower() in labels), None)
+                if whole is not None:  # "Heparin Sodium": the salt is part of the order's name, not a drug
+                    spans[whole] = (spans[whole][0], m.end(), spans[whole][2])
+                    continue
                 spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
     # brand and ward names of the synonym table, after the patient's own labels ("Dostinex" stays the order's name)
     synonyms, synonym_re = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
@@ -215,11 +171,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         steps = course_steps(mine)
         # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
         # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
-        # the sentence's first rate is the drug's own when nothing but infusion words precede it, or no number
-        # does ("on levophed, up to 0.25 mcg/kg/min"); after a dose or a time, or as a chain, it is a step
-        first = steps[0] if steps and steps[0].rate is not None and steps[0].unit and (
-            _HEAD_ONLY.fullmatch(mine[:steps[0].start]) or (steps[0].start <= 40 and not steps[0].chained
-                                                             and not re.search(r"\d", mine[:steps[0].start]))) else None
+        first = steps[0] if steps and steps[0].rate is not None and steps[0].unit and _own_rate(
+            mine[:steps[0].start], steps[0]) else None
         if first is not None:
             # "propofol weaned 40 -> 10 mcg/kg/min": the drug's own claim is the first rate
             attrs.update({"rate": first.rate, "rate_unit": first.unit, "infusion": True})
@@ -232,11 +185,11 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                            mine[dose.end():dose.end() + 12], re.I)
             unit = dose.group("unit").lower()
             if per or "/" in unit:
-                attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
+                attrs.update({"rate": number(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
                                                                                       else "")})
                 attrs["infusion"] = True
             else:
-                attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
+                attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
         elif first is None and (bare := _BARE_DOSE.match(mine)):
             attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
         route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE.search(re.split(r"[,;]", raw[max(0, s - 10):s])[-1])
@@ -289,8 +242,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
 
 
 RULES = (
+    COURSE_RULE,
     Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
          "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
-    Rule("extract.infusion_course", "A drug's sentence states a course: each rate of a chain or titration and each "
-         "stop at a clock time is a claim of its own about the drug last named.", course_steps),
 )

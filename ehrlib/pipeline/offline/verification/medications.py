@@ -243,10 +243,9 @@ CHAIN = (
           "when the window ends.", _stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
-    _rule("transfusion_volume", "A stated number of blood-product units is wrong when fewer separate administrations "
-          "(touching rows merged) are charted that day and their volume, at the product's volume a unit, is short "
-          "too; point-charted volumes are compared for a stated time; pooled products are not counted.",
-          transfusion_units),
+    _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
+          "charted that day and their volume, at the product's volume a unit, is short too; pooled products are not "
+          "counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", _clock_edge),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
