@@ -148,3 +148,21 @@ def test_pooled_products_are_not_counted_and_a_total_may_span_administrations():
                      _given("2199-02-03 12:00:00", "2199-02-03 13:00:00", valuenum=2.0, unit="grams"))
     assert verify(_med(dose=4.0, dose_unit="g"), two_bags).label == "consistent"
     assert_decided(verify(_med(dose=6.0, dose_unit="g"), two_bags), "medications.dose", "inconsistent")
+
+
+def test_a_metavision_row_says_nothing_about_a_route():
+    sc_dose = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=4.0, unit="units"))
+    assert verify(_med(route="SC", dose=4.0, dose_unit="units"), sc_dose).label == "consistent"
+    carevue = FakeTools({"inputevents_cv:1": [row("2199-02-03 08:00:00", 4.0, key="inputevents_cv:1",
+                                                  table="inputevents_cv", unit="units")]})
+    e = entity("heparin", "medication", keys=("inputevents_cv:1",), drugs=["heparin"], route="PO")
+    assert_decided(verify(e, carevue), "medications.route", "inconsistent", "contradiction")
+
+
+def test_back_to_back_full_doses_are_separate_administrations():
+    from ehrlib.pipeline.offline.verification.doses import administrations
+    bags = [_given(f"2199-02-03 0{h}:00:00", f"2199-02-03 0{h + 1}:00:00", valuenum=10.0, unit="mEq")
+            for h in (2, 3, 4, 5)]
+    assert len(administrations(bags, 10.0)) == 4
+    assert len(administrations(bags)) == 1  # touching rows of unknown dose: one bag
+    assert verify(_med(units=4, dose=10.0, dose_unit="mEq"), _drug(*bags)).label == "consistent"

@@ -34,7 +34,7 @@ def transfusion_units(c: Claim) -> Verdict | None:
     if per_unit is None:
         return None  # a pooled product: one charted bag may be several units
     inside = day_rows(c)
-    given = administrations(inside)
+    given = administrations([r for r in inside if "ml" in str(r.get("unit") or "").lower()], float(per_unit))
     volume = sum(float(r["valuenum"]) for r in inside
                  if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
     estimate, stated = volume / float(per_unit), float(units)
@@ -58,7 +58,9 @@ def administration_count(c: Claim) -> Verdict | None:
     if count is None or str(c.entity.claim.concept) == "transfusion":
         return None
     got = rows(c)
-    given = administrations(got)
+    dosed = [r for r in got if r.get("valuenum") is not None]
+    # rows at the stated dose are each a full dose; else touching rows are one bag
+    given = administrations(got, min(float(r["valuenum"]) for r in dosed) if m.dose is not None and dosed else None)
     if given is not None and 0 < len(given) < int(count) - 1:  # one charted dose may sit outside the window
         return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s)"
                        + (f" at {m.dose:g} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""), got[:6])

@@ -4,9 +4,9 @@ Rates convert mg <-> mcg and per-hour <-> per-minute (a "vaso 0.04 u/min" is cha
 2.4 units/hour) and match within 5 %; doses compare only within one unit family
 (``verification_terms.yaml``: mg with mcg, never mg with mL), within 1 % or inside an
 order's "40-80" range, converting between the units of a family through the one clinical
-conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); an infusion
-row's route is IV unless it says otherwise. A dose written without a unit ("atorvastatin
-40") is read in the unit the drug's own rows record it in.
+conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); a CareVue
+input's route is IV unless it says otherwise, a MetaVision row states none. A dose written
+without a unit ("atorvastatin 40") is read in the unit the drug's own rows record it in.
 """
 from __future__ import annotations
 
@@ -92,29 +92,44 @@ def unitless_matches(number: float, r: Mapping[str, Any]) -> bool | None:
 
 
 def route_of(r: Mapping[str, Any]) -> str:
-    """The route of a medication row (infusions are IV)."""
-    if str(r.get("table", "")).startswith("inputevents"):
-        return str((r.get("extra") or {}).get("route") or "iv").lower()  # infusions and IV boluses
+    """The route of a medication row; "" when the row does not say.
+
+    CareVue inputs are IV unless their original route says otherwise; MetaVision charts
+    subcutaneous and oral doses in the same table without a route, so its rows say
+    nothing about a stated route (the orders do).
+    """
+    table = str(r.get("table", ""))
+    if table.startswith("inputevents"):
+        explicit = str((r.get("extra") or {}).get("route") or "").lower()
+        return explicit or ("" if table.endswith("_mv") else "iv")
     extra = r.get("extra") or {}
     return str(extra.get("route") or "").lower()
 
 
-def administrations(rows: Sequence[Mapping[str, Any]]) -> list[tuple[datetime, datetime]] | None:
-    """The separate administrations among MetaVision-style rows (each with a start and an
-    end): rows that touch or overlap (one bag charted over several rate changes) are one
-    administration. None when no row has an interval of its own (point-charted CareVue
+def administrations(rows: Sequence[Mapping[str, Any]], dose: float | None = None
+                    ) -> list[tuple[datetime, datetime]] | None:
+    """The separate administrations among rows with a start and an end (MetaVision).
+
+    A bag charted over several rate changes is several touching rows of partial amounts:
+    touching rows are one administration while together they stay within one ``dose``
+    (in the rows' unit; any amount when None), so back-to-back bags of a full dose each
+    stay separate. None when no row has an interval of its own (point-charted CareVue
     rows and orders cannot be counted).
     """
-    ivs = sorted(iv for r in rows if str(r.get("table", "")).startswith("inputevents") and r.get("end")
-                 and (iv := row_interval(r)) is not None)
+    ivs = sorted((iv, row_dose(r)) for r in rows if str(r.get("table", "")).startswith("inputevents")
+                 and r.get("end") and (iv := row_interval(r)) is not None)
     if not ivs:
         return None
     out: list[tuple[datetime, datetime]] = []
-    for a, b in ivs:
-        if out and a <= out[-1][1] + timedelta(minutes=1):
+    held = 0.0
+    for (a, b), amount in ivs:
+        part = amount or 0.0
+        if out and a <= out[-1][1] + timedelta(minutes=1) and (dose is None or held + part <= 1.05 * dose):
             out[-1] = (out[-1][0], max(out[-1][1], b))
+            held += part
         else:
             out.append((a, b))
+            held = part
     return out
 
 

@@ -182,7 +182,7 @@ def _route(c: Claim) -> Verdict | None:
     route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
-    routed = [r for r in c.item_rows()[0] if route_of(r)]  # any row of the window: orders carry the route
+    routed = [r for r in _rows(c) if route_of(r)]
     if routed and not [r for r in routed if any(w in route_of(r) for w in routes[route])]:
         return verdict(c, False, f"{_names(c)}: route {route} not recorded (recorded "
                        f"{', '.join(sorted({route_of(r) for r in routed}))})", routed[:4])
