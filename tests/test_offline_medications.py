@@ -69,3 +69,8 @@ def test_a_later_dose_in_the_drugs_sentence_is_a_claim_of_its_own() -> None:
     assert [(m.claim.dose, m.claim.route) for m in ms] == [(10.0, "IV"), (20.0, "IV")]
     assert ms[1].text == "20 mg IV"
     assert len(_drugs("hydralazine 10 mg IV, SBP 150s")) == 1
+
+
+def test_a_class_word_yields_to_the_members_it_names() -> None:
+    ms = _drugs("pressors (vasopressin, epinephrine) weaned off")
+    assert [m.claim.drugs for m in ms] == [("vasopressin",), ("epinephrine",)]

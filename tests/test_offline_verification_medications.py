@@ -150,9 +150,13 @@ def test_pooled_products_are_not_counted_and_a_total_may_span_administrations():
     assert_decided(verify(_med(dose=6.0, dose_unit="g"), two_bags), "medications.dose", "inconsistent")
 
 
-def test_a_metavision_row_says_nothing_about_a_route():
+def test_a_metavision_row_is_no_evidence_against_a_non_iv_route():
     sc_dose = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=4.0, unit="units"))
     assert verify(_med(route="SC", dose=4.0, dose_unit="units"), sc_dose).label == "consistent"
+    oral_order = FakeTools({"prescriptions:1": [row("2199-02-03", 4.0, key="prescriptions:1", table="prescriptions",
+                                                    end="2199-02-04", unit="units", extra={"route": "PO"})]})
+    e = entity("heparin", "medication", keys=("prescriptions:1",), drugs=["heparin"], route="IV")
+    assert_decided(verify(e, oral_order), "medications.route", "inconsistent", "contradiction")
     carevue = FakeTools({"inputevents_cv:1": [row("2199-02-03 08:00:00", 4.0, key="inputevents_cv:1",
                                                   table="inputevents_cv", unit="units")]})
     e = entity("heparin", "medication", keys=("inputevents_cv:1",), drugs=["heparin"], route="PO")
@@ -166,3 +170,16 @@ def test_back_to_back_full_doses_are_separate_administrations():
     assert len(administrations(bags, 10.0)) == 4
     assert len(administrations(bags)) == 1  # touching rows of unknown dose: one bag
     assert verify(_med(units=4, dose=10.0, dose_unit="mEq"), _drug(*bags)).label == "consistent"
+
+
+def test_an_administration_is_checked_against_administrations_not_the_orders_range():
+    tools = FakeTools({"prescriptions:1": [row("2199-02-03", None, value="1-3", key="prescriptions:1",
+                                               table="prescriptions", end="2199-02-04", unit="mg")],
+                       "inputevents_mv:1": [_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=1.0,
+                                                   unit="mg")]})
+    keys = ("prescriptions:1", "inputevents_mv:1")
+    given = entity("haloperidol", "medication", keys=keys, drugs=["haloperidol"], dose=3.0, dose_unit="mg",
+                   freq="x1")
+    assert_decided(verify(given, tools), "medications.dose", "inconsistent", "contradiction")
+    ordered = entity("haloperidol", "medication", keys=keys, drugs=["haloperidol"], dose=3.0, dose_unit="mg")
+    assert verify(ordered, tools).label == "consistent"

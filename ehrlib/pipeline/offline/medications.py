@@ -148,7 +148,12 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                                  re.I)]
     spans = [sp for sp in spans if not is_susceptibility_name(raw, sp[0], sp[1])]  # "levo R", "R to cipro"
     deduped: list[tuple[int, int, list[str]]] = []
+    classes = {tuple(v) for v in lex.drug_classes.values()}
     for sp in spans:
+        if (deduped and raw[deduped[-1][1]:sp[0]].strip() == "(" and tuple(deduped[-1][2]) in classes
+                and set(sp[2]) <= set(deduped[-1][2])):
+            deduped[-1] = sp  # "pressors (levophed, dopamine)": the members named are the statement's drugs
+            continue
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
                 set(sp[2]) & set(deduped[-1][2]) or raw[deduped[-1][1]:sp[0]].strip() == "("):
             a, _, names = deduped[-1]

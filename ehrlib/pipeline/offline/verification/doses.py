@@ -4,8 +4,8 @@ Rates convert mg <-> mcg and per-hour <-> per-minute (a "vaso 0.04 u/min" is cha
 2.4 units/hour) and match within 5 %; doses compare only within one unit family
 (``verification_terms.yaml``: mg with mcg, never mg with mL), within 1 % or inside an
 order's "40-80" range, converting between the units of a family through the one clinical
-conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); a CareVue
-input's route is IV unless it says otherwise, a MetaVision row states none. A dose written
+conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); an input
+row's route is IV unless it says otherwise. A dose written
 without a unit ("atorvastatin 40") is read in the unit the drug's own rows record it in.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.units import convert
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
+__all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
            "unitless_matches"]
 
 
@@ -92,16 +92,9 @@ def unitless_matches(number: float, r: Mapping[str, Any]) -> bool | None:
 
 
 def route_of(r: Mapping[str, Any]) -> str:
-    """The route of a medication row; "" when the row does not say.
-
-    CareVue inputs are IV unless their original route says otherwise; MetaVision charts
-    subcutaneous and oral doses in the same table without a route, so its rows say
-    nothing about a stated route (the orders do).
-    """
-    table = str(r.get("table", ""))
-    if table.startswith("inputevents"):
-        explicit = str((r.get("extra") or {}).get("route") or "").lower()
-        return explicit or ("" if table.endswith("_mv") else "iv")
+    """The route of a medication row (input rows are IV unless they say otherwise)."""
+    if str(r.get("table", "")).startswith("inputevents"):
+        return str((r.get("extra") or {}).get("route") or "iv").lower()
     extra = r.get("extra") or {}
     return str(extra.get("route") or "").lower()
 
@@ -147,3 +140,11 @@ def total_matches(dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> 
         total += (convert(obs, runit, unit) if unit and runit else None) or obs
         n += 1
     return n > 1 and abs(total - dose) <= max(0.01 * dose, 1e-6)
+
+
+def charts_non_iv(r: Mapping[str, Any]) -> bool:
+    """Whether a row may be a non-IV dose charted without its route: MetaVision charts
+    subcutaneous insulin or heparin in the same table as IV boluses, so its rows support
+    an IV route but are no evidence against a stated SC or PO one.
+    """
+    return str(r.get("table", "")) == "inputevents_mv" and not (r.get("extra") or {}).get("route")

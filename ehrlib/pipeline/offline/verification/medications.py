@@ -16,6 +16,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
 from ehrlib.pipeline.offline.verification.doses import (
+    charts_non_iv,
     dose_matches,
     rate_matches,
     route_of,
@@ -153,6 +154,9 @@ def _dose(c: Claim) -> Verdict | None:
     if not dose_unit:
         return _unitless_dose(c, float(dose), inside)
     comparable = [r for r in inside if same_dose_unit(dose_unit, r)]
+    given = [r for r in comparable if str(r.get("table", "")).startswith("inputevents") and row_dose(r) is not None]
+    if given and _administered(c):
+        comparable = given  # "lorazepam 4 mg IV x1" states what was given, not the order's "2-4 mg" range
     with_dose = [r for r in comparable if dose_matches(float(dose), dose_unit, r)]
     if not with_dose and total_matches(float(dose), dose_unit, day := [r for r in day_rows(c) if r in comparable]):
         with_dose = day  # the day's total, given in several administrations
@@ -162,6 +166,12 @@ def _dose(c: Claim) -> Verdict | None:
                        f"(recorded {', '.join(doses[:6])})", comparable[:4])
     c.narrowed = with_dose or inside
     return None
+
+
+def _administered(c: Claim) -> bool:
+    """Whether the statement reports an administration (given, bolus, a count, "x1")."""
+    m, words = _med(c), terms()["actions"].get("administered", ())
+    return m.units is not None or (m.action or "") in words or (m.freq or "") in words
 
 
 def _unitless_dose(c: Claim, number: float, inside: Rows) -> Verdict | None:
@@ -182,7 +192,7 @@ def _route(c: Claim) -> Verdict | None:
     route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
-    routed = [r for r in _rows(c) if route_of(r)]
+    routed = [r for r in _rows(c) if route_of(r) and (route == "IV" or not charts_non_iv(r))]
     if routed and not [r for r in routed if any(w in route_of(r) for w in routes[route])]:
         return verdict(c, False, f"{_names(c)}: route {route} not recorded (recorded "
                        f"{', '.join(sorted({route_of(r) for r in routed}))})", routed[:4])
