@@ -19,8 +19,8 @@ from ehrlib.pipeline.offline.units import convert
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of",
-           "unitless_matches"]
+__all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit",
+           "dose_matches", "route_of", "unitless_matches"]
 
 
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
