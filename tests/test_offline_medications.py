@@ -51,7 +51,7 @@ def test_a_listed_drug_takes_no_route_of_the_next_one() -> None:
 
 def test_rules_state_their_principle() -> None:
     from ehrlib.pipeline.offline.medications import RULES
-    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unitless_dose"]
+    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unit_anaphor", "extract.unitless_dose"]
     assert all(r.principle for r in RULES)
 
 
@@ -74,3 +74,11 @@ def test_a_later_dose_in_the_drugs_sentence_is_a_claim_of_its_own() -> None:
 def test_a_class_word_yields_to_the_members_it_names() -> None:
     ms = _drugs("pressors (vasopressin, epinephrine) weaned off")
     assert [m.claim.drugs for m in ms] == [("vasopressin",), ("epinephrine",)]
+
+
+def test_a_unit_without_its_product_is_the_product_named_before() -> None:
+    ms = find_mentions("Hgb 6.9 -> 1 unit FFP at noon, another unit this evening.", 0, load_lexicon(), (), "other")
+    units = [(m.text, m.claim.units) for m in ms if m.concept == "transfusion"]
+    assert units == [("FFP", 1.0), ("another unit", 1.0)]
+    assert not [m for m in find_mentions("insulin 2 units SC, one unit later", 0, load_lexicon(), (), "other")
+                if m.concept == "transfusion"]

@@ -91,6 +91,34 @@ def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[
     return Mention(line, a, b, raw[a:b].strip(), "infusion", "drug", None, MedicationClaim(**attrs))
 
 
+#: "a second unit", "(1 unit also given at midnight)": units with no product named after them
+_UNIT_PHRASE = re.compile(r"\b(?P<n>a\s+second|a\s+third|another|one\s+more|a|one|1|2|two)\s+"
+                          r"(?:more\s+)?units?\b(?!\s*(?:of\b|/|[a-z]*\s*(?:prbc|ffp|plt|platelet|cryo|packed|blood|"
+                          r"insulin|heparin)))", re.I)
+_UNIT_COUNT = {"2": 2.0, "two": 2.0}
+
+
+def unit_anaphors(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Units of blood product stated without the product ("1 unit PRBC overnight and a
+    second unit late this morning"): each a transfusion claim of its own, about the
+    product named before it in the paragraph (within 200 characters).
+    """
+    concept = lex.concepts.get("transfusion")
+    if concept is None:
+        return []
+    forms = "|".join(re.escape(f) for f in sorted(concept.forms, key=len, reverse=True))
+    products = re.compile(rf"(?<![A-Za-z])(?:{forms})(?![A-Za-z])", re.I)
+    out: list[Mention] = []
+    for m in _UNIT_PHRASE.finditer(raw):
+        if overlaps(taken, m.start(), m.end()) or not products.search(raw[max(0, m.start() - 200):m.start()]):
+            continue
+        units = _UNIT_COUNT.get(m.group("n").lower(), 1.0)
+        out.append(Mention(line, m.start(), m.end(), m.group(0), "medication", concept.cid, None,
+                           MedicationClaim(drugs=(concept.cid,), units=units)))
+        taken.append((m.start(), m.end()))
+    return out
+
+
 @functools.lru_cache(maxsize=4)
 def _synonyms(known: frozenset[str]) -> tuple[dict[str, str], re.Pattern[str]]:
     """Brand and ward names of ``drug_synonyms.yaml`` the lexicon lacks ("imdur", "atorva",
@@ -105,7 +133,7 @@ def _synonyms(known: frozenset[str]) -> tuple[dict[str, str], re.Pattern[str]]:
 def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str],
                         taken: list[tuple[int, int]]) -> list[Mention]:
     """The medication mentions of one line, outside the spans already ``taken``."""
-    out: list[Mention] = []
+    out: list[Mention] = unit_anaphors(raw, line, lex, taken)
     spans: list[tuple[int, int, list[str]]] = []
     for m in lex.drug_re.finditer(raw):
         word = re.sub(r"\s+", " ", m.group(0).lower())
@@ -248,6 +276,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
 
 RULES = (
     COURSE_RULE,
+    Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
+         "transfusion claim about the product named before them in the paragraph.", unit_anaphors),
     Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
          "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
 )
