@@ -50,3 +50,36 @@ def test_edema_presence(negated, charted, label):
 def test_data_value(charted, label):
     e = entity("Skin", "finding", shown="warm dry", concept=DATA_CONCEPT)
     assert_decided(verify(e, _charted(*charted)), "findings.data_value", label)
+
+
+# --- attributes of a finding on the stated side (findings.attribute_value) -----------------------
+
+def _sided(text: str, concept: str, words: str, charted: dict[str, tuple[str, ...]]):
+    from dataclasses import replace
+
+    from ehrlib.corpus.records import ItemRef
+
+    keys = tuple(f"chartevents:{i + 1}" for i in range(len(charted)))
+    e = replace(entity(text, "finding", keys=keys, shown=words.split()[-1], concept=concept, words=words),
+                items=tuple(ItemRef("chartevents", label, i + 1) for i, label in enumerate(charted)))
+    tools = FakeTools({k: [row(f"2199-02-03 {8 + j:02d}:00:00", None, value=v, key=k) for j, v in enumerate(vals)]
+                       for k, vals in zip(keys, charted.values(), strict=True)})
+    return verify(e, tools)
+
+
+@pytest.mark.parametrize("text, concept, words, label", [
+    ("R pupil 5mm", "pupil_size", "right 5mm", "consistent"),       # the right pupil was 5 mm
+    ("L pupil 5mm", "pupil_size", "left 5mm", "inconsistent"),      # the left one was 3 mm
+    ("pupils 3-4 mm", "pupil_size", "3-4 mm", "consistent"),        # a range by either end
+    ("L sluggish", "pupil_response", "left sluggish", "consistent"),
+    ("R brisk", "pupil_response", "right brisk", "inconsistent"),   # the right pupil was non-reactive
+])
+def test_attribute_value_on_the_stated_side(text, concept, words, label):
+    charted = ({"Pupil Size Right": ("5 mm",), "Pupil Size Left": ("3 mm",)} if concept == "pupil_size" else
+               {"Pupil Response Right": ("Non-reactive",), "Pupil Response Left": ("Sluggish",)})
+    assert_decided(_sided(text, concept, words, charted), "findings.attribute_value", label)
+
+
+def test_attribute_value_without_charted_values_is_left_to_the_other_rules():
+    v = _sided("pupils 3mm", "pupil_size", "3mm", {"Pupil Size Right": ("",)})
+    assert v.rule_id != "findings.attribute_value"

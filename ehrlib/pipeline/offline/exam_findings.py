@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.finding_attributes import attribute_values
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import plausible
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
@@ -32,6 +33,8 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
     end = stop.start() if stop else len(raw)
     if nxt is not None and nxt < end and nxt >= m.end():
         end = nxt  # the next concept starts its own observation
+    if _attribute_mentions(raw, line, m, concept, end, out, taken):
+        return True  # "R pupil 4mm and non-reactive": a size and a response, each its own claim
     header = bool(re.match(r"\s*:", raw[m.end():]))  # "Code status: Full code", "Orientation: x3"
     self_describing = concept.cid in _FLAGS["self_describing_findings"] and not header
     if self_describing and concept.cid not in _FLAGS["comma_spanning_findings"]:
@@ -90,4 +93,28 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
                 out.append(Mention(line, m.start(), e2, f"{m.group(0).strip()} rate", kind, "heart_rate",
                                    raw[m.end() + rate.end():e2].strip(), numeric_claim(val)))
                 taken.append((m.end(), e2))
+    return True
+
+
+def _attribute_mentions(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, out: list[Mention],
+                        taken: list[tuple[int, int]]) -> bool:
+    """One mention per attribute value of a finding that states several (``finding_attributes``);
+    False when its words state none, so the finding is read as a whole.
+    """
+    found = attribute_values(concept.cid, raw, m.start(), m.end(), end)
+    if not found:
+        return False
+    group = f"L{line}F{m.start()}"
+    for i, v in enumerate(found):
+        if v.side_start is not None:
+            start = v.side_start  # "L sluggish"
+        elif i == 0 and v.attribute.number:
+            start = m.start()  # "pupils 3mm": the name with its first size
+        else:
+            start = v.start  # "... and brisk"
+        value = raw[v.start:v.end].strip()
+        words = f"{v.side} {value}" if v.side else value
+        emit(out, taken, Mention(line, start, v.end, raw[start:v.end].strip(), "finding", v.attribute.concept, value,
+                                 FindingClaim(words=words), group))
+    taken.append((m.start(), m.end()))
     return True

@@ -1,0 +1,26 @@
+"""Known answers for vital-sign lines through the offline extraction (made-up sentences)."""
+from __future__ import annotations
+
+import pytest
+
+from ehrlib.pipeline.offline.extract import VALUE_NOT_DATE
+
+
+@pytest.mark.parametrize("line", [
+    "O: Tm 99.1  HR 70-95  RR 5-23  SpO2 94-99% 3L NC",
+    "Vitals: HR 71-104, RR 11-25, SpO2 96-100%",
+])
+def test_a_range_value_is_not_read_as_a_month_day(offline_note, line):
+    res = offline_note("v-range", f"ICU progress note\n{line}\n", "2199-02-03")
+    vitals = [e for e in res.entities if e.line == 1 and e.kind in ("range", "measurement")]
+    assert {e.text for e in vitals} >= {"HR", "RR"}
+    for e in vitals:  # the segment's window of the note day, never the 23rd of May or the 25th of November
+        assert e.window is not None and e.window.start.startswith("2199-0"), (e.text, e.window)
+        assert e.time_text is None
+    assert VALUE_NOT_DATE.rule_id == "extract.value_not_date"
+
+
+def test_a_written_date_still_dates_its_value(offline_note):
+    res = offline_note("v-date", "ICU progress note\nK 3.1 on [**2199-2-2**], repleted.\n", "2199-02-03")
+    k = next(e for e in res.entities if e.text == "K")
+    assert k.window is not None and k.window.start.startswith("2199-02-02")
