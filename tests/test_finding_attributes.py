@@ -37,3 +37,20 @@ def test_sides():
     labels = ["Pupil Size Right", "Pupil Size Left"]
     assert narrow_to_side("left", labels) == [1] and narrow_to_side("both", labels) == [0, 1]
     assert narrow_to_side("right", ["Pupil Size"]) == [0]  # no label names a side: all
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Intubated for airway protection, ETT 8.0, 23 cm at the teeth.",
+     [("ETT 8.0", "ett_size", "8.0"), ("23 cm at the teeth", "ett_mark", "23 cm at the teeth")]),
+    ("ETT 7.5mm; CXR pending.", [("ETT 7.5mm", "ett_size", "7.5mm")]),
+])
+def test_a_device_named_with_its_values_states_its_attributes(text, expected):
+    ms = find_mentions(text, 0, load_lexicon(), [], "nursing_system")
+    assert [(m.text, m.concept, m.value) for m in ms if m.concept.startswith("ett_")] == expected
+    if "Intubated" in text:  # the intubation itself stays a statement of its own
+        assert any(m.concept == "intubation" and m.text == "Intubated" for m in ms)
+
+
+def test_a_device_without_values_stays_a_procedure():
+    ms = find_mentions("Resp: ETT in place, suctioned for thick secretions.", 0, load_lexicon(), [], "nursing_system")
+    assert not [m for m in ms if m.concept.startswith("ett_")]

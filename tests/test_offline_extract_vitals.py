@@ -24,3 +24,12 @@ def test_a_written_date_still_dates_its_value(offline_note):
     res = offline_note("v-date", "ICU progress note\nK 3.1 on [**2199-2-2**], repleted.\n", "2199-02-03")
     k = next(e for e in res.entities if e.text == "K")
     assert k.window is not None and k.window.start.startswith("2199-02-02")
+
+
+def test_a_rhythm_pair_shares_its_rate():
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+
+    text = "CV: SR/ST 88-121, rare PACs."
+    rate = next(m for m in find_mentions(text, 0, load_lexicon(), [], "nursing_system") if m.concept == "heart_rate")
+    assert (rate.text, rate.value, text[rate.end - 1]) == ("SR rate", "88-121", "1")  # the span ends at the value

@@ -63,6 +63,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "nonstatement.history_introduction": [("Pt is a 70s M w/ prior stroke, AF, CKD. Events below.", "AF", True),
                                           ("58F with CHF, afib on warfarin, admitted for dyspnea", "afib", True),
                                           ("CV: AF 80s-90s, no ectopy.", "AF", False)],
+    "nonstatement.diagnosis_list": [("Dx: GI bleed, CHF, anemia.", "anemia", True),
+                                    ("Labs: Hct 24, anemic.", "anemic", False)],
     "nonstatement.heading_word": [("RESP: Increased secretions overnight, suctioned q2h.", "RESP", True),
                                   ("RESP: 22, unlabored.", "RESP", False)],
     "nonstatement.sedation_drug": [("NEURO: Sedated on fentanyl 150 mcg/hr.", "Sedated", True),

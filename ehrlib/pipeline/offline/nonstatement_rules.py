@@ -210,6 +210,16 @@ def _history_introduction(v: MentionView) -> bool:
     return bool(_INTRODUCTION.search(v.full_before[-200:]))
 
 
+_DX_LIST = re.compile(r"^\s*(?:[-*#]\s*)?(?:" + _alt("diagnosis_list_heads") + r")\s*:", re.I)
+
+
+def _diagnosis_list(v: MentionView) -> bool:
+    """"Dx: UGIB, septic shock, AML w/ leukocytosis": a state named in the line's diagnosis
+    list is one of the listed diagnoses (billing codes), not a claim judged by a criterion.
+    """
+    return bool(_DX_LIST.match(v.line_before))
+
+
 def _heading_word(v: MentionView) -> bool:
     """"RESP: Increased work of breathing": a name opening its line as a section heading
     labels what follows; without a number it is no subject of a trend or value.
@@ -312,6 +322,8 @@ NON_STATEMENT_RULES: RuleBook[Callable[[MentionView], bool]] = RuleBook([
          "not a finding of the stay.", _admission_reason, _STATE),
     Rule("nonstatement.history_introduction", "A bedside finding listed in the patient's one-line introduction (age, "
          "sex, 'with ...') is history, not an observation of the stay.", _history_introduction, ("finding",)),
+    Rule("nonstatement.diagnosis_list", "A state named in a line's diagnosis list (Dx: ...) is one of the listed "
+         "diagnoses, not a claim judged by a clinical criterion.", _diagnosis_list, ("interpretation",)),
     Rule("nonstatement.heading_word", "A name opening its line as a section heading labels what follows; without a "
          "number it is not the subject of a trend or value.", _heading_word, ("trend", "measurement", "range")),
     Rule("nonstatement.sedation_drug", "Sedation named by its drug is the drug's statement.", _sedation_drug),

@@ -54,8 +54,8 @@ def _concept(c: Claim) -> str:
 def _stated(c: Claim) -> set[str]:
     concept, e = _concept(c), c.entity
     note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
-    if concept == "edema" and c.entity.claim.negated:
-        note = "no"
+    if concept in ("edema", "ectopy", "gcs_eye") and c.entity.claim.negated:
+        note = "no"  # "no edema", "no ectopy", "no eye opening": the absence is the claim
     return _states(concept, note.lower(), "note")
 
 
