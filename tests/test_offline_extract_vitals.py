@@ -33,3 +33,11 @@ def test_a_rhythm_pair_shares_its_rate():
     text = "CV: SR/ST 88-121, rare PACs."
     rate = next(m for m in find_mentions(text, 0, load_lexicon(), [], "nursing_system") if m.concept == "heart_rate")
     assert (rate.text, rate.value, text[rate.end - 1]) == ("SR rate", "88-121", "1")  # the span ends at the value
+
+
+def test_a_time_inside_a_findings_words_is_that_findings(offline_note):
+    text = "ICU progress note\nTmax 99.0  HR 70-110, ST overnight -> SR this AM with\nABP 95-130, no pressors\n"
+    res = offline_note("v-claimed", text, "2199-02-03")
+    abp = next(e for e in res.entities if e.text == "ABP")
+    assert abp.time_text is None  # "overnight" and "this AM" date the rhythms, not the pressure
+    assert {e.time_text for e in res.entities if e.text in ("ST", "SR")} == {"overnight", "this AM"}
