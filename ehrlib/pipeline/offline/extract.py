@@ -27,7 +27,7 @@ from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.clauses import has_break
-from ehrlib.pipeline.offline.findings_data import data_findings
+from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
@@ -307,6 +307,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
+            if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
+                items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
