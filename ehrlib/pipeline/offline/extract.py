@@ -34,7 +34,7 @@ from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded
+from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -95,6 +95,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     def same_sentence(a: int, b: int) -> bool:
         return not has_break(text[a:b], "sentence")
 
+    if is_stamped(text):
+        return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
@@ -191,7 +193,7 @@ _NEW_ITEM = re.compile(r"\s*(?:-(?!>)|[*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-
 
 
 def _continues(prev: str, nxt: str) -> bool:
-    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt):
+    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt):
         return False
     if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
         return False

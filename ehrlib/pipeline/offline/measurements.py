@@ -16,6 +16,7 @@ from typing import Any
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
+from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word, verb_direction
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
@@ -75,11 +76,16 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
         if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
             val["approx"] = True
+        if "series" in val and concept.kind != "output":
+            _series_values(raw, line, m, concept, end, val, out, taken)
+            _continuations(raw, line, m, concept, end, nxt, out, taken)
+            _repletion(raw, line, concept, end, out, taken)
+            return True
         kind = concept.kind if concept.kind == "output" else (
             "trend" if "series" in val or "direction" in val else
             "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
-                                 raw[m.end():end].strip(" :="), numeric_claim(val)))
+                                 _value_text(raw[m.end():end], val), numeric_claim(val)))
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
@@ -98,6 +104,41 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
                                  NumericClaim(trend=Trend(direction=btw[0], word=btw[1]))))
         return True
     return False
+
+
+def _value_text(written: str, val: dict[str, Any]) -> str:
+    """The value as stated, without a results block's joining hyphen or abnormal flag
+    ("Hgb-9.8*" states 9.8, not -9.8) when the parsed value is not negative.
+    """
+    text = written.strip(" :=")
+    if re.match(r"-\d", text) and float(val.get("value") or 0) >= 0:
+        text = text[1:]
+    return text.rstrip("*").strip() or text
+
+
+def _series_values(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, val: dict[str, Any],
+                   out: list[Mention], taken: list[tuple[int, int]]) -> None:
+    """"Lactate 2.3 -> 4.7 -> 1.6", "Plt fell from 82 to 17", "Cr 3.3 (from 3.5)": each number of a
+    series is its own claim, that the value was charted in the window, in the order written.
+
+    A series states its values; whether the item rose or fell follows from them, so no
+    direction claim is added (a direction is checked only where no values are given).
+    The first value's mention spans the name, each later one its own number.
+    """
+    values = {float(x) for x in val["series"]}
+    first = True
+    for n in re.finditer(r"(?<![\d.,])(?:" + NUMBER + r")", raw[m.end():end]):
+        v = float(n.group(0).replace(",", ""))
+        if v not in values or not plausible({"value": v}, concept):
+            continue
+        s0, e0 = m.end() + n.start(), m.end() + n.end()
+        attrs: dict[str, Any] = {"value": v}
+        if val.get("unit"):
+            attrs["unit"] = val["unit"]
+        emit(out, taken, Mention(line, m.start() if first else s0, e0, m.group(0).strip(), "measurement",
+                                 concept.cid, n.group(0), numeric_claim(attrs)))
+        first = False
+    taken.append((m.start(), end))
 
 
 _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"

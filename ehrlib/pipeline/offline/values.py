@@ -71,9 +71,11 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
 _SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
         r"remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
         + TREND_VERB + r"?(?:(?:at|to)\s+)?")
-_SERIES = re.compile(r"(?P<a>" + NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + NUM + r")"
-                     r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>"
-                     + NUM + r"))?")
+_ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"
+#: a short note on one value of a series: "24.3 (AM) -> 25.8", "2.1 (0600) -> 1.7"
+_NOTE = r"(?:\s*\((?![^()]*\d\.\d)[A-Za-z0-9: ]{1,12}\))?"
+_SERIES = re.compile(r"(?P<body>(?:" + NUM + r")" + _NOTE + r"(?:\s*(?:" + _ARROWS + r")\s*(?:" + NUM + r")" + _NOTE
+                     + r")+)")
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
                       r"down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
                       r"(?:" + _UNIT
@@ -160,8 +162,9 @@ def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, A
             return bp
     s = _SERIES.match(rest)
     if s:
-        nums = [_f(x) for x in (s.group("a"), s.group("b"), s.group("c"), s.group("d")) if x is not None]
-        if s.group("arrow") in ("<-", "<--", "←"):
+        body = re.sub(r"\([^()]*\)", " ", s.group("body"))
+        nums = [_f(x) for x in re.findall(r"(?<![\d.,])" + NUM, re.sub(_ARROWS, " ", body))]
+        if re.search(_ARROWS, body).group(0) in ("<-", "<--", "←"):  # type: ignore[union-attr]  # a series has one
             nums = nums[::-1]  # "Cr 1.2 <- 1.8 <- 2.3": newest first
         out.update({"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + s.end()})
         return out
