@@ -25,6 +25,7 @@ from functools import cache, lru_cache
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, fmt, parse_datetime, resolve_line
 from ehrlib.pipeline.records import Segment
 
@@ -57,6 +58,47 @@ def section_rules() -> tuple[SectionRule, ...]:
     except (KeyError, TypeError, re.error) as exc:
         raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
     return tuple(rules)
+
+
+@lru_cache(maxsize=1)
+def _inferred_kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    data = load_data("offline_sections.yaml")
+    try:
+        return tuple((e["kind"], re.compile(e["words"], re.I)) for e in data.get("inferred", ()))
+    except (KeyError, TypeError, re.error) as exc:
+        raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
+
+
+#: a heading the section list does not know: ALL-CAPS words, or a Title-Case phrase of two
+#: to five words ("Pertinent Admission Labs"), then a colon
+_CAPS_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][A-Z0-9/&'\-]*(?:[ \t]+[A-Z0-9/&'\-()]+){0,6})\s*:"
+                           r"(?P<rest>.*)$")
+_TITLE_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][a-z]+(?:[ \t]+(?:[A-Z][a-z]*|on|of|at|and|to|for|in|"
+                            r"the|labs?|data|results?)){1,4})\s*:(?P<rest>.*)$")
+
+
+def _heading_kind(line: str, parent: str) -> tuple[str, str] | None:
+    """``(kind, title)`` of a heading no section rule knows, else None.
+
+    A line that starts with a heading opens a new segment, so an unknown heading is never
+    swallowed into the section before it. Its kind comes from its words (``inferred`` in
+    ``offline_sections.yaml``: "LABORATORY DATA ON ADMISSION" -> results); a heading with
+    none of them continues an active parent section and is otherwise a generic active
+    section, so values under it never take an out-of-scope section's scope. A name that
+    is a concept of the lexicon ("WBC:", "Lactate:") labels a value, not a section, as
+    does a heading followed by a number ("PEEP: 5").
+    """
+    m = _CAPS_HEADING.match(line) or _TITLE_HEADING.match(line)
+    if m is None:
+        return None
+    title = m.group("title").strip()
+    if sum(ch.isalpha() for ch in title) < 4 or re.match(r"\s*[-+]?\d", m.group("rest")) or \
+            load_lexicon().concepts_for(title):
+        return None
+    for kind, words in _inferred_kinds():
+        if words.search(title):
+            return kind, title
+    return (parent if section_scope(parent) == "active" and parent != "admission_info" else "other"), title
 
 
 @cache
@@ -131,6 +173,9 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
     parent = "other"
     for i, line in enumerate(lines):
         header = match_header(line, note_type)
+        if header is None and (unknown := _heading_kind(line, parent)) is not None:
+            starts.append((i, unknown[1], unknown[0], base_window))  # the parent section goes on after it
+            continue
         if header is not None:
             kind, title = header
             if kind in _BODY_SYSTEM_KINDS and parent in _INHERITING_PARENTS and parent not in _BODY_SYSTEM_KINDS:
