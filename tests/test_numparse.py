@@ -160,3 +160,12 @@ def test_panel_data_typo_is_rejected():
     broken["panels"][0]["items"] = ["pH"]  # a panel of one item is not a panel
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, json.loads(data_text("schemas/result_panels.schema.json")))
+
+
+def test_a_row_of_name_value_columns_is_a_table_row():
+    from ehrlib.pipeline.offline.numparse import is_table_row
+    assert is_table_row(" Na 141  K 3.3  Cl 104  HCO3 25  BUN 12")
+    assert is_table_row("WBC 9.8*   Hgb 11.2   Plt 301")
+    # prose, even with a double space after a sentence, is not
+    assert not is_table_row("Creatinine rose from 2.0 to a peak of 4.3 over two days and then")
+    assert not is_table_row("He was extubated.  Diet advanced and tolerated well by evening")

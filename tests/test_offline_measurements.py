@@ -49,7 +49,7 @@ def _values(text: str, concept: str) -> list[tuple[str, float | None]]:
     out = []
     for m in find_mentions(text, 0, load_lexicon()):
         if m.concept == concept and isinstance(m.claim, NumericClaim):
-            out.append((text[m.start:m.end], m.claim.reading.value))
+            out.append((text[m.start:m.end].strip(), m.claim.reading.value))
     return out
 
 
@@ -73,3 +73,42 @@ def test_results_block_value_text_drops_the_joining_hyphen_and_flag() -> None:
     ms = [m for m in find_mentions("Hgb-8.1* WBC-14.9 Base XS--3", 0, load_lexicon())
           if isinstance(m.claim, NumericClaim) and m.concept in ("hemoglobin", "wbc")]
     assert {m.concept: m.value for m in ms} == {"hemoglobin": "8.1", "wbc": "14.9"}
+
+
+def _gas(text: str) -> list[tuple[str, float | None]]:
+    return [(m.concept, m.claim.reading.value) for m in find_mentions(text, 0, load_lexicon())
+            if m.concept in ("ph", "pco2", "po2", "hco3") and isinstance(m.claim, NumericClaim)]
+
+
+def test_blood_gas_panels_written_apart_from_their_gas_word() -> None:
+    # words or a clock time between the gas word and the panel; a sentence end right after it
+    assert _gas("Her initial gas was 7.18/71/88.") == [("ph", 7.18), ("pco2", 71.0), ("po2", 88.0)]
+    assert _gas("Follow-up ABG today 7.33/50/96.") == [("ph", 7.33), ("pco2", 50.0), ("po2", 96.0)]
+    assert _gas("Repeat gas 0415 7.30/52/140") == [("ph", 7.3), ("pco2", 52.0), ("po2", 140.0)]
+    # a pH-shaped triple continuing the sentence is a gas of its own; two values are pH and pCO2
+    assert _gas("gas 0930 7.29/55/101, 1415 7.36/44/92") == [("ph", 7.29), ("pco2", 55.0), ("po2", 101.0),
+                                                              ("ph", 7.36), ("pco2", 44.0), ("po2", 92.0)]
+    assert _gas("VBG 7.28/58") == [("ph", 7.28), ("pco2", 58.0)]
+    # no pH first: no gas
+    assert _gas("BP 128/64/90") == [] and _gas("tacro 2.5/1.25") == []
+
+
+def test_later_values_of_an_analyte_in_its_sentence_are_claims_of_their_own() -> None:
+    got = _values("Hgb 7.1 at 0300, 8.0 this afternoon", "hemoglobin")
+    assert got == [("Hgb 7.1", 7.1), ("8.0 this afternoon", 8.0)]  # each value runs to its own time
+    assert [v for _, v in _values("Mg 1.5 (1.9 yesterday)", "magnesium")] == [1.5, 1.9]
+    # a drug's dose or a clock time between is skipped; the chain goes on after it
+    assert [v for _, v in _values("K 5.9 on arrival, given kayexalate 30 gm, 4.4 by evening.", "potassium")] == [
+        5.9, 4.4]
+    # "..., fell to X" after a stated value is a value claim, not a direction claim
+    claims = [m.claim for m in find_mentions("Hct 29.0 at noon, fell to 24.8", 0, load_lexicon())
+              if m.concept == "hematocrit"]
+    assert [c.reading.value for c in claims if isinstance(c, NumericClaim)] == [29.0, 24.8]
+    assert all(isinstance(c, NumericClaim) and c.trend is None for c in claims)
+    # another analyte ends the chain; counts, durations and sentence ends are no values
+    assert [v for _, v in _values("Na 131, K 3.9, Cl 99", "sodium")] == [131.0]
+    assert [v for _, v in _values("Cr 2.2 x2 days, HD 3. 4 units given", "creatinine")] == [2.2]
+    # the same value in another unit, a bare bracketed number and a threshold are no further values
+    assert [v for _, v in _values("Tmax: 38.3 C (100.9 F)", "temperature")] == [38.3]
+    assert [v for _, v in _values("Plt 88 (140), INR 1.2", "platelets")] == [88.0]
+    assert [v for _, v in _values("WBC 13.0, goal < 11", "wbc")] == [13.0]

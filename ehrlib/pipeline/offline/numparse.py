@@ -39,6 +39,8 @@ __all__ = [
     "block_items",
     "panel_items",
     "strip_charge",
+    "is_table_row",
+    "skeleton_items",
 ]
 
 #: one unsigned number: thousands groups only as ``d{1,3}(,ddd)+``, never ``1,2``
@@ -378,3 +380,34 @@ def panel_items(text: str) -> list[Item]:
         if items:
             out.extend(items)
     return sorted(out, key=lambda it: (it.start, it.reading.start))
+
+
+# --- table rows -------------------------------------------------------------------------------
+
+_COLUMN_GAP = re.compile(r"[\d*%)]\s{2,}(?=[A-Za-z])")
+
+
+def is_table_row(line: str) -> bool:
+    """Whether ``line`` is a row of name-value columns (``Na 136  K 5.8  Cl 95``): two or
+    more values each followed by a column gap. A row is complete in itself; it never
+    continues into the next line as a wrapped sentence does.
+    """
+    return len(_COLUMN_GAP.findall(line.strip())) >= 2
+
+
+# --- the blood count skeleton -----------------------------------------------------------------
+
+_SKELETON = re.compile(r"(?<![\w./])(?P<a>" + NUMBER + r")\*?\s*>\s*(?P<b>" + NUMBER + r")\*?\s*/\s*(?P<c>" + NUMBER
+                       + r")\*?\s*<\s*(?P<d>" + NUMBER + r")\*?(?![\w/]|\.\d)")
+
+
+def skeleton_items(text: str) -> list[Item]:
+    """The items of every flattened blood-count fishbone (``12.1 > 9.8 / 29.5 < 210`` =
+    WBC, Hgb, Hct, Plt in the order ``cbc_skeleton`` of ``result_panels.yaml`` names).
+    """
+    names = _data()["cbc_skeleton"]
+    out: list[Item] = []
+    for m in _SKELETON.finditer(text):
+        for name, g in zip(names, "abcd", strict=True):
+            out.append(Item(name, Reading(_num(m.group(g)), m.start(g), m.end(g)), m.start(), m.end(), "skeleton"))
+    return out
