@@ -37,3 +37,18 @@ def test_value_labels_are_no_headings() -> None:
                     "1. Metformin 500 mg"])
     assert set(kinds) == {0, 4}  # "WBC:", "GLUCOSE:" name values; "PEEP: 8" is followed by its number
     assert kinds[4][1] == "admission_medications"
+
+
+def test_a_results_heading_that_states_a_time_sets_its_window() -> None:
+    ctx = note_time_context("discharge_summary", ADMIT, DISCH, None)
+    segs = segment_lines(["Pertinent Results:", "ON ARRIVAL:", "___ 10:02PM BLOOD Na-133", "DISCHARGE:",
+                          "___ 06:10AM BLOOD Na-139", "Brief Hospital Course:", "Na corrected slowly."],
+                         "discharge_summary", TimeSpan(ADMIT, DISCH), None, ctx)
+    by_title = {s.title: s.default_window for s in segs}
+    assert by_title["ON ARRIVAL"] == TimeSpan("2150-06-01 00:00:00", "2150-06-03 23:59:59")  # admission +/- 1 day
+    assert by_title["DISCHARGE"] == TimeSpan("2150-06-08 00:00:00", "2150-06-10 23:59:59")
+    assert by_title["Brief Hospital Course"] == TimeSpan("2150-06-02 00:00:00", "2150-06-09 23:59:59")  # the stay
+    progress = note_time_context("physician", ADMIT, DISCH, "2150-06-05")
+    segs = segment_lines(["Lines: R IJ CVL", "Labs this AM:", "Na 137"], "physician", TimeSpan(ADMIT, DISCH),
+                         "2150-06-05", progress)
+    assert segs[1].section == "results" and segs[1].default_window.end == "2150-06-05 23:59:59"
