@@ -112,3 +112,17 @@ def test_later_values_of_an_analyte_in_its_sentence_are_claims_of_their_own() ->
     assert [v for _, v in _values("Tmax: 38.3 C (100.9 F)", "temperature")] == [38.3]
     assert [v for _, v in _values("Plt 88 (140), INR 1.2", "platelets")] == [88.0]
     assert [v for _, v in _values("WBC 13.0, goal < 11", "wbc")] == [13.0]
+
+
+def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
+    assert [v for _, v in _values("Mg 1.4 at 0500 -> 2.1 after 2 gm IV", "magnesium")] == [1.4, 2.1]
+    assert [v for _, v in _values("glucose 310, insulin gtt started 2215", "glucose")] == [310.0]
+    got = _values("lactate 2.6, 1.7 at 0900. Repeat 1.1 at noon.", "lactate")
+    assert got == [("lactate 2.6", 2.6), ("1.7 at 0900", 1.7)]  # the sentence ends after the clock time
+    # a trend word is no first value: the numbers after it stay with the trend statement
+    assert [v for _, v in _values("lactate trending down, 2.2 -> 1.5", "lactate")] == [None]
+
+
+def test_later_values_rule_states_its_principle() -> None:
+    from ehrlib.pipeline.offline.measurements import RULE
+    assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle

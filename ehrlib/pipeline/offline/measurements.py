@@ -281,10 +281,10 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
                                      NumericClaim(reading=Reading(value=float(m.group("v"))), unit="L/min")))
 
 
-_SENTENCE = re.compile(r"(?<!\d)\.(?!\d)|[;|\n]")
+_SENTENCE = re.compile(r"\.(?!\d)|[;|\n]")  # a decimal point is followed by its digits
 _MASKED = re.compile(r"`{3}[^`]*`{3}")
 _NOT_A_VALUE_BEFORE = re.compile(r"(?:\b(?:at|by|since|until|from|around|@|x|q|HD|POD|day|days|hours?|hrs?|goal|"
-                                 r"target|keep|if)|/|#|[<>≤≥]=?)\s*$", re.I)
+                                 r"target|keep|if)|/|#|(?<![-=])[<>≤≥]=?)\s*$", re.I)
 _NOT_A_VALUE_AFTER = re.compile(r"\s*(?:/|:\d|x\b|%|°|[FC]\b|mg|mcg|g\b|gm|grams?|units?|u\b|meq|mmol|ml|cc|l\b|"
                                 r"liters?|"
                                 r"hours?|hrs?|h\b|days?|d\b|min|weeks?|years?|yo\b|y/o|times|pm\b|am\b|-\d)", re.I)
@@ -315,6 +315,8 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
             if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a]) \
                     or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]):
                 continue
+            if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)):
+                continue  # "gtt started 1149": four bare digits that read as a clock are a time
             if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
                 continue  # "Hct 30.0 (26.3)": a bare number in brackets may be a prior, a reference or a unit
             v = float(n.group(0).replace(",", ""))

@@ -315,7 +315,10 @@ def block_items(text: str) -> list[Item]:
 _NAME = r"(?:[A-Za-z][A-Za-z0-9]+|[A-Z])\+{0,2}"
 _VALUES = r"(?P<vals>-?(?:" + NUMBER + r")\*?(?:\s*/\s*-?(?:" + NUMBER + r")\*?)+)(?![\d/.])"
 _SLASH_NAMES = re.compile(r"(?<![\w/])(?P<names>" + _NAME + r"(?:\s*/\s*" + _NAME + r")+)(?![\w/])"
-                          r"\s*(?:[:=]|\bwas\b|\bwere\b|\bof\b)?\s*" + _VALUES)
+                          r"\s*(?:[:=]|\bwas\b|\bwere\b|\bof\b)?\s*" + _VALUES
+                          # "AST/ALT 227/67, down from 352/76": the same items' earlier values
+                          + r"(?:\s*,?\s*\(?(?i:(?:(?:down|up)\s+)?from)\s+(?P<prev>-?(?:" + NUMBER
+                          + r")\*?(?:\s*/\s*-?(?:" + NUMBER + r")\*?)+)(?![\d/]|\.\d))?")
 
 
 @functools.lru_cache(maxsize=1)
@@ -376,9 +379,13 @@ def panel_items(text: str) -> list[Item]:
         values = _values(m)
         if len(names) != len(values) or _panel_items_of(m.group("names")) is not None:
             continue
-        items = _items(names, values, m.start(), m.end(), "slash")
+        items = _items(names, values, m.start(), m.end("vals"), "slash")
         if items:
             out.extend(items)
+            prev = [(_num(v.group(0).strip("*")), m.start("prev") + v.start(), m.start("prev") + v.end(), False)
+                    for v in re.finditer(r"-?(?:" + NUMBER + r")\*?", m.group("prev") or "")]
+            if len(prev) == len(names):
+                out.extend(_items(names, prev, m.start("prev"), m.end("prev"), "slash") or ())
     return sorted(out, key=lambda it: (it.start, it.reading.start))
 
 

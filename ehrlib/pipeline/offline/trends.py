@@ -40,8 +40,8 @@ def verb_direction(verb: str, concept: Concept | None) -> str | None:
         return None
     if re.search(r"improv|worsen", verb, re.I):
         return "improving" if re.search(r"improv", verb, re.I) else "worsening"
-    if re.search(r"normaliz|\bback\b", verb, re.I):
-        return None
+    if re.search(r"normaliz|\bback\b|\bdrifted\b(?!\s+(?:up|down))", verb, re.I):
+        return None  # "normalized", "back to", a bare "drifted to": no direction stated
     return "down" if _DOWN_VERB.search(verb) else "up"
 
 
