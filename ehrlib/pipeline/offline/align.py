@@ -49,9 +49,13 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     """Order/infusion items whose label names one of ``names`` (generic, brand or ward
     abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word.
+    Items matched by a longer name come first (the verifier reads the first few).
     """
-    tests = [_name_pattern(n) for n in names if n]
-    return [(it, k) for it, k in pairs if it.table in DRUG_TABLES and any(t(it.label or "") for t in tests)]
+    tests = [(len(n), _name_pattern(n)) for n in names if n]
+    scored = [(max((size for size, t in tests if t(it.label or "")), default=0), i, (it, k))
+              for i, (it, k) in enumerate(pairs) if it.table in DRUG_TABLES]
+    # the most specific name first: "magnesium sulfate" ranks Magnesium Sulfate above Aluminum-Magnesium
+    return [pair for size, _, pair in sorted(scored, key=lambda x: (-x[0], x[1])) if size]
 
 
 def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:

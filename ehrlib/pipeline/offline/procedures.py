@@ -59,7 +59,8 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
 def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
                           taken: list[tuple[int, int]]) -> bool:
     """Emit the mention of a blood product ("2u PRBC"); "transfused" just before joins it."""
-    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
+    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b(?:\s+of)?", raw[max(0, m.start() - 14):m.end() + 15], re.I) \
+        or re.match(r"\s*x\s?(\d+)\b", raw[m.end():], re.I)  # "6 units of FFP", "FFP x2"
     negated = bool(negated_before(raw[:m.start()]))
     units = float(amount.group(1)) if amount else None
     prev = out[-1] if out else None
