@@ -27,12 +27,21 @@ from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.clauses import has_break
-from ehrlib.pipeline.offline.findings_data import data_findings
+from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
-from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
+from ehrlib.pipeline.offline.precision import (
+    TABLE_ABSENT,
+    DroppedMention,
+    absent_tables,
+    is_allergy_paragraph,
+    is_drug_class,
+    split_non_statements,
+    uncheckable,
+)
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
@@ -40,7 +49,7 @@ from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
 
 __all__ = ["offline_segmenter", "offline_anchors", "patient_extractor", "ontology_extractor", "time_context",
-           "diagnosis_mentions"]
+           "diagnosis_mentions", "VALUE_NOT_DATE"]
 
 _WIDEN = 1.0
 
@@ -112,8 +121,12 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in reversed(spans):
         a, b = r.span  # type: ignore[misc]
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
-            claimed = any(o is not m and o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
-                          and "," not in text[o.end:a] for o in others)
+            # the post-modifier of an earlier statement, or a time inside another finding's own
+            # words ("ST overnight -> SR this AM"): that statement's time, not this one's
+            claimed = any(o is not m and ((o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
+                                           and "," not in text[o.end:a])
+                                          or (o.kind == "finding" and o.start < a and b <= o.end))
+                          for o in others)
             if not claimed:
                 return r
     return None
@@ -275,9 +288,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     out: list[Entity] = []
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
+    absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
+        refs = [r for r in refs if not _value_read_as_date(r, mentions)]
         if refs:
             previous = refs[-1].window
         counts: dict[tuple[str, str], int] = {}
@@ -295,6 +310,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
+            if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
+                items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -306,6 +323,12 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                     continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
                     items = ontology_items(env, placed, lex)
+                if absent is None:
+                    absent = absent_tables(env.con)
+                if uncheckable(m, [it for it, _ in items], absent, lex):
+                    dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept,
+                                                  TABLE_ABSENT.rule_id))
+                    continue
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
                     and m.claim.trend.series and seg.default_window is not None):
@@ -315,6 +338,24 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
     return StageOutput(tuple(out), dropped=tuple(dropped))
+
+
+_BARE_NUMBERS = re.compile(r"[\d\s./-]+")
+
+
+def _value_read_as_date(ref: TimeRef, mentions: Sequence[Mention]) -> bool:
+    """A bare number pair inside a measurement's own value ("RR 5-23", "HR 11-25") is the
+    value's range, not a month-day: it dates nothing, so it may not govern the line.
+    """
+    if ref.span is None or not _BARE_NUMBERS.fullmatch(ref.text):
+        return False
+    a, b = ref.span
+    return any(m.kind in ("measurement", "range") and isinstance(m.claim, NumericClaim) and m.start <= a and b <= m.end
+               for m in mentions)
+
+
+VALUE_NOT_DATE = Rule("extract.value_not_date", "A bare number pair inside a measurement's own value (RR 5-23) is "
+                      "the value's range, not a month and day, so it dates no statement.", _value_read_as_date)
 
 
 def _union(a: TimeSpan, b: TimeSpan) -> TimeSpan:

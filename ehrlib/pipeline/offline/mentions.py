@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from ehrlib.pipeline.offline.context import negated_before
-from ehrlib.pipeline.offline.exam_findings import finding_mention
+from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
 from ehrlib.pipeline.offline.interpretations import interpretation_mentions
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, measurement_mention
@@ -79,7 +79,8 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
     if concept.kind == "finding":
         return finding_mention(raw, line, m, concept, lex, nxt, out, taken)
     if concept.kind == "procedure":
-        return procedure_mention(raw, line, m, concept, out, taken)
+        return (device_attribute_mention(raw, line, m, concept, nxt, out, taken)
+                or procedure_mention(raw, line, m, concept, out, taken))
     if concept.kind == "medication":  # blood products
         return blood_product_mention(raw, line, m, concept, out, taken)
     return False
