@@ -19,6 +19,7 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -28,11 +29,19 @@ from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.findings_data import data_findings
+from ehrlib.pipeline.offline.icd_match import (
+    ICD_TABLES,
+    NO_CONCEPT_RULE,
+    names_icd_concept,
+    names_icd_concept_strictly,
+)
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
+from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, with_prose_diagnoses
+from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
@@ -158,7 +167,7 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
         head = 0
         if i == seg.start_line and ":" in text:
             head = text.index(":") + 1
-        for chunk in re.finditer(r"[^,;]+", text[head:]):
+        for chunk in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", text[head:]):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
             for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", chunk.group(0)):
                 a = head + chunk.start() + part.start()
                 b = a + len(part.group(0))
@@ -227,10 +236,15 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
-              dropped: list[DroppedMention]) -> list[tuple[_Paragraph, list[Mention]]]:
+              dropped: list[DroppedMention], env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
+    With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).
     """
+    prose = None
+    if env is not None and reads_prose(ctx.note_type, seg.section):
+        tools = env.toolset
+        prose = functools.partial(names_icd_concept_strictly, tools)
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
@@ -252,8 +266,10 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
-                                                                 seg.section))
+        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section)
+        ms, gone = split_non_statements(para.text, found)
+        if prose is not None:
+            ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
         for d in gone:
             line, col = para.locate(d.start)
             dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
@@ -272,7 +288,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     out: list[Entity] = []
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
-    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped):
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, env if step == "ontology" else None):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         if refs:
@@ -303,6 +319,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                     continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
                     items = ontology_items(env, placed, lex)
+                elif m.kind == "diagnosis" and not names_icd_concept(
+                        env.toolset, placed.text, tables_for_section(seg.section) or ICD_TABLES):
+                    dropped.append(DroppedMention(line, span[0], span[1], placed.text, m.kind, m.concept,
+                                                  NO_CONCEPT_RULE))
+                    continue  # names no ICD concept: no diagnosis statement to check
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
                     and m.claim.trend.series and seg.default_window is not None):
