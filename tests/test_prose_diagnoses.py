@@ -54,3 +54,15 @@ def test_a_diagnosis_replaces_the_mentions_inside_it_but_not_a_whole_bedside_sta
     hypo = Mention(0, 31, 42, "hypotension", "interpretation", "hypotension")
     got = with_prose_diagnoses(text, 0, [shock], [shock, hypo], lambda p: p.lower() in KNOWN | {"hypotension"})
     assert [(m.text, m.kind) for m in got] == [("septic shock", "diagnosis")]
+
+
+def test_a_listed_line_of_several_diagnoses_is_split_only_when_each_part_names_one():
+    from ehrlib.pipeline.offline.prose_diagnoses import split_listed
+
+    line = "Sepsis, pancreatitis, pneumonia"
+    m = Mention(5, 10, 10 + len(line), line, "diagnosis", "diagnosis", line)
+    parts = split_listed(m, lambda p: p.lower() in KNOWN)
+    assert [(p.text, p.start, p.end - p.start) for p in parts] == [("Sepsis", 10, 6), ("pancreatitis", 18, 12),
+                                                                   ("pneumonia", 32, 9)]
+    title = Mention(5, 0, 31, "Pneumonia, organism unspecified", "diagnosis", "diagnosis")
+    assert split_listed(title, lambda p: p.lower() in KNOWN) == [title]

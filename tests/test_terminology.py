@@ -171,3 +171,11 @@ def test_a_stated_qualifier_the_title_leaves_out_narrows_but_a_fuller_title_rank
 def test_deidentification_brackets_and_asides_are_not_words():
     term = Terminology([Title("procedures_icd", "370", "Pericardiocentesis")])
     assert _best(term, "[**3-14**] pericardiocentesis (bedside, 400 cc)") == "370"
+
+
+def test_a_kind_word_is_content_not_a_qualifier():
+    # "septic" names the kind of shock: a billed "Severe sepsis" is not "septic shock"
+    term = Terminology([Title("diagnoses_icd", "99592", "Severe sepsis")])
+    assert term.match("septic shock") == []
+    term = Terminology([Title("diagnoses_icd", "R570", "Cardiogenic shock")])
+    assert term.match("septic shock") == []

@@ -40,7 +40,7 @@ from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
-from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, with_prose_diagnoses
+from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded
@@ -138,6 +138,7 @@ def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: 
         span=(m.start, m.end), group=m.group)
 
 
+_DX_LABEL = re.compile(r"^\s*(?:primary|secondary|discharge|final|other)(?:\s+diagnos[ie]s)?\s*:", re.I)
 _DX_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s*|#\s*)?(?P<dx>[A-Za-z][^:]{2,90}?)\s*$")
 
 
@@ -148,6 +149,8 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
         text = lines[i]
         if i == seg.start_line:
             text = text.split(":", 1)[1] if ":" in text else ""
+        # "Primary: Sepsis" / "Secondary diagnoses: ..." label the entries that follow
+        text = _DX_LABEL.sub(lambda x: " " * len(x.group(0)), text)
         m = _DX_LINE.match(text)
         if not m or re.match(r"\s*(primary|secondary|discharge|final)\b", m.group("dx"), re.I):
             continue
@@ -247,6 +250,9 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         prose = functools.partial(names_icd_concept_strictly, tools)
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
+        if env is not None:
+            names = functools.partial(names_icd_concept, env.toolset, tables=("diagnoses_icd",))
+            found = [part for m in found for part in split_listed(m, names)]
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
     out: list[tuple[_Paragraph, list[Mention]]] = []
     if seg.section == "procedures":

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.mention import Mention
 
-__all__ = ["prose_diagnosis_mentions", "reads_prose", "with_prose_diagnoses"]
+__all__ = ["prose_diagnosis_mentions", "reads_prose", "split_listed", "with_prose_diagnoses"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -79,3 +79,16 @@ def with_prose_diagnoses(text: str, line: int, kept: list[Mention], found: list[
         return kept
     rest = [m for m in kept if not any(d.start <= m.start and m.end <= d.end for d in dx)]
     return sorted([*rest, *dx], key=lambda m: (m.start, m.end))
+
+
+def split_listed(m: Mention, names: Callable[[str], bool]) -> list[Mention]:
+    """A listed entry that joins several diagnoses with commas ("Meningioma, encephalopathy,
+    pneumonia") as one mention per diagnosis, when every part names an ICD concept on its
+    own; otherwise the entry as written ("Pneumonia, organism unspecified" is one title).
+    """
+    cuts = [(x.start(), x.end()) for x in re.finditer(r"[^,;]+", m.text)]
+    parts = [(a + len(m.text[a:b]) - len(m.text[a:b].lstrip()), m.text[a:b].strip()) for a, b in cuts]
+    parts = [(a, p) for a, p in parts if p]
+    if len(parts) < 2 or not all(names(p) for _, p in parts):
+        return [m]
+    return [Mention(m.line, m.start + a, m.start + a + len(p), p, m.kind, m.concept, p) for a, p in parts]

@@ -103,7 +103,7 @@ def _qualifiers() -> frozenset[str]:
 
 def qualifier_words() -> frozenset[str]:
     """The qualifier words (stemmed): modifiers that never name a concept alone."""
-    return _qualifiers() | frozenset(_opposites())
+    return _qualifiers()
 
 
 @functools.lru_cache(maxsize=1)
@@ -233,7 +233,7 @@ def phrase_forms(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     for f in list(seen)[1:]:
         for g in _expansions(f):
             seen.setdefault(g, None)
-    return tuple(list(seen)[:24])
+    return tuple(list(seen)[:12])
 
 
 def search_forms(phrase: str) -> list[str]:
@@ -259,6 +259,10 @@ def _covered(token: str, title: frozenset[str]) -> bool:
     if token in title:
         return True
     return len(token) >= 5 and any(_near_equal(token, t) for t in title)
+
+
+#: titles scored per phrase form, those sharing the most words first
+_MAX_SCORED = 400
 
 
 class Terminology:
@@ -351,7 +355,7 @@ class Terminology:
         want_codes = {str(c).strip() for c in codes} if codes is not None else None
         best: dict[int, TermMatch] = {}
         qualifiers = _qualifiers()
-        loose = qualifiers | frozenset(_opposites())
+        loose = qualifiers
         forms = phrase_forms(normalise(_PAREN.sub(" ", phrase)))
         for form in forms:
             fset = frozenset(form)
@@ -361,13 +365,14 @@ class Terminology:
                 for i in self._near(tok):
                     counts[i] += 1
             # a title can cover at most the phrase tokens whose postings hold it (plus raw words)
-            # every counted word of a short phrase must be in the title, most of a longer one
+            # every content word of a short phrase must be in the title, most of a longer one; of
+            # the titles holding as many as the best, a bounded number is scored (a common word
+            # of ICD-10-PCS titles, "artery", has thousands)
             content = sum(1 for tok in fset if tok not in loose)
-            floor = max(1, int(need * len(fset) + 0.999) - 1) if len(fset) > 2 else max(1, content)
+            floor = max(1, int(need * content + 0.999) - (1 if len(fset) > 2 else 0))
+            ranked_ids = sorted((i for i, n in counts.items() if n >= floor), key=lambda i: -counts[i])
             text = " ".join(form)
-            for i, n in counts.items():
-                if n < floor:
-                    continue
+            for i in ranked_ids[:_MAX_SCORED]:
                 t = self._titles[i]
                 if want_tables is not None and t.table not in want_tables:
                     continue

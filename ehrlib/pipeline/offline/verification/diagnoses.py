@@ -91,7 +91,7 @@ def _lexical_match(c: Claim, tables: Sequence[str]) -> Verdict:
                    f"{named[0]['label']})", (), missing=True)
 
 
-def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
+def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES, phrase: str | None = None) -> Verdict:
     """The billed-code check of a statement (also used for procedures with no bedside record).
 
     The statement is resolved against the database's whole ICD dictionary and the
@@ -104,7 +104,7 @@ def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
     dictionary = dictionary_for(s.tools)
     if dictionary is None:
         return _lexical_match(c, tables)
-    res = resolve(e.text, dictionary, billed_titles(s.tools, tables), tables)
+    res = resolve(phrase or e.text, dictionary, billed_titles(s.tools, tables), tables)
     for t in res.candidates[:6]:
         got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
         if got is not None and got.rows:
@@ -121,9 +121,29 @@ def _section_billed(c: Claim) -> Verdict | None:
     """A billing-section entry: its section's billed codes first. A listed diagnosis is
     decided there; a listed procedure no billed code names goes on to its bedside rules.
     """
-    v = billed_match(c, tables_for_section(c.entity.claim.section) or ICD_TABLES)
+    tables = tables_for_section(c.entity.claim.section) or ICD_TABLES
+    v = billed_match(c, tables)
     if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
         return v
+    entry = listed_entry(c.line() or "", c.entity.span)
+    if entry and entry.lower() != c.entity.text.lower():
+        # the procedure named is part of its entry ("EGD with banding of varices"): the entry is billed whole
+        whole = billed_match(c, tables, entry)
+        if whole.label == "consistent" and whole.evidence_row_ids:
+            return whole
+    return None
+
+
+def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
+    """The entry of a listed line holding ``span``: the text between the separators
+    (commas and semicolons outside parentheses, a leading date or bullet dropped).
+    """
+    if span is None or not line:
+        return None
+    for m in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", line):
+        if m.start() <= span[0] < m.end():
+            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", m.group(0).split(":", 1)[-1])
+            return text.strip(" .") or None
     return None
 
 
