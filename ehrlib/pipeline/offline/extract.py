@@ -307,7 +307,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             span = (col, col + (m.end - m.start))
             if (line, span) in seen:
                 continue
-            ref = _governing_ref(m, refs, para.text, mentions)
+            # a billed code has no time but its admission's: a diagnosis takes no date of its sentence
+            ref = None if m.kind == "diagnosis" else _governing_ref(m, refs, para.text, mentions)
             placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group)
             if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
