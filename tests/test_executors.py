@@ -201,10 +201,6 @@ def _predictions(run_dir: Path) -> list[dict]:
         p = json.loads(line)
         p.pop("run_id")
         p["tool_calls"] = [{k: v for k, v in c.items() if k not in ("ms", "call_id")} for c in p["tool_calls"]]
-        # Items tied in the lexical ranking come out in a process-dependent order (a known
-        # instability, see CHANGELOG): compare the item set and the calls made, not their order.
-        p["items"] = sorted(p["items"], key=json.dumps)
-        p["tool_calls"] = sorted(p["tool_calls"], key=lambda c: json.dumps(c, sort_keys=True))
         out.append(p)
     return sorted(out, key=lambda p: (p["note_id"], p["entity_id"]))
 

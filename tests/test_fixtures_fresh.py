@@ -1,4 +1,4 @@
-"""The hand-labelled MIMIC-IV development set and the blind estimate set.
+"""The hand-labelled MIMIC-IV development set, the spent estimate set and the sealed blind estimate set.
 
 Both corpora must load, and every gold label must point at things that exist in the demo
 databases: each item in its dictionary (or, for name-keyed tables, among the admission's
@@ -15,7 +15,7 @@ from ehrlib.corpus.io import load_corpus
 from ehrlib.schema import LOGICAL, MIMIC3, MIMIC4, SchemaMap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPORA = ("realnotes_mimic4", "realnotes_mixed")
+CORPORA = ("realnotes_mimic4", "realnotes_mixed", "estimate_blind")
 
 
 @pytest.fixture(scope="module", params=CORPORA)
@@ -40,7 +40,10 @@ def test_corpus_loads_with_labels_on_every_note(corpus) -> None:
 
 def test_sets_share_no_admission_with_any_other_fixture() -> None:
     fresh = {name: {n.hadm_id for n in load_corpus(FIXTURES / name).notes} for name in CORPORA}
-    assert not fresh["realnotes_mimic4"] & fresh["realnotes_mixed"]
+    names = sorted(fresh)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not fresh[a] & fresh[b], (a, b, sorted(fresh[a] & fresh[b]))
     for folder in FIXTURES.iterdir():
         if folder.name in CORPORA or not (folder / "notes.jsonl").exists():
             continue

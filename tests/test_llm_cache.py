@@ -86,10 +86,10 @@ def test_key_covers_tool_declarations() -> None:
 
 
 def test_cache_file_survives_reopen(tmp_path: Path) -> None:
-    from ehrlib.llm import LLMResponse, ToolCall, Usage
+    from ehrlib.llm import CallUsage, LLMResponse, ToolCall
 
     path = tmp_path / "x" / "cache.sqlite"
-    resp = LLMResponse("t", (ToolCall("1", "f", {"a": [1, 2]}, signature="c2ln"),), Usage(1, 2, 3, 4.0),
+    resp = LLMResponse("t", (ToolCall("1", "f", {"a": [1, 2]}, signature="c2ln"),), CallUsage(1, 2, 3, 4.0),
                        raw={"k": "v"}, finish_reason="STOP")
     first = ResponseCache(path)
     first.put("key", "gemini", "m", resp)

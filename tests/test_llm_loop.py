@@ -8,6 +8,7 @@ import pytest
 
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.llm import (
+    CallUsage,
     Client,
     GenerationConfig,
     LLMCallError,
@@ -18,7 +19,6 @@ from ehrlib.llm import (
     PriceTable,
     RetryPolicy,
     ToolCall,
-    Usage,
     UsageLedger,
     client_from_params,
     generate_json,
@@ -242,17 +242,17 @@ def test_price_table_and_ledger_grouping() -> None:
     prices = PriceTable.load()
     assert prices.price_for("publishers/google/models/gemini-2.5-flash-001").output == 2.50
     assert prices.price_for("gpt-5-mini").input == 0.25 and prices.price_for("gpt-5").input == 1.25
-    assert prices.cost("qwen3:32b", Usage(10**6, 10**6)) == 0.0
-    assert prices.cost("unknown-model", Usage(1, 1)) is None
+    assert prices.cost("qwen3:32b", CallUsage(10**6, 10**6)) == 0.0
+    assert prices.cost("unknown-model", CallUsage(1, 1)) is None
     pro = prices.price_for("gemini-2.5-pro")
-    assert pro.cost(Usage(100_000, 1_000)) == pytest.approx((100_000 * 1.25 + 1_000 * 10) / 1e6)
-    assert pro.cost(Usage(300_000, 1_000)) == pytest.approx((300_000 * 2.50 + 1_000 * 15) / 1e6)
+    assert pro.cost(CallUsage(100_000, 1_000)) == pytest.approx((100_000 * 1.25 + 1_000 * 10) / 1e6)
+    assert pro.cost(CallUsage(300_000, 1_000)) == pytest.approx((300_000 * 2.50 + 1_000 * 15) / 1e6)
 
     ledger = UsageLedger(prices)
     for note, stage in (("n1", "extract"), ("n1", "verify"), ("n2", "verify")):
-        ledger.record(backend="gemini", model="gemini-2.5-flash", usage=Usage(1000, 100, 50), cached=False,
+        ledger.record(backend="gemini", model="gemini-2.5-flash", usage=CallUsage(1000, 100, 50), cached=False,
                       stage=stage, note_id=note)
-    ledger.record(backend="gemini", model="gemini-2.5-flash", usage=Usage(1000, 100, 50), cached=True,
+    ledger.record(backend="gemini", model="gemini-2.5-flash", usage=CallUsage(1000, 100, 50), cached=True,
                   stage="verify", note_id="n2")
     per_note = {r["note_id"]: r for r in ledger.summary(by=("note_id",))}
     one_call = (1000 * 0.30 + 150 * 2.50) / 1e6
@@ -271,7 +271,7 @@ def test_price_table_and_ledger_grouping() -> None:
 
 def test_unknown_model_cost_is_none_not_zero() -> None:
     ledger = UsageLedger()
-    ledger.record(backend="openai", model="mystery-70b", usage=Usage(10, 10), cached=False)
+    ledger.record(backend="openai", model="mystery-70b", usage=CallUsage(10, 10), cached=False)
     assert ledger.totals()["cost_usd"] is None
 
 

@@ -140,9 +140,9 @@ def test_list_budget_refuses_a_window_too_small():
 
 def test_call_counts_and_mostly_failed_summary():
     ledger = UsageLedger()
-    from ehrlib.llm.records import Usage
+    from ehrlib.llm.records import CallUsage
 
-    ledger.record(backend="openai", model="m", usage=Usage(5, 1), cached=True)
+    ledger.record(backend="openai", model="m", usage=CallUsage(5, 1), cached=True)
     for _ in range(3):
         ledger.record_failure("rejected", "http://x/v1 HTTP 400: context length 9594 > 8192", "patient_extraction")
     counts = call_counts(ledger, network_calls=3, retries=0)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ehrlib.llm.client import Client
-from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolSpec, Usage
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolSpec
 
 __all__ = ["StandInRule", "STANDIN_RULES", "StandInJudgeBackend", "standin_client", "standin_reply"]
 
@@ -90,7 +90,7 @@ class StandInJudgeBackend:
         """Answer one judge prompt with the stand-in rule."""
         text = "\n".join(m.text for m in messages)
         reply = standin_reply(text, self.rule)
-        return LLMResponse(text=reply, usage=Usage(len(text) // 4, len(reply) // 4, 0))
+        return LLMResponse(text=reply, usage=CallUsage(len(text) // 4, len(reply) // 4, 0))
 
 
 def standin_client(mode: str) -> Client:

@@ -28,6 +28,7 @@ from ehrlib.llm.loop import (
 )
 from ehrlib.llm.phi import OVERRIDE_ENV, SAFE_HOSTS_ENV, EndpointVerdict, check_phi, classify_endpoint
 from ehrlib.llm.records import (
+    CallUsage,
     GenerationConfig,
     LLMClient,
     LLMResponse,
@@ -35,7 +36,6 @@ from ehrlib.llm.records import (
     ToolCall,
     ToolResult,
     ToolSpec,
-    Usage,
     system,
     tool_spec_from_function,
     user,
@@ -68,7 +68,7 @@ __all__ = [
     "ToolLoopResult",
     "ToolResult",
     "ToolSpec",
-    "Usage",
+    "CallUsage",
     "UsageLedger",
     "cache_key",
     "check_phi",

@@ -21,12 +21,12 @@ from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.llm.records import (
+    CallUsage,
     GenerationConfig,
     LLMResponse,
     Message,
     ToolCall,
     ToolSpec,
-    Usage,
 )
 
 __all__ = ["ResponseCache", "cache_key", "response_to_dict", "response_from_dict"]
@@ -82,7 +82,7 @@ def response_from_dict(data: Mapping[str, Any], *, cached: bool) -> LLMResponse:
     return LLMResponse(
         text=data["text"],
         tool_calls=tuple(ToolCall(**c) for c in data["tool_calls"]),
-        usage=Usage(**data["usage"]),
+        usage=CallUsage(**data["usage"]),
         raw=data.get("raw") or {},
         cached=cached,
         finish_reason=data.get("finish_reason"),

@@ -26,7 +26,7 @@ from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.llm.errors import LLMCallError
-from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
 __all__ = ["GeminiBackend", "TRANSIENT_STATUS", "generation_config"]
 
@@ -202,7 +202,7 @@ class GeminiBackend:
         elif resp.prompt_feedback is not None and resp.prompt_feedback.block_reason is not None:
             finish = f"BLOCKED:{_enum_text(resp.prompt_feedback.block_reason)}"
         um = resp.usage_metadata
-        usage = Usage(
+        usage = CallUsage(
             input_tokens=(um.prompt_token_count or 0) if um else 0,
             output_tokens=(um.candidates_token_count or 0) if um else 0,
             thinking_tokens=(um.thoughts_token_count or 0) if um else 0,

@@ -30,13 +30,13 @@ from ehrlib.llm import safejson
 from ehrlib.llm.client import run_sync
 from ehrlib.llm.errors import LLMCallError, MalformedReply
 from ehrlib.llm.records import (
+    CallUsage,
     GenerationConfig,
     LLMClient,
     Message,
     ToolCall,
     ToolResult,
     ToolSpec,
-    Usage,
     tool_spec_from_function,
 )
 from ehrlib.llm.replies import parse_json_reply, repair_message, schema_error
@@ -85,7 +85,7 @@ class ToolLoopResult:
     value: Any
     trace: tuple[ToolCallRecord, ...]
     messages: tuple[Message, ...]
-    usage: Usage
+    usage: CallUsage
     model_calls: int
     failure: LoopFailure | None = None
 
@@ -205,7 +205,7 @@ async def run_tool_loop(
         raise ConfigError(f"tools and tool specs disagree on {sorted(missing)}")
     history = list(messages)
     trace: list[ToolCallRecord] = []
-    usage = Usage()
+    usage = CallUsage()
     calls = 0
     repairs = 0
     tool_turns = 0

@@ -12,7 +12,7 @@ Wire details handled here:
 - reasoning models return their thoughts in `reasoning_content`/`reasoning`
   (vLLM/SGLang with a reasoning parser) or inline as `<think>...</think>` (no
   parser); both are kept out of `text` and the inline form is kept in `raw`;
-- `completion_tokens` includes reasoning tokens; `Usage.output_tokens` excludes them;
+- `completion_tokens` includes reasoning tokens; `CallUsage.output_tokens` excludes them;
 - GPT-5 (a reasoning model) rejects `max_tokens` and sampling settings: use
   `max_tokens_param: max_completion_tokens` and `temperature: null, top_p: null`
   (the `azure` preset and any gpt-5/o-series model name do this by default);
@@ -39,7 +39,7 @@ import httpx
 from ehrlib.errors import ConfigError
 from ehrlib.llm import safejson
 from ehrlib.llm.errors import LLMCallError
-from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
 __all__ = ["OpenAICompatBackend", "STRUCTURED_MODES", "parse_chat_completion"]
 
@@ -393,7 +393,7 @@ def parse_chat_completion(data: Any, endpoint: str = "server") -> LLMResponse:
     details = raw_details if isinstance(raw_details, Mapping) else {}
     reasoning = _count(details.get("reasoning_tokens"))
     completion = _count(u.get("completion_tokens"))
-    usage = Usage(input_tokens=_count(u.get("prompt_tokens")), output_tokens=max(completion - reasoning, 0),
+    usage = CallUsage(input_tokens=_count(u.get("prompt_tokens")), output_tokens=max(completion - reasoning, 0),
                   thinking_tokens=reasoning)
     finish = choice.get("finish_reason")
     return LLMResponse(text=text, tool_calls=calls, usage=usage, raw=dict(data),

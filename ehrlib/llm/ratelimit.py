@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 from ehrlib.errors import ConfigError
 
-__all__ = ["RateLimiter", "shared_limiter"]
+__all__ = ["RateLimiter", "shared_limiter", "WINDOW_S"]
 
-_WINDOW_S = 60.0
+WINDOW_S = 60.0
 
 
 class RateLimiter:
@@ -38,14 +38,14 @@ class RateLimiter:
         self.waited_s = 0.0
 
     def _expire(self, now: float) -> None:
-        while self._events and now - self._events[0][0] >= _WINDOW_S:
+        while self._events and now - self._events[0][0] >= WINDOW_S:
             self._events.popleft()
 
     def _wait_needed(self, tokens: int, now: float) -> float:
         self._expire(now)
         waits = [0.0]
         if self.rpm is not None and len(self._events) >= self.rpm:
-            waits.append(self._events[0][0] + _WINDOW_S - now)
+            waits.append(self._events[0][0] + WINDOW_S - now)
         if self.tpm is not None and self._events:
             used = sum(e[1] for e in self._events)
             excess = used + min(tokens, self.tpm) - self.tpm
@@ -53,7 +53,7 @@ class RateLimiter:
                 if excess <= 0:
                     break
                 excess -= n
-                waits.append(t + _WINDOW_S - now)
+                waits.append(t + WINDOW_S - now)
         return max(waits)
 
     def try_acquire(self, tokens: int) -> tuple[float, list[float] | None]:
@@ -74,7 +74,7 @@ class RateLimiter:
             if entry is not None:
                 return entry
             self.waited_s += wait
-            await sleep(min(wait, _WINDOW_S))  # type: ignore[misc]
+            await sleep(min(wait, WINDOW_S))  # type: ignore[misc]
 
     def settle(self, entry: list[float], tokens: int) -> None:
         """Count what the call really used (input + output tokens reported by the server)."""

@@ -24,7 +24,7 @@ __all__ = [
     "Message",
     "ToolSpec",
     "GenerationConfig",
-    "Usage",
+    "CallUsage",
     "LLMResponse",
     "LLMClient",
     "tool_spec_from_function",
@@ -131,16 +131,20 @@ class GenerationConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
-    """Tokens and latency of one call. `output_tokens` excludes thinking tokens."""
+class CallUsage:
+    """Tokens and latency of one call. `output_tokens` excludes thinking tokens.
+
+    Per call, as a client sees it; the per-record totals a run writes (calls, tokens, cost)
+    are ``ehrlib.corpus.records.Usage``, built from these by the pipeline's caller.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     thinking_tokens: int = 0
     latency_ms: float = 0.0
 
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
+    def __add__(self, other: CallUsage) -> CallUsage:
+        return CallUsage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.thinking_tokens + other.thinking_tokens,
@@ -158,7 +162,7 @@ class LLMResponse:
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage = Usage()
+    usage: CallUsage = CallUsage()
     raw: Mapping[str, Any] = field(default_factory=dict)
     cached: bool = False
     finish_reason: str | None = None

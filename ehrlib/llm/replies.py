@@ -19,7 +19,7 @@ import jsonschema
 
 from ehrlib.llm import safejson
 from ehrlib.llm.errors import LLMCallError, MalformedReply
-from ehrlib.llm.records import GenerationConfig, LLMClient, Message, Usage
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMClient, Message
 
 __all__ = ["parse_json_reply", "schema_error", "repair_message", "JsonResult", "generate_json"]
 
@@ -109,7 +109,7 @@ class JsonResult:
     text: str
     error: str | None
     attempts: int
-    usage: Usage
+    usage: CallUsage
     failure_kind: str | None = None  # "malformed" | "call_error" | "truncated"
 
 
@@ -132,7 +132,7 @@ async def generate_json(
     if use_response_schema and schema is not None:
         cfg = cfg.replace(response_schema=schema)
     history = list(messages)
-    usage = Usage()
+    usage = CallUsage()
     text, error = "", None
     for attempt in (1, 2):
         try:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ehrlib.errors import ConfigError
-from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec, Usage
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
 __all__ = ["ScriptedBackend", "ScriptedReply", "REPORTED_RESULT_ENV"]
 
@@ -25,7 +25,7 @@ def _to_response(item: ScriptedReply, index: int) -> LLMResponse:
     if isinstance(item, LLMResponse):
         return item
     if isinstance(item, str):
-        return LLMResponse(text=item, usage=Usage(len(item) // 4, len(item) // 4, 0))
+        return LLMResponse(text=item, usage=CallUsage(len(item) // 4, len(item) // 4, 0))
     if isinstance(item, ToolCall):
         return LLMResponse(text="", tool_calls=(item,))
     if isinstance(item, Mapping):

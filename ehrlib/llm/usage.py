@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from ehrlib.errors import ConfigError
-from ehrlib.llm.records import Usage
+from ehrlib.llm.records import CallUsage
 
 __all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name", "call_counts",
            "mostly_failed"]
@@ -53,7 +53,7 @@ class Price:
     input_long: float | None = None
     output_long: float | None = None
 
-    def cost(self, usage: Usage) -> float:
+    def cost(self, usage: CallUsage) -> float:
         """Dollar cost of ``usage`` at this price (long-context rates above the threshold)."""
         long = self.long_context_threshold is not None and usage.input_tokens > self.long_context_threshold
         rate_in = self.input_long if long and self.input_long is not None else self.input
@@ -100,7 +100,7 @@ class PriceTable:
         best = max((k for k in self.prices if name.startswith(k)), key=len, default=None)
         return self.prices[best] if best is not None else None
 
-    def cost(self, model: str, usage: Usage) -> float | None:
+    def cost(self, model: str, usage: CallUsage) -> float | None:
         """Dollar cost of ``usage`` on ``model``; None for a model without a price."""
         price = self.price_for(model)
         return None if price is None else price.cost(usage)
@@ -152,7 +152,7 @@ class UsageLedger:
         *,
         backend: str,
         model: str,
-        usage: Usage,
+        usage: CallUsage,
         cached: bool,
         attempts: int = 1,
         stage: str | None = None,

@@ -200,18 +200,29 @@ class LexicalIndex:
         if mask is not None:
             item_scores = np.where(mask, item_scores, 0.0)
         k = max(1, min(k, len(item_scores)))
-        top = np.argpartition(-item_scores, k - 1)[:k]
-        top = top[np.argsort(-item_scores[top], kind="stable")]
+        top = self._ranked(item_scores, k)
         out = []
         for i in top:
             score = float(item_scores[i])
-            if score <= 0.0:
-                continue
             start = self._starts[i]
             end = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._texts)
             t = start + int(np.argmax(text_scores[start:end]))
             out.append(Match(self.catalog.items[i], round(score, 4), variants[int(best_variant[t])]))
         return out
+
+
+    def _ranked(self, item_scores: np.ndarray, k: int) -> list[int]:
+        """Indices of the ``k`` best positive scores, ties broken by item key.
+
+        Scores are compared rounded (sums of the same n-gram weights can differ in the last
+        bits) and every item tied with the k-th score is a candidate, so the result does not
+        depend on the catalog's order or on which tied items a partial sort happens to keep.
+        """
+        rounded = np.round(item_scores, 9)
+        kth = rounded[np.argpartition(-rounded, k - 1)[k - 1]]
+        cand = np.flatnonzero((rounded >= kth) & (rounded > 0.0))
+        items = self.catalog.items
+        return sorted(cand.tolist(), key=lambda i: (-rounded[i], items[i].key))[:k]
 
 
 def database_identity(con: Any) -> tuple[str, str]:

@@ -14,17 +14,14 @@ The interface is the per-process limiter's in ``ehrlib.llm`` (``try_acquire`` â†
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
-from ehrlib.errors import ConfigError
+from ehrlib.llm.ratelimit import WINDOW_S, RateLimiter
 
 __all__ = ["Limiter", "SlidingWindow", "RayLimiter", "LimitedBackend", "estimate_tokens"]
-
-WINDOW_S = 60.0
 
 
 class Limiter(Protocol):
@@ -41,51 +38,40 @@ class Limiter(Protocol):
 
 
 class SlidingWindow:
-    """The requests and tokens of the last minute; one request is admitted when both fit.
+    """The per-process :class:`~ehrlib.llm.ratelimit.RateLimiter` with entries named by ids.
 
-    ``tokens`` at booking is an estimate (prompt characters / 4 plus the reply budget);
-    :meth:`settle` replaces it with what the server reported. Entries are ids, so the
-    window can live in another process.
+    The window itself (expiry, request and token budgets) is the one limiter's; this adds
+    integer entry ids so that booking and settling can cross a process boundary (a Ray
+    actor's reply must be picklable and meaningful to the caller), and an admitted count.
     """
 
     def __init__(self, requests_per_minute: float | None = None, tokens_per_minute: float | None = None,
                  *, clock: Callable[[], float] = time.monotonic) -> None:
-        for label, value in (("requests_per_minute", requests_per_minute), ("tokens_per_minute", tokens_per_minute)):
-            if value is not None and value <= 0:
-                raise ConfigError(f"{label} must be positive")
-        self.rpm = requests_per_minute
-        self.tpm = tokens_per_minute
+        self._limiter = RateLimiter(requests_per_minute, tokens_per_minute, clock=clock)
         self._clock = clock
-        self._events: collections.deque[list[float]] = collections.deque()  # [time, tokens, id]
-        self._by_id: dict[int, list[float]] = {}
+        self._by_id: dict[int, list[float]] = {}  # insertion order = booking time order
         self._ids = itertools.count(1)
         self.admitted = 0
 
-    def _wait(self, tokens: int, now: float) -> float:
-        while self._events and now - self._events[0][0] >= WINDOW_S:
-            self._by_id.pop(int(self._events.popleft()[2]), None)
-        waits = [0.0]
-        if self.rpm is not None and len(self._events) >= self.rpm:
-            waits.append(self._events[0][0] + WINDOW_S - now)
-        if self.tpm is not None and self._events:
-            # a request larger than the whole budget waits for an empty window, not forever
-            excess = sum(e[1] for e in self._events) + min(tokens, self.tpm) - self.tpm
-            for t, n, _ in self._events:
-                if excess <= 0:
-                    break
-                excess -= n
-                waits.append(t + WINDOW_S - now)
-        return max(waits)
+    @property
+    def rpm(self) -> float | None:
+        """Requests-per-minute limit (None: unlimited)."""
+        return self._limiter.rpm
+
+    @property
+    def tpm(self) -> float | None:
+        """Tokens-per-minute limit (None: unlimited)."""
+        return self._limiter.tpm
 
     def try_acquire(self, tokens: int) -> tuple[float, int | None]:
         """``(seconds to wait, None)``, or ``(0, entry id)`` when the request is booked."""
-        now = self._clock()
-        wait = self._wait(int(tokens), now)
-        if wait > 0:
+        wait, entry = self._limiter.try_acquire(int(tokens))
+        if entry is None:
             return wait, None
+        now = self._clock()
+        for old in [i for i, e in self._by_id.items() if now - e[0] >= WINDOW_S]:
+            del self._by_id[old]  # left the window: settling it can no longer matter
         entry_id = next(self._ids)
-        entry = [now, float(tokens), float(entry_id)]
-        self._events.append(entry)
         self._by_id[entry_id] = entry
         self.admitted += 1
         return 0.0, entry_id
@@ -94,7 +80,7 @@ class SlidingWindow:
         """Replace the booked estimate of ``entry`` with the tokens the call used."""
         booked = self._by_id.get(int(entry))
         if booked is not None:  # else it already left the window
-            booked[1] = float(tokens)
+            self._limiter.settle(booked, tokens)
 
     def describe(self) -> dict[str, float | None]:
         """The limits and the calls admitted, for the run manifest."""

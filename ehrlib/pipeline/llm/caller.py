@@ -18,7 +18,7 @@ from typing import Any
 from ehrlib.corpus.records import Usage
 from ehrlib.llm import Message, make_client, run_sync
 from ehrlib.llm.budget import list_budget
-from ehrlib.llm.records import Usage as LLMUsage
+from ehrlib.llm.records import CallUsage as LLMUsage
 from ehrlib.llm.replies import generate_json
 from ehrlib.pipeline.stages import StageOutput, add_usage
 
