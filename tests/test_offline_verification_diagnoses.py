@@ -124,3 +124,18 @@ def test_listed_entry_around_a_span():
     assert listed_entry(line, (12, 23)) == "Colonoscopy with polypectomy"
     assert listed_entry(line, (43, 46)) == "CVL placement (R IJ, ultrasound guided)"
     assert listed_entry("", (0, 3)) is None
+
+
+def test_a_name_split_from_its_procedure_entry_is_billed_as_the_whole_entry():
+    from verification_kit import spanned
+
+    items = [_Item("procedures_icd", "4443", "Endoscopic control of gastric or duodenal bleeding"),
+             _Item("procedures_icd", "4513", "Other endoscopy of small intestine")]
+    key = "procedures_icd:4443"
+    tools = DictTools({key: [row("2199-02-03", None, key=key, table="procedures_icd", label=items[0].label)]})
+    tools.env = _Env(items, {key})
+    line = "Upper endoscopy with control of bleeding"
+    e = entity("Upper endoscopy", "diagnosis", keys=(), section="procedures", span=spanned(line, "Upper endoscopy"))
+    v = verify(e, tools, line=line)
+    assert_decided(v, "diagnoses.section_billed", "consistent")
+    assert "Endoscopic control" in v.reason

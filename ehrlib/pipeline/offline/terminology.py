@@ -77,11 +77,19 @@ class TermMatch:
 
 @functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
+    """Plural and the noun/adjective endings of clinical words folded away, the same on both
+    sides: "varices" / "varix" stay apart, but "endoscopy" / "endoscopic", "hypoxia" /
+    "hypoxic", "anemia" / "anemic" meet.
+    """
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 6 and word.endswith(("ic", "ia")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if len(word) > 6 and word.endswith("y") and not word.endswith("ey"):
         return word[:-1]
     return word
 
@@ -255,6 +263,11 @@ def _near_equal(a: str, b: str) -> bool:
     return fuzz.ratio(a, b) >= 88
 
 
+def _spelled_as(token: str, title: frozenset[str]) -> str:
+    """The title's word that ``token`` is a spelling variant of (the token when none)."""
+    return next((t for t in sorted(title) if _near_equal(token, t)), token)
+
+
 def _covered(token: str, title: frozenset[str]) -> bool:
     if token in title:
         return True
@@ -388,7 +401,10 @@ class Terminology:
                 title_cover = sum(_covered(t, fset) for t in self._tokens[i])
                 if title_cover / len(self._tokens[i]) < 0.25:
                     continue
-                score = fuzz.token_set_ratio(text, self._text[i])
+                # a near-equal spelling is scored as the title's word ("endoscopy" / "endoscopic")
+                said = text if len(hits) == sum(tok in self._raw[i] for tok in hits) else " ".join(
+                    tok if tok in self._raw[i] or tok not in hits else _spelled_as(tok, self._raw[i]) for tok in form)
+                score = fuzz.token_set_ratio(said, self._text[i])
                 if score < threshold:
                     continue
                 m = TermMatch(t.table, t.code, t.title, float(score), coverage, text, len(hits) / len(fset))

@@ -123,15 +123,15 @@ def _section_billed(c: Claim) -> Verdict | None:
     """
     tables = tables_for_section(c.entity.claim.section) or ICD_TABLES
     v = billed_match(c, tables)
-    if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
+    if v.label == "consistent" and v.evidence_row_ids:
         return v
     entry = listed_entry(c.line() or "", c.entity.span)
     if entry and entry.lower() != c.entity.text.lower():
-        # the procedure named is part of its entry ("EGD with banding of varices"): the entry is billed whole
+        # the name is part of its entry ("EGD with banding of varices"): the entry is billed whole
         whole = billed_match(c, tables, entry)
         if whole.label == "consistent" and whole.evidence_row_ids:
             return whole
-    return None
+    return v if c.entity.kind == "diagnosis" else None
 
 
 def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
