@@ -34,3 +34,10 @@ def test_align_by_kind() -> None:
     assert [k for _, k in align(levo, lex, PAIRS)] == ["inputevents_mv:2"]
     hr = Mention(0, 0, 2, "HR", "measurement", "heart_rate", "88", claim_for("measurement", value=88.0))
     assert [k for _, k in align(hr, lex, PAIRS)] == ["chartevents:3"]
+
+
+def test_the_most_specific_drug_name_comes_first() -> None:
+    pairs = [(ItemRef("prescriptions", "Aluminum-Magnesium Hydroxide", "1"), "p:1"),
+             (ItemRef("prescriptions", "Calcium Carbonate", "2"), "p:2"),
+             (ItemRef("inputevents_mv", "Magnesium Sulfate", "3"), "i:3")]
+    assert [k for _, k in drug_items(["magnesium", "magnesium sulfate"], pairs)] == ["i:3", "p:1"]

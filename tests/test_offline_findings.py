@@ -84,3 +84,14 @@ def test_vocabulary_findings_keep_their_entities(run_note):
     preds = run_note("NURSING NOTE\nGI: abd soft, hypoactive BS.\n")
     assert not [p for p in preds if "charted values neither" in p.reason or p.entity.lower() in ("abd soft",)]
     assert any(p.entity.lower().startswith("abd") for p in preds)
+
+
+def test_narrow_by_modality():
+    from ehrlib.pipeline.offline.findings_data import narrow_by_modality
+
+    items = [(ItemRef("chartevents", "Arterial BP [Systolic]", 1), "k1"),
+             (ItemRef("chartevents", "NBP [Systolic]", 2), "k2")]
+    assert [k for _, k in narrow_by_modality("art BP 90-140", items)] == ["k1"]
+    assert [k for _, k in narrow_by_modality("NBP 100-120 systolic", items)] == ["k2"]
+    assert [k for _, k in narrow_by_modality("BP 100-120", items)] == ["k1", "k2"]  # no modality named
+    assert [k for _, k in narrow_by_modality("ABP 95-130", items[1:])] == ["k2"]  # the patient has no arterial item

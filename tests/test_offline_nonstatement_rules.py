@@ -60,6 +60,13 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                              ("Cr up, AKI today.", "AKI", False)],
     "nonstatement.admission_reason": [("79M admitted [**4-17**] w/ cardiogenic shock and ARF.", "ARF", True),
                                       ("Admitted with sepsis. Now hypotensive to 80s.", "hypotensive to 80s", False)],
+    "nonstatement.history_introduction": [("Pt is a 70s M w/ prior stroke, AF, CKD. Events below.", "AF", True),
+                                          ("58F with CHF, afib on warfarin, admitted for dyspnea", "afib", True),
+                                          ("CV: AF 80s-90s, no ectopy.", "AF", False)],
+    "nonstatement.diagnosis_list": [("Dx: GI bleed, CHF, anemia.", "anemia", True),
+                                    ("Labs: Hct 24, anemic.", "anemic", False)],
+    "nonstatement.heading_word": [("RESP: Increased secretions overnight, suctioned q2h.", "RESP", True),
+                                  ("RESP: 22, unlabored.", "RESP", False)],
     "nonstatement.sedation_drug": [("NEURO: Sedated on fentanyl 150 mcg/hr.", "Sedated", True),
                                    ("General: intubated, sedated, arouses to voice", "sedated", False)],
     "nonstatement.o2_flow_device": [("2L NC, sats 92-100%.", "O2 flow", True), ("2L NC, sats 92-100%.", "NC", False)],
@@ -72,7 +79,7 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                                     ("off pressors since yesterday", "pressors", False)],
     "nonstatement.indication": [("Vitamin K 10 mg PO was given for his coagulopathy.", "coagulopathy", True),
                                 ("Coagulopathy worse today.", "Coagulopathy", False)],
-    "nonstatement.bare_device": [("GU: foley, UOP 30 cc/hr", "foley", True), ("Foley placed at 1400.", "Foley", False),
+    "nonstatement.bare_device": [("GU: foley. Abd soft, NT.", "foley", True), ("Foley placed at 1400.", "Foley", False),
                                  ("GU: Foley draining clear yellow urine", "Foley", False)],
 }
 

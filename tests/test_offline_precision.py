@@ -27,7 +27,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Imaging: CXR with persistent RLL opacity.", "CXR", True),
     ("CXR done at 0800.", "CXR", False),
     ("He was transfused 2 units of FFP.", "transfused", True),
-    ("GU: foley in place, UOP 222 cc.", "foley", True),
+    ("GU: foley in place. Abd soft.", "foley", True),
     ("Foley placed at 1400.", "Foley", False),
     ("I/O: foley 2.4 L today, ostomy 150 cc", "foley", False),
     ("GU: Foley draining clear yellow urine", "Foley", False),  # the urine it drains is the claim
@@ -154,3 +154,45 @@ def test_drug_class_words_need_a_member_item() -> None:
     lex = load_lexicon()
     classes = {m.text: is_drug_class(m) for m in find_mentions("remains on abx; levophed 0.1", 0, lex, [], "other")}
     assert classes == {"abx": True, "levophed": False}
+
+
+# --- a statement whose natural table the database lacks is not an entity (extract.table_absent) ---
+
+def _first(text: str, concept: str) -> Mention:
+    return next(m for m in find_mentions(text, 0, load_lexicon(), [], "exam") if m.concept == concept)
+
+
+@pytest.mark.parametrize("text, concept, absent, expected", [
+    ("Lungs: crackles at both bases.", "lung_sounds", {"chartevents"}, True),  # charted findings only
+    ("Lungs: crackles at both bases.", "lung_sounds", set(), False),           # the table is there
+    ("Pt afebrile overnight.", "fever", {"chartevents"}, True),                 # the criterion's only input
+    ("Pt anemic this AM.", "anemia", {"chartevents"}, False),                   # judged on labevents
+    ("Cr 1.4 this AM.", "creatinine", {"chartevents"}, False),
+])
+def test_uncheckable_when_every_natural_table_is_absent(text, concept, absent, expected):
+    from ehrlib.pipeline.offline.precision import TABLE_ABSENT, uncheckable
+
+    m = _first(text, concept)
+    assert uncheckable(m, [], frozenset(absent), load_lexicon()) is expected
+    assert TABLE_ABSENT.rule_id == "extract.table_absent" and "absent from the database" in TABLE_ABSENT.principle
+
+
+def test_uncheckable_uses_the_aligned_items_tables():
+    from ehrlib.corpus.records import ItemRef
+    from ehrlib.pipeline.offline.precision import uncheckable
+
+    m = _first("Lungs: crackles at both bases.", "lung_sounds")
+    lab = [ItemRef("labevents", "Some lab", 1)]
+    assert uncheckable(m, lab, frozenset({"chartevents"}), load_lexicon()) is False
+
+
+def test_absent_tables_read_the_build_manifest(mimic4_demo_db, mimic3_demo_db):
+    import duckdb
+
+    from ehrlib.pipeline.offline.precision import absent_tables
+
+    with duckdb.connect(str(mimic4_demo_db), read_only=True) as con:
+        assert "chartevents" in absent_tables(con)  # the MIMIC-IV demo ships without chartevents
+    with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
+        assert "chartevents" not in absent_tables(con)
+    assert absent_tables(None) == frozenset()

@@ -185,6 +185,17 @@ def test_scope_cues(line, word, section, status):
     assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary").status == status
 
 
+@pytest.mark.parametrize("line, word, kind, status", [
+    ("Urine cx from the ED still pending", "Urine cx", "microbiology", "active"),  # sent; only the result waits
+    ("Stool cx sent, results pending", "Stool cx", "microbiology", "active"),
+    ("CT abdomen pending", "CT abdomen", "procedure", "plan"),                     # a study not yet done
+])
+def test_a_pending_culture_was_sent(line, word, kind, status):
+    seg = Segment(0, 0, 0, "course", "hospital_course")
+    e = _entity(word, line.index(word), kind)
+    assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "physician").status == status
+
+
 def test_scope_by_time():
     seg = Segment(0, 0, 0, "course", "hospital_course")
     e = _entity("Cr", 0)
@@ -195,3 +206,16 @@ def test_scope_by_time():
 
 def test_context_reference():
     assert _ctx().reference == datetime(2164, 10, 24)
+
+
+@pytest.mark.parametrize("line, want", [
+    # a tube or site followed by a volume states its output; without a volume it is the device
+    ("I/O: foley 1.9 L, NGT 300 cc", [("foley", "output", "urine_output"), ("NGT", "output", "gastric_output")]),
+    ("colostomy 250 cc since midnight", [("colostomy", "output", "ostomy_output")]),
+    ("JP drain 35 cc serous", [("JP drain", "output", "drain_output")]),
+    ("NGT placed, foley changed", [("NGT", "procedure", "ng_tube"), ("foley", "procedure", "foley")]),
+])
+def test_outputs_named_by_their_tube(line, want):
+    found = [(m.text, m.kind, m.concept) for m in find_mentions(line, 0, load_lexicon())]
+    assert found == want
+

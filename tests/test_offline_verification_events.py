@@ -63,3 +63,15 @@ def test_procedure_side():
     e = entity("R IJ CVL", "procedure", keys=(PROC,), side="r")
     left = _placed("2199-02-03 08:00:00", "2199-02-03 08:30:00", extra={"location": "Left IJ"})
     assert_decided(verify(e, _proc(left)), "events.procedure_side", "inconsistent", "contradiction")
+
+
+VENT = _placed("2199-02-01 10:00:00", "2199-02-03 18:30:00")
+
+
+@pytest.mark.parametrize("time_text, label, rule", [
+    ("at 1830", "consistent", "events.record_in_window"),    # the ventilation ran until 18:30
+    ("at 1000", "inconsistent", "events.procedure_clock"),  # 10:00 is when it started, not ended
+])
+def test_extubation_clock_dates_the_end_of_ventilation(time_text, label, rule):
+    e = entity("extubated", "procedure", keys=(PROC,), time_text=time_text)
+    assert_decided(verify(e, _proc(VENT)), rule, label)

@@ -50,3 +50,69 @@ def test_edema_presence(negated, charted, label):
 def test_data_value(charted, label):
     e = entity("Skin", "finding", shown="warm dry", concept=DATA_CONCEPT)
     assert_decided(verify(e, _charted(*charted)), "findings.data_value", label)
+
+
+# --- attributes of a finding on the stated side (findings.attribute_value) -----------------------
+
+def _sided(text: str, concept: str, words: str, charted: dict[str, tuple[str, ...]]):
+    from dataclasses import replace
+
+    from ehrlib.corpus.records import ItemRef
+
+    keys = tuple(f"chartevents:{i + 1}" for i in range(len(charted)))
+    e = replace(entity(text, "finding", keys=keys, shown=words.split()[-1], concept=concept, words=words),
+                items=tuple(ItemRef("chartevents", label, i + 1) for i, label in enumerate(charted)))
+    tools = FakeTools({k: [row(f"2199-02-03 {8 + j:02d}:00:00", None, value=v, key=k) for j, v in enumerate(vals)]
+                       for k, vals in zip(keys, charted.values(), strict=True)})
+    return verify(e, tools)
+
+
+@pytest.mark.parametrize("text, concept, words, label", [
+    ("R pupil 5mm", "pupil_size", "right 5mm", "consistent"),       # the right pupil was 5 mm
+    ("L pupil 5mm", "pupil_size", "left 5mm", "inconsistent"),      # the left one was 3 mm
+    ("pupils 3-4 mm", "pupil_size", "3-4 mm", "consistent"),        # a range by either end
+    ("L sluggish", "pupil_response", "left sluggish", "consistent"),
+    ("R brisk", "pupil_response", "right brisk", "inconsistent"),   # the right pupil was non-reactive
+])
+def test_attribute_value_on_the_stated_side(text, concept, words, label):
+    charted = ({"Pupil Size Right": ("5 mm",), "Pupil Size Left": ("3 mm",)} if concept == "pupil_size" else
+               {"Pupil Response Right": ("Non-reactive",), "Pupil Response Left": ("Sluggish",)})
+    assert_decided(_sided(text, concept, words, charted), "findings.attribute_value", label)
+
+
+def test_attribute_value_without_charted_values_is_left_to_the_other_rules():
+    v = _sided("pupils 3mm", "pupil_size", "3mm", {"Pupil Size Right": ("",)})
+    assert v.rule_id != "findings.attribute_value"
+
+
+@pytest.mark.parametrize("concept, text, shown, negated, charted, label", [
+    ("ventilator_mode", "CPAP+PS", "CPAP+PS at 0400", False, "CPAP/PSV", "consistent"),
+    ("ventilator_mode", "A/C", "A/C", False, "CPAP+PS", "inconsistent"),       # a spontaneous mode was charted
+    ("ectopy", "rare PVCs", "rare PVCs", False, "PVC's", "consistent"),
+    ("ectopy", "occasional PVCs", "occasional PVCs", False, "None", "inconsistent"),
+    ("ectopy", "ectopy", "ectopy", True, "None", "consistent"),                # "no ectopy"
+    ("gcs_eye", "opens eyes to voice", "opens eyes to voice", False, "To Speech", "consistent"),
+    ("gcs_eye", "opens eyes to voice", "opens eyes to voice", False, "Spontaneously", "inconsistent"),
+])
+def test_charted_state_vocabularies(concept, text, shown, negated, charted, label):
+    e = entity(text, "finding", shown=shown, concept=concept, negated=negated)
+    assert_decided(verify(e, _charted(charted)), "findings.charted_state", label)
+
+
+@pytest.mark.parametrize("words, charted, label", [("7.5mm", "7.5mm", "consistent"), ("7.5mm", "8mm", "inconsistent"),
+                                                   ("22 cm at the lip", "22cm", "consistent")])
+def test_attribute_value_as_a_number(words, charted, label):
+    concept = "ett_mark" if "cm" in words else "ett_size"
+    v = _sided("ETT", concept, words, {"ETT Size (ID)" if concept == "ett_size" else "ETT Mark (cm)": (charted,)})
+    assert_decided(v, "findings.attribute_value", label)
+
+
+def test_no_eye_opening_to_pain_states_none():
+    e = entity("no eye opening to pain", "finding", shown="no eye opening to pain", concept="gcs_eye")
+    assert_decided(verify(e, _charted("None")), "findings.charted_state", "consistent")
+
+
+@pytest.mark.parametrize("charted, label", [("Aerosol-cool", "consistent"), ("Nasal cannula", "inconsistent")])
+def test_aerosol_mask_is_charted_as_aerosol(charted, label):
+    e = entity("AEROSOL MASK", "finding", shown="AEROSOL MASK AT 2200", concept="o2_device")
+    assert_decided(verify(e, _charted(charted)), "findings.charted_state", label)

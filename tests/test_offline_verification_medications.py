@@ -100,3 +100,86 @@ def test_unit_conversions():
     assert same_dose_unit("mg", {"unit": "mcg"}) and not same_dose_unit("mg", {"unit": "mL"})
     assert dose_matches(1.0, "g", {"valuenum": 1000.0, "unit": "mg"})
     assert dose_matches(60.0, "mg", {"valuenum": None, "value": "40-80", "unit": "mg"})
+
+
+def test_unitless_dose_is_read_in_the_recorded_unit():
+    tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=80.0, unit="mg"))
+    assert_decided(verify(_med(dose=40.0), tools), "medications.dose", "inconsistent", "contradiction")
+    assert verify(_med(dose=80.0), tools).label == "consistent"
+    rated = _drug(_given("2199-02-03 08:00:00", "2199-02-03 12:00:00", valuenum=12.0, unit="mg",
+                         extra={"rate": 3.0, "rate_unit": "mg/hr"}))
+    assert verify(_med(dose=3.0), rated).label == "consistent"  # "lasix gtt 3": the number is its rate
+
+
+def test_dose_converts_within_a_unit_family():
+    assert dose_matches(1.0, "L", {"valuenum": 1000.0, "unit": "mL"})
+    assert dose_matches(0.5, "mg", {"valuenum": 500.0, "unit": "mcg"})
+    assert not dose_matches(2.0, "g", {"valuenum": 1000.0, "unit": "mg"})
+
+
+def test_transfusion_units_by_count_of_administrations():
+    two_bags = _drug(_given("2199-02-03 08:00:00", "2199-02-03 10:00:00", valuenum=350.0, unit="mL"),
+                     _given("2199-02-03 12:00:00", "2199-02-03 14:00:00", valuenum=350.0, unit="mL"))
+    three = _med("this morning", concept="transfusion", units=3, drugs=["prbc"])
+    assert_decided(verify(three, two_bags), "medications.transfusion_volume", "inconsistent", "contradiction")
+    assert verify(_med("this morning", concept="transfusion", units=2, drugs=["prbc"]), two_bags).label == "consistent"
+    # two units charted, one stated: the other may be another statement's
+    assert verify(_med("this morning", concept="transfusion", units=1, drugs=["prbc"]), two_bags).label == "consistent"
+    one_bag_two_rates = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=150.0, unit="mL"),
+                              _given("2199-02-03 09:00:00", "2199-02-03 10:00:00", valuenum=150.0, unit="mL"))
+    assert verify(_med("this morning", concept="transfusion", units=1, drugs=["prbc"]),
+                  one_bag_two_rates).label == "consistent"
+
+
+def test_administration_count():
+    once = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=20.0, unit="mEq"))
+    assert_decided(verify(_med(units=3), once), "medications.administration_count", "inconsistent", "contradiction")
+    twice = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=20.0, unit="mEq"),
+                  _given("2199-02-03 16:00:00", "2199-02-03 16:01:00", valuenum=20.0, unit="mEq"))
+    assert verify(_med(units=2), twice).label == "consistent"
+
+
+def test_pooled_products_are_not_counted_and_a_total_may_span_administrations():
+    one_pool = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=250.0, unit="mL"))
+    e = entity("cryo", "medication", keys=("inputevents_mv:1",), time_text="this morning", concept="transfusion",
+               units=4, drugs=["cryo"])
+    assert verify(e, one_pool).label == "consistent"
+    two_bags = _drug(_given("2199-02-03 08:00:00", "2199-02-03 09:00:00", valuenum=2.0, unit="grams"),
+                     _given("2199-02-03 12:00:00", "2199-02-03 13:00:00", valuenum=2.0, unit="grams"))
+    assert verify(_med(dose=4.0, dose_unit="g"), two_bags).label == "consistent"
+    assert_decided(verify(_med(dose=6.0, dose_unit="g"), two_bags), "medications.dose", "inconsistent")
+
+
+def test_a_metavision_row_is_no_evidence_against_a_non_iv_route():
+    sc_dose = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=4.0, unit="units"))
+    assert verify(_med(route="SC", dose=4.0, dose_unit="units"), sc_dose).label == "consistent"
+    oral_order = FakeTools({"prescriptions:1": [row("2199-02-03", 4.0, key="prescriptions:1", table="prescriptions",
+                                                    end="2199-02-04", unit="units", extra={"route": "PO"})]})
+    e = entity("heparin", "medication", keys=("prescriptions:1",), drugs=["heparin"], route="IV")
+    assert_decided(verify(e, oral_order), "medications.route", "inconsistent", "contradiction")
+    carevue = FakeTools({"inputevents_cv:1": [row("2199-02-03 08:00:00", 4.0, key="inputevents_cv:1",
+                                                  table="inputevents_cv", unit="units")]})
+    e = entity("heparin", "medication", keys=("inputevents_cv:1",), drugs=["heparin"], route="PO")
+    assert_decided(verify(e, carevue), "medications.route", "inconsistent", "contradiction")
+
+
+def test_back_to_back_full_doses_are_separate_administrations():
+    from ehrlib.pipeline.offline.verification.doses import administrations
+    bags = [_given(f"2199-02-03 0{h}:00:00", f"2199-02-03 0{h + 1}:00:00", valuenum=10.0, unit="mEq")
+            for h in (2, 3, 4, 5)]
+    assert len(administrations(bags, 10.0)) == 4
+    assert len(administrations(bags)) == 1  # touching rows of unknown dose: one bag
+    assert verify(_med(units=4, dose=10.0, dose_unit="mEq"), _drug(*bags)).label == "consistent"
+
+
+def test_an_administration_is_checked_against_administrations_not_the_orders_range():
+    tools = FakeTools({"prescriptions:1": [row("2199-02-03", None, value="1-3", key="prescriptions:1",
+                                               table="prescriptions", end="2199-02-04", unit="mg")],
+                       "inputevents_mv:1": [_given("2199-02-03 08:00:00", "2199-02-03 08:01:00", valuenum=1.0,
+                                                   unit="mg")]})
+    keys = ("prescriptions:1", "inputevents_mv:1")
+    given = entity("haloperidol", "medication", keys=keys, drugs=["haloperidol"], dose=3.0, dose_unit="mg",
+                   freq="x1")
+    assert_decided(verify(given, tools), "medications.dose", "inconsistent", "contradiction")
+    ordered = entity("haloperidol", "medication", keys=keys, drugs=["haloperidol"], dose=3.0, dose_unit="mg")
+    assert verify(ordered, tools).label == "consistent"

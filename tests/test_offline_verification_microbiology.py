@@ -55,3 +55,15 @@ def test_undated_result_looks_back_for_the_specimen():
     e = _bcx(organism="coli", organism_text="E. coli")
     drawn_earlier = [_culture("2199-01-31", organism="E. COLI")]  # 2 days before the window, within the look-back
     assert_decided(verify(e, FakeTools(micro=drawn_earlier)), "microbiology.organism_grown", "consistent")
+
+
+@pytest.mark.parametrize("rows, label", [
+    ([dict(organism="STAPH AUREUS COAG +", antibiotic="OXACILLIN", interpretation="S")], "inconsistent"),  # MSSA
+    ([dict(organism="STAPH AUREUS COAG +", antibiotic="OXACILLIN", interpretation="R")], "consistent"),
+    ([dict(organism="STAPH AUREUS COAG +")], "consistent"),  # never tested: not judged
+])
+def test_mrsa_claims_oxacillin_resistance(rows, label):
+    # "swab grew MRSA" as the extractor reads it: S. aureus, oxacillin R
+    e = _bcx(organism="aureus", organism_text="MRSA", sensitivities=[["oxacillin", "R"]])
+    micro = [_culture(**r) for r in rows]
+    assert_decided(verify(e, FakeTools(micro=micro)), "microbiology.susceptibility", label)

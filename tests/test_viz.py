@@ -216,3 +216,20 @@ def test_identical_modes_collapse_in_ablation_and_heatmap_figures():
     labels = [t.get_text() for t in heat.axes[0].get_yticklabels()]
     assert labels == ["m / harsh = lenient"]
     assert any("n=4" in t.get_text() for t in heat.axes[0].texts)
+
+
+def test_method_scores_draws_one_bar_per_corpus_and_method_and_stars_only_present_sets():
+    import pandas as pd
+
+    from ehrlib.viz import plot_method_scores
+
+    table = pd.DataFrame({"corpus": ["a", "a", "b", "b"], "method": ["x", "y", "x", "y"],
+                          "f1": [0.9, 0.6, 0.7, 0.5], "n_notes": [3, 3, 4, 4]})
+    fig = plot_method_scores(table, marked=("b", "absent"), mark_note="scored once")
+    ax = fig.axes[0]
+    assert len([p for c in ax.containers for p in c]) == 4
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks[0].startswith("a\n") and ticks[1].startswith("★ b")
+    assert "scored once" in ax.get_xlabel()
+    unmarked = plot_method_scores(table, marked=("absent",), mark_note="scored once")
+    assert "scored once" not in unmarked.axes[0].get_xlabel()

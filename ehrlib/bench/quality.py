@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 
 from ehrlib.bench import repo_root, write_csv
 from ehrlib.bench.build import demo4_folder, demo_folder
@@ -42,8 +43,10 @@ from ehrlib.pipeline.runner import run_experiment
 from ehrlib.schema import detect_flavor, schema_map
 from ehrlib.synth import generate_hospital
 from ehrlib.synth.notes import write_corpus
+from ehrlib.viz import plot_method_scores, savefig
 
-__all__ = ["run", "HEADER", "METHODS", "score_rows", "real_patient_sets", "DEV_SETS", "ESTIMATE_SET", "ESTIMATE_ENV"]
+__all__ = ["run", "save_figure", "HEADER", "METHODS", "score_rows", "real_patient_sets", "DEV_SETS", "ESTIMATE_SET",
+           "ESTIMATE_ENV"]
 
 OUT_NAME = "bench_quality.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
@@ -194,7 +197,20 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
         else:
             for name, (cdir, parts) in real_patient_sets(work, with_estimate=with_estimate).items():
                 rows += _evaluate(name, cdir, parts, work / "runs")
-    return write_csv(Path(out_dir) / OUT_NAME, HEADER, [[r[h] for h in HEADER] for r in rows])
+    path = write_csv(Path(out_dir) / OUT_NAME, HEADER, [[r[h] for h in HEADER] for r in rows])
+    save_figure(rows, Path(out_dir))
+    return path
+
+
+def save_figure(rows: Sequence[Mapping[str, Any]], out_dir: Path) -> Path:
+    """``out_dir/bench_quality.png``: lenient F1 of both methods on every corpus scored,
+    the sealed estimate set starred (it is only there when this run scored it).
+    """
+    table = pd.DataFrame([r for r in rows if r["scope"] == "all" and r["mode"] == "lenient"])
+    fig = plot_method_scores(table, label="corpus", hue="method", marked=(ESTIMATE_SET[0],),
+                             mark_note="sealed set, scored once",
+                             title="Offline inspector vs surface baseline (lenient matcher, per-note mean)")
+    return savefig(fig, OUT_NAME.removesuffix(".csv"), out_dir=out_dir, formats=("png",))[0]
 
 
 def _demo_db(work: Path, flavor: str) -> Path | None:

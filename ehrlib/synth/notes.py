@@ -2,7 +2,7 @@
 
 ``write_note`` turns one admission into a MIMIC-III-style discharge summary, physician
 progress note or nursing note. Every labeled statement is built from actual rows (see
-:mod:`ehrlib.synth.notes_statements`), and a seeded share of them is deliberately made
+:mod:`ehrlib.synth.statements`), and a seeded share of them is deliberately made
 inconsistent (wrong time, value, route/side, interpretation or trend, or no record at
 all) with the gold record saying which. Out-of-scope text (history, home medications,
 plans, instructions) is written around them and never labeled, as in the paper's
@@ -36,7 +36,7 @@ from ehrlib.errors import ConfigError, DataError
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap, detect_flavor, schema_map
 from ehrlib.synth import notes_templates as T
 from ehrlib.synth.notes_facts import AdmissionFacts, ItemIndex, list_admissions, load_facts
-from ehrlib.synth.notes_statements import BUILDERS, Ctx, Stmt, relation_pair
+from ehrlib.synth.statements import BUILDERS, Ctx, Stmt, relation_pair
 
 __all__ = [
     "GENERATOR_VERSION",

@@ -11,6 +11,7 @@ from ehrlib.viz.plots import (
     plot_error_distribution,
     plot_group_sizes,
     plot_main_results,
+    plot_method_scores,
     plot_metric_heatmap,
     plot_note_scores,
     plot_share_heatmap,
@@ -26,6 +27,6 @@ __all__ = [
     "plot_note_scores",
     "plot_metric_heatmap", "plot_share_heatmap", "plot_stacked_shares", "plot_table", "plot_trace_graphs",
     "plot_group_sizes",
-    "plot_dataset_scores", "FIGURES_DIR", "savefig",
+    "plot_dataset_scores", "plot_method_scores", "FIGURES_DIR", "savefig",
     "findings_html", "method_verdict", "notebook_view", "prediction_verdicts", "write_findings_viewer",
 ]

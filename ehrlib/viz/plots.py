@@ -19,6 +19,7 @@ plot_error_distribution         <group>, error_type, share
 plot_ablation                   variant, f1 [, mode, f1_low, f1_high]
 plot_stacked_shares             one row per bar, one count column per part
 plot_table                      any (drawn as a table, e.g. Table 1)
+plot_method_scores              <label>, <hue>, f1, n_notes
 ==============================  ===============================================
 """
 from __future__ import annotations
@@ -49,6 +50,7 @@ __all__ = [
     "plot_table",
     "plot_trace_graphs",
     "plot_group_sizes",
+    "plot_method_scores",
     "plot_dataset_scores",
 ]
 
@@ -493,5 +495,31 @@ def plot_dataset_scores(table: pd.DataFrame, *, label: str = "dataset",
     ax.set_ylabel("")
     if ax.get_legend() is not None:
         sns.move_legend(ax, "upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    ax.set_title(title)
+    return fig
+
+
+def plot_method_scores(table: pd.DataFrame, *, label: str = "corpus", hue: str = "method",
+                       marked: Sequence[str] = (), mark_note: str = "",
+                       title: str = "F1 per corpus and method") -> Figure:
+    """F1 (%) per corpus as horizontal bars, one per method (``hue``), so the gap between a
+    method and its baseline reads off each row. Corpora named in ``marked`` get a star
+    and ``mark_note`` says what the star means (e.g. a set scored only once).
+    Input: ``label``, ``hue``, f1, n_notes (one row per corpus and method).
+    """
+    table = _require(table, [label, hue, "f1", "n_notes"], "plot_method_scores")
+    names = list(dict.fromkeys(table[label]))
+    marked = [n for n in marked if n in names]
+    fig, (ax,) = _figure(width=7.0, height=0.3 * len(names) * table[hue].nunique() + 1.4)
+    sns.barplot(data=table.assign(_v=100 * table["f1"]), y=label, x="_v", hue=hue, order=names, ax=ax, orient="h",
+                palette=_PALETTE, errorbar=None)
+    for container in ax.containers:
+        ax.bar_label(container, fmt="%.1f", fontsize=7, padding=2)
+    notes = {n: int(table.loc[table[label] == n, "n_notes"].iloc[0]) for n in names}
+    ax.set_yticks(range(len(names)), [f"{'★ ' if n in marked else ''}{n}\n({notes[n]} notes)" for n in names])
+    ax.set_xlim(0, 105)
+    ax.set_xlabel("F1 (%)" + (f"   ★ {mark_note}" if marked and mark_note else ""))
+    ax.set_ylabel("")
+    sns.move_legend(ax, "lower right", fontsize=7, title=None)
     ax.set_title(title)
     return fig

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.pipeline.claims import InterpretationClaim, MedicationClaim, MicrobiologyClaim
+from ehrlib.pipeline.offline.event_items import EVENT_ITEM, event_item_pairs
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
@@ -49,9 +50,13 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     """Order/infusion items whose label names one of ``names`` (generic, brand or ward
     abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word.
+    Items matched by a longer name come first (the verifier reads the first few).
     """
-    tests = [_name_pattern(n) for n in names if n]
-    return [(it, k) for it, k in pairs if it.table in DRUG_TABLES and any(t(it.label or "") for t in tests)]
+    tests = [(len(n), _name_pattern(n)) for n in names if n]
+    scored = [(max((size for size, t in tests if t(it.label or "")), default=0), i, (it, k))
+              for i, (it, k) in enumerate(pairs) if it.table in DRUG_TABLES]
+    # the most specific name first: "magnesium sulfate" ranks Magnesium Sulfate above Aluminum-Magnesium
+    return [pair for size, _, pair in sorted(scored, key=lambda x: (-x[0], x[1])) if size]
 
 
 def _micro_items(pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
@@ -80,6 +85,8 @@ def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tu
             concept = lex.concepts[extra["concept"]]
             return concept_items(concept.tables, concept.items, pairs)
         return []  # the criterion names its items at verification (Get_Clinical_Criterion)
+    if m.concept == EVENT_ITEM:  # named by the patient's own procedure items
+        return event_item_pairs(m.text, pairs)
     concept = lex.concepts.get(m.concept)
     if concept is None:
         return []

@@ -14,15 +14,20 @@ from dataclasses import replace
 
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.finding_attributes import attribute_values
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import plausible
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
-__all__ = ["finding_mention"]
+__all__ = ["finding_mention", "device_attribute_mention"]
 
 _FLAGS = concept_flags()
-_FINDING_STOP = re.compile(r"[.;]|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|Ext|Skin|Lungs?|Heart)\b\s*:", re.I)
+#: a change between two states of one finding ("oriented x2 -> oriented x3 by noon"): two statements
+_CHANGE = re.compile(r"->|→|\bthen\b|\b(?:changed|improved|progressed|went)\s+to\b", re.I)
+# a sentence end (not a decimal point: "ETT 7.5mm"), a semicolon or the next system label
+_FINDING_STOP = re.compile(r"(?<!\d)\.(?!\d)|;|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|Ext|Skin|Lungs?|Heart)\b"
+                           r"\s*:", re.I)
 
 
 def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, nxt: int | None,
@@ -32,6 +37,8 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
     end = stop.start() if stop else len(raw)
     if nxt is not None and nxt < end and nxt >= m.end():
         end = nxt  # the next concept starts its own observation
+    if _attribute_mentions(raw, line, m, concept, end, out, taken):
+        return True  # "R pupil 4mm and non-reactive": a size and a response, each its own claim
     header = bool(re.match(r"\s*:", raw[m.end():]))  # "Code status: Full code", "Orientation: x3"
     self_describing = concept.cid in _FLAGS["self_describing_findings"] and not header
     if self_describing and concept.cid not in _FLAGS["comma_spanning_findings"]:
@@ -64,7 +71,8 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
             words = (grade.group(0).strip() + " " + words).strip()
     prev = out[-1] if out else None
     if (prev is not None and prev.kind == "finding" and prev.concept == concept.cid and prev.line == line
-            and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])):
+            and start - prev.end <= 15 and not re.search(r"[,;.]", raw[prev.end:max(start, prev.end)])
+            and not _CHANGE.search(raw[prev.start:start])):
         assert isinstance(prev.claim, FindingClaim)
         merged = (prev.claim.words + " " + words).strip()[:80]
         out[-1] = Mention(line, prev.start, max(prev.end, end), prev.text, "finding", concept.cid, merged,
@@ -80,14 +88,54 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
                              concept.cid, words[:80] or ("no" if negated else None), claim, f"L{line}F{m.start()}"))
     if concept.cid in _FLAGS["rhythm_rates"] and not header:
         # "ST 90s-120s", "AF 110s": the rhythm carries its rate
-        rate = re.match(r"\s*(?:w/\s*|with\s+|at\s+|in\s+the\s+|,\s*)?(?=\d{2,3}s?\b)", raw[m.end():])
+        # "AF/flutter 77-112": a second rhythm joined by a slash shares the rate
+        rate = re.match(r"(?:\s*/\s*[A-Za-z]+)?\s*(?:w/\s*|with\s+|at\s+|in\s+the\s+|,\s*)?(?=\d{2,3}s?\b)",
+                        raw[m.end():])
         hr = lex.concepts.get(_FLAGS["rhythm_rates"][concept.cid])
         if rate is not None and hr is not None:
             val = parse_value(raw[m.end() + rate.end():], hr)
             if val is not None and plausible(val, hr):
                 e2 = m.end() + rate.end() + int(val.pop("_end"))
+                e2 = m.end() + rate.end() + len(raw[m.end() + rate.end():e2].rstrip())  # the value, not the gap after
                 kind = "range" if any(k in val for k in ("min", "max")) else "measurement"
                 out.append(Mention(line, m.start(), e2, f"{m.group(0).strip()} rate", kind, "heart_rate",
                                    raw[m.end() + rate.end():e2].strip(), numeric_claim(val)))
                 taken.append((m.end(), e2))
+    return True
+
+
+def device_attribute_mention(raw: str, line: int, m: re.Match[str], concept: Concept, nxt: int | None,
+                             out: list[Mention], taken: list[tuple[int, int]]) -> bool:
+    """"ETT 7.5mm, 22 cm at the lip": a device named with its charted attributes right after
+    it states those attributes (each its own claim); False when no value follows the name.
+    """
+    stop = _FINDING_STOP.search(raw, m.end())
+    end = stop.start() if stop else len(raw)
+    if nxt is not None and m.end() <= nxt < end:
+        end = nxt
+    return _attribute_mentions(raw, line, m, concept, end, out, taken, adjacent=True)
+
+
+def _attribute_mentions(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, out: list[Mention],
+                        taken: list[tuple[int, int]], adjacent: bool = False) -> bool:
+    """One mention per attribute value of a finding that states several (``finding_attributes``);
+    False when its words state none, so the finding is read as a whole (``adjacent``: only
+    when the first value follows the name directly).
+    """
+    found = attribute_values(concept.cid, raw, m.start(), m.end(), end)
+    if not found or (adjacent and not re.fullmatch(r"[\s:,-]{0,3}", raw[m.end():found[0].start])):
+        return False
+    group = f"L{line}F{m.start()}"
+    for i, v in enumerate(found):
+        if v.side_start is not None:
+            start = v.side_start  # "L sluggish"
+        elif i == 0 and v.attribute.number:
+            start = m.start()  # "pupils 3mm": the name with its first size
+        else:
+            start = v.start  # "... and brisk"
+        value = raw[v.start:v.end].strip()
+        words = f"{v.side} {value}" if v.side else value
+        emit(out, taken, Mention(line, start, v.end, raw[start:v.end].strip(), "finding", v.attribute.concept, value,
+                                 FindingClaim(words=words), group))
+    taken.append((m.start(), m.end()))
     return True

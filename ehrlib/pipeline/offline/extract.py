@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
+from ehrlib.pipeline.offline.checkable import not_checkable
 from ehrlib.pipeline.offline.clauses import has_break
-from ehrlib.pipeline.offline.findings_data import data_findings
+from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
+from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     NO_CONCEPT_RULE,
@@ -39,17 +41,27 @@ from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
-from ehrlib.pipeline.offline.precision import DroppedMention, is_allergy_paragraph, is_drug_class, split_non_statements
+from ehrlib.pipeline.offline.numparse import is_table_row
+from ehrlib.pipeline.offline.precision import (
+    TABLE_ABSENT,
+    DroppedMention,
+    absent_tables,
+    is_allergy_paragraph,
+    is_drug_class,
+    split_non_statements,
+    uncheckable,
+)
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded
+from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
 
 __all__ = ["offline_segmenter", "offline_anchors", "patient_extractor", "ontology_extractor", "time_context",
-           "diagnosis_mentions"]
+           "diagnosis_mentions", "VALUE_NOT_DATE"]
 
 _WIDEN = 1.0
 
@@ -99,11 +111,14 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     statement, set off by a comma, stands between; a time before it ("On [**10-23**] he
     was intubated") governs what follows unless it is the post-modifier of an earlier
     statement ("WBC 21.3 on [**2-8**], blood cultures negative": the date is the WBC's).
-    Sentence ends (. ;) always break the link.
+    A time inside another statement's span is that statement's. Sentence ends (. ;)
+    always break the link.
     """
     def same_sentence(a: int, b: int) -> bool:
         return not has_break(text[a:b], "sentence")
 
+    if is_stamped(text):
+        return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
@@ -111,6 +126,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in spans:
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
+            if any(o is not m and o.start <= a < o.end for o in others):
+                continue  # the time inside another statement's phrase is its own ("off by 1130", "(1.3 yesterday)")
             between = [o for o in others if o is not m and m.end <= o.start < a]
             if any("," in text[m.end:o.start] for o in between):
                 continue
@@ -118,8 +135,12 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in reversed(spans):
         a, b = r.span  # type: ignore[misc]
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
-            claimed = any(o is not m and o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
-                          and "," not in text[o.end:a] for o in others)
+            # the post-modifier of an earlier statement, or a time inside another finding's own
+            # words ("ST overnight -> SR this AM"): that statement's time, not this one's
+            claimed = any(o is not m and ((o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
+                                           and "," not in text[o.end:a])
+                                          or (o.kind == "finding" and o.start < a and b <= o.end))
+                          for o in others)
             if not claimed:
                 return r
     return None
@@ -203,7 +224,8 @@ _NEW_ITEM = re.compile(r"\s*(?:-(?!>)|[*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-
 
 
 def _continues(prev: str, nxt: str) -> bool:
-    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt):
+    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt) \
+            or is_table_row(prev):
         return False
     if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
         return False
@@ -239,7 +261,8 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
-              dropped: list[DroppedMention], env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
+              dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
+              env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
     With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).
@@ -272,7 +295,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section)
+        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section, forms)
         ms, gone = split_non_statements(para.text, found)
         if prose is not None:
             ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
@@ -289,14 +312,19 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     lex = load_lexicon()
     pairs = patient_pairs(ctx)
     drug_names = [it.label for it, _ in pairs if it.table in DRUG_TABLES]
+    recorded = frozenset(it.table for it, _ in pairs)
     seen = {(e.line, e.span) for e in known}
     tctx = time_context(ctx)
     out: list[Entity] = []
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
-    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, env if step == "ontology" else None):
+    forms = event_forms(patient_event_items(pairs))
+    absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
+                                    env if step == "ontology" else None):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
+        refs = [r for r in refs if not _value_read_as_date(r, mentions)]
         if refs:
             previous = refs[-1].window
         counts: dict[tuple[str, str], int] = {}
@@ -315,6 +343,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
+            if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
+                items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -331,6 +361,16 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                     dropped.append(DroppedMention(line, span[0], span[1], placed.text, m.kind, m.concept,
                                                   NO_CONCEPT_RULE))
                     continue  # names no ICD concept: no diagnosis statement to check
+                if absent is None:
+                    absent = absent_tables(env.con)
+                if uncheckable(m, [it for it, _ in items], absent, lex):
+                    dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept,
+                                                  TABLE_ABSENT.rule_id))
+                    continue
+            if why := not_checkable(placed, (it for it, _ in items), recorded, para.text[m.end:], step,
+                                   ctx.note_type, para.text[max(0, m.start - 30):m.start]):
+                dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept, why))
+                continue
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
             if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
                     and m.claim.trend.series and seg.default_window is not None):
@@ -340,6 +380,24 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
     return StageOutput(tuple(out), dropped=tuple(dropped))
+
+
+_BARE_NUMBERS = re.compile(r"[\d\s./-]+")
+
+
+def _value_read_as_date(ref: TimeRef, mentions: Sequence[Mention]) -> bool:
+    """A bare number pair inside a measurement's own value ("RR 5-23", "HR 11-25") is the
+    value's range, not a month-day: it dates nothing, so it may not govern the line.
+    """
+    if ref.span is None or not _BARE_NUMBERS.fullmatch(ref.text):
+        return False
+    a, b = ref.span
+    return any(m.kind in ("measurement", "range") and isinstance(m.claim, NumericClaim) and m.start <= a and b <= m.end
+               for m in mentions)
+
+
+VALUE_NOT_DATE = Rule("extract.value_not_date", "A bare number pair inside a measurement's own value (RR 5-23) is "
+                      "the value's range, not a month and day, so it dates no statement.", _value_read_as_date)
 
 
 def _union(a: TimeSpan, b: TimeSpan) -> TimeSpan:

@@ -21,7 +21,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.records import Entity, Segment
 
-__all__ = ["DATA_CONCEPT", "data_findings", "normalise_value"]
+__all__ = ["DATA_CONCEPT", "data_findings", "narrow_by_modality", "normalise_value"]
 
 #: ``claim.concept`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
@@ -150,3 +150,18 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
                 items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
                 window=seg.default_window, source="ontology", span=(a, b)))
     return out
+
+
+_MODALITIES = tuple((re.compile(x["note"], re.I), re.compile(x["label"], re.I))
+                    for x in load_data("offline_concept_flags.yaml").get("item_modalities") or ())
+
+
+def narrow_by_modality(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
+    """The items of the modality a statement names ("art BP" -> arterial, "NBP" -> cuff
+    pressures), or all of them when it names none or the patient has no such item.
+    """
+    for note, label in _MODALITIES:
+        if note.search(text):
+            kept = [(it, k) for it, k in items if label.search(it.label or "")]
+            return kept or list(items)
+    return list(items)

@@ -4,29 +4,51 @@
 ``a 7-day course of levofloxacin``, ``vanc/zosyn day 5``. Names come from the lexicon and
 from the patient's own order labels; a drug in a susceptibility ("resistant to cipro") is
 no order, and two names of one drug ("Piperacillin/Tazobactam (Zosyn)") are one mention.
-Slash-joined drugs share their clause's claim fields. Ambiguous abbreviations (which need
+Slash-joined drugs share their clause's action and time; each drug keeps its own dose,
+route and rates. A number right after the name with no unit is a dose in the drug's
+recorded unit ("atorvastatin 40"); the rest of the sentence may state a course, one
+mention per rate or stop (:mod:`.infusion_course`), or later doses. Brand and ward names
+the lexicon lacks come from ``drug_synonyms.yaml``. Ambiguous abbreviations (which need
 an infusion context, which mean another drug with a rate) are data
 (``offline_concept_flags.yaml``).
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import is_susceptibility_name
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.timex import parse_duration_days
 
-__all__ = ["medication_mentions"]
+__all__ = ["medication_mentions", "RULES"]
 
 _FLAGS = concept_flags()
-_DOSE = re.compile(r"(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
+_DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
+                   r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
                    r"mg/hr|units/hr|u/hr|l)\b", re.I)
+#: a number right after the drug name with no unit ("atorvastatin 40, ...", "lasix 40 IV"): a dose in the
+#: drug's recorded unit, when what follows ends the item or is a route, frequency or count
+_BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|\s+(?:IV|IVP|PO|PR|SC|SQ|SubQ|IM|SL|NG|"
+                        r"daily|qd|bid|tid|qid|qhs|q\s?\d{1,2}h?|prn|x\s?\d|once|and|then|continued|given|started)\b))",
+                        re.I)
+#: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
+_RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
+                         r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
+#: a further dose of the drug later in its sentence ("then 10 mg", ", 10mg IV at 2030"), after a word break
+_LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|units?|meq)\b(?!\s*/)"
+                         r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
+#: a count of administrations ("x3"), not a duration ("x 5 days")
+_COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
@@ -37,10 +59,99 @@ _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|bega
                          r"repleted|transfused|diuresed)\b", re.I)
 
 
+def _own_rate(head: str, step: CourseStep) -> bool:
+    """Whether the sentence's first rate is the drug's own claim rather than a step of its
+    course: nothing but infusion words precede it ("Lasix gtt 30 -> 20 mg/hr"), or it is
+    a plain rate ("running 1300 u/hr", "started 2200 at 4 units/hr") after no dose of the
+    drug, or a titration with nothing stated before it ("on levophed, up to 0.25"); a chain
+    after other words, or a titration after a time or another clause, is a step.
+    """
+    if HEAD_ONLY.fullmatch(head):
+        return True
+    if step.chained or len(head) > 60 or _DOSE.search(head) or _BARE_DOSE.match(head):
+        return False
+    return step.action is None or not re.search(r"\d|\S.*[,;]", head)
+
+
+def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
+    a, b = base + d.start(), base + d.end()
+    route = d.group("route")
+    attrs: dict[str, Any] = {"drugs": tuple(names), "dose": float(d.group("dose")),
+                             "dose_unit": d.group("unit").lower(),
+                             "route": {"SQ": "SC", "SUBQ": "SC", "IVP": "IV"}.get(route.upper(), route.upper())
+                             if route else None}
+    return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None, MedicationClaim(**attrs))
+
+
+def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[str]) -> Mention:
+    a, b = base + step.start, base + step.end
+    attrs: dict[str, Any] = {"drugs": tuple(names), "infusion": True, "action": step.action}
+    if step.rate is not None:
+        attrs.update({"rate": step.rate, "rate_unit": step.unit})
+    return Mention(line, a, b, raw[a:b].strip(), "infusion", "drug", None, MedicationClaim(**attrs))
+
+
+#: "a second unit", "(1 unit also given at midnight)": units with no product named after them
+_UNIT_PHRASE = re.compile(r"\b(?P<n>a\s+second|a\s+third|another|one\s+more|a|one|1|2|two)\s+"
+                          r"(?:more\s+)?units?\b(?!\s*(?:of\b|/|[a-z]*\s*(?:prbc|ffp|plt|platelet|cryo|packed|blood|"
+                          r"insulin|heparin)))", re.I)
+_UNIT_COUNT = {"2": 2.0, "two": 2.0}
+
+
+def unit_anaphors(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Units of blood product stated without the product ("1 unit PRBC overnight and a
+    second unit late this morning"): each a transfusion claim of its own, about the
+    product named before it in the paragraph (within 200 characters).
+    """
+    concept = lex.concepts.get("transfusion")
+    if concept is None or not re.search(r"units?\b", raw, re.I):
+        return []
+    products = _product_words(tuple(concept.forms))
+    out: list[Mention] = []
+    for m in _UNIT_PHRASE.finditer(raw):
+        if overlaps(taken, m.start(), m.end()) or not products.search(raw[max(0, m.start() - 200):m.start()]):
+            continue
+        units = _UNIT_COUNT.get(m.group("n").lower(), 1.0)
+        out.append(Mention(line, m.start(), m.end(), m.group(0), "medication", concept.cid, None,
+                           MedicationClaim(drugs=(concept.cid,), units=units)))
+        taken.append((m.start(), m.end()))
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def _product_words(forms: tuple[str, ...]) -> re.Pattern[str]:
+    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{alt})(?![A-Za-z])", re.I)
+
+
+_LEXICON_VIEWS: dict[int, tuple[Lexicon, dict[str, str], re.Pattern[str], set[tuple[str, ...]]]] = {}
+
+
+def _views(lex: Lexicon) -> tuple[dict[str, str], re.Pattern[str], set[tuple[str, ...]]]:
+    """(synonyms, their pattern, the class member tuples) of a lexicon, built once per lexicon."""
+    got = _LEXICON_VIEWS.get(id(lex))
+    if got is None or got[0] is not lex:
+        table, pattern = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
+        got = (lex, table, pattern, {tuple(v) for v in lex.drug_classes.values()})
+        _LEXICON_VIEWS[id(lex)] = got
+    return got[1], got[2], got[3]
+
+
+@functools.lru_cache(maxsize=4)
+def _synonyms(known: frozenset[str]) -> tuple[dict[str, str], re.Pattern[str]]:
+    """Brand and ward names of ``drug_synonyms.yaml`` the lexicon lacks ("imdur", "atorva",
+    "dostinex") -> their generic, and the pattern finding them as whole words.
+    """
+    table = {str(k).lower(): str(v).lower() for k, v in load_data("drug_synonyms.yaml")["drug_synonyms"].items()
+             if str(k).lower() not in known}
+    alt = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True)) or "(?!)"
+    return table, re.compile(rf"(?<![A-Za-z])(?:{alt})(?![A-Za-z])", re.I)
+
+
 def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterable[str],
                         taken: list[tuple[int, int]]) -> list[Mention]:
     """The medication mentions of one line, outside the spans already ``taken``."""
-    out: list[Mention] = []
+    out: list[Mention] = unit_anaphors(raw, line, lex, taken)
     spans: list[tuple[int, int, list[str]]] = []
     for m in lex.drug_re.finditer(raw):
         word = re.sub(r"\s+", " ", m.group(0).lower())
@@ -50,12 +161,12 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
             continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
-        if word in _FLAGS["rate_names"] and re.match(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*\d*\.?\d*\s*(?:mcg|"
-                                                     r"gtt|drip)", raw[m.end():m.end() + 20], re.I):
+        if word in _FLAGS["rate_names"] and _RATE_AFTER.match(raw[m.end():m.end() + 28]):
             names = [_FLAGS["rate_names"][word]]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
+    labels = {re.sub(r"\s+", " ", str(d or "").lower().split("(")[0].strip()) for d in patient_drugs}
     for d in patient_drugs:
         head = re.split(r"[^a-z]+", (d or "").lower().strip())
         head = [w for w in head if w]
@@ -65,7 +176,17 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         for m in re.finditer(r"(?<![A-Za-z])([A-Za-z][A-Za-z]{4,})(?![A-Za-z])", raw):
             w = m.group(1).lower()
             if w in words and m.start() not in known and not any(a <= m.start() < b for a, b, _ in spans):
+                whole = next((i for i, (a, b, _) in enumerate(spans) if not raw[b:m.start()].strip()
+                              and raw[a:m.end()].lower() in labels), None)
+                if whole is not None:  # "Heparin Sodium": the salt is part of the order's name, not a drug
+                    spans[whole] = (spans[whole][0], m.end(), spans[whole][2])
+                    continue
                 spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
+    # brand and ward names of the synonym table, after the patient's own labels ("Dostinex" stays the order's name)
+    synonyms, synonym_re, classes = _views(lex)
+    for m in synonym_re.finditer(raw):
+        if not any(a < m.end() and m.start() < b for a, b, _ in spans):
+            spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
     spans.sort()
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
@@ -74,10 +195,15 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     spans = [sp for sp in spans if not is_susceptibility_name(raw, sp[0], sp[1])]  # "levo R", "R to cipro"
     deduped: list[tuple[int, int, list[str]]] = []
     for sp in spans:
+        if (deduped and raw[deduped[-1][1]:sp[0]].strip() == "(" and tuple(deduped[-1][2]) in classes
+                and set(sp[2]) <= set(deduped[-1][2])):
+            deduped[-1] = sp  # "pressors (levophed, dopamine)": the members named are the statement's drugs
+            continue
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
                 set(sp[2]) & set(deduped[-1][2]) or raw[deduped[-1][1]:sp[0]].strip() == "("):
             a, _, names = deduped[-1]
-            deduped[-1] = (a, sp[1], names)  # "Piperacillin/Tazobactam (Zosyn)", "Midazolam (Versed)": one drug
+            # "Piperacillin/Tazobactam (Zosyn)", "Midazolam (Versed)": one drug, known by both names
+            deduped[-1] = (a, sp[1], list(dict.fromkeys(names + sp[2])) if len(names) == 1 == len(sp[2]) else names)
             continue
         deduped.append(sp)
     spans = deduped
@@ -90,25 +216,43 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
         attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
-        dose = _DOSE.search(own[:40])
+        # a shared clause lends its action and time, not the next drug's dose, route or rates
+        mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
+        steps = course_steps(mine)
+        # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
+        # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
+        first = steps[0] if steps and steps[0].rate is not None and steps[0].unit and _own_rate(
+            mine[:steps[0].start], steps[0]) else None
+        if first is not None:
+            # "propofol weaned 40 -> 10 mcg/kg/min": the drug's own claim is the first rate
+            attrs.update({"rate": first.rate, "rate_unit": first.unit, "infusion": True})
+            steps = steps[1:]
+        full = mine
+        own, mine = (own[:steps[0].start], mine[:steps[0].start]) if steps else (own, mine)
+        dose = _DOSE.search(mine[:40]) if first is None else None
         if dose:
             per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)",
-                           own[dose.end():dose.end() + 12], re.I)
+                           mine[dose.end():dose.end() + 12], re.I)
             unit = dose.group("unit").lower()
             if per or "/" in unit:
-                attrs.update({"rate": float(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
+                attrs.update({"rate": number(dose.group("dose")), "rate_unit": unit + (per.group(0).strip() if per
                                                                                       else "")})
                 attrs["infusion"] = True
             else:
-                attrs.update({"dose": float(dose.group("dose")), "dose_unit": unit})
-        route = _ROUTE.search(raw[s:e] + own[:50]) or _ROUTE.search(raw[max(0, s - 10):s])
+                attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
+        elif first is None and (bare := _BARE_DOSE.match(mine)):
+            attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
+        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE.search(re.split(r"[,;]", raw[max(0, s - 10):s])[-1])
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
                               "INFUSION": "IV"}.get(r, r)
             if r in ("GTT", "DRIP", "INFUSION"):
                 attrs["infusion"] = True
-        freq = _FREQ.search(own[:50])
+        count = _COUNT.search(mine.split(",")[0][:50])  # the drug's own item: "gtt 50 mcg/hr, bolus x3" is the bolus's
+        if count:
+            attrs["units"] = float(count.group("n"))  # "KCl 20 mEq IV x3": three administrations
+        freq = _FREQ.search(mine[:50])
         if freq:
             attrs["freq"] = freq.group(1).lower()
         near = raw[max(0, s - 25):s]
@@ -116,6 +260,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(lead)
         if act:
             attrs["action"] = act.group("a").lower()
+        if first is not None and first.action:
+            attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
         dur = parse_duration_days(own[:60])
         before_dur = re.search(r"(\d{1,2})[-\s]day\s+(?:course|trial)\s+of\s+(?:\w+\s+)?$", raw[max(0, s - 30):s], re.I)
         if dur:
@@ -129,9 +275,26 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                  r"on\s+hold)\b",
                                  own, re.I)
         attrs["negated"] = bool(negated_before(raw[:s]) or negated_after)
-        if len(names) > 1 and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
+        word = re.sub(r"\s+", " ", raw[s:e].lower().strip())
+        is_class = len(names) > 1 and names == list(lex.drug_classes.get(word, ()))
+        if is_class and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):
             continue  # a bare class word ("Abx changed", "sedation") names no checkable order
         kind = "infusion" if attrs.get("infusion") else "medication"
         value = raw[e:e + len(own)].strip()[:60] or None
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, MedicationClaim(**attrs)))
+        if not attrs["negated"]:
+            out += [_step_mention(raw, line, e, st, names) for st in steps]
+            if attrs.get("dose_unit"):  # "5 mg IV x1 at 1520, 10 mg IV at 2030": each later dose is a claim
+                later = _LATER_DOSE.finditer(full, dose.end() if dose else 0)
+                out += [_dose_step(raw, line, e, d, names) for d in later
+                        if not any(st.start <= d.start() < st.end for st in steps)]
     return out
+
+
+RULES = (
+    COURSE_RULE,
+    Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
+         "transfusion claim about the product named before them in the paragraph.", unit_anaphors),
+    Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
+         "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
+)

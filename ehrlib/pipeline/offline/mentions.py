@@ -19,16 +19,18 @@ earlier one took.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ehrlib.pipeline.offline.context import negated_before
-from ehrlib.pipeline.offline.exam_findings import finding_mention
+from ehrlib.pipeline.offline.event_items import EventForm, event_item_mentions
+from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
 from ehrlib.pipeline.offline.interpretations import interpretation_mentions
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
-from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, measurement_mention
+from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, later_values, measurement_mention
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
-from ehrlib.pipeline.offline.microbiology import microbiology_mentions
+from ehrlib.pipeline.offline.microbiology import culture_starts, microbiology_mentions
+from ehrlib.pipeline.offline.output_volumes import drop_site_devices, output_volume_mentions
 from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
 from ehrlib.pipeline.offline.product_spans import concept_hits_outside_products
@@ -42,7 +44,7 @@ _DAY_COUNT_FORMS = tuple(concept_flags()["day_count_forms"])
 
 
 def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[str] = (),
-                  section: str = "other") -> list[Mention]:
+                  section: str = "other", event_forms: Sequence[EventForm] = ()) -> list[Mention]:
     """All checkable mentions of one line, left to right, without overlaps."""
     raw = clean_line(text)
     out: list[Mention] = []
@@ -57,7 +59,8 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     hits = concept_hits_outside_products(raw, hits, lex, patient_drugs)
     hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
     starts = sorted({h.start() for h in hits if not re.match(r"\s*#?\s*\d", raw[h.end():])
-                     or h.group(0).lower() not in _DAY_COUNT_FORMS} | {d.start() for d in lex.drug_re.finditer(raw)})
+                     or h.group(0).lower() not in _DAY_COUNT_FORMS} | {d.start() for d in lex.drug_re.finditer(raw)}
+                    | culture_starts(raw, lex))
     for m in hits:
         if overlaps(taken, m.start(), m.end()):
             continue
@@ -67,7 +70,14 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
 
     out.extend(medication_mentions(raw, line, lex, patient_drugs, taken))
     out.extend(microbiology_mentions(raw, line, lex, taken))
-    return sorted(out, key=lambda x: x.start)
+    out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
+    out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
+    # further values of an analyte, once every other scanner has taken its doses and counts
+    analytes = {c.cid: c for h in hits for c in lex.concepts_for(h.group(0)) if c.kind == "measurement"}
+    stops = sorted({h.start() for h in hits if any(c.kind in ("measurement", "output")
+                                                    for c in lex.concepts_for(h.group(0)))})
+    out.extend(later_values(raw, line, out, taken, stops, analytes))
+    return sorted(drop_site_devices(raw, out), key=lambda x: x.start)
 
 
 def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, starts: list[int],
@@ -79,7 +89,8 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
     if concept.kind == "finding":
         return finding_mention(raw, line, m, concept, lex, nxt, out, taken)
     if concept.kind == "procedure":
-        return procedure_mention(raw, line, m, concept, out, taken)
+        return (device_attribute_mention(raw, line, m, concept, nxt, out, taken)
+                or procedure_mention(raw, line, m, concept, out, taken))
     if concept.kind == "medication":  # blood products
         return blood_product_mention(raw, line, m, concept, out, taken)
     return False

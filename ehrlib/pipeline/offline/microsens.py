@@ -109,7 +109,8 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
         if not getattr(c.claim, "organism", None):
             continue
         stop = min([s for s in starts if s > c.start] + [len(raw)])
-        end_sentence = re.search(r"[.;](?:\s|$)", raw[c.end:stop])
+        # a sentence ends at ". " but not at a genus initial ("E. coli", "S. aureus")
+        end_sentence = re.search(r"(?:;|(?<!\b[A-Za-z])\.)(?:\s|$)", raw[c.end:stop])
         stop = c.end + end_sentence.start() if end_sentence else stop
         seg = raw[c.start:stop]
         for m in _PREFIX.finditer(seg):

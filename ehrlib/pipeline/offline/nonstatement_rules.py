@@ -20,6 +20,7 @@ from ehrlib.pipeline.offline.clauses import LIST_MARKER, clause_after, clause_be
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
+from ehrlib.pipeline.offline.sections import match_header
 
 __all__ = ["MentionView", "NON_STATEMENT_RULES", "NonStatementRule", "ALLERGY_HEAD"]
 
@@ -66,6 +67,9 @@ _UNITS_OF = re.compile(r"^\s*(?:(?:an?|one|two|three|\d+)\s*(?:units?|u|bags?|pa
 _PROC_JOIN = re.compile(r"^\s*(?:" + _alt("procedure_joins") + r")\s*$", re.I)
 _DEVICE_ACTION = re.compile(r"\b(?:" + _alt("device_actions") + r")\b", re.I)
 _URINE_LOOK = re.compile(r"\b(?:" + _alt("urine_look") + r")\b", re.I)
+_INTRODUCTION = re.compile(r"\b\d{1,3}s?\s*(?:-?\s*(?:y/?o|yo|y\.o\.?|years?[- ]old)\s*)?-?\s*(?:"
+                           + _alt("introduction_persons") + r")\b[^.;]*?\b(?:" + _alt("introduction_joins")
+                           + r")(?=\s)[^.;]*$", re.I)
 #: the head of an allergy list (used by :func:`.precision.is_allergy_paragraph`)
 ALLERGY_HEAD = re.compile(r"^\s*(?:" + _alt("allergy_heads") + r")\b", re.I)
 
@@ -199,6 +203,32 @@ def _admission_reason(v: MentionView) -> bool:
     return bool(_ADMITTED_WITH.search(v.full_before[-160:]))
 
 
+def _history_introduction(v: MentionView) -> bool:
+    """"80s F w/ large stroke, AF, DM2": the one-line introduction lists what the patient
+    has had, not what was observed at the bedside this shift.
+    """
+    return bool(_INTRODUCTION.search(v.full_before[-200:]))
+
+
+_DX_LIST = re.compile(r"^\s*(?:[-*#]\s*)?(?:" + _alt("diagnosis_list_heads") + r")\s*:", re.I)
+
+
+def _diagnosis_list(v: MentionView) -> bool:
+    """"Dx: UGIB, septic shock, AML w/ leukocytosis": a state named in the line's diagnosis
+    list is one of the listed diagnoses (billing codes), not a claim judged by a criterion.
+    """
+    return bool(_DX_LIST.match(v.line_before))
+
+
+def _heading_word(v: MentionView) -> bool:
+    """"RESP: Increased work of breathing": a name opening its line as a section heading
+    labels what follows; without a number it is no subject of a trend or value.
+    """
+    m = v.m
+    return (not v.line_before.strip(" -*#\t") and not re.search(r"\d", m.value or "")
+            and bool(re.match(r"\s*:", v.text[v.title_end:])) and match_header(f"{m.text}:", "physician") is not None)
+
+
 def _sedation_drug(v: MentionView) -> bool:
     return (v.m.concept == "consciousness" and bool(re.match(r"^\s*(?:on|with|w/)\s", v.text[v.title_end:], re.I))
             and any(o.concept == "drug" and 0 <= o.start - v.title_end <= 8 for o in v.others))
@@ -290,6 +320,12 @@ NON_STATEMENT_RULES: RuleBook[Callable[[MentionView], bool]] = RuleBook([
          _STATE),
     Rule("nonstatement.admission_reason", "The problem a patient was admitted with is history told in the one-liner, "
          "not a finding of the stay.", _admission_reason, _STATE),
+    Rule("nonstatement.history_introduction", "A bedside finding listed in the patient's one-line introduction (age, "
+         "sex, 'with ...') is history, not an observation of the stay.", _history_introduction, ("finding",)),
+    Rule("nonstatement.diagnosis_list", "A state named in a line's diagnosis list (Dx: ...) is one of the listed "
+         "diagnoses, not a claim judged by a clinical criterion.", _diagnosis_list, ("interpretation",)),
+    Rule("nonstatement.heading_word", "A name opening its line as a section heading labels what follows; without a "
+         "number it is not the subject of a trend or value.", _heading_word, ("trend", "measurement", "range")),
     Rule("nonstatement.sedation_drug", "Sedation named by its drug is the drug's statement.", _sedation_drug),
     Rule("nonstatement.o2_flow_device", "An oxygen flow stated with its device is one statement, the device's.",
          _o2_flow_device),

@@ -57,12 +57,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ehrlib.pipeline.claims import MedicationClaim
+from ehrlib.corpus.records import ItemRef
+from ehrlib.criteria import load_criteria
+from ehrlib.db import read_manifest
+from ehrlib.pipeline.claims import InterpretationClaim, MedicationClaim
+from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.nonstatement_rules import ALLERGY_HEAD, NON_STATEMENT_RULES, MentionView, NonStatementRule
+from ehrlib.pipeline.offline.rule import Rule
 
-__all__ = ["DroppedMention", "NON_STATEMENT_RULES", "drop_non_statements", "is_allergy_paragraph", "is_drug_class",
-           "non_statement_reason", "non_statement_rule", "split_non_statements"]
+__all__ = ["DroppedMention", "NON_STATEMENT_RULES", "TABLE_ABSENT", "absent_tables", "drop_non_statements",
+           "is_allergy_paragraph", "is_drug_class", "non_statement_reason", "non_statement_rule",
+           "split_non_statements", "uncheckable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,3 +137,49 @@ def split_non_statements(text: str, mentions: Sequence[Mention]) -> tuple[list[M
 def drop_non_statements(text: str, mentions: Sequence[Mention]) -> list[Mention]:
     """``mentions`` of one paragraph without those that are not statements (see module doc)."""
     return split_non_statements(text, mentions)[0]
+
+
+def absent_tables(con: object) -> frozenset[str]:
+    """The tables the database's build manifest lists as missing (logical and physical
+    names): a demo may ship without ``chartevents``. Empty without a manifest.
+    """
+    if con is None:
+        return frozenset()
+    try:
+        tables = read_manifest(con)["tables"]
+    except LookupError:
+        return frozenset()
+    return frozenset(str(n) for t in tables if t.get("status") == "missing"
+                     for n in (t.get("logical_name"), t.get("table_name")) if n)
+
+
+def _natural_tables(m: Mention, items: Sequence[ItemRef], lex: Lexicon) -> set[str]:
+    """Where a statement is checked: its items' tables, else its concept's, else (a state)
+    the tables its clinical criterion is judged on.
+    """
+    if items:
+        return {it.table for it in items}
+    concept = lex.concepts.get(m.concept)
+    if concept is not None and concept.tables:
+        return set(concept.tables)
+    if isinstance(m.claim, InterpretationClaim):
+        crit = load_criteria().get(m.claim.criterion)
+        if crit is not None:
+            return {t.table for t in crit.tests}
+        extra = lex.extra_criteria.get(m.claim.criterion) or {}
+        judged = lex.concepts.get(str(extra.get("concept", "")))
+        return set(judged.tables) if judged is not None else set()
+    return set()
+
+
+def uncheckable(m: Mention, items: Sequence[ItemRef], absent: frozenset[str], lex: Lexicon) -> bool:
+    """Whether every table the statement would be checked against is absent from the database."""
+    if not absent or m.kind == "diagnosis":
+        return False
+    tables = _natural_tables(m, items, lex)
+    return bool(tables) and tables <= absent
+
+
+TABLE_ABSENT = Rule("extract.table_absent", "A statement whose natural table (its items', its concept's, or its "
+                    "criterion's inputs) is absent from the database cannot be checked there, so it is not an "
+                    "entity rather than a missing record.", uncheckable)

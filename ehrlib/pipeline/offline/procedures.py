@@ -15,7 +15,7 @@ from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
 
-__all__ = ["procedure_mention", "blood_product_mention"]
+__all__ = ["procedure_mention", "procedure_claim", "blood_product_mention"]
 
 _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
@@ -34,12 +34,8 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
     if concept.cid in _FLAGS["ct_concepts"] and m.group(0).lower() == "ct" and not re.match(
             _FLAGS["ct_concepts"][concept.cid], raw[m.end():], re.I):
         return False
-    window = raw[max(0, m.start() - 30):m.end() + 40]
-    act = _PROC_ACTION.search(window)
-    side = _SIDE.search(raw[max(0, m.start() - 20):m.end() + 5])
-    negated = bool(negated_before(raw[:m.start()]))
-    action = act.group("a").lower() if act else None
-    side_letter = side.group("s").lower()[0] if side else None
+    claim, action_text = procedure_claim(raw, m.start(), m.end())
+    negated, action, side_letter = claim.negated, claim.action, claim.side
     prev = out[-1] if out else None
     if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 3
             and isinstance(prev.claim, ProcedureClaim)):
@@ -50,16 +46,27 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
                           prev.value, merged)
         taken.append((m.start(), m.end()))
         return True
-    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid,
-                             act.group(0) if act else None,
-                             ProcedureClaim(negated=negated, action=action, side=side_letter)))
+    emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "procedure", concept.cid, action_text,
+                             claim))
     return True
+
+
+def procedure_claim(raw: str, start: int, end: int) -> tuple[ProcedureClaim, str | None]:
+    """The claim of a procedure name at ``raw[start:end]`` (its action, side and negation
+    from the words around it) with the action's text.
+    """
+    act = _PROC_ACTION.search(raw[max(0, start - 30):end + 40])
+    side = _SIDE.search(raw[max(0, start - 20):end + 5])
+    claim = ProcedureClaim(negated=bool(negated_before(raw[:start])), action=act.group("a").lower() if act else None,
+                           side=side.group("s").lower()[0] if side else None)
+    return claim, act.group(0) if act else None
 
 
 def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
                           taken: list[tuple[int, int]]) -> bool:
     """Emit the mention of a blood product ("2u PRBC"); "transfused" just before joins it."""
-    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b", raw[max(0, m.start() - 10):m.end() + 15], re.I)
+    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b(?:\s+of)?", raw[max(0, m.start() - 14):m.end() + 15], re.I) \
+        or re.match(r"\s*x\s?(\d+)\b", raw[m.end():], re.I)  # "6 units of FFP", "FFP x2"
     negated = bool(negated_before(raw[:m.start()]))
     units = float(amount.group(1)) if amount else None
     prev = out[-1] if out else None

@@ -59,6 +59,8 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
+    if plan and entity.kind == "microbiology" and plan.group(0).strip().lower().endswith("pending"):
+        plan = None  # a pending culture was sent: the specimen is done, only its result is awaited
     if plan and not (isinstance(entity.claim, MedicationClaim) and entity.claim.action in
                      ("started", "start", "given", "stopped", "discontinued", "received")
                      and re.search(r"\b(?:was|were|had|been)\b", clause)):

@@ -3,17 +3,24 @@
 Rates convert mg <-> mcg and per-hour <-> per-minute (a "vaso 0.04 u/min" is charted as
 2.4 units/hour) and match within 5 %; doses compare only within one unit family
 (``verification_terms.yaml``: mg with mcg, never mg with mL), within 1 % or inside an
-order's "40-80" range; an infusion row's route is IV unless it says otherwise.
+order's "40-80" range, converting between the units of a family through the one clinical
+conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); an input
+row's route is IV unless it says otherwise. A dose written
+without a unit ("atorvastatin 40") is read in the unit the drug's own rows record it in.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from ehrlib.pipeline.offline.units import convert
 from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["rate_matches", "row_dose", "same_dose_unit", "dose_matches", "route_of"]
+__all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit",
+           "dose_matches", "route_of", "unitless_matches"]
 
 
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
@@ -52,15 +59,15 @@ def same_dose_unit(unit: str, r: Mapping[str, Any]) -> bool:
 
 
 def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
-    """Whether a medication row's dose matches the stated dose and unit."""
+    """Whether a medication row's dose matches the stated dose and unit (converted to the
+    row's unit when the table knows how; an unknown pair is compared as written).
+    """
     obs = row_dose(r)
     if obs is None:
         return False
-    runit = str(r.get("unit") or "").lower()
-    if unit in ("g", "gm", "grams", "gram") and runit.startswith("mg"):
-        dose *= 1000
-    if unit == "mg" and runit in ("g", "gm"):
-        dose /= 1000
+    runit = str(r.get("unit") or "")
+    if unit and runit:
+        dose = convert(dose, unit, runit) or dose
     text = str(r.get("value") or "")
     if "-" in text:  # "40-80" ranges in orders
         try:
@@ -71,9 +78,73 @@ def dose_matches(dose: float, unit: str, r: Mapping[str, Any]) -> bool:
     return abs(obs - dose) <= max(0.01 * dose, 1e-6)
 
 
+def unitless_matches(number: float, r: Mapping[str, Any]) -> bool | None:
+    """Whether a number written right after a drug name with no unit ("labetalol 400",
+    "levophed 0.08") is the row's dose or, for an infusion row, its rate, each in the
+    row's own unit; None when the row records neither.
+    """
+    rate = (r.get("extra") or {}).get("rate")
+    if row_dose(r) is None and rate is None:
+        return None
+    if row_dose(r) is not None and dose_matches(number, "", r):
+        return True
+    return rate is not None and abs(float(rate) - number) <= max(0.05 * abs(number), 0.01)
+
+
 def route_of(r: Mapping[str, Any]) -> str:
-    """The route of a medication row (infusions are IV)."""
+    """The route of a medication row (input rows are IV unless they say otherwise)."""
     if str(r.get("table", "")).startswith("inputevents"):
-        return str((r.get("extra") or {}).get("route") or "iv").lower()  # infusions and IV boluses
+        return str((r.get("extra") or {}).get("route") or "iv").lower()
     extra = r.get("extra") or {}
     return str(extra.get("route") or "").lower()
+
+
+def administrations(rows: Sequence[Mapping[str, Any]], dose: float | None = None
+                    ) -> list[tuple[datetime, datetime]] | None:
+    """The separate administrations among rows with a start and an end (MetaVision).
+
+    A bag charted over several rate changes is several touching rows of partial amounts:
+    touching rows are one administration while together they stay within one ``dose``
+    (in the rows' unit; any amount when None), so back-to-back bags of a full dose each
+    stay separate. None when no row has an interval of its own (point-charted CareVue
+    rows and orders cannot be counted).
+    """
+    ivs = sorted((iv, row_dose(r)) for r in rows if str(r.get("table", "")).startswith("inputevents")
+                 and r.get("end") and (iv := row_interval(r)) is not None)
+    if not ivs:
+        return None
+    out: list[tuple[datetime, datetime]] = []
+    held = 0.0
+    for (a, b), amount in ivs:
+        part = amount or 0.0
+        if out and a <= out[-1][1] + timedelta(minutes=1) and (dose is None or held + part <= 1.05 * dose):
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+            held += part
+        else:
+            out.append((a, b))
+            held = part
+    return out
+
+
+def total_matches(dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the administrations among ``rows`` add up to the stated amount ("magnesium
+    sulfate 4 gm" given as two 2 g bags, "albumin 5% 1 L" as two 500 mL): each row's
+    amount put in the stated unit, the sum within 1 %. Orders are no administrations.
+    """
+    total, n = 0.0, 0
+    for r in rows:
+        obs = row_dose(r)
+        if obs is None or not str(r.get("table", "")).startswith("inputevents"):
+            continue
+        runit = str(r.get("unit") or "")
+        total += (convert(obs, runit, unit) if unit and runit else None) or obs
+        n += 1
+    return n > 1 and abs(total - dose) <= max(0.01 * dose, 1e-6)
+
+
+def charts_non_iv(r: Mapping[str, Any]) -> bool:
+    """Whether a row may be a non-IV dose charted without its route: MetaVision charts
+    subcutaneous insulin or heparin in the same table as IV boluses, so its rows support
+    an IV route but are no evidence against a stated SC or PO one.
+    """
+    return str(r.get("table", "")) == "inputevents_mv" and not (r.get("extra") or {}).get("route")

@@ -14,12 +14,13 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
+from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
-__all__ = ["RULES", "CHAIN", "DATA_VALUE", "judge_data_finding", "pitting_grade"]
+__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "judge_data_finding", "pitting_grade"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -53,8 +54,8 @@ def _concept(c: Claim) -> str:
 def _stated(c: Claim) -> set[str]:
     concept, e = _concept(c), c.entity
     note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
-    if concept == "edema" and c.entity.claim.negated:
-        note = "no"
+    if concept in ("edema", "ectopy", "gcs_eye") and c.entity.claim.negated:
+        note = "no"  # "no edema", "no ectopy", "no eye opening": the absence is the claim
     return _states(concept, note.lower(), "note")
 
 
@@ -67,6 +68,52 @@ def _charted(c: Claim) -> tuple[set[str], Rows]:
         if got & stated:
             hits.append(r)
     return charted, hits
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _is_attribute(concept: str) -> bool:
+    return any(a.concept == concept for finding in _vocab().get("attributes", {}) for a in attributes_of(finding))
+
+
+def _attribute_value(c: Claim) -> Verdict | None:
+    """"R pupil 4mm", "L sluggish": the stated side's items, the charted value at the time;
+    a size as a number (a range "3-4mm" by either end), a response as a state.
+    """
+    e, concept = c.entity, _concept(c)
+    if not _is_attribute(concept):
+        return None
+    words = c.claim_as(FindingClaim).words or e.value or ""
+    first, _, rest = words.partition(" ")
+    side = side_of(first) if rest else None
+    value = rest if side else words
+    keep = narrow_to_side(side, [it.label or "" for it in e.items])
+    rows = [r for i in keep if i < len(e.item_keys) for r in c.session.rows(e.item_keys[i], e.window)[0]
+            if str(r.get("value") or "").strip()]
+    if not rows:
+        return None
+    where = f"{side} " if side in ("right", "left") else ""
+    if is_number_attribute(concept):
+        stated = [float(x) for x in _NUMBER.findall(value)]
+        numbered = [(r, float(n[0])) for r in rows if (n := _NUMBER.findall(str(r.get("value"))))]
+        if not stated or not numbered:
+            return None
+        hits = [r for r, n in numbered if any(abs(n - x) < 0.26 for x in stated)]
+        shown = ", ".join(sorted({str(r.get("value")) for r, _ in numbered})[:5])
+        if hits:
+            return verdict(c, True, f"{e.text}: {where}{value} charted in the window", hits[:4])
+        return verdict(c, False, f"{e.text}: {where}{value} not charted (charted {shown})",
+                       [r for r, _ in numbered][:4])
+    stated_states = _states(concept, value.lower(), "note")
+    charted = {st: r for r in rows for st in _states(concept, str(r.get("value")).lower(), "chart")}
+    if not stated_states or not charted:
+        return None
+    if stated_states & set(charted):
+        return verdict(c, True, f"{e.text}: {where}{', '.join(sorted(stated_states))} charted in the window",
+                       [charted[s] for s in stated_states if s in charted])
+    return verdict(c, False, f"{e.text}: note says {where}{', '.join(sorted(stated_states))}; table charts "
+                   f"{', '.join(sorted(charted))}", list(charted.values())[:4])
 
 
 def _no_known_state(c: Claim) -> Verdict | None:
@@ -146,6 +193,9 @@ def _data_value(c: Claim) -> Verdict | None:
 
 
 _F = ("finding",)
+ATTRIBUTE_VALUE = Rule("findings.attribute_value", "An attribute of a finding (a pupil's size or response) is "
+                       "checked against its own items on the stated side: a number against the charted numbers, a "
+                       "state against the charted states at the stated time.", _attribute_value, _F)
 NO_KNOWN_STATE = Rule("findings.no_known_state", "A finding whose words name no state of the vocabulary claims only "
                       "that the item was charted, which its record in the window confirms.", _no_known_state, _F)
 PITTING_GRADE = Rule("findings.pitting_grade", "A stated pitting-edema grade must be among the grades charted "
@@ -159,5 +209,5 @@ DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
 
-CHAIN = (NO_KNOWN_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
+CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
 RULES = (*CHAIN, DATA_VALUE)

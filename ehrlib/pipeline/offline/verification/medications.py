@@ -12,10 +12,23 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
-from ehrlib.pipeline.offline.verification.doses import dose_matches, rate_matches, route_of, row_dose, same_dose_unit
+from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
+from ehrlib.pipeline.offline.verification.doses import (
+    charts_non_iv,
+    dose_matches,
+    rate_matches,
+    route_of,
+    row_dose,
+    same_dose_unit,
+    total_matches,
+    unitless_matches,
+)
+from ehrlib.pipeline.offline.verification.medrows import day_rows
+from ehrlib.pipeline.offline.verification.medrows import med as _med
+from ehrlib.pipeline.offline.verification.medrows import names as _names
+from ehrlib.pipeline.offline.verification.medrows import rows as _rows
 from ehrlib.pipeline.offline.verification.session import Claim, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
@@ -27,20 +40,8 @@ Rows = list[Mapping[str, Any]]
 _KINDS = ("medication", "infusion")
 
 
-def _med(c: Claim) -> MedicationClaim:
-    return c.claim_as(MedicationClaim)
-
-
-def _names(c: Claim) -> str:
-    return ", ".join(_med(c).drugs[:3])
-
-
 def _action(c: Claim) -> str:
     return _med(c).action or ""
-
-
-def _rows(c: Claim) -> Rows:
-    return c.narrowed if c.narrowed is not None else c.item_rows()[0]
 
 
 def _course(c: Claim) -> Rows:
@@ -79,22 +80,6 @@ def _record_in_window(c: Claim) -> Verdict | None:
     if not inside:
         return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
                        f"{tool_spec(c.entity.window)}", every[:4])
-    return None
-
-
-def _transfusion_volume(c: Claim) -> Verdict | None:
-    """MIMIC splits one unit over several rows (rate changes): compare volume, ~300 mL a unit."""
-    e, units = c.entity, _med(c).units
-    if units is None or str(e.claim.concept) != "transfusion" or not e.time_text:
-        return None
-    inside = _rows(c)
-    volume = sum(float(r["valuenum"]) for r in inside
-                 if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
-    if volume > 0:
-        estimate = volume / 300.0
-        if abs(estimate - float(units)) > max(1.0, 0.25 * float(units)):
-            return verdict(c, False, f"{e.text}: stated {int(units)} unit(s), recorded {volume:.0f} mL "
-                           f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
     return None
 
 
@@ -166,8 +151,15 @@ def _dose(c: Claim) -> Verdict | None:
     if dose is None:
         return None
     inside = _rows(c)
+    if not dose_unit:
+        return _unitless_dose(c, float(dose), inside)
     comparable = [r for r in inside if same_dose_unit(dose_unit, r)]
+    given = [r for r in comparable if str(r.get("table", "")).startswith("inputevents") and row_dose(r) is not None]
+    if given and _administered(c):
+        comparable = given  # "lorazepam 4 mg IV x1" states what was given, not the order's "2-4 mg" range
     with_dose = [r for r in comparable if dose_matches(float(dose), dose_unit, r)]
+    if not with_dose and total_matches(float(dose), dose_unit, day := [r for r in day_rows(c) if r in comparable]):
+        with_dose = day  # the day's total, given in several administrations
     if not with_dose and any(row_dose(r) is not None for r in comparable):
         doses = sorted({f"{row_dose(r):g}" for r in comparable if row_dose(r) is not None})
         return verdict(c, False, f"{_names(c)}: dose {dose:g} {dose_unit} not recorded "
@@ -176,11 +168,31 @@ def _dose(c: Claim) -> Verdict | None:
     return None
 
 
+def _administered(c: Claim) -> bool:
+    """Whether the statement reports an administration (given, bolus, a count, "x1")."""
+    m, words = _med(c), terms()["actions"].get("administered", ())
+    return m.units is not None or (m.action or "") in words or (m.freq or "") in words
+
+
+def _unitless_dose(c: Claim, number: float, inside: Rows) -> Verdict | None:
+    """"atorvastatin 40": the number is a dose (or an infusion's rate) in the drug's own
+    recorded unit; wrong when no row of the window records it.
+    """
+    judged = [(r, ok) for r in inside if (ok := unitless_matches(number, r)) is not None]
+    hits = [r for r, ok in judged if ok]
+    if judged and not hits:
+        seen = sorted({f"{row_dose(r):g} {r.get('unit') or ''}".strip() for r, _ in judged if row_dose(r) is not None})
+        return verdict(c, False, f"{_names(c)}: dose {number:g} not recorded (recorded {', '.join(seen[:6])})",
+                       [r for r, _ in judged][:4])
+    c.narrowed = hits or inside
+    return None
+
+
 def _route(c: Claim) -> Verdict | None:
     route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
-    routed = [r for r in _rows(c) if route_of(r)]
+    routed = [r for r in _rows(c) if route_of(r) and (route == "IV" or not charts_non_iv(r))]
     if routed and not [r for r in routed if any(w in route_of(r) for w in routes[route])]:
         return verdict(c, False, f"{_names(c)}: route {route} not recorded (recorded "
                        f"{', '.join(sorted({route_of(r) for r in routed}))})", routed[:4])
@@ -241,16 +253,21 @@ CHAIN = (
           "when the window ends.", _stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
-    _rule("transfusion_volume", "Blood products are charted as volumes split over rows, so a stated number of "
-          "units is compared with the window's total volume at about 300 mL a unit.", _transfusion_volume),
+    _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
+          "charted that day and their volume, at the product's volume a unit, is short too; pooled products are not "
+          "counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", _clock_edge),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
           "window.", _dated_edge),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day and from the stated "
           "time.", _rate),
-    _rule("dose", "A stated dose must match an order or administration in a comparable unit.", _dose),
+    _rule("dose", "A stated dose must match an order or administration in a comparable unit (converted within "
+          "its family); a number written without a unit is read in the drug's own recorded unit.", _dose),
     _rule("route", "A stated route must match the route charted for the drug.", _route),
+    _rule("administration_count", "A count (\"x3\") claims about that many separate administrations of the "
+          "drug, at the stated dose, in the statement's window: two or more short is a contradiction.",
+          administration_count),
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),
     _rule("duration", "A stated course length must match the span of the drug's orders in the admission.",

@@ -1,0 +1,89 @@
+"""The course of an infusion in the rest of its drug's sentence: rates and stops.
+
+"Lasix gtt 30 -> 20 mg/hr, stopped at 0600", "rate decreased from 1,100 to 800 units/hr",
+"titrated up to 2.5, then off by 1400": a note states a drip's course as a sequence of
+claims, each checkable on its own (a rate among the drug's charted rates, a stop against
+the end of its last run). :func:`course_steps` reads them; the medication scanner makes
+each a mention of the drug named last (:mod:`.medications`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ehrlib.pipeline.offline.rule import Rule
+
+__all__ = ["CourseStep", "course_steps", "number", "HEAD_ONLY", "COURSE_RULE"]
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
+              r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|g|units?|u)\s+per\s+(?:min|hour|hr)\b")
+#: one step of an infusion's course: a chain of rates sharing the unit after the last
+#: ("30 -> 20 mg/hr", "from 1,100 to 800 units/hr", "weaned 40 -> 10 mcg/kg/min")
+_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→|>|(?:(?:down|up|back)\s+)?to|then)\s*{_NUM})*)"
+                         rf"\s*(?P<unit>{_RATE_UNIT})", re.I)
+#: a titration to a number without a unit ("titrated up to 2.5"): the rate in the drug's charted unit
+_TITRATED_TO = re.compile(rf"\b(?:titrated|increased|decreased|weaned|turned|went|down|up)(?:\s+(?:up|down|back))?"
+                          rf"\s+to\s+(?P<num>{_NUM})(?![\d.]|,\d|\s*(?:%|/|[a-z]))", re.I)
+#: the stop of a course at a clock time ("off at 1740", "weaned off by 1600", "stopped at 0600")
+_STOP_AT = re.compile(r"\b(?P<a>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|d/c'?d|dc'?d|discontinued)\s+"
+                      r"(?:(?:at|by|since|@|~|around)\s*)?(?P<t>\d{3,4}h?\b(?!\s*(?:mg|mcg|g|ml|cc|units?)\b)|"
+                      r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
+                      re.I)
+@dataclass(frozen=True, slots=True)
+class CourseStep:
+    """One claim of an infusion's course after its drug name: a rate (``rate`` set, its
+    ``unit`` None when the note gives none) or a stop at a clock time (``rate`` None).
+    Offsets are in the text scanned.
+    """
+
+    start: int
+    end: int
+    rate: float | None
+    unit: str | None
+    action: str | None
+    #: one of several rates of a chain ("from 1,100 to 800 units/hr")
+    chained: bool = False
+
+
+_STEP_LEAD = re.compile(r"(?:(?:then\s+)?(?:(?:de|in)creased|titrated(?:\s+(?:up|down))?|weaned|reduced|down|up|"
+                        r"drip|gtt|infusion|rate)\s+)?(?:(?:from|to|at|@)\s+)?$", re.I)
+
+
+#: nothing but infusion words between a drug and its first rate ("Lasix gtt 30 -> 20 mg/hr")
+HEAD_ONLY = re.compile(r"[\s:@-]*(?:(?:gtt|drip|infusion|was|is|now|running|at)\b[\s:@-]*)*", re.I)
+
+
+def number(text: str) -> float:
+    """A number as written, thousands separators and all ("1,100")."""
+    return float(text.replace(",", ""))
+
+
+def course_steps(text: str) -> list[CourseStep]:
+    """The course claims of ``text`` (the rest of a drug's sentence), in order: every rate
+    of a chain ("30 -> 20 mg/hr" is two), a titration to a unit-less number, a stop at a
+    clock time. A range ("50-100 mcg/hr") is no chain and is left to the drug's own rate.
+    """
+    out: list[CourseStep] = []
+    for m in _RATE_CHAIN.finditer(text):
+        unit = re.sub(r"\s+", "", m.group("unit").lower()).replace("per", "/")
+        nums = list(re.finditer(_NUM, m.group("chain")))
+        lead = _STEP_LEAD.search(text[:m.start()])
+        action = "titrated" if lead and re.match(r"(?:de|in)cr|titr|wean|reduc|down|up", lead.group(0).strip(), re.I) \
+            else None
+        for i, n in enumerate(nums):
+            a = m.start("chain") + n.start()
+            start = lead.start() if i == 0 and lead and lead.group(0) else a
+            end = m.end() if i == len(nums) - 1 else m.start("chain") + n.end()
+            out.append(CourseStep(start, end, number(n.group(0)), unit, action if i == 0 else "titrated",
+                                  len(nums) > 1))
+    for m in _TITRATED_TO.finditer(text):
+        if not any(s.start <= m.start("num") < s.end for s in out):
+            out.append(CourseStep(m.start(), m.end(), number(m.group("num")), None, "titrated"))
+    for m in _STOP_AT.finditer(text):
+        out.append(CourseStep(m.start(), m.end(), None, None, "off"))
+    return sorted(out, key=lambda s: s.start)
+
+
+COURSE_RULE = Rule("extract.infusion_course", "A drug's sentence states a course: each rate of a chain or titration "
+                   "and each stop at a clock time is a claim of its own about the drug last named.", course_steps)

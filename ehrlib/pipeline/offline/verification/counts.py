@@ -1,0 +1,67 @@
+"""Counted claims of a medication statement: blood-product units and "x3" administrations.
+
+Orders cannot be counted, and point-charted rows (CareVue) chart amounts, not bags; rows
+with their own start and end (MetaVision) are administrations once rows that touch are
+merged (:func:`.doses.administrations`).
+"""
+from __future__ import annotations
+
+import re
+
+from ehrlib.pipeline.offline.verification.doses import administrations
+from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
+from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.terms import terms
+from ehrlib.pipeline.offline.verification.windows import tool_spec
+from ehrlib.pipeline.records import Verdict
+
+__all__ = ["transfusion_units", "administration_count"]
+
+
+def transfusion_units(c: Claim) -> Verdict | None:
+    """A stated number of blood-product units against the statement's day (or stated time).
+
+    Counted rows: the units a statement names are the ones it is about, and other units
+    of the day may be another statement's, so it is wrong only when fewer separate
+    administrations are charted and their volume (a unit's volume from
+    ``verification_terms.yaml``) is short too; pooled products are not counted.
+    Point-charted rows, for a stated time only: the volume within a unit (or a quarter).
+    """
+    e, units = c.entity, med(c).units
+    if units is None or str(e.claim.concept) != "transfusion" or not (e.time_text or short_window(e.window)):
+        return None
+    per_unit = next((v for pat, v in terms()["unit_volumes"].items() if re.search(pat, e.text, re.I)), 300.0)
+    if per_unit is None:
+        return None  # a pooled product: one charted bag may be several units
+    inside = day_rows(c)
+    given = administrations([r for r in inside if "ml" in str(r.get("unit") or "").lower()], float(per_unit))
+    volume = sum(float(r["valuenum"]) for r in inside
+                 if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
+    estimate, stated = volume / float(per_unit), float(units)
+    if given is not None:
+        wrong = len(given) < stated and estimate < stated - 0.5
+    else:
+        wrong = bool(e.time_text) and volume > 0 and abs(estimate - stated) > max(1.0, 0.25 * stated)
+    if not wrong:
+        return None
+    counted = f"{len(given)} administration(s), " if given is not None else ""
+    return verdict(c, False, f"{e.text}: stated {int(units)} unit(s), recorded {counted}{volume:.0f} mL "
+                   f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
+
+
+def administration_count(c: Claim) -> Verdict | None:
+    """"KCl 20 mEq IV x3": about that many separate administrations (at the stated dose,
+    when one was checked) are charted in the statement's window; one short is allowed,
+    as a dose given just before the window or charted late is no contradiction.
+    """
+    count, m = med(c).units, med(c)
+    if count is None or str(c.entity.claim.concept) == "transfusion":
+        return None
+    got = rows(c)
+    dosed = [r for r in got if r.get("valuenum") is not None]
+    # rows at the stated dose are each a full dose; else touching rows are one bag
+    given = administrations(got, min(float(r["valuenum"]) for r in dosed) if m.dose is not None and dosed else None)
+    if given is not None and 0 < len(given) < int(count) - 1:  # one charted dose may sit outside the window
+        return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s)"
+                       + (f" at {m.dose:g} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""), got[:6])
+    return None

@@ -1,0 +1,47 @@
+"""What the medication rules read of a statement: its claim, its drug names and rows.
+
+The chain's rules narrow the window's rows as they check (:mod:`.medications`); these
+readers give every rule, and the count rules (:mod:`.counts`), one view of that state.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.claims import MedicationClaim
+from ehrlib.pipeline.offline.verification.session import Claim
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time
+
+__all__ = ["med", "names", "rows", "day_rows", "short_window"]
+
+Rows = list[Mapping[str, Any]]
+
+
+def med(c: Claim) -> MedicationClaim:
+    """The statement's medication claim (an empty one for another shape)."""
+    return c.claim_as(MedicationClaim)
+
+
+def names(c: Claim) -> str:
+    """The drug names, as a verdict's reason shows them."""
+    return ", ".join(med(c).drugs[:3])
+
+
+def rows(c: Claim) -> Rows:
+    """The window's rows, as the rules before narrowed them."""
+    return c.narrowed if c.narrowed is not None else c.item_rows()[0]
+
+
+def short_window(window: TimeSpan | None) -> bool:
+    """Whether a window is a day or so (a progress note's, a stated time's), not a stay."""
+    a, b = (parse_time(window.start), parse_time(window.end)) if window else (None, None)
+    return a is not None and b is not None and (b - a) <= timedelta(days=3, minutes=1)
+
+
+def day_rows(c: Claim) -> Rows:
+    """The rows of the statement's own day: a widened note window counts its core day."""
+    core = core_window(c.entity.window) if not c.entity.time_text else None
+    got = rows(c)
+    return [r for r in got if in_window(r, core)] if core is not None else got

@@ -1,0 +1,19 @@
+"""Known answers for which time expression governs a statement (ehrlib.pipeline.offline.extract)."""
+from __future__ import annotations
+
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.extract import _governing_ref
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.mentions import find_mentions
+from ehrlib.pipeline.records import TimeRef
+
+
+def test_a_time_inside_another_statement_is_that_statements_own() -> None:
+    text = "esmolol weaned 100 -> 50 mcg/kg/min and off by 1630 today"
+    ms = [m for m in find_mentions(text, 0, load_lexicon(), ("Esmolol",), "other") if m.concept == "drug"]
+    at = text.index("1630")
+    ref = TimeRef(0, "by 1630", TimeSpan("2199-02-03 16:30:00", "2199-02-03 16:30:00"), span=(at - 3, at + 4))
+    drug, stop = ms[0], ms[-1]
+    assert stop.text == "off by 1630"
+    assert _governing_ref(stop, [ref], text, ms) is ref
+    assert _governing_ref(drug, [ref], text, ms) is None

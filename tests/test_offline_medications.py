@@ -1,0 +1,84 @@
+"""Known answers for the medication scanner (ehrlib.pipeline.offline.medications): doses,
+rates and courses read from made-up sentences."""
+from __future__ import annotations
+
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.mentions import find_mentions
+
+
+def _drugs(text: str, patient: tuple[str, ...] = ()):
+    return [m for m in find_mentions(text, 0, load_lexicon(), patient, "other") if m.concept == "drug"]
+
+
+def test_a_bare_number_after_a_drug_is_its_dose_in_the_recorded_unit() -> None:
+    got = {m.text.lower(): (m.claim.dose, m.claim.dose_unit) for m in _drugs("Meds: aspirin 81, metoprolol 50 PO bid")}
+    assert got == {"aspirin": (81.0, None), "metoprolol": (50.0, None)}
+    assert _drugs("lasix 20 mg IV")[0].claim.dose_unit == "mg"
+
+
+def test_a_number_that_is_no_dose_is_left_alone() -> None:
+    assert _drugs("vancomycin day 5 of 14")[0].claim.dose is None
+    assert _drugs("albumin 25% given")[0].claim.dose is None
+
+
+def test_a_course_is_one_claim_per_rate_and_stop() -> None:
+    ms = _drugs("Nitro gtt 40 -> 25 mcg/min, stopped at 0915.")
+    assert [(m.claim.rate, m.claim.rate_unit, m.claim.action) for m in ms] == [
+        (40.0, "mcg/min", None), (25.0, "mcg/min", "titrated"), (None, None, "off")]
+    assert ms[-1].text == "stopped at 0915"
+
+
+def test_course_steps_of_a_later_drip_and_a_titration_without_unit() -> None:
+    ms = _drugs("esmolol 10 mg IV then drip at 50 mcg/kg/min, titrated up to 100, off by 2200.", ("Esmolol",))
+    assert ms[0].claim.dose == 10.0 and ms[0].claim.rate is None
+    assert [(m.claim.rate, m.claim.rate_unit) for m in ms[1:]] == [(50.0, "mcg/kg/min"), (100.0, None), (None, None)]
+
+
+def test_a_rate_range_is_no_course() -> None:
+    ms = _drugs("morphine gtt 2-4 mg/hr overnight")
+    assert len(ms) == 1
+
+
+def test_brand_and_ward_names_from_the_synonym_table() -> None:
+    got = {m.text.lower(): (m.claim.drugs, m.claim.dose) for m in _drugs("Meds: imdur 60, simva 20")}
+    assert got == {"imdur": (("isosorbide mononitrate",), 60.0), "simva": (("simvastatin",), 20.0)}
+
+
+def test_a_listed_drug_takes_no_route_of_the_next_one() -> None:
+    ms = _drugs("Abx: ceftriaxone, metronidazole PO")
+    assert [m.claim.route for m in ms] == [None, "PO"]
+
+
+def test_rules_state_their_principle() -> None:
+    from ehrlib.pipeline.offline.medications import RULES
+    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unit_anaphor", "extract.unitless_dose"]
+    assert all(r.principle for r in RULES)
+
+
+def test_a_rate_after_another_number_is_a_step_and_a_count_is_its_items_own() -> None:
+    ms = _drugs("Nitro gtt started 0900, up to 60 mcg/min; bolus x2")
+    assert [(m.text, m.claim.rate) for m in ms] == [("Nitro gtt", None), ("up to 60 mcg/min", 60.0)]
+    ms = _drugs("On nitro, up to 60 mcg/min.")
+    assert [m.claim.rate for m in ms] == [60.0]
+    assert _drugs("KCl 20 mEq IV x3")[0].claim.units == 3.0
+    assert _drugs("nitro gtt 20 mcg/min, boluses x2")[0].claim.units is None
+
+
+def test_a_later_dose_in_the_drugs_sentence_is_a_claim_of_its_own() -> None:
+    ms = _drugs("hydralazine 10 mg IV at 0900, 20 mg IV at 1300.")
+    assert [(m.claim.dose, m.claim.route) for m in ms] == [(10.0, "IV"), (20.0, "IV")]
+    assert ms[1].text == "20 mg IV"
+    assert len(_drugs("hydralazine 10 mg IV, SBP 150s")) == 1
+
+
+def test_a_class_word_yields_to_the_members_it_names() -> None:
+    ms = _drugs("pressors (vasopressin, epinephrine) weaned off")
+    assert [m.claim.drugs for m in ms] == [("vasopressin",), ("epinephrine",)]
+
+
+def test_a_unit_without_its_product_is_the_product_named_before() -> None:
+    ms = find_mentions("Hgb 6.9 -> 1 unit FFP at noon, another unit this evening.", 0, load_lexicon(), (), "other")
+    units = [(m.text, m.claim.units) for m in ms if m.concept == "transfusion"]
+    assert units == [("FFP", 1.0), ("another unit", 1.0)]
+    assert not [m for m in find_mentions("insulin 2 units SC, one unit later", 0, load_lexicon(), (), "other")
+                if m.concept == "transfusion"]

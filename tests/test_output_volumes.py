@@ -1,0 +1,51 @@
+"""Known-answer tests of output volumes written after (or "of") the site that put them out."""
+from __future__ import annotations
+
+import pytest
+
+from ehrlib.pipeline.offline.output_volumes import output_volume_mentions
+
+
+def _found(line: str) -> list[tuple[str, str, float, bool]]:
+    return [(m.text, m.concept, m.claim.reading.value, m.claim.per_day) for m in output_volume_mentions(line, 0, [])]
+
+
+@pytest.mark.parametrize("line, want", [
+    ("Left chest tube drained 380 cc on POD 2.", [("380 cc", "chest_tube", 380.0, True)]),
+    ("JP drains with 1,200 cc serous fluid overnight", [("1,200 cc", "drain_output", 1200.0, True)]),
+    ("Barely 90 cc of urine today despite lasix", [("90 cc", "urine_output", 90.0, True)]),
+    ("NGT to suction, 60 cc bilious", [("60 cc", "gastric_output", 60.0, False)]),   # one charting
+    ("Rectal tube w/ ~2 L brown stool", [("~2 L", "stool_output", 2000.0, True)]),  # L is 1000 mL
+    ("UOP 25 cc/hr", []),                                                              # an hourly rate
+    ("UOP low, gave 500 cc LR", []),                                                   # an intake
+    ("Received 1 L NS for low urine output", []),
+    ("Plts 50. Then 300 cc more over two hours", []),                                  # no site named
+    ("Foley removed. 250 cc of free water via the tube", []),                          # sentence ends the reach
+])
+def test_output_volumes(line, want):
+    assert _found(line) == want
+
+
+def test_taken_values_stay_with_their_statement():
+    line = "CT output 300 cc today"
+    assert output_volume_mentions(line, 0, [(0, 16)]) == []
+
+
+@pytest.mark.parametrize("line, want", [
+    ("OGT to suction, 450 cc bilious output", [("450 cc", "output")]),               # the tube's output is the claim
+    ("Foley w/ amber urine, UOP for the day 600 cc", [("600 cc", "output")]),
+    ("NGT placed, drained 450 cc", [("NGT", "procedure"), ("450 cc", "output")]),   # a placement is its own claim
+])
+def test_a_device_named_as_the_site_is_the_output_statement(line, want):
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+    assert [(m.text, m.kind) for m in find_mentions(line, 0, load_lexicon())] == want
+
+
+def test_a_device_named_before_a_stated_output_of_its_kind_is_that_statement():
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+    found = find_mentions("GU: Foley draining dark urine, UOP 15-25 cc/hr.", 0, load_lexicon())
+    assert [(m.text, m.kind) for m in found] == [("UOP", "output")]
+    found = find_mentions("Foley draining dark urine. Creatinine 2.1.", 0, load_lexicon())
+    assert [m.kind for m in found] == ["procedure", "measurement"]   # no output stated: the device stays
