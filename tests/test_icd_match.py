@@ -39,3 +39,125 @@ def test_search_queries_add_the_icd_wording():
     assert search_queries("NSTEMI") == ["NSTEMI", "subendocardial infarction"]
     assert search_queries("Pneumonia") == ["Pneumonia"]
     assert search_queries("  ") == []
+
+
+# --- resolution against a whole dictionary, then the billing ------------------------------
+
+from ehrlib.pipeline.offline.icd_match import icd_parent, resolve  # noqa: E402
+from ehrlib.pipeline.offline.terminology import Terminology, Title  # noqa: E402
+
+DICTIONARY = [
+    Title("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis"),
+    Title("diagnoses_icd", "5849", "Acute kidney failure, unspecified"),
+    Title("diagnoses_icd", "5859", "Chronic kidney disease, unspecified"),
+    Title("diagnoses_icd", "45620", "Esophageal varices in diseases classified elsewhere, with bleeding"),
+    Title("diagnoses_icd", "45621", "Esophageal varices in diseases classified elsewhere, without mention of bleeding"),
+    Title("diagnoses_icd", "2866", "Defibrination syndrome"),
+    Title("diagnoses_icd", "J9601", "Acute respiratory failure with hypoxia"),
+    Title("diagnoses_icd", "J9602", "Acute respiratory failure with hypercapnia"),
+    Title("procedures_icd", "3961", "Extracorporeal circulation auxiliary to open heart surgery"),
+    Title("procedures_icd", "02100Z9", "Bypass Coronary Artery, One Artery from Left Internal Mammary, Open Approach"),
+    Title("procedures_icd", "021209W", "Bypass Coronary Artery, Three Arteries from Aorta with Autologous Venous "
+                                       "Tissue, Open Approach"),
+]
+
+
+def _dictionary():
+    return Terminology(DICTIONARY)
+
+
+def test_icd_parent_is_one_level_up():
+    assert icd_parent("diagnoses_icd", "5849") == "584"
+    assert icd_parent("diagnoses_icd", "486") == "486"
+    assert icd_parent("diagnoses_icd", "K7200") == "K720"
+    assert icd_parent("procedures_icd", "3961") == "396"
+    assert icd_parent("procedures_icd", "02100Z9") == "021"
+
+
+def test_billed_title_named_directly():
+    billed = [Title("diagnoses_icd", "5849", "Acute kidney failure, unspecified")]
+    res = resolve("acute renal failure on admission", _dictionary(), billed)
+    assert [t.code for t in res.named] == ["5849"] and res.resolved
+
+
+def test_billed_code_of_the_same_category_is_the_statements_code():
+    # the statement resolves to 584x; the billing holds the tubular-necrosis code of 584
+    billed = [Title("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis")]
+    res = resolve("AKI", _dictionary(), billed)
+    assert [t.code for t in res.candidates] == ["5845"]
+
+
+def test_a_sibling_stating_the_opposite_is_not_the_code():
+    billed = [Title("diagnoses_icd", "45621", "Esophageal varices in diseases classified elsewhere, without "
+                                              "mention of bleeding")]
+    res = resolve("bleeding esophageal varices", _dictionary(), billed)
+    assert res.candidates == () and res.concepts[0].code == "45620"
+
+
+def test_confident_concept_not_billed_is_resolved_but_has_no_candidate():
+    billed = [Title("diagnoses_icd", "5859", "Chronic kidney disease, unspecified")]
+    res = resolve("disseminated intravascular coagulation", _dictionary(), billed)
+    assert res.resolved and res.candidates == () and res.concepts[0].code == "2866"
+
+
+def test_no_concept_is_unresolved():
+    res = resolve("laboratory data on arrival", _dictionary(), [])
+    assert not res.resolved
+
+
+def test_icd10_pcs_bypass_named_by_the_clinical_abbreviation():
+    billed = [Title("procedures_icd", "021209W", "Bypass Coronary Artery, Three Arteries from Aorta with "
+                                                 "Autologous Venous Tissue, Open Approach")]
+    res = resolve("CABG x3", _dictionary(), billed, ("procedures_icd",))
+    assert [t.code for t in res.candidates] == ["021209W"]
+
+
+class _Item:
+    def __init__(self, table, code, label):
+        self.table, self.value, self.label, self.key = table, code, label, f"{table}:{code}"
+
+
+class _Catalog:
+    def __init__(self, items):
+        self.items = items
+        self.by_key = {i.key: i for i in items}
+
+    def get(self, key):
+        return self.by_key.get(key)
+
+
+class _Env:
+    def __init__(self, items, billed):
+        self.con, self.identity = object(), ("made-up", str(id(self)))
+        self.schema = type("S", (), {"flavor": "mimic3"})()
+        self.catalog = _Catalog(items)
+        self.patient_keys = frozenset(billed)
+
+
+def test_names_icd_concept_against_the_database_dictionary():
+    from ehrlib.pipeline.offline.icd_match import names_icd_concept, names_icd_concept_strictly
+
+    items = [_Item(t.table, t.code, t.title) for t in DICTIONARY]
+    tools = type("T", (), {"env": _Env(items, {"diagnoses_icd:5849"})})()
+    assert names_icd_concept(tools, "DIC")
+    assert not names_icd_concept(tools, "LABS ON ADMISSION:")
+    assert names_icd_concept_strictly(tools, "acute renal failure")
+    assert not names_icd_concept_strictly(tools, "weakness")
+    # no database behind the tools: every listed entry is kept, no prose item is read
+    assert names_icd_concept(object(), "anything") and not names_icd_concept_strictly(object(), "AKI")
+
+
+def test_a_sibling_of_another_condition_is_not_the_code():
+    # both under ICD-9 572, but "portal hypertension" is not "hepatic encephalopathy"
+    dictionary = Terminology([Title("diagnoses_icd", "5722", "Hepatic encephalopathy"),
+                              Title("diagnoses_icd", "5723", "Portal hypertension")])
+    res = resolve("hepatic encephalopathy", dictionary, [Title("diagnoses_icd", "5723", "Portal hypertension")])
+    assert res.candidates == () and res.resolved
+
+
+def test_an_arterial_line_is_not_a_venous_catheter_of_the_same_category():
+    dictionary = Terminology([Title("procedures_icd", "3891", "Arterial catheterization"),
+                              Title("procedures_icd", "3893", "Venous catheterization, not elsewhere classified")])
+    billed = [Title("procedures_icd", "3893", "Venous catheterization, not elsewhere classified")]
+    assert resolve("arterial line", dictionary, billed).candidates == ()
+    assert [t.code for t in resolve("central line", dictionary, billed).candidates] == ["3893"]

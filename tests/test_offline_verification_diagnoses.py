@@ -70,3 +70,72 @@ def test_listed_procedure_without_a_billed_code_goes_on_to_its_bedside_record():
     proc = entity("arterial line", "procedure", keys=("chartevents:1",), section="procedures")
     v = verify(proc, FakeTools({"chartevents:1": [row("2199-02-03", None, value="placed")]}, lexical=[]))
     assert v.label == "consistent" and v.rule_id != "diagnoses.section_billed"
+
+
+# --- the database dictionary behind the tools --------------------------------------------
+
+from dataclasses import dataclass  # noqa: E402
+from typing import Any  # noqa: E402
+
+from test_icd_match import _Env, _Item  # noqa: E402
+
+DICT_ITEMS = [_Item("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis"),
+              _Item("diagnoses_icd", "5849", "Acute kidney failure, unspecified"),
+              _Item("diagnoses_icd", "2866", "Defibrination syndrome")]
+
+
+@dataclass
+class DictTools(FakeTools):
+    env: Any = None
+
+
+def _dict_tools(billed_rows):
+    tools = DictTools(billed_rows)
+    tools.env = _Env(DICT_ITEMS, set(billed_rows))
+    return tools
+
+
+def test_resolved_concept_confirmed_by_a_billed_code_under_the_same_parent():
+    key = "diagnoses_icd:5845"
+    rows = {key: [row("2199-02-03", None, key=key, table="diagnoses_icd", label="Acute kidney failure with lesion "
+                                                                                   "of tubular necrosis")]}
+    v = verify(entity("AKI on admission", "diagnosis", keys=()), _dict_tools(rows))
+    assert_decided(v, "diagnoses.billed_code", "consistent")
+    assert [c.tool for c in v.tool_calls] == ["Get_Item_Status_History"]
+
+
+def test_resolved_concept_with_nothing_billed_is_missing():
+    v = verify(entity("DIC", "diagnosis", keys=()), _dict_tools({}))
+    assert_decided(v, "diagnoses.billed_code", "inconsistent", "missing")
+    assert "Defibrination syndrome" in v.reason
+
+
+def test_code_billed_on_another_admission_only_is_missing():
+    tools = _dict_tools({})
+    tools.env = _Env(DICT_ITEMS, {"diagnoses_icd:5849"})  # the patient's, but no row for this admission
+    assert_decided(verify(entity("acute renal failure", "diagnosis", keys=()), tools), "diagnoses.billed_code",
+                   "inconsistent", "missing")
+
+
+def test_listed_entry_around_a_span():
+    from ehrlib.pipeline.offline.verification.diagnoses import listed_entry
+
+    line = "PROCEDURES: Colonoscopy with polypectomy, CVL placement (R IJ, ultrasound guided)"
+    assert listed_entry(line, (12, 23)) == "Colonoscopy with polypectomy"
+    assert listed_entry(line, (43, 46)) == "CVL placement (R IJ, ultrasound guided)"
+    assert listed_entry("", (0, 3)) is None
+
+
+def test_a_name_split_from_its_procedure_entry_is_billed_as_the_whole_entry():
+    from verification_kit import spanned
+
+    items = [_Item("procedures_icd", "4443", "Endoscopic control of gastric or duodenal bleeding"),
+             _Item("procedures_icd", "4513", "Other endoscopy of small intestine")]
+    key = "procedures_icd:4443"
+    tools = DictTools({key: [row("2199-02-03", None, key=key, table="procedures_icd", label=items[0].label)]})
+    tools.env = _Env(items, {key})
+    line = "Upper endoscopy with control of bleeding"
+    e = entity("Upper endoscopy", "diagnosis", keys=(), section="procedures", span=spanned(line, "Upper endoscopy"))
+    v = verify(e, tools, line=line)
+    assert_decided(v, "diagnoses.section_billed", "consistent")
+    assert "Endoscopic control" in v.reason

@@ -139,3 +139,15 @@ def test_surface_baseline_checks_values_not_reasoning(run_note):
     # no trend reasoning: an aligned item with records in the window passes
     assert _label(preds, "lactate") == "consistent"
     assert preds["lactate"].rule_id == "surface.record_exists"
+
+
+def test_diagnoses_named_in_assessment_prose_and_unresolved_entries(run_note):
+    text = ("Assessment: 70M with HTN, admitted with Clostridium difficile colitis and septic shock.\n"
+            "Discharge Diagnosis:\nClostridium difficile colitis\nStable for transfer to the floor")
+    _, result = run_note(text, note_type="physician")
+    dx = {(p.line, p.entity): p for p in result.predictions if p.rule_id and p.rule_id.startswith("diagnoses.")}
+    assert dx[(0, "Clostridium difficile colitis")].label == "consistent"          # 008.45 billed
+    assert dx[(0, "septic shock")].inconsistency_type == "missing"                 # 785.52 not
+    assert (0, "HTN") not in dx                                                    # history before the cue
+    assert dx[(2, "Clostridium difficile colitis")].label == "consistent"
+    assert not [p for p in result.predictions if p.line == 3]                       # names no ICD concept

@@ -42,9 +42,12 @@ def _best(term, phrase, **kw):
 
 
 def test_normalise_drops_icd_boilerplate_plurals_and_word_order():
-    assert normalise("Other and unspecified hyperlipidemia") == ("hyperlipidemia",)
-    assert normalise("Hyperlipidemias") == ("hyperlipidemia",)
-    assert normalise("Pneumonia, organism unspecified") == ("pneumonia",)
+    assert normalise("Other and unspecified hyperlipidemia") == ("hyperlipidem",)
+    assert normalise("Hyperlipidemias") == ("hyperlipidem",)
+    assert normalise("Pneumonia, organism unspecified") == ("pneumon",)
+    # noun and adjective endings meet; distinct short words stay apart
+    assert normalise("endoscopy") == normalise("endoscopic") and normalise("hypoxia") == normalise("hypoxic")
+    assert normalise("artery") != normalise("arterial")
     assert set(normalise("failure, kidney, acute")) == set(normalise("Acute kidney failure NOS"))
 
 
@@ -125,3 +128,57 @@ def test_without_clause_is_not_content():
                                                                                        "ii")
     term = Terminology([Title("diagnoses_icd", "5715", "Cirrhosis of liver without mention of alcohol")])
     assert [m.code for m in term.match("Cirrhosis")] == ["5715"]
+
+
+QUALIFIED = [
+    Title("diagnoses_icd", "45620", "Esophageal varices in diseases classified elsewhere, with bleeding"),
+    Title("diagnoses_icd", "45621", "Esophageal varices in diseases classified elsewhere, without mention of bleeding"),
+    Title("diagnoses_icd", "42822", "Chronic systolic heart failure"),
+    Title("diagnoses_icd", "42821", "Acute systolic heart failure"),
+    Title("diagnoses_icd", "I82621", "Acute embolism and thrombosis of deep veins of right upper extremity"),
+    Title("diagnoses_icd", "I82622", "Acute embolism and thrombosis of deep veins of left upper extremity"),
+]
+
+
+def test_a_stated_qualifier_decides_between_close_titles():
+    term = Terminology(QUALIFIED)
+    assert [m.code for m in term.match("bleeding varices")] == ["45620"]
+    assert [m.code for m in term.match("acute systolic CHF")] == ["42821"]
+    assert _best(term, "left arm DVT") == "I82622"
+    assert "I82621" not in [m.code for m in term.match("left upper extremity DVT")]
+
+
+@pytest.mark.parametrize("phrase, title", [
+    ("DIC", "Defibrination syndrome"),
+    ("cardiopulmonary bypass", "Extracorporeal circulation auxiliary to open heart surgery"),
+    ("IABP placement", "Implant of pulsation balloon"),
+    ("Blakemore tube", "Insertion of Sengstaken tube"),
+    ("pituitary macroadenoma", "Benign neoplasm of pituitary gland and craniopharyngeal duct"),
+    ("shock liver", "Acute and subacute hepatic failure without coma"),
+    ("hypoxemic resp failure", "Acute respiratory failure with hypoxia"),   # two rewrites in a row
+])
+def test_clinical_names_of_icd_concepts(phrase, title):
+    term = Terminology([Title("diagnoses_icd", "x", title), Title("diagnoses_icd", "y", "Chronic kidney disease")])
+    assert _best(term, phrase) == "x"
+
+
+def test_a_stated_qualifier_the_title_leaves_out_narrows_but_a_fuller_title_ranks_first():
+    term = Terminology([Title("procedures_icd", "5122", "Cholecystectomy"),
+                        Title("diagnoses_icd", "4280", "Congestive heart failure, unspecified"),
+                        Title("diagnoses_icd", "42823", "Acute on chronic systolic heart failure")])
+    assert _best(term, "laparoscopic-converted open cholecystectomy") is None  # "laparoscopic" is content
+    assert _best(term, "Open cholecystectomy") == "5122"
+    assert _best(term, "acute on chronic systolic CHF") == "42823"
+
+
+def test_deidentification_brackets_and_asides_are_not_words():
+    term = Terminology([Title("procedures_icd", "370", "Pericardiocentesis")])
+    assert _best(term, "[**3-14**] pericardiocentesis (bedside, 400 cc)") == "370"
+
+
+def test_a_kind_word_is_content_not_a_qualifier():
+    # "septic" names the kind of shock: a billed "Severe sepsis" is not "septic shock"
+    term = Terminology([Title("diagnoses_icd", "99592", "Severe sepsis")])
+    assert term.match("septic shock") == []
+    term = Terminology([Title("diagnoses_icd", "R570", "Cardiogenic shock")])
+    assert term.match("septic shock") == []

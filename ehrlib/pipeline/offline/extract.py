@@ -19,6 +19,7 @@ segment's default window (Appendix B.4).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -30,6 +31,12 @@ from ehrlib.pipeline.offline.checkable import not_checkable
 from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
 from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality
+from ehrlib.pipeline.offline.icd_match import (
+    ICD_TABLES,
+    NO_CONCEPT_RULE,
+    names_icd_concept,
+    names_icd_concept_strictly,
+)
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
@@ -44,6 +51,8 @@ from ehrlib.pipeline.offline.precision import (
     split_non_statements,
     uncheckable,
 )
+from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
+from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
@@ -150,6 +159,7 @@ def _entity(m: Mention, seg: Segment, items: list[tuple[ItemRef, str]], window: 
         span=(m.start, m.end), group=m.group)
 
 
+_DX_LABEL = re.compile(r"^\s*(?:primary|secondary|discharge|final|other)(?:\s+diagnos[ie]s)?\s*:", re.I)
 _DX_LINE = re.compile(r"^\s*(?:\d{1,2}[.)]\s*|[-*•]\s*|#\s*)?(?P<dx>[A-Za-z][^:]{2,90}?)\s*$")
 
 
@@ -160,6 +170,8 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
         text = lines[i]
         if i == seg.start_line:
             text = text.split(":", 1)[1] if ":" in text else ""
+        # "Primary: Sepsis" / "Secondary diagnoses: ..." label the entries that follow
+        text = _DX_LABEL.sub(lambda x: " " * len(x.group(0)), text)
         m = _DX_LINE.match(text)
         if not m or re.match(r"\s*(primary|secondary|discharge|final)\b", m.group("dx"), re.I):
             continue
@@ -179,7 +191,7 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
         head = 0
         if i == seg.start_line and ":" in text:
             head = text.index(":") + 1
-        for chunk in re.finditer(r"[^,;]+", text[head:]):
+        for chunk in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", text[head:]):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
             for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", chunk.group(0)):
                 a = head + chunk.start() + part.start()
                 b = a + len(part.group(0))
@@ -249,12 +261,21 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
-              dropped: list[DroppedMention], forms: Sequence[EventForm] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
+              dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
+              env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
+    With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).
     """
+    prose = None
+    if env is not None and reads_prose(ctx.note_type, seg.section):
+        tools = env.toolset
+        prose = functools.partial(names_icd_concept_strictly, tools)
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
+        if env is not None:
+            names = functools.partial(names_icd_concept, env.toolset, tables=("diagnoses_icd",))
+            found = [part for m in found for part in split_listed(m, names)]
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
     out: list[tuple[_Paragraph, list[Mention]]] = []
     if seg.section == "procedures":
@@ -274,8 +295,10 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        ms, gone = split_non_statements(para.text, find_mentions(para.text, para.lines[0], lex, drug_names,
-                                                                 seg.section, forms))
+        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section, forms)
+        ms, gone = split_non_statements(para.text, found)
+        if prose is not None:
+            ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
         for d in gone:
             line, col = para.locate(d.start)
             dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
@@ -297,7 +320,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     dropped: list[DroppedMention] = []
     forms = event_forms(patient_event_items(pairs))
     absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
-    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms):
+    for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
+                                    env if step == "ontology" else None):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         refs = [r for r in refs if not _value_read_as_date(r, mentions)]
@@ -311,7 +335,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             span = (col, col + (m.end - m.start))
             if (line, span) in seen:
                 continue
-            ref = _governing_ref(m, refs, para.text, mentions)
+            # a billed code has no time but its admission's: a diagnosis takes no date of its sentence
+            ref = None if m.kind == "diagnosis" else _governing_ref(m, refs, para.text, mentions)
             placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group)
             if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
@@ -331,6 +356,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                     continue  # "on abx" with no member drug in the patient's tables: nothing to check
                 if needs_items:
                     items = ontology_items(env, placed, lex)
+                elif m.kind == "diagnosis" and not names_icd_concept(
+                        env.toolset, placed.text, tables_for_section(seg.section) or ICD_TABLES):
+                    dropped.append(DroppedMention(line, span[0], span[1], placed.text, m.kind, m.concept,
+                                                  NO_CONCEPT_RULE))
+                    continue  # names no ICD concept: no diagnosis statement to check
                 if absent is None:
                     absent = absent_tables(env.con)
                 if uncheckable(m, [it for it, _ in items], absent, lex):

@@ -1,24 +1,43 @@
-"""Diagnosis and procedure statements against ICD titles, through the tools' item rows.
+"""Diagnosis and procedure statements resolved against the whole ICD dictionary, then the billing.
 
-The billed-code check of a statement has two questions, both answered with the
-terminology matcher of :mod:`.terminology` over item rows the tools return (``table``,
-``key``, ``label``): *which of the patient's billed codes does the statement name?*
-(rows of ``Analyze_Category_Trend`` over ``diagnoses_icd`` / ``procedures_icd``, patient
-only) and, when none, *is the statement a codable diagnosis at all?* (rows of
-``Lexical_Search`` over the whole dictionary, queried with the statement in ICD wording).
-A statement no ICD title matches is not judged; one that matches titles but none of the
-admission's billed codes is inconsistent.
+A statement is first resolved as a *concept*: the titles of the database's whole ICD
+dictionary (``d_icd_diagnoses`` / ``d_icd_procedures``, ICD-9 and ICD-10 alike) it names,
+through the terminology matcher of :mod:`.terminology` (normaliser, shipped synonyms,
+qualifiers that decide between close titles). Then the admission's billing decides:
+
+- a billed code whose title the statement names, or a billed code in the same place of
+  the ICD hierarchy as the resolved concept (:func:`icd_parent`: the code one level up,
+  "584.9" and "584.5" are both "584 Acute kidney failure") whose title does not state the
+  opposite of the statement, is the statement's code;
+- a concept the dictionary names but nothing billed matches is a missing code;
+- a phrase no dictionary title names is no diagnosis statement at all (no prediction).
+
+The dictionary index is built once per database from the tools' item catalogue.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ehrlib.pipeline.offline.terminology import Terminology, Title, search_forms
+from ehrlib.pipeline.offline.terminology import (
+    Terminology,
+    TermMatch,
+    Title,
+    contradicts,
+    normalise,
+    phrase_forms,
+    qualifier_words,
+    search_forms,
+)
 
-__all__ = ["matching_rows", "search_queries", "ICD_TABLES"]
+__all__ = ["matching_rows", "search_queries", "ICD_TABLES", "icd_parent", "Resolution", "resolve",
+           "dictionary_for", "billed_titles", "names_icd_concept", "names_icd_concept_strictly", "NO_CONCEPT_RULE"]
 
 ICD_TABLES = ("diagnoses_icd", "procedures_icd")
+#: the terminology score a billed title needs (the whole dictionary keeps the matcher's 90)
+BILLED_THRESHOLD = 80.0
 
 
 def matching_rows(phrase: str, rows: Iterable[Mapping[str, Any]], tables: Sequence[str] = ICD_TABLES,
@@ -49,3 +68,132 @@ def search_queries(phrase: str, limit: int = 2) -> list[str]:
         if q and q.lower() not in (x.lower() for x in out):
             out.append(q)
     return out[:limit]
+
+
+def icd_parent(table: str, code: str) -> str:
+    """The code one level up the ICD hierarchy: a diagnosis code without its last
+    character, never shorter than its three-character category ("5849" -> "584",
+    "K7200" -> "K720", "486" -> "486"); an ICD-9 procedure's three-digit subcategory
+    ("3961" -> "396"); an ICD-10-PCS code's section, body system and root operation
+    ("02100Z9" -> "021", bypass in the heart and great vessels).
+    """
+    code = code.replace(".", "").strip().upper()
+    if table == "procedures_icd":
+        return code[:3]
+    return code[:max(3, len(code) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """A statement resolved: the dictionary concepts it names (best first), and the
+    patient's billed codes that are its code, by title (``named``) or by hierarchy.
+    """
+
+    concepts: tuple[TermMatch, ...]
+    named: tuple[Title, ...]
+    related: tuple[Title, ...]
+
+    @property
+    def candidates(self) -> tuple[Title, ...]:
+        """Billed codes to confirm for the admission, title matches first."""
+        seen = {t.code for t in self.named}
+        return self.named + tuple(t for t in self.related if t.code not in seen)
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the statement names any ICD concept at all."""
+        return bool(self.concepts or self.named)
+
+
+def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title],
+            tables: Sequence[str] = ICD_TABLES, limit: int = 8) -> Resolution:
+    """Resolve ``phrase`` against the dictionary and the patient's ``billed`` codes.
+
+    The concepts that decide the hierarchy are those as well covered as the best one
+    (a tie of "Esophageal varices with bleeding" across ICD-9 and ICD-10 keeps both).
+    """
+    billed = [t for t in billed if t.table in tables]
+    named: tuple[Title, ...] = ()
+    if billed:
+        by_code = {t.code: t for t in billed}
+        # the few codes billed for the patient tolerate a looser wording than the whole dictionary
+        found = Terminology(billed).match(phrase, tables=tables, threshold=BILLED_THRESHOLD, limit=len(billed))
+        named = tuple(by_code[m.code] for m in found)
+    concepts = tuple(dictionary.match(phrase, tables=tables, limit=limit)) if dictionary is not None else ()
+    related: list[Title] = []
+    if concepts and billed:
+        top = [m for m in concepts if (m.stated, m.coverage) >= (concepts[0].stated, concepts[0].coverage)]
+        parents = {(m.table, icd_parent(m.table, m.code)) for m in top}
+        forms = phrase_forms(normalise(phrase))
+        words = {w for m in top for w in normalise(m.title)} - qualifier_words()
+        # a sibling under the same parent is the same condition told in more detail only when it
+        # shares the concept's words ("584.5 Acute kidney failure with tubular necrosis" for AKI;
+        # "572.3 Portal hypertension" is not "572.2 Hepatic encephalopathy") and states no opposite
+        related = [t for t in billed if (t.table, icd_parent(t.table, t.code)) in parents
+                   and words & set(normalise(t.title)) and not contradicts(forms, t.title)]
+    return Resolution(concepts, named, tuple(related))
+
+
+_DICTIONARIES: dict[Any, Terminology] = {}
+_LOCK = threading.Lock()
+
+
+def dictionary_for(tools: Any) -> Terminology | None:
+    """The ICD dictionary of the toolset's database (every diagnosis and procedure title
+    of its catalogue), built once per database; None without a database behind the tools.
+    """
+    env = getattr(tools, "env", None)
+    if env is None or getattr(env, "con", None) is None:
+        return None
+    key = (getattr(env, "identity", None), getattr(getattr(env, "schema", None), "flavor", None))
+    with _LOCK:
+        term = _DICTIONARIES.get(key)
+        if term is None:
+            term = Terminology(Title(i.table, str(i.value), i.label) for i in env.catalog.items
+                               if i.table in ICD_TABLES and i.label)
+            if len(_DICTIONARIES) > 8:
+                _DICTIONARIES.clear()
+            _DICTIONARIES[key] = term
+        return term
+
+
+def billed_titles(tools: Any, tables: Sequence[str] = ICD_TABLES) -> list[Title]:
+    """The ICD codes billed for the toolset's patient (any admission), with their titles."""
+    env = getattr(tools, "env", None)
+    if env is None:
+        return []
+    catalog = env.catalog
+    out = []
+    for key in sorted(env.patient_keys):
+        table = key.partition(":")[0]
+        if table in tables and (item := catalog.get(key)) is not None and item.label:
+            out.append(Title(table, str(item.value), item.label))
+    return out
+
+
+#: the id recorded for a diagnosis mention dropped because it names no ICD concept
+NO_CONCEPT_RULE = "diagnoses.no_icd_concept"
+
+
+def names_icd_concept(tools: Any, phrase: str, tables: Sequence[str] = ICD_TABLES) -> bool:
+    """Whether a listed diagnosis or procedure names any ICD concept of the database's
+    dictionary (or a billed title of the patient). One that names none ("Laboratory data",
+    a stray fragment) is no diagnosis statement and gets no prediction; without a
+    dictionary (no database behind the tools) every phrase is kept.
+    """
+    dictionary = dictionary_for(tools)
+    if dictionary is None:
+        return True
+    return resolve(phrase, dictionary, billed_titles(tools, tables), tables).resolved
+
+
+def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",)) -> bool:
+    """Whether a phrase of free prose names an ICD concept confidently: a billed title of
+    the patient, or a dictionary title covering at least three in four of its words. Prose
+    holds many words that loosely resemble a title; a listed entry needs less.
+    """
+    dictionary = dictionary_for(tools)
+    if dictionary is None:
+        return False
+    res = resolve(phrase, dictionary, billed_titles(tools, tables), tables)
+    return bool(res.named) or bool(res.concepts and res.concepts[0].coverage >= 0.75)

@@ -44,7 +44,8 @@ from rapidfuzz import fuzz
 
 from ehrlib.datafiles import load_data
 
-__all__ = ["Title", "TermMatch", "Terminology", "normalise", "search_forms", "TABLES"]
+__all__ = ["Title", "TermMatch", "Terminology", "normalise", "search_forms", "contradicts", "phrase_forms",
+           "qualifier_words", "TABLES"]
 
 #: billed-code table -> its dictionary table
 TABLES = {"diagnoses_icd": "d_icd_diagnoses", "procedures_icd": "d_icd_procedures"}
@@ -69,26 +70,82 @@ class TermMatch:
     coverage: float
     #: the phrase form that matched (the normalised phrase or one synonym expansion)
     form: str
+    #: share of the form's words the title covers, qualifiers included (ranks a title that
+    #: also states the qualifiers above one that leaves them out)
+    stated: float = 0.0
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
+    """Plural and the noun/adjective endings of clinical words folded away, the same on both
+    sides: "varices" / "varix" stay apart, but "endoscopy" / "endoscopic", "hypoxia" /
+    "hypoxic", "anemia" / "anemic" meet.
+    """
     if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 6 and word.endswith(("ic", "ia")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if len(word) > 6 and word.endswith("y") and not word.endswith("ey"):
         return word[:-1]
     return word
 
 
+_DEID = re.compile(r"\[\*\*.*?\*\*\]|_{3,}")
+_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _raw_tokens(text: str) -> list[str]:
-    t = text.lower().replace("&", " and ").replace("s/p", " ")
-    return [_stem(w) for w in re.findall(r"[a-z0-9]+", t)]
+    # de-identification brackets and blanks are no words; "(Aorto)coronary" is one word
+    t = _DEID.sub(" ", text.lower()).replace("&", " and ").replace("s/p", " ").replace("(", "").replace(")", "")
+    return [_stem(w) for w in _WORD.findall(t)]
 
 
 @functools.lru_cache(maxsize=1)
 def _qualifiers() -> frozenset[str]:
     return frozenset(_stem(str(w)) for w in load_data("terminology_synonyms.yaml")["qualifiers"])
+
+
+def qualifier_words() -> frozenset[str]:
+    """The qualifier words (stemmed): modifiers that never name a concept alone."""
+    return _qualifiers()
+
+
+@functools.lru_cache(maxsize=1)
+def _opposites() -> dict[str, frozenset[str]]:
+    """Qualifier -> the qualifiers that exclude it ("acute" / "chronic", "left" / "right")."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for group in load_data("terminology_synonyms.yaml")["opposites"]:
+        words = {_stem(str(w)) for w in group}
+        for w in words:
+            out[w] |= words - {w}
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _excluded(title: str) -> frozenset[str]:
+    """The content words of a title's "without ..." clauses, with their synonym forms:
+    what the code says is absent ("without mention of bleeding" -> bleeding, hemorrhage).
+    """
+    _, stop, _ = _vocab()
+    words = tuple(t for m in _WITHOUT.finditer(title) for t in _raw_tokens(m.group(0))
+                  if t not in stop and t not in ("without", "w", "o", "mention"))
+    return frozenset(t for w in words for f in _expansions((w,)) for t in f)
+
+
+def contradicts(forms: Iterable[tuple[str, ...]], title: str) -> bool:
+    """Whether a title states the opposite of the phrase (any of its forms): it excludes a
+    word the phrase states ("without mention of bleeding" for a bleed), or carries only the
+    opposite of a stated qualifier ("chronic" for "acute", "right" for "left").
+    """
+    said = {t for f in forms for t in f}
+    raw = set(_raw_tokens(title))
+    if said & _excluded(title):
+        return True
+    opposite = _opposites()
+    return any(w in opposite and w not in raw and raw & opposite[w] for w in said)
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,7 +173,10 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
 
 def _drop(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> list[str]:
     out = list(tokens)
+    present = set(out)
     for p in phrases:
+        if p[0] not in present:
+            continue
         n = len(p)
         i = 0
         while i + n <= len(out):
@@ -129,6 +189,8 @@ def _drop(tokens: list[str], phrases: Iterable[tuple[str, ...]]) -> list[str]:
 
 #: an ICD "without ..." clause (up to the next comma) names what the code excludes, which a
 #: note naming the condition does not state: "Cirrhosis of liver without mention of alcohol"
+#: a parenthetical aside of a phrase ("CABG x3 (LIMA-LAD, SVG-OM)", an unclosed one to the end)
+_PAREN = re.compile(r"\([^)]*\)?|\[[^\]]*\]?")
 _WITHOUT = re.compile(r"\b(?:without|w/o)\b[^,;]*", re.I)
 
 
@@ -169,6 +231,19 @@ def _expansions(tokens: tuple[str, ...]) -> list[tuple[str, ...]]:
     return list(seen)
 
 
+@functools.lru_cache(maxsize=4096)
+def phrase_forms(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """The phrase's forms, rewritten twice over: a rewrite may reveal another
+    ("hypoxemic resp failure" -> "hypoxemic respiratory failure" -> "acute respiratory
+    failure with hypoxia"). At most 24 forms, the phrase as written first.
+    """
+    seen: dict[tuple[str, ...], None] = dict.fromkeys(_expansions(tokens))
+    for f in list(seen)[1:]:
+        for g in _expansions(f):
+            seen.setdefault(g, None)
+    return tuple(list(seen)[:12])
+
+
 def search_forms(phrase: str) -> list[str]:
     """The phrase in ICD wording, for a lexical search: the all-synonyms rewrite first,
     then single rewrites (never the phrase as written, which the caller has).
@@ -179,10 +254,28 @@ def search_forms(phrase: str) -> list[str]:
     return [" ".join(f) for f in ordered if f != forms[0]]
 
 
+@functools.lru_cache(maxsize=262144)
+def _near_equal(a: str, b: str) -> bool:
+    """Spelling variants of one word (five letters or more): rapidfuzz ratio of 88 or more."""
+    la, lb = len(a), len(b)
+    if la < 5 or lb < 5 or 2 * min(la, lb) < 0.88 * (la + lb):
+        return False  # the ratio cannot reach 88 with lengths this far apart
+    return fuzz.ratio(a, b) >= 88
+
+
+def _spelled_as(token: str, title: frozenset[str]) -> str:
+    """The title's word that ``token`` is a spelling variant of (the token when none)."""
+    return next((t for t in sorted(title) if _near_equal(token, t)), token)
+
+
 def _covered(token: str, title: frozenset[str]) -> bool:
     if token in title:
         return True
-    return len(token) >= 5 and any(len(t) >= 5 and fuzz.ratio(token, t) >= 88 for t in title)
+    return len(token) >= 5 and any(_near_equal(token, t) for t in title)
+
+
+#: titles scored per phrase form, those sharing the most words first
+_MAX_SCORED = 400
 
 
 class Terminology:
@@ -194,17 +287,27 @@ class Terminology:
         self._raw: list[frozenset[str]] = []
         self._text: list[str] = []
         self._index: dict[str, set[int]] = defaultdict(set)
+        boiler, stop, _ = _vocab()
         for t in titles:
-            toks = normalise(t.title)
+            raw = _raw_tokens(t.title)
+            # normalise(), sharing the tokens: a "without" clause is cut only where there is one
+            kept = _raw_tokens(_WITHOUT.sub(" ", t.title)) if ("without" in raw or "w/o" in t.title.lower()) else raw
+            toks = tuple(w for w in _drop(kept, boiler) if w not in stop)
             if not toks:
                 continue
             i = len(self._titles)
             self._titles.append(t)
             self._tokens.append(frozenset(toks))
-            self._raw.append(frozenset(toks) | frozenset(_raw_tokens(t.title)))
+            self._raw.append(frozenset(toks) | frozenset(raw))
             self._text.append(" ".join(toks))
             for tok in toks:
                 self._index[tok].add(i)
+        self._near_cache: dict[str, set[int]] = {}
+        self._match_cache: dict[Any, tuple[TermMatch, ...]] = {}
+        self._by_prefix: dict[str, list[str]] = defaultdict(list)
+        for key in self._index:
+            if len(key) >= 5:
+                self._by_prefix[key[:4]].append(key)
 
     def __len__(self) -> int:
         return len(self._titles)
@@ -226,48 +329,90 @@ class Terminology:
                     titles.append(Title(table, str(code).strip(), str(title).strip()))
         return cls(titles)
 
+    def _near(self, token: str) -> set[int]:
+        """Titles holding the token or a near-equal spelling of it (five letters or more)."""
+        got = self._near_cache.get(token)
+        if got is None:
+            got = set(self._index.get(token, ()))
+            if len(token) >= 5:
+                for key in self._by_prefix.get(token[:4], ()):
+                    if key != token and fuzz.ratio(token, key) >= 88:
+                        got |= self._index[key]
+            if len(self._near_cache) > 20000:
+                self._near_cache.clear()
+            self._near_cache[token] = got
+        return got
+
     def match(self, phrase: str, *, tables: Iterable[str] | None = None, codes: Iterable[str] | None = None,
               threshold: float = 90.0, limit: int = 5) -> list[TermMatch]:
         """The titles ``phrase`` names, best first.
 
         ``tables`` limits the search to billed tables (``diagnoses_icd``/``procedures_icd``);
-        ``codes`` to a set of codes (the admission's billed codes, say).
+        ``codes`` to a set of codes (the admission's billed codes, say). A title that states
+        the opposite of the phrase (:func:`contradicts`) is never a match. Answers are
+        remembered per index (one phrase is resolved at extraction and at verification).
         """
+        key = (phrase, tuple(tables) if tables is not None else None,
+               frozenset(str(c).strip() for c in codes) if codes is not None else None, threshold, limit)
+        got = self._match_cache.get(key)
+        if got is None:
+            got = self._match(phrase, tables=key[1], codes=key[2], threshold=threshold, limit=limit)
+            if len(self._match_cache) > 4096:
+                self._match_cache.clear()
+            self._match_cache[key] = got
+        return list(got)
+
+    def _match(self, phrase: str, *, tables: Iterable[str] | None, codes: Iterable[str] | None,
+               threshold: float, limit: int) -> tuple[TermMatch, ...]:
         want_tables = set(tables) if tables is not None else None
         want_codes = {str(c).strip() for c in codes} if codes is not None else None
         best: dict[int, TermMatch] = {}
         qualifiers = _qualifiers()
-        for form in _expansions(normalise(phrase)):
+        loose = qualifiers
+        forms = phrase_forms(normalise(_PAREN.sub(" ", phrase)))
+        for form in forms:
             fset = frozenset(form)
-            cands: set[int] = set()
-            for tok in fset:
-                cands |= self._index.get(tok, set())
-            if any(len(t) >= 5 for t in fset):  # near-equal spellings reach titles the index misses
-                cands |= {i for tok in fset if len(tok) >= 5 for key, ids in self._index.items()
-                          if len(key) >= 5 and key[:4] == tok[:4] for i in ids}
             need = 1.0 if len(fset) <= 2 else 0.66
+            counts: dict[int, int] = defaultdict(int)
+            for tok in fset:
+                for i in self._near(tok):
+                    counts[i] += 1
+            # a title can cover at most the phrase tokens whose postings hold it (plus raw words)
+            # every content word of a short phrase must be in the title, most of a longer one; of
+            # the titles holding as many as the best, a bounded number is scored (a common word
+            # of ICD-10-PCS titles, "artery", has thousands)
+            content = sum(1 for tok in fset if tok not in loose)
+            floor = max(1, int(need * content + 0.999) - (1 if len(fset) > 2 else 0))
+            ranked_ids = sorted((i for i, n in counts.items() if n >= floor), key=lambda i: -counts[i])
             text = " ".join(form)
-            for i in cands:
+            for i in ranked_ids[:_MAX_SCORED]:
                 t = self._titles[i]
                 if want_tables is not None and t.table not in want_tables:
                     continue
                 if want_codes is not None and t.code not in want_codes:
                     continue
                 hits = [tok for tok in fset if _covered(tok, self._raw[i])]
-                coverage = len(hits) / len(fset)
+                # a stated qualifier the title leaves out narrows, it does not name another concept
+                # ("open cholecystectomy", "right femoral line"); a contrary one is excluded below
+                counted = len(fset) - sum(1 for tok in fset if tok in loose and tok not in hits)
+                coverage = len(hits) / counted if counted else 0.0
                 if coverage < need or all(tok in qualifiers for tok in hits):
                     continue
                 title_cover = sum(_covered(t, fset) for t in self._tokens[i])
                 if title_cover / len(self._tokens[i]) < 0.25:
                     continue
-                score = fuzz.token_set_ratio(text, self._text[i])
+                # a near-equal spelling is scored as the title's word ("endoscopy" / "endoscopic")
+                said = text if len(hits) == sum(tok in self._raw[i] for tok in hits) else " ".join(
+                    tok if tok in self._raw[i] or tok not in hits else _spelled_as(tok, self._raw[i]) for tok in form)
+                score = fuzz.token_set_ratio(said, self._text[i])
                 if score < threshold:
                     continue
-                m = TermMatch(t.table, t.code, t.title, float(score), coverage, text)
+                m = TermMatch(t.table, t.code, t.title, float(score), coverage, text, len(hits) / len(fset))
                 prev = best.get(i)
-                if prev is None or (m.coverage, m.score) > (prev.coverage, prev.score):
+                if prev is None or (m.stated, m.coverage, m.score) > (prev.stated, prev.coverage, prev.score):
                     best[i] = m
-        ranked = sorted(best.values(), key=lambda m: (-m.coverage, -m.score,
-                                                       -fuzz.token_sort_ratio(m.form, " ".join(normalise(m.title))),
-                                                       m.code))
-        return ranked[:limit]
+        kept = [m for m in best.values() if not contradicts(forms, m.title)]
+        ranked = sorted(kept, key=lambda m: (-m.stated, -m.coverage, -m.score,
+                                             -fuzz.token_sort_ratio(m.form, " ".join(normalise(m.title))),
+                                             m.code))
+        return tuple(ranked[:limit])

@@ -16,7 +16,14 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
-from ehrlib.pipeline.offline.icd_match import ICD_TABLES, matching_rows, search_queries
+from ehrlib.pipeline.offline.icd_match import (
+    ICD_TABLES,
+    billed_titles,
+    dictionary_for,
+    matching_rows,
+    resolve,
+    search_queries,
+)
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Claim, verdict
@@ -63,12 +70,9 @@ def _queries(text: str) -> list[str]:
     return out[:3]
 
 
-def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
-    """The billed-code check of a statement (also used for procedures with no bedside record).
-
-    Candidate titles come from ``Lexical_Search`` (queried as written and in ICD wording);
-    which of them the statement names is decided by the terminology matcher
-    (:mod:`ehrlib.pipeline.offline.icd_match`), not by the search score.
+def _lexical_match(c: Claim, tables: Sequence[str]) -> Verdict:
+    """The billed-code check without a database dictionary (a toolset with no catalogue):
+    candidate titles from ``Lexical_Search``, named by the terminology matcher.
     """
     e, s = c.entity, c.session
     rows: list[Mapping[str, Any]] = []
@@ -87,19 +91,65 @@ def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES) -> Verdict:
                    f"{named[0]['label']})", (), missing=True)
 
 
+def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES, phrase: str | None = None) -> Verdict:
+    """The billed-code check of a statement (also used for procedures with no bedside record).
+
+    The statement is resolved against the database's whole ICD dictionary and the
+    patient's billed codes (:func:`ehrlib.pipeline.offline.icd_match.resolve`); each
+    billed code it names, by title or by the ICD hierarchy, is then looked up for this
+    admission (``Get_Item_Status_History``: a code billed on another admission is not
+    this one's). A resolved concept nothing of this admission matches is missing.
+    """
+    e, s = c.entity, c.session
+    dictionary = dictionary_for(s.tools)
+    if dictionary is None:
+        return _lexical_match(c, tables)
+    res = resolve(phrase or e.text, dictionary, billed_titles(s.tools, tables), tables)
+    for t in res.candidates[:6]:
+        got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
+        if got is not None and got.rows:
+            how = "" if t in res.named else f" (same ICD category as {res.concepts[0].title})"
+            return verdict(c, True, f"billed this admission: {got.rows[0].get('label')}{how}", list(got.rows[:1]))
+    if not res.resolved:
+        return verdict(c, True, "no ICD concept matches this statement; not judged", ())
+    closest = res.concepts[0].title if res.concepts else res.named[0].title
+    return verdict(c, False, f"no billed code of this admission matches {e.text!r} (ICD concept: {closest})", (),
+                   missing=True)
+
+
 def _section_billed(c: Claim) -> Verdict | None:
     """A billing-section entry: its section's billed codes first. A listed diagnosis is
     decided there; a listed procedure no billed code names goes on to its bedside rules.
     """
-    v = billed_match(c, tables_for_section(c.entity.claim.section) or ICD_TABLES)
-    if c.entity.kind == "diagnosis" or (v.label == "consistent" and v.evidence_row_ids):
+    tables = tables_for_section(c.entity.claim.section) or ICD_TABLES
+    v = billed_match(c, tables)
+    if v.label == "consistent" and v.evidence_row_ids:
         return v
+    entry = listed_entry(c.line() or "", c.entity.span)
+    if entry and entry.lower() != c.entity.text.lower():
+        # the name is part of its entry ("EGD with banding of varices"): the entry is billed whole
+        whole = billed_match(c, tables, entry)
+        if whole.label == "consistent" and whole.evidence_row_ids:
+            return whole
+    return v if c.entity.kind == "diagnosis" else None
+
+
+def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
+    """The entry of a listed line holding ``span``: the text between the separators
+    (commas and semicolons outside parentheses, a leading date or bullet dropped).
+    """
+    if span is None or not line:
+        return None
+    for m in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", line):
+        if m.start() <= span[0] < m.end():
+            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", m.group(0).split(":", 1)[-1])
+            return text.strip(" .") or None
     return None
 
 
-BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis stated for the admission claims a billed ICD code of that "
-                   "admission whose title the statement names (ICD terminology with synonyms); a statement no ICD "
-                   "title matches is not judged.", billed_match, ("diagnosis",))
+BILLED_CODE = Rule("diagnoses.billed_code", "A stated diagnosis is resolved to a concept of the whole ICD dictionary; "
+                   "a billed code of the admission that is it, names it or sits under its ICD parent without stating "
+                   "the opposite confirms it, else it is missing.", billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
                       "discharge diagnoses) is checked first against the billed codes of that section's tables only; "
                       "a listed procedure no billed code names may still be confirmed by its bedside record.",
