@@ -160,3 +160,20 @@ def test_panel_data_typo_is_rejected():
     broken["panels"][0]["items"] = ["pH"]  # a panel of one item is not a panel
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, json.loads(data_text("schemas/result_panels.schema.json")))
+
+
+def test_a_row_of_name_value_columns_is_a_table_row():
+    from ehrlib.pipeline.offline.numparse import is_table_row
+    assert is_table_row(" Na 141  K 3.3  Cl 104  HCO3 25  BUN 12")
+    assert is_table_row("WBC 9.8*   Hgb 11.2   Plt 301")
+    # prose, even with a double space after a sentence, is not
+    assert not is_table_row("Creatinine rose from 2.0 to a peak of 4.3 over two days and then")
+    assert not is_table_row("He was extubated.  Diet advanced and tolerated well by evening")
+
+
+def test_a_slash_panel_with_its_earlier_values():
+    from ehrlib.pipeline.offline.numparse import panel_items
+    items = panel_items("LFTs: AST/ALT 140/96, down from 410/233 on admission")
+    assert [(it.name, it.reading.value) for it in items] == [("AST", 140.0), ("ALT", 96.0), ("AST", 410.0),
+                                                             ("ALT", 233.0)]
+    assert items[0].start != items[2].start  # two panels: the current values and the earlier ones

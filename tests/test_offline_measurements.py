@@ -43,3 +43,86 @@ def test_blood_gas_triple_and_oxygen_flow() -> None:
     got = _by_concept("ABG 7.49/58/102, 2L NC")
     assert [got[c] for c in ("ph", "pco2", "po2")] == [NumericClaim(reading=Reading(value=v)) for v in (7.49, 58, 102)]
     assert got["o2_flow"] == NumericClaim(reading=Reading(value=2.0), unit="L/min")
+
+
+def _values(text: str, concept: str) -> list[tuple[str, float | None]]:
+    out = []
+    for m in find_mentions(text, 0, load_lexicon()):
+        if m.concept == concept and isinstance(m.claim, NumericClaim):
+            out.append((text[m.start:m.end].strip(), m.claim.reading.value))
+    return out
+
+
+def test_each_number_of_a_series_is_its_own_value_claim() -> None:
+    # arrows, in the order written; the first claim spans the name, later ones their number
+    assert _values("Lipase 410 -> 380 -> 95 overnight.", "lipase") == [("Lipase 410", 410.0), ("380", 380.0),
+                                                                     ("95", 95.0)]
+    # newest-first arrows and a short note on one value keep every number, in text order
+    assert [v for _, v in _values("Cr 0.9 <- 1.4 <- 2.2", "creatinine")] == [0.9, 1.4, 2.2]
+    assert [v for _, v in _values("Hct 21.7 (0400) -> 24.9 -> 26.0 | K 4.0", "hematocrit")] == [21.7, 24.9, 26.0]
+    # prose courses with thousands separators, and "(from X)" after a value
+    assert [v for _, v in _values("ALT climbed from 1,204 to 3,377 overnight", "alt")] == [1204.0, 3377.0]
+    assert [v for _, v in _values("Plt dropped from 140 to 61.", "platelets")] == [140.0, 61.0]
+    assert [v for _, v in _values("Na 131 K 4.1 Cr 2.4 (from 2.9)", "creatinine")] == [2.4, 2.9]
+    # a series states values, not a direction: no trend claim is left behind
+    claims = [m.claim for m in find_mentions("BUN went from 60 to 22.", 0, load_lexicon()) if m.concept == "bun"]
+    assert claims and all(isinstance(c, NumericClaim) and c.trend is None for c in claims)
+
+
+def test_results_block_value_text_drops_the_joining_hyphen_and_flag() -> None:
+    ms = [m for m in find_mentions("Hgb-8.1* WBC-14.9 Base XS--3", 0, load_lexicon())
+          if isinstance(m.claim, NumericClaim) and m.concept in ("hemoglobin", "wbc")]
+    assert {m.concept: m.value for m in ms} == {"hemoglobin": "8.1", "wbc": "14.9"}
+
+
+def _gas(text: str) -> list[tuple[str, float | None]]:
+    return [(m.concept, m.claim.reading.value) for m in find_mentions(text, 0, load_lexicon())
+            if m.concept in ("ph", "pco2", "po2", "hco3") and isinstance(m.claim, NumericClaim)]
+
+
+def test_blood_gas_panels_written_apart_from_their_gas_word() -> None:
+    # words or a clock time between the gas word and the panel; a sentence end right after it
+    assert _gas("Her initial gas was 7.18/71/88.") == [("ph", 7.18), ("pco2", 71.0), ("po2", 88.0)]
+    assert _gas("Follow-up ABG today 7.33/50/96.") == [("ph", 7.33), ("pco2", 50.0), ("po2", 96.0)]
+    assert _gas("Repeat gas 0415 7.30/52/140") == [("ph", 7.3), ("pco2", 52.0), ("po2", 140.0)]
+    # a pH-shaped triple continuing the sentence is a gas of its own; two values are pH and pCO2
+    assert _gas("gas 0930 7.29/55/101, 1415 7.36/44/92") == [("ph", 7.29), ("pco2", 55.0), ("po2", 101.0),
+                                                              ("ph", 7.36), ("pco2", 44.0), ("po2", 92.0)]
+    assert _gas("VBG 7.28/58") == [("ph", 7.28), ("pco2", 58.0)]
+    # no pH first: no gas
+    assert _gas("BP 128/64/90") == [] and _gas("tacro 2.5/1.25") == []
+
+
+def test_later_values_of_an_analyte_in_its_sentence_are_claims_of_their_own() -> None:
+    got = _values("Hgb 7.1 at 0300, 8.0 this afternoon", "hemoglobin")
+    assert got == [("Hgb 7.1", 7.1), ("8.0 this afternoon", 8.0)]  # each value runs to its own time
+    assert [v for _, v in _values("Mg 1.5 (1.9 yesterday)", "magnesium")] == [1.5, 1.9]
+    # a drug's dose or a clock time between is skipped; the chain goes on after it
+    assert [v for _, v in _values("K 5.9 on arrival, given kayexalate 30 gm, 4.4 by evening.", "potassium")] == [
+        5.9, 4.4]
+    # "..., fell to X" after a stated value is a value claim, not a direction claim
+    claims = [m.claim for m in find_mentions("Hct 29.0 at noon, fell to 24.8", 0, load_lexicon())
+              if m.concept == "hematocrit"]
+    assert [c.reading.value for c in claims if isinstance(c, NumericClaim)] == [29.0, 24.8]
+    assert all(isinstance(c, NumericClaim) and c.trend is None for c in claims)
+    # another analyte ends the chain; counts, durations and sentence ends are no values
+    assert [v for _, v in _values("Na 131, K 3.9, Cl 99", "sodium")] == [131.0]
+    assert [v for _, v in _values("Cr 2.2 x2 days, HD 3. 4 units given", "creatinine")] == [2.2]
+    # the same value in another unit, a bare bracketed number and a threshold are no further values
+    assert [v for _, v in _values("Tmax: 38.3 C (100.9 F)", "temperature")] == [38.3]
+    assert [v for _, v in _values("Plt 88 (140), INR 1.2", "platelets")] == [88.0]
+    assert [v for _, v in _values("WBC 13.0, goal < 11", "wbc")] == [13.0]
+
+
+def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
+    assert [v for _, v in _values("Mg 1.4 at 0500 -> 2.1 after 2 gm IV", "magnesium")] == [1.4, 2.1]
+    assert [v for _, v in _values("glucose 310, insulin gtt started 2215", "glucose")] == [310.0]
+    got = _values("lactate 2.6, 1.7 at 0900. Repeat 1.1 at noon.", "lactate")
+    assert got == [("lactate 2.6", 2.6), ("1.7 at 0900", 1.7)]  # the sentence ends after the clock time
+    # a trend word is no first value: the numbers after it stay with the trend statement
+    assert [v for _, v in _values("lactate trending down, 2.2 -> 1.5", "lactate")] == [None]
+
+
+def test_later_values_rule_states_its_principle() -> None:
+    from ehrlib.pipeline.offline.measurements import RULE
+    assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle

@@ -18,6 +18,7 @@ def test_trend_word_is_the_first_in_the_text(text: str, want: tuple[str, str] | 
 @pytest.mark.parametrize("verb, want", [
     ("fell to ", "down"), ("rose to ", "up"), ("improved to ", "improving"), ("worsened ", "worsening"),
     ("normalized ", None), ("came back ", None), ("", None),
+    ("drifted to ", None), ("drifted down to ", "down"), ("drifted up to ", "up"),
 ])
 def test_verb_direction(verb: str, want: str | None) -> None:
     assert verb_direction(verb, None) == want

@@ -35,3 +35,11 @@ def test_thousands_separator_charge_and_range_word() -> None:
     assert k is not None and (k["min"], k["max"]) == (3.1, 3.5) and "series" not in k and "direction" not in k
     trend = parse_value(" 3.1 to 3.5", lex.concepts["potassium"])
     assert trend is not None and trend["series"] == [3.1, 3.5]  # without "ranged": a change
+
+
+def test_a_stated_range_of_values() -> None:
+    hct = load_lexicon().concepts_for("Hct")[0]
+    got = parse_value(" remained in the 24-28 range all week", hct)
+    assert got is not None and (got["min"], got["max"]) == (24.0, 28.0) and "direction" not in got
+    stable = parse_value(" stable in the 30-33 range", hct)
+    assert stable is not None and (stable["min"], stable["max"]) == (30.0, 33.0) and "direction" not in stable

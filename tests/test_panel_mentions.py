@@ -35,3 +35,9 @@ def test_not_a_lab_panel_is_left_to_the_other_scanners():
 
 def test_rule_states_its_principle():
     assert RULE.rule_id == "extract.slash_panel" and "one value per item" in RULE.principle
+
+
+def test_the_flattened_blood_count_fishbone_names_its_four_items():
+    assert _values("CBC: 8.4 > 12.2 / 36.0 < 98") == [("wbc", 8.4), ("hemoglobin", 12.2), ("hematocrit", 36.0),
+                                                      ("platelets", 98.0)]
+    assert _values("if HR > 110 / SBP < 90 call") == []  # thresholds, not a blood count

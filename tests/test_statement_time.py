@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from ehrlib.corpus.records import TimeSpan
-from ehrlib.pipeline.offline.statement_time import bounded, clause_of, courses, statement_ref
+from ehrlib.pipeline.offline.statement_time import (
+    STAMP_RULE,
+    bounded,
+    clause_of,
+    courses,
+    is_stamped,
+    stamp_ref,
+    statement_ref,
+)
 from ehrlib.pipeline.offline.timex import TimeContext, resolve_line
 
 ADMIT = datetime(2145, 4, 8, 14, 0)
@@ -102,3 +110,21 @@ def test_rule_states_its_principle():
     from ehrlib.pipeline.offline.statement_time import RULE
 
     assert RULE.rule_id == "time.preposition_bounds" and "'by D' ends at D" in RULE.principle
+
+
+def test_a_results_record_stamp_times_the_whole_line():
+    line = "[**2145-4-10**] 04:12AM BLOOD WBC-7.7 RBC-3.01* Hgb-9.2* Hct-27.4* MCV-91 MCH-30.6 Plt Ct-188"
+    assert is_stamped(line) and is_stamped("___ 11:58PM BLOOD Glucose-98 UreaN-19")
+    stamp = stamp_ref(line, _refs(line))
+    assert stamp is not None and stamp.window == _day(10)
+    # a stamp with no date (de-identified) gives no time: the segment's window applies
+    assert stamp_ref("___ 11:58PM BLOOD Glucose-98 UreaN-19", _refs("___ 11:58PM BLOOD Glucose-98")) is None
+    # narrative lines are no records, even when they start with a date
+    assert not is_stamped("[**4-10**] intubated for airway protection")
+    assert not is_stamped("K 3.4 at 04:12 this morning")
+    assert STAMP_RULE.rule_id == "time.record_stamp"
+
+
+def test_an_analyte_name_ending_in_a_digit_is_no_date():
+    # "HCO3-24" is bicarbonate 24, not March 24
+    assert _refs("Na-139 K-4.0 Cl-101 HCO3-24 AnGap-14") == []

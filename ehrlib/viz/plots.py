@@ -21,6 +21,9 @@ plot_stacked_shares             one row per bar, one count column per part
 plot_table                      any (drawn as a table, e.g. Table 1)
 plot_method_scores              <label>, <hue>, f1, n_notes
 ==============================  ===============================================
+
+Size: one small function per figure kind, all sharing the figure, palette and
+column-check helpers at the top; splitting them would only scatter those helpers.
 """
 from __future__ import annotations
 

@@ -34,6 +34,7 @@ from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
+from ehrlib.pipeline.offline.numparse import is_table_row
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
     DroppedMention,
@@ -45,7 +46,7 @@ from ehrlib.pipeline.offline.precision import (
 )
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded
+from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -107,6 +108,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     def same_sentence(a: int, b: int) -> bool:
         return not has_break(text[a:b], "sentence")
 
+    if is_stamped(text):
+        return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
@@ -115,7 +118,7 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
             if any(o is not m and o.start <= a < o.end for o in others):
-                continue  # "weaned 40 -> 10 and off by 1130": the time is the stop's own
+                continue  # the time inside another statement's phrase is its own ("off by 1130", "(1.3 yesterday)")
             between = [o for o in others if o is not m and m.end <= o.start < a]
             if any("," in text[m.end:o.start] for o in between):
                 continue
@@ -209,7 +212,8 @@ _NEW_ITEM = re.compile(r"\s*(?:-(?!>)|[*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-
 
 
 def _continues(prev: str, nxt: str) -> bool:
-    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt):
+    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt) \
+            or is_table_row(prev):
         return False
     if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
         return False

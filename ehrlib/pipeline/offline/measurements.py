@@ -16,11 +16,13 @@ from typing import Any
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
+from ehrlib.pipeline.offline.numparse import NUMBER
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scales import on_concept_scale
-from ehrlib.pipeline.offline.trends import trend_word, verb_direction
+from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
-__all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "plausible"]
+__all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "later_values", "plausible", "RULE"]
 
 _FLAGS = concept_flags()
 _TEMP = _FLAGS["temperature"]
@@ -75,11 +77,16 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
         if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
             val["approx"] = True
+        if "series" in val and concept.kind != "output":
+            _series_values(raw, line, m, concept, end, val, out, taken)
+            _continuations(raw, line, m, concept, end, nxt, out, taken)
+            _repletion(raw, line, concept, end, out, taken)
+            return True
         kind = concept.kind if concept.kind == "output" else (
             "trend" if "series" in val or "direction" in val else
             "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
-                                 raw[m.end():end].strip(" :="), numeric_claim(val)))
+                                 _value_text(raw[m.end():end], val), numeric_claim(val)))
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
@@ -98,6 +105,41 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
                                  NumericClaim(trend=Trend(direction=btw[0], word=btw[1]))))
         return True
     return False
+
+
+def _value_text(written: str, val: dict[str, Any]) -> str:
+    """The value as stated, without a results block's joining hyphen or abnormal flag
+    ("Hgb-9.8*" states 9.8, not -9.8) when the parsed value is not negative.
+    """
+    text = written.strip(" :=")
+    if re.match(r"-\d", text) and float(val.get("value") or 0) >= 0:
+        text = text[1:]
+    return text.rstrip("*").strip() or text
+
+
+def _series_values(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, val: dict[str, Any],
+                   out: list[Mention], taken: list[tuple[int, int]]) -> None:
+    """"Lactate 2.3 -> 4.7 -> 1.6", "Plt fell from 82 to 17", "Cr 3.3 (from 3.5)": each number of a
+    series is its own claim, that the value was charted in the window, in the order written.
+
+    A series states its values; whether the item rose or fell follows from them, so no
+    direction claim is added (a direction is checked only where no values are given).
+    The first value's mention spans the name, each later one its own number.
+    """
+    values = {float(x) for x in val["series"]}
+    first = True
+    for n in re.finditer(r"(?<![\d.,])(?:" + NUMBER + r")", raw[m.end():end]):
+        v = float(n.group(0).replace(",", ""))
+        if v not in values or not plausible({"value": v}, concept):
+            continue
+        s0, e0 = m.end() + n.start(), m.end() + n.end()
+        attrs: dict[str, Any] = {"value": v}
+        if val.get("unit"):
+            attrs["unit"] = val["unit"]
+        emit(out, taken, Mention(line, m.start() if first else s0, e0, m.group(0).strip(), "measurement",
+                                 concept.cid, n.group(0), numeric_claim(attrs)))
+        first = False
+    taken.append((m.start(), end))
 
 
 _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"
@@ -127,17 +169,18 @@ def _continuations(raw: str, line: int, m: re.Match[str], concept: Concept, end:
             continue
         v = float(c.group("v").replace(",", ""))
         verb = c.group("verb")
-        attrs: dict[str, Any] = {"value": v, "trend_word": verb}
-        d = verb_direction(verb, concept)
-        if re.search(r"peak", verb, re.I):
+        attrs: dict[str, Any] = {"value": v}
+        peak = bool(re.search(r"peak", verb, re.I))
+        if peak:
             attrs.update({"max": v, "max_lo": v})
-        elif d:
-            attrs["direction"] = d
         if not plausible(attrs, concept):
             continue
+        # "Cr 1.4 on admission, improved to 0.5": with its origin stated, the change is a series, each
+        # value its own claim (a peak: the maximum); a bare "rose to 2.3" keeps its direction claim
         s0, e0 = end + c.start("verb"), end + c.end()
-        emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {verb.split()[0]}", "trend" if d else "range",
-                                 concept.cid, raw[s0:e0].strip(), numeric_claim(attrs)))
+        emit(out, taken, Mention(line, s0, e0, f"{m.group(0).strip()} {verb.split()[0]}",
+                                 "range" if peak else "measurement", concept.cid, raw[s0:e0].strip(),
+                                 numeric_claim(attrs)))
 
 
 def _repletion(raw: str, line: int, concept: Concept, end: int, out: list[Mention],
@@ -201,23 +244,34 @@ _O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liter
                       r"fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
                       r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
                       r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
-_ABG = re.compile(r"\b(?P<w>ABG|VBG|gas|blood gas)\s*[:=]?\s*(?:on\s+\S+\s+)?(?P<ph>[67]\.\d{1,2})"
-                  r"\s*/\s*(?P<co2>\d{2,3})\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?", re.I)
+_GAS_PANEL = (r"(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})(?:\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?)?"
+              r"(?![\d/]|\.\d)")
+#: a gas word, then what notes put between it and the values: "was", "here", "on AC", a clock time
+_ABG = re.compile(r"\b(?P<w>[AV]BGs?|(?:arterial\s+|venous\s+|art\s+|blood\s+)?gas(?:es)?)\b"
+                  r"(?:\s+(?:was|were|is|here|now|today|this\s+(?:am|morning)|repeat|of|at|on\s+[A-Za-z/%]+|"
+                  r"\d{1,2}:\d{2}|[0-2]\d[0-5]\d)\b)*\s*[:=]?\s*" + _GAS_PANEL, re.I)
+#: a pH-shaped triple needs no gas word: "1820 7.45/47/200" continuing a gas sentence
+_BARE_GAS = re.compile(r"(?<![\d/.])(?P<ph>[67]\.\d{2})\s*/\s*(?P<co2>\d{2,3})\s*/\s*(?P<o2>\d{2,3})"
+                       r"(?:\s*/\s*(?P<hco3>\d{1,2}))?(?![\d/]|\.\d)")
 
 
 def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: list[tuple[int, int]]) -> None:
     """Blood gases written as a triple and oxygen flows written before their device."""
     # blood gases written as a triple: "ABG 7.49/58/102" = pH / pCO2 / pO2 (/ HCO3)
-    for m in _ABG.finditer(raw):
-        if overlaps(taken, m.start(), m.end()):
-            continue
-        for group, (name, cid) in _FLAGS["blood_gas"].items():
-            if m.group(group):
-                a, b = m.start(group), m.end(group)
-                emit(out, taken, Mention(line, a, b, f"{m.group('w')} {name}", "measurement", cid, m.group(group),
-                                         NumericClaim(reading=Reading(value=float(m.group(group)))),
-                                         f"L{line}ABG{m.start()}"))
-        taken.append((m.start(), m.end()))
+    # a gas word may stand a few words before ("first gas was 7.04/63/137", "VBG 7.31/45"); a pH-shaped
+    # triple is a gas without one; each analyte is one claim at the panel's time
+    for pattern in (_ABG, _BARE_GAS):
+        for m in pattern.finditer(raw):
+            if overlaps(taken, m.start("ph"), m.end()) or not 6.8 <= float(m.group("ph")) <= 7.8:
+                continue
+            word = m.group("w") if "w" in pattern.groupindex else "gas"
+            for group, (name, cid) in _FLAGS["blood_gas"].items():
+                if m.group(group):
+                    a, b = m.start(group), m.end(group)
+                    emit(out, taken, Mention(line, a, b, f"{word} {name}", "measurement", cid, m.group(group),
+                                             NumericClaim(reading=Reading(value=float(m.group(group)))),
+                                             f"L{line}ABG{m.start()}"))
+            taken.append((m.start(), m.end()))
 
     # oxygen flow written before its device: "2L NC", "4 L nasal cannula", "15L NRB"
     for m in _O2_FLOW.finditer(raw):
@@ -225,3 +279,65 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
             emit(out, taken, Mention(line, m.start(), m.start() + len(m.group("v")) + 1, "O2 flow", "measurement",
                                      _FLAGS["o2_flow_concept"], m.group(0).strip(),
                                      NumericClaim(reading=Reading(value=float(m.group("v"))), unit="L/min")))
+
+
+_SENTENCE = re.compile(r"\.(?!\d)|[;|\n]")  # a decimal point is followed by its digits
+_MASKED = re.compile(r"`{3}[^`]*`{3}")
+_NOT_A_VALUE_BEFORE = re.compile(r"(?:\b(?:at|by|since|until|from|around|@|x|q|HD|POD|day|days|hours?|hrs?|goal|"
+                                 r"target|keep|if)|/|#|(?<![-=])[<>≤≥]=?)\s*$", re.I)
+_NOT_A_VALUE_AFTER = re.compile(r"\s*(?:/|:\d|x\b|%|°|[FC]\b|mg|mcg|g\b|gm|grams?|units?|u\b|meq|mmol|ml|cc|l\b|"
+                                r"liters?|"
+                                r"hours?|hrs?|h\b|days?|d\b|min|weeks?|years?|yo\b|y/o|times|pm\b|am\b|-\d)", re.I)
+_LATER_SEP = re.compile(r"\s*(?:,|;|\)|->|-->|→|\bthen\b|\band\b|\bbut\b)")
+
+
+def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int, int]], stops: list[int],
+                 concepts: dict[str, Concept]) -> list[Mention]:
+    """"Hct 30.9 at 0230, 32.4 this AM", "Cr 1.4 (1.3 yesterday)", "K 5.5 on admission, ... 3.6 on
+    [**8-9**]": a number after an analyte's value in the same sentence, with no other analyte
+    between, is a further value of that analyte, each a claim of its own.
+
+    ``stops`` are where analyte names start (the next one ends the search); a number that
+    is a time, a date, a dose or a count ("at 0230", "15 gm", "x2"), or that another scanner
+    took, is skipped. Each value's mention runs to the end of its own phrase, so the time
+    written there ("this AM", "at discharge") is that value's time.
+    """
+    masked = [(a.start(), a.end()) for a in _MASKED.finditer(raw)]
+    found: list[Mention] = []
+    for anchor in sorted((x for x in out if x.concept in concepts and isinstance(x.claim, NumericClaim)
+                          and x.claim.reading.value is not None), key=lambda x: x.start):
+        concept = concepts[anchor.concept]
+        # up to the analyte's next mention, which carries the chain on
+        stop = min([x.start for x in out if x.concept == anchor.concept and x.start >= anchor.end]
+                   + [_stop(raw, anchor.end, stops)])
+        for n in re.finditer(r"(?<![\w.,`\-])(?:" + NUMBER + r")(?![\w`])", raw[anchor.end:stop]):
+            a, b = anchor.end + n.start(), anchor.end + n.end()
+            if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a]) \
+                    or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]):
+                continue
+            if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)):
+                continue  # "gtt started 1149": four bare digits that read as a clock are a time
+            if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
+                continue  # "Hct 30.0 (26.3)": a bare number in brackets may be a prior, a reference or a unit
+            v = float(n.group(0).replace(",", ""))
+            if not plausible({"value": v}, concept):
+                continue
+            sep = _LATER_SEP.search(raw, b, stop)
+            later = [x.start for x in out if x.start >= b]
+            e = min([sep.start() if sep else stop, b + 40, *later])
+            e = len(raw[:e].rstrip())
+            mention = Mention(line, a, e, anchor.text, "measurement", anchor.concept, raw[a:e].strip("` "),
+                              numeric_claim({"value": v}))
+            emit(found, taken, mention)
+    return found
+
+
+def _stop(raw: str, start: int, stops: list[int]) -> int:
+    end = _SENTENCE.search(raw, start)
+    limit = end.start() if end else len(raw)
+    return min([s for s in stops if start <= s < limit] + [limit])
+
+
+RULE = Rule("extract.later_values", "A number after an analyte's value in the same sentence, with no other analyte "
+            "between and not a time, dose or count, is a further value of that analyte, with its own time.",
+            later_values, ("measurement",))

@@ -104,10 +104,9 @@ def unit_anaphors(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
     product named before it in the paragraph (within 200 characters).
     """
     concept = lex.concepts.get("transfusion")
-    if concept is None:
+    if concept is None or not re.search(r"units?\b", raw, re.I):
         return []
-    forms = "|".join(re.escape(f) for f in sorted(concept.forms, key=len, reverse=True))
-    products = re.compile(rf"(?<![A-Za-z])(?:{forms})(?![A-Za-z])", re.I)
+    products = _product_words(tuple(concept.forms))
     out: list[Mention] = []
     for m in _UNIT_PHRASE.finditer(raw):
         if overlaps(taken, m.start(), m.end()) or not products.search(raw[max(0, m.start() - 200):m.start()]):
@@ -117,6 +116,25 @@ def unit_anaphors(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]
                            MedicationClaim(drugs=(concept.cid,), units=units)))
         taken.append((m.start(), m.end()))
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _product_words(forms: tuple[str, ...]) -> re.Pattern[str]:
+    alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{alt})(?![A-Za-z])", re.I)
+
+
+_LEXICON_VIEWS: dict[int, tuple[Lexicon, dict[str, str], re.Pattern[str], set[tuple[str, ...]]]] = {}
+
+
+def _views(lex: Lexicon) -> tuple[dict[str, str], re.Pattern[str], set[tuple[str, ...]]]:
+    """(synonyms, their pattern, the class member tuples) of a lexicon, built once per lexicon."""
+    got = _LEXICON_VIEWS.get(id(lex))
+    if got is None or got[0] is not lex:
+        table, pattern = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
+        got = (lex, table, pattern, {tuple(v) for v in lex.drug_classes.values()})
+        _LEXICON_VIEWS[id(lex)] = got
+    return got[1], got[2], got[3]
 
 
 @functools.lru_cache(maxsize=4)
@@ -165,7 +183,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                     continue
                 spans.append((m.start(), m.end(), [lex.drugs.get(w, w)]))
     # brand and ward names of the synonym table, after the patient's own labels ("Dostinex" stays the order's name)
-    synonyms, synonym_re = _synonyms(frozenset(lex.drugs) | frozenset(lex.drug_classes))
+    synonyms, synonym_re, classes = _views(lex)
     for m in synonym_re.finditer(raw):
         if not any(a < m.end() and m.start() < b for a, b, _ in spans):
             spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
@@ -176,7 +194,6 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                                  re.I)]
     spans = [sp for sp in spans if not is_susceptibility_name(raw, sp[0], sp[1])]  # "levo R", "R to cipro"
     deduped: list[tuple[int, int, list[str]]] = []
-    classes = {tuple(v) for v in lex.drug_classes.values()}
     for sp in spans:
         if (deduped and raw[deduped[-1][1]:sp[0]].strip() == "(" and tuple(deduped[-1][2]) in classes
                 and set(sp[2]) <= set(deduped[-1][2])):

@@ -26,7 +26,7 @@ from ehrlib.pipeline.offline.event_items import EventForm, event_item_mentions
 from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
 from ehrlib.pipeline.offline.interpretations import interpretation_mentions
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
-from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, measurement_mention
+from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, later_values, measurement_mention
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
 from ehrlib.pipeline.offline.microbiology import culture_starts, microbiology_mentions
@@ -72,6 +72,11 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     out.extend(microbiology_mentions(raw, line, lex, taken))
     out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
     out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
+    # further values of an analyte, once every other scanner has taken its doses and counts
+    analytes = {c.cid: c for h in hits for c in lex.concepts_for(h.group(0)) if c.kind == "measurement"}
+    stops = sorted({h.start() for h in hits if any(c.kind in ("measurement", "output")
+                                                    for c in lex.concepts_for(h.group(0)))})
+    out.extend(later_values(raw, line, out, taken, stops, analytes))
     return sorted(drop_site_devices(raw, out), key=lambda x: x.start)
 
 

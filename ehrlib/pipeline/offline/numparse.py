@@ -39,6 +39,8 @@ __all__ = [
     "block_items",
     "panel_items",
     "strip_charge",
+    "is_table_row",
+    "skeleton_items",
 ]
 
 #: one unsigned number: thousands groups only as ``d{1,3}(,ddd)+``, never ``1,2``
@@ -313,7 +315,10 @@ def block_items(text: str) -> list[Item]:
 _NAME = r"(?:[A-Za-z][A-Za-z0-9]+|[A-Z])\+{0,2}"
 _VALUES = r"(?P<vals>-?(?:" + NUMBER + r")\*?(?:\s*/\s*-?(?:" + NUMBER + r")\*?)+)(?![\d/.])"
 _SLASH_NAMES = re.compile(r"(?<![\w/])(?P<names>" + _NAME + r"(?:\s*/\s*" + _NAME + r")+)(?![\w/])"
-                          r"\s*(?:[:=]|\bwas\b|\bwere\b|\bof\b)?\s*" + _VALUES)
+                          r"\s*(?:[:=]|\bwas\b|\bwere\b|\bof\b)?\s*" + _VALUES
+                          # "AST/ALT 227/67, down from 352/76": the same items' earlier values
+                          + r"(?:\s*,?\s*\(?(?i:(?:(?:down|up)\s+)?from)\s+(?P<prev>-?(?:" + NUMBER
+                          + r")\*?(?:\s*/\s*-?(?:" + NUMBER + r")\*?)+)(?![\d/]|\.\d))?")
 
 
 @functools.lru_cache(maxsize=1)
@@ -374,7 +379,42 @@ def panel_items(text: str) -> list[Item]:
         values = _values(m)
         if len(names) != len(values) or _panel_items_of(m.group("names")) is not None:
             continue
-        items = _items(names, values, m.start(), m.end(), "slash")
+        items = _items(names, values, m.start(), m.end("vals"), "slash")
         if items:
             out.extend(items)
+            prev = [(_num(v.group(0).strip("*")), m.start("prev") + v.start(), m.start("prev") + v.end(), False)
+                    for v in re.finditer(r"-?(?:" + NUMBER + r")\*?", m.group("prev") or "")]
+            if len(prev) == len(names):
+                out.extend(_items(names, prev, m.start("prev"), m.end("prev"), "slash") or ())
     return sorted(out, key=lambda it: (it.start, it.reading.start))
+
+
+# --- table rows -------------------------------------------------------------------------------
+
+_COLUMN_GAP = re.compile(r"[\d*%)]\s{2,}(?=[A-Za-z])")
+
+
+def is_table_row(line: str) -> bool:
+    """Whether ``line`` is a row of name-value columns (``Na 136  K 5.8  Cl 95``): two or
+    more values each followed by a column gap. A row is complete in itself; it never
+    continues into the next line as a wrapped sentence does.
+    """
+    return len(_COLUMN_GAP.findall(line.strip())) >= 2
+
+
+# --- the blood count skeleton -----------------------------------------------------------------
+
+_SKELETON = re.compile(r"(?<![\w./])(?P<a>" + NUMBER + r")\*?\s*>\s*(?P<b>" + NUMBER + r")\*?\s*/\s*(?P<c>" + NUMBER
+                       + r")\*?\s*<\s*(?P<d>" + NUMBER + r")\*?(?![\w/]|\.\d)")
+
+
+def skeleton_items(text: str) -> list[Item]:
+    """The items of every flattened blood-count fishbone (``12.1 > 9.8 / 29.5 < 210`` =
+    WBC, Hgb, Hct, Plt in the order ``cbc_skeleton`` of ``result_panels.yaml`` names).
+    """
+    names = _data()["cbc_skeleton"]
+    out: list[Item] = []
+    for m in _SKELETON.finditer(text):
+        for name, g in zip(names, "abcd", strict=True):
+            out.append(Item(name, Reading(_num(m.group(g)), m.start(g), m.end(g)), m.start(), m.end(), "skeleton"))
+    return out

@@ -3,7 +3,8 @@
 ``AST/ALT 310/205`` states an AST of 310 and an ALT of 205; ``Na/K 131/5.1`` a sodium and
 a potassium; ``coags 13.1/30.2/1.1`` a PT, PTT and INR. Read name by name, the first
 name takes the first number and the second name none (or the wrong one). The panel is
-parsed whole by :func:`~.numparse.panel_items` (names and values paired in order, or the
+parsed whole by :func:`~.numparse.panel_items` (the flattened blood-count fishbone
+``12.1 > 9.8 / 29.5 < 210`` by :func:`~.numparse.skeleton_items`) (names and values paired in order, or the
 order of a panel definition) and each item whose name is a measurement concept with a
 plausible value becomes a mention; the panel's span is then taken so no other scanner
 re-reads it. Blood-pressure pairs are not panels (they are one concept, read by
@@ -14,7 +15,7 @@ from __future__ import annotations
 from ehrlib.pipeline.claims import NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.mention import Mention, emit, overlaps
-from ehrlib.pipeline.offline.numparse import panel_items
+from ehrlib.pipeline.offline.numparse import panel_items, skeleton_items
 from ehrlib.pipeline.offline.rule import Rule
 
 __all__ = ["panel_mentions", "RULE"]
@@ -41,7 +42,7 @@ def panel_mentions(raw: str, line: int, lex: Lexicon, out: list[Mention], taken:
     (``I/O 1200/800`` is no lab pair), so the name-by-name scanners still see it.
     """
     panels: dict[int, list] = {}
-    for item in panel_items(raw):
+    for item in (*skeleton_items(raw), *panel_items(raw)):
         panels.setdefault(item.start, []).append(item)
     for start, items in sorted(panels.items()):
         end = max(it.end for it in items)

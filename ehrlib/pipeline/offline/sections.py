@@ -25,11 +25,12 @@ from functools import cache, lru_cache
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, fmt, parse_datetime, resolve_line
 from ehrlib.pipeline.records import Segment
 
 __all__ = ["SectionRule", "section_rules", "section_scope", "match_header", "segment_lines", "default_window",
-           "note_time_context"]
+           "note_time_context", "heading_window"]
 
 _BODY_SYSTEM_KINDS = ("exam", "nursing_system")
 _INHERITING_PARENTS = ("exam", "hospital_course", "assessment_plan", "nursing_system", "events",
@@ -57,6 +58,65 @@ def section_rules() -> tuple[SectionRule, ...]:
     except (KeyError, TypeError, re.error) as exc:
         raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
     return tuple(rules)
+
+
+@lru_cache(maxsize=1)
+def _inferred_kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    data = load_data("offline_sections.yaml")
+    try:
+        return tuple((e["kind"], re.compile(e["words"], re.I)) for e in data.get("inferred", ()))
+    except (KeyError, TypeError, re.error) as exc:
+        raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
+
+
+#: a heading the section list does not know: ALL-CAPS words, or a Title-Case phrase of two
+#: to five words ("Pertinent Admission Labs"), then a colon
+_CAPS_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][A-Z0-9/&'\-]*(?:[ \t]+[A-Z0-9/&'\-()]+){0,6})\s*:"
+                           r"(?P<rest>.*)$")
+_TITLE_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][a-z]+(?:[ \t]+(?:[A-Z][a-z]*|on|of|at|and|to|for|in|"
+                            r"the|labs?|data|results?|this|today|yesterday|overnight|morning|evening|AM|PM)){1,4})\s*:(?P<rest>.*)$")
+
+
+def _heading_kind(line: str, parent: str) -> tuple[str, str] | None:
+    """``(kind, title)`` of a heading no section rule knows, else None.
+
+    A line that starts with a heading opens a new segment, so an unknown heading is never
+    swallowed into the section before it. Its kind comes from its words (``inferred`` in
+    ``offline_sections.yaml``: "LABORATORY DATA ON ADMISSION" -> results); a heading with
+    none of them continues an active parent section and is otherwise a generic active
+    section, so values under it never take an out-of-scope section's scope. A name that
+    is a concept of the lexicon ("WBC:", "Lactate:") labels a value, not a section, as
+    does a heading followed by a number ("PEEP: 5").
+    """
+    m = _CAPS_HEADING.match(line) or _TITLE_HEADING.match(line)
+    if m is None:
+        return None
+    title = m.group("title").strip()
+    if sum(ch.isalpha() for ch in title) < 4 or re.match(r"\s*[-+]?\d", m.group("rest")) or \
+            load_lexicon().concepts_for(title):
+        return None
+    for kind, words in _inferred_kinds():
+        if words.search(title):
+            return kind, title
+    return (parent if section_scope(parent) == "active" and parent != "admission_info" else "other"), title
+
+
+_MOMENT = re.compile(r"^(?:(?P<admission>admission|admit|arrival|presentation)|(?P<discharge>discharge))\b", re.I)
+
+
+def heading_window(title: str, tctx: TimeContext | None) -> TimeSpan | None:
+    """The time a results heading states ("Labs this AM", "Admission labs", "DISCHARGE"):
+    the values under it are that time's, not the note's default window. ``None`` when the
+    heading states no time.
+    """
+    if tctx is None:
+        return None
+    refs = resolve_line(title, 0, tctx)
+    if refs:
+        return refs[0].window
+    m = _MOMENT.match(title.strip())
+    anchor = tctx.anchors.get(m.lastgroup) if m and m.lastgroup else None
+    return day_window(anchor, tctx.widen_days, tctx.widen_days) if anchor is not None else None
 
 
 @cache
@@ -131,13 +191,19 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
     parent = "other"
     for i, line in enumerate(lines):
         header = match_header(line, note_type)
+        if header is None and (unknown := _heading_kind(line, parent)) is not None:
+            # the parent section goes on after it; a results heading may state its time
+            window = (heading_window(unknown[1], tctx) if unknown[0] == "results" else None) or base_window
+            starts.append((i, unknown[1], unknown[0], window))
+            continue
         if header is not None:
             kind, title = header
+            window = (heading_window(title, tctx) if kind == "results" else None) or base_window
             if kind in _BODY_SYSTEM_KINDS and parent in _INHERITING_PARENTS and parent not in _BODY_SYSTEM_KINDS:
                 kind = parent
             else:
                 parent = kind
-            starts.append((i, title, kind, base_window))
+            starts.append((i, title, kind, window))
             continue
         day = _DAY_MARKER.match(line)
         if day is not None and tctx is not None:

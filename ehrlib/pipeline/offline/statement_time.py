@@ -31,7 +31,8 @@ from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
-__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "RULE"]
+__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "is_stamped", "stamp_ref",
+           "RULE", "STAMP_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
@@ -82,6 +83,29 @@ def statement_ref(text: str, start: int, end: int, refs: Sequence[TimeRef]) -> T
     s_lo, s_hi = sentence_of(text, start)
     in_sentence = [r for r in dated if _inside(r, s_lo, max(s_hi, end))]
     return in_sentence[0] if len(in_sentence) == 1 else None
+
+
+#: a results record's stamp at the start of a line: a date (``[**2101-3-4**]``, ``3/4``) or the
+#: de-identified ``___``, then a clock time, then the specimen or the first ``Name-value``
+_STAMP = re.compile(r"^\s*(?:\[\*\*[\d-]+\*\*\]|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|_{2,})\s+"
+                    r"\d{1,2}:\d{2}\s*(?:[AP]M)?\s+(?=[A-Z][A-Za-z]*(?:\s|-))")
+
+
+def is_stamped(line: str) -> bool:
+    """Whether ``line`` is a results record (``[**2101-3-4**] 06:10AM BLOOD WBC-9.1 Hgb-9.8*``)."""
+    return bool(_STAMP.match(line))
+
+
+def stamp_ref(text: str, refs: Sequence[TimeRef]) -> TimeRef | None:
+    """The stamp of a results record line: it times every value on the line, however far
+    along the line the value is and whatever date the next line writes. ``None`` when
+    ``text`` is no record line or its stamp resolves to no date (``___ 05:40AM``: the
+    segment's window applies).
+    """
+    m = _STAMP.match(text)
+    if m is None:
+        return None
+    return next((r for r in refs if r.span is not None and r.span[0] < m.end() and r.span[1] > m.start()), None)
 
 
 def _iso(moment: datetime) -> str:
@@ -175,3 +199,6 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
             "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)
+STAMP_RULE = Rule("time.record_stamp", "A line that starts with a date-and-time stamp is a results record: the stamp "
+                  "is the time of every value on that line, and a stamp without a date leaves the segment's window.",
+                  stamp_ref)

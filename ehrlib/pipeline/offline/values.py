@@ -71,9 +71,11 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
 _SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
         r"remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
         + TREND_VERB + r"?(?:(?:at|to)\s+)?")
-_SERIES = re.compile(r"(?P<a>" + NUM + r")\s*(?P<arrow>->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<b>" + NUM + r")"
-                     r"(?:\s*(?:->|-->|→|=>|<-|<--|←|\bto\b)\s*(?P<c>" + NUM + r"))?(?:\s*(?:->|→|<-|←)\s*(?P<d>"
-                     + NUM + r"))?")
+_ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"
+#: a short note on one value of a series: "24.3 (AM) -> 25.8", "2.1 (0600) -> 1.7"
+_NOTE = r"(?:\s*\((?![^()]*\d\.\d)[A-Za-z0-9:? ]{1,12}\))?"
+_SERIES = re.compile(r"(?P<body>(?:" + NUM + r")" + _NOTE + r"(?:\s*(?:" + _ARROWS + r")\s*(?:" + NUM + r")" + _NOTE
+                     + r")+)")
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
                       r"down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
                       r"(?:" + _UNIT
@@ -88,6 +90,8 @@ _MAXMIN = re.compile(r"(?P<w>peaked\s+at|peak(?:ing)?\s+(?:of|at)?|max(?:imum)?\
                      r"nadir(?:ed)?\s+(?:of|at)?|as\s+low\s+as|down\s+to|min(?:imum)?\s+(?:of)?|high(?:est)?\s+(?:of)?|"
                      r"low(?:est)?\s+(?:of)?|to\s+the|to|in\s+the|into\s+the|in\s+the\s+(?:low|mid|high|upper)|>|<|≥|≤)\s*"
                      r"(?P<v>" + NUM + r")(?P<dec>s)?", re.I)
+_RANGE_WORD = re.compile(r"(?:(?:in|within)\s+the\s+)?(?P<a>" + NUM + r")\s*(?:-|–|to)\s*(?P<b>" + NUM + r")\s+range\b",
+                         re.I)
 _SINGLE = re.compile(r"(?P<v>" + NUM + r")\**(?P<dec>s)?(?:\s*-\s*(?P<v2>" + NUM + r")(?P<dec2>s)?)?\s*(?P<u>" + _UNIT
                      + r")?"
                      r"(?:\s*\(\s*(?P<lo>" + NUM + r")\s*-\s*(?P<hi>" + NUM + r")\s*\))?", re.I)
@@ -124,7 +128,9 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
         out.pop("direction", None)
         out.update({"min": lo, "max": hi, "value": lo})  # "K ranged 3.1 to 3.5": a range, not a trend
         return out
-    if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I):
+    stated_range = out is not None and bool(out.pop("_range", False))
+    if out is not None and not direction and re.search(r"\bstable\b", text[:pos], re.I) and not stated_range:
+        # "stable at 2.1", "stable in the 150s"; "stable in the 26-31 range" states its range instead
         out["direction"] = "stable"
         out["trend_word"] = "stable"
     if out is not None and verb is not None and direction and "direction" not in out:
@@ -160,8 +166,9 @@ def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, A
             return bp
     s = _SERIES.match(rest)
     if s:
-        nums = [_f(x) for x in (s.group("a"), s.group("b"), s.group("c"), s.group("d")) if x is not None]
-        if s.group("arrow") in ("<-", "<--", "←"):
+        body = re.sub(r"\([^()]*\)", " ", s.group("body"))
+        nums = [_f(x) for x in re.findall(r"(?<![\d.,])" + NUM, re.sub(_ARROWS, " ", body))]
+        if re.search(_ARROWS, body).group(0) in ("<-", "<--", "←"):  # type: ignore[union-attr]  # a series has one
             nums = nums[::-1]  # "Cr 1.2 <- 1.8 <- 2.3": newest first
         out.update({"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + s.end()})
         return out
@@ -173,6 +180,10 @@ def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, A
     if vf:
         nums = [_f(vf.group("a")), _f(vf.group("b"))]
         return {"series": nums, "value": nums[-1], "direction": _direction(nums), "_end": pos + vf.end()}
+    rg = _RANGE_WORD.match(rest)
+    if rg:  # "stable in the 26-31 range": the values of the period lie between the two
+        lo, hi = sorted((_f(rg.group("a")), _f(rg.group("b"))))
+        return {"min": lo, "max": hi, "value": lo, "_end": pos + rg.end(), "_range": True}
     mm = _MAXMIN.match(rest)
     if mm:
         word = mm.group("w").lower()
