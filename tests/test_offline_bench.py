@@ -75,3 +75,16 @@ def test_with_estimate_needs_the_quality_benchmark_named(tmp_path):
         run_benchmarks([], tmp_path, with_estimate=True)
     with pytest.raises(ConfigError, match="--only quality --with-estimate"):
         run_benchmarks(["tools"], tmp_path, with_estimate=True)
+
+
+def test_unmatched_share_counts_predictions_no_gold_entity_was_paired_with():
+    gold = [_gold("a", "a1"), _gold("a", "a2")]
+    preds = [Prediction("r", "a", 0, "HR", "consistent"), Prediction("r", "a", 1, "RR", "consistent"),
+             Prediction("r", "a", 2, "BP", "consistent"), Prediction("r", "a", 3, "SpO2", "consistent")]
+    judged = [Judgement("a", "a1", "lenient", "matcher", "correct", matched_prediction=0),
+              Judgement("a", "a2", "lenient", "matcher", "incorrect", matched_prediction=2),
+              Judgement("a", "a1", "harsh", "matcher", "correct", matched_prediction=1)]
+    rows = score_rows(gold, preds, judged, {"a": "nursing"}, "c", "inspector", "lenient", None)
+    top = next(r for r in rows if r["scope"] == "all")
+    assert top["unmatched_share"] == 0.5  # predictions 1 and 3: the harsh pairing does not count here
+    assert next(r for r in rows if r["scope"] == "consistent_only")["unmatched_share"] == ""

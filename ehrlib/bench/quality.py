@@ -22,6 +22,7 @@ Targets from issue 7: inspector lenient F1 >= 0.80, >= 15 points above surface,
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -51,7 +52,7 @@ __all__ = ["run", "save_figure", "HEADER", "METHODS", "score_rows", "real_patien
 OUT_NAME = "bench_quality.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
 HEADER = ("corpus", "method", "backend", "judge", "mode", "scope", "n_notes", "n_gold", "n_pred", "recall",
-          "precision", "f1", "micro_recall", "micro_precision", "micro_f1", "median_s_per_note")
+          "precision", "f1", "micro_recall", "micro_precision", "micro_f1", "unmatched_share", "median_s_per_note")
 
 
 def _wall_seconds(run_dir: Path) -> list[float]:
@@ -70,8 +71,15 @@ def _f1(r: float, p: float) -> float:
 
 def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[Any], note_types: Mapping[str, str],
                corpus: str, method: str, mode: str, seconds: float | None) -> list[dict[str, Any]]:
-    """Rows of the CSV for one judged run and mode (pure: records in, dicts out)."""
+    """Rows of the CSV for one judged run and mode (pure: records in, dicts out).
+
+    A judgement's ``matched_prediction`` indexes ``preds``; ``unmatched_share`` is the
+    share of predictions the judge paired with no gold entity (statements the annotators
+    did not label, or spans too far from any label).
+    """
     verdict = {(j.note_id, j.entity_id): j for j in judgements if j.mode == mode}
+    matched = {id(preds[j.matched_prediction]) for j in verdict.values()
+               if j.matched_prediction is not None and 0 <= j.matched_prediction < len(preds)}
     rows: list[dict[str, Any]] = []
 
     def block(scope: str, g_sel: list[Any], p_sel: list[Any], with_precision: bool) -> None:
@@ -100,6 +108,8 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
             "micro_recall": round(mr, 4),
             "micro_precision": round(mp, 4) if mp is not None else "",
             "micro_f1": round(_f1(mr, mp), 4) if mp is not None else "",
+            "unmatched_share": (round(sum(1 for p in p_sel if id(p) not in matched) / len(p_sel), 4)
+                                if with_precision and p_sel else ""),
             "median_s_per_note": seconds if scope == "all" else "",
         })
 
@@ -147,8 +157,12 @@ def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[s
             evaluate_run(run_dir, corpus_dir)
             data = load_run(run_dir, corpus_dir)
             gold += [g for g in data.gold if g.note_id in part_types]
-            preds += [p for p in data.predictions if p.note_id in part_types]
-            judgements += [j for j in read_judgements(run_dir) if j.judge == "matcher" and j.note_id in part_types]
+            pooled = {i: len(preds) + k for k, i in enumerate(
+                i for i, p in enumerate(data.predictions) if p.note_id in part_types)}
+            preds += [data.predictions[i] for i in pooled]
+            judgements += [dataclasses.replace(j, matched_prediction=pooled.get(j.matched_prediction))
+                           if j.matched_prediction is not None else j
+                           for j in read_judgements(run_dir) if j.judge == "matcher" and j.note_id in part_types]
             walls += _wall_seconds(run_dir)
         seconds = round(statistics.median(walls), 3) if walls else None
         for mode in ("harsh", "lenient"):
