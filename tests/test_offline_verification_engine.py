@@ -11,7 +11,7 @@ from verification_kit import FakeTools, entity
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import ALL_RULES, chain_for
-from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
 
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "ehrlib" / "pipeline" / "offline" / "verification"
@@ -64,7 +64,7 @@ def test_decide_stamps_the_deciding_rule_and_keeps_a_delegates_id():
     from ehrlib.pipeline.stages import NoteContext
 
     ctx = NoteContext(Note("n", 1, 1, "physician", "2199-02-03", "x"), 1, 1)
-    c = Claim(entity("x", "measurement"), ctx, Session(FakeTools()))
+    c = Case(entity("x", "measurement"), ctx, Session(FakeTools()))
     passes = Rule("t.passes", "A rule that passes.", lambda c: None)
     inner = Rule("t.inner", "A rule that decides.", lambda c: verdict(c, True, "inner"))
     outer = Rule("t.outer", "A rule that hands over.", lambda c: decide(c, (inner,)))

@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ehrlib.pipeline.cache import related_entries
-from ehrlib.pipeline.claims import (
-    Claim as ParsedClaim,
-)
+from ehrlib.pipeline.claims import Claim as ParsedClaim
 from ehrlib.pipeline.claims import (
     FindingClaim,
     InterpretationClaim,
@@ -23,7 +21,7 @@ from ehrlib.pipeline.claims import (
     Trend,
 )
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Claim
+from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["SAME_CLAIM", "RULES", "same_claim"]
@@ -56,7 +54,7 @@ def same_claim(e: Entity, c: Entity) -> bool:
     return e.kind == c.kind and e.text.lower() == c.text.lower() and _said(e.claim) == _said(c.claim)
 
 
-def _from_cache(claim: Claim) -> Verdict | None:
+def _from_cache(claim: Case) -> Verdict | None:
     e = claim.entity
     for entry in related_entries(e, claim.cache):
         c = entry.entity

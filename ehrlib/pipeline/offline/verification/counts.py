@@ -10,7 +10,7 @@ import re
 
 from ehrlib.pipeline.offline.verification.doses import administrations
 from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
-from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -18,7 +18,7 @@ from ehrlib.pipeline.records import Verdict
 __all__ = ["transfusion_units", "administration_count"]
 
 
-def transfusion_units(c: Claim) -> Verdict | None:
+def transfusion_units(c: Case) -> Verdict | None:
     """A stated number of blood-product units against the statement's day (or stated time).
 
     Counted rows: the units a statement names are the ones it is about, and other units
@@ -49,7 +49,7 @@ def transfusion_units(c: Claim) -> Verdict | None:
                    f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
 
 
-def administration_count(c: Claim) -> Verdict | None:
+def administration_count(c: Case) -> Verdict | None:
     """"KCl 20 mEq IV x3": about that many separate administrations (at the stated dose,
     when one was checked) are charted in the statement's window; one short is allowed,
     as a dose given just before the window or charted late is no contradiction.

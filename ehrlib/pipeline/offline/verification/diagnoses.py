@@ -26,7 +26,7 @@ from ehrlib.pipeline.offline.icd_match import (
 )
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "BILLED_CODE", "SECTION_BILLED", "icd_rewrites", "icd_wording", "billed_match"]
@@ -70,7 +70,7 @@ def _queries(text: str) -> list[str]:
     return out[:3]
 
 
-def _lexical_match(c: Claim, tables: Sequence[str]) -> Verdict:
+def _lexical_match(c: Case, tables: Sequence[str]) -> Verdict:
     """The billed-code check without a database dictionary (a toolset with no catalogue):
     candidate titles from ``Lexical_Search``, named by the terminology matcher.
     """
@@ -91,7 +91,7 @@ def _lexical_match(c: Claim, tables: Sequence[str]) -> Verdict:
                    f"{named[0]['label']})", (), missing=True)
 
 
-def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES, phrase: str | None = None) -> Verdict:
+def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None = None) -> Verdict:
     """The billed-code check of a statement (also used for procedures with no bedside record).
 
     The statement is resolved against the database's whole ICD dictionary and the
@@ -117,7 +117,7 @@ def billed_match(c: Claim, tables: Sequence[str] = ICD_TABLES, phrase: str | Non
                    missing=True)
 
 
-def _section_billed(c: Claim) -> Verdict | None:
+def _section_billed(c: Case) -> Verdict | None:
     """A billing-section entry: its section's billed codes first. A listed diagnosis is
     decided there; a listed procedure no billed code names goes on to its bedside rules.
     """

@@ -25,7 +25,7 @@ from ehrlib.pipeline.offline.verification import (
     surface,
     trends,
 )
-from ehrlib.pipeline.offline.verification.session import Claim, Session, decide
+from ehrlib.pipeline.offline.verification.session import Case, Session, decide
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
 
@@ -65,7 +65,7 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
 
 def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
     """Stage 6 of the offline inspector: the validation cache, then the entity's rule chain."""
-    c = Claim(entity, ctx, Session(env.toolset), cache)
+    c = Case(entity, ctx, Session(env.toolset), cache)
     v = decide(c, (cache_rules.SAME_CLAIM, *chain_for(entity)))
     assert v is not None, "every chain ends with a rule that always decides"
     return v

@@ -17,7 +17,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
-from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -25,18 +25,18 @@ from ehrlib.pipeline.records import Verdict
 __all__ = ["RULES", "CHAIN"]
 
 
-def _procedure(c: Claim) -> bool:
+def _procedure(c: Case) -> bool:
     return c.entity.kind == "procedure"
 
 
-def _negated_absent(c: Claim) -> Verdict | None:
+def _negated_absent(c: Case) -> Verdict | None:
     inside, every = c.item_rows()
     if c.entity.claim.negated and _procedure(c) and not inside:
         return verdict(c, True, f"no {c.entity.text} in the window, as stated", every[:2])
     return None
 
 
-def _billed_procedure(c: Claim) -> Verdict | None:
+def _billed_procedure(c: Case) -> Verdict | None:
     """Bedside charting may miss a procedure; the billed procedure codes may not."""
     if c.item_rows()[1] or not _procedure(c):
         return None
@@ -44,7 +44,7 @@ def _billed_procedure(c: Claim) -> Verdict | None:
     return billed if billed.label == "consistent" and billed.evidence_row_ids else None
 
 
-def _no_record_in_window(c: Claim) -> Verdict | None:
+def _no_record_in_window(c: Case) -> Verdict | None:
     e = c.entity
     inside, every = c.item_rows()
     if not every:
@@ -59,7 +59,7 @@ def _edge_words(which: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(terms()["procedure_edges"][which]) + r")\b", re.I)
 
 
-def _procedure_clock(c: Claim) -> Verdict | None:
+def _procedure_clock(c: Case) -> Verdict | None:
     """"CVL placed ~9pm" / "A-line pulled at 0300" / "thoracentesis at 1500": a record of
     the item starts (or, for a removal, ends) at that clock time (.clocktime tolerance;
     each row is its own event, lines are not merged). A bare time on a long-lived device
@@ -88,7 +88,7 @@ def _procedure_clock(c: Claim) -> Verdict | None:
     return None
 
 
-def _procedure_side(c: Claim) -> Verdict | None:
+def _procedure_side(c: Case) -> Verdict | None:
     side = c.claim_as(ProcedureClaim).side
     if side not in ("r", "l") or not _procedure(c):
         return None
@@ -101,13 +101,13 @@ def _procedure_side(c: Claim) -> Verdict | None:
     return None
 
 
-def _negated_recorded(c: Claim) -> Verdict | None:
+def _negated_recorded(c: Case) -> Verdict | None:
     if not c.entity.claim.negated:
         return None
     return verdict(c, False, f"note says no {c.entity.text}, but it is recorded in the window", c.item_rows()[0][:4])
 
 
-def _record_in_window(c: Claim) -> Verdict | None:
+def _record_in_window(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} recorded in the window", c.item_rows()[0])
 
 

@@ -17,7 +17,7 @@ from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "judge_data_finding", "pitting_grade"]
@@ -47,11 +47,11 @@ def pitting_grade(value: str) -> str | None:
     return "0" if re.search(r"trace", value, re.I) else None
 
 
-def _concept(c: Claim) -> str:
+def _concept(c: Case) -> str:
     return str(c.entity.claim.concept)
 
 
-def _stated(c: Claim) -> set[str]:
+def _stated(c: Case) -> set[str]:
     concept, e = _concept(c), c.entity
     note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
     if concept in ("edema", "ectopy", "gcs_eye") and c.entity.claim.negated:
@@ -59,7 +59,7 @@ def _stated(c: Claim) -> set[str]:
     return _states(concept, note.lower(), "note")
 
 
-def _charted(c: Claim) -> tuple[set[str], Rows]:
+def _charted(c: Case) -> tuple[set[str], Rows]:
     """(states charted in the window, rows charting a stated state)."""
     stated, charted, hits = _stated(c), set(), []
     for r in c.item_rows()[0]:
@@ -77,7 +77,7 @@ def _is_attribute(concept: str) -> bool:
     return any(a.concept == concept for finding in _vocab().get("attributes", {}) for a in attributes_of(finding))
 
 
-def _attribute_value(c: Claim) -> Verdict | None:
+def _attribute_value(c: Case) -> Verdict | None:
     """"R pupil 4mm", "L sluggish": the stated side's items, the charted value at the time;
     a size as a number (a range "3-4mm" by either end), a response as a state.
     """
@@ -116,13 +116,13 @@ def _attribute_value(c: Claim) -> Verdict | None:
                    f"{', '.join(sorted(charted))}", list(charted.values())[:4])
 
 
-def _no_known_state(c: Claim) -> Verdict | None:
+def _no_known_state(c: Case) -> Verdict | None:
     if _stated(c):
         return None
     return verdict(c, True, f"{c.entity.text} charted in the window", c.item_rows()[0])
 
 
-def _pitting(c: Claim) -> Verdict | None:
+def _pitting(c: Case) -> Verdict | None:
     grade, inside = c.claim_as(FindingClaim).grade, c.item_rows()[0]
     if not grade:
         return None
@@ -134,7 +134,7 @@ def _pitting(c: Claim) -> Verdict | None:
     return None
 
 
-def _edema_presence(c: Claim) -> Verdict | None:
+def _edema_presence(c: Case) -> Verdict | None:
     """An amount ("4 mm", "Trace") or a location other than "None" means edema was present."""
     charted, _ = _charted(c)
     if _concept(c) != "edema" or not charted:
@@ -147,7 +147,7 @@ def _edema_presence(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} as charted", inside[:4])
 
 
-def _charted_state(c: Claim) -> Verdict | None:
+def _charted_state(c: Case) -> Verdict | None:
     e, concept, inside = c.entity, _concept(c), c.item_rows()[0]
     stated = _stated(c)
     charted, hits = _charted(c)
@@ -187,7 +187,7 @@ def judge_data_finding(e: Entity, rows: Sequence[Mapping[str, Any]]) -> tuple[bo
     return None, f"{e.text}: charted values neither match nor contradict", valued[:3]
 
 
-def _data_value(c: Claim) -> Verdict | None:
+def _data_value(c: Case) -> Verdict | None:
     ok, reason, rows = judge_data_finding(c.entity, c.item_rows()[0])
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
 

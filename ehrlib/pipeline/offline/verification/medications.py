@@ -29,7 +29,7 @@ from ehrlib.pipeline.offline.verification.medrows import day_rows
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
-from ehrlib.pipeline.offline.verification.session import Claim, verdict
+from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -40,16 +40,16 @@ Rows = list[Mapping[str, Any]]
 _KINDS = ("medication", "infusion")
 
 
-def _action(c: Claim) -> str:
+def _action(c: Case) -> str:
     return _med(c).action or ""
 
 
-def _course(c: Claim) -> Rows:
+def _course(c: Case) -> Rows:
     """Every row of the drug in the admission (a course is judged as a whole)."""
     return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
 
 
-def _negated(c: Claim) -> Verdict | None:
+def _negated(c: Case) -> Verdict | None:
     """"no transfusion today", "not on pressors": consistent when nothing is given in the window."""
     if not c.entity.claim.negated:
         return None
@@ -59,7 +59,7 @@ def _negated(c: Claim) -> Verdict | None:
     return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])
 
 
-def _stopped(c: Claim) -> Verdict | None:
+def _stopped(c: Case) -> Verdict | None:
     """"off octreotide", "lasix held": not running at the end of the window."""
     e = c.entity
     if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
@@ -73,7 +73,7 @@ def _stopped(c: Claim) -> Verdict | None:
                    inside[-2:] or every[-2:])
 
 
-def _record_in_window(c: Claim) -> Verdict | None:
+def _record_in_window(c: Case) -> Verdict | None:
     inside, every = c.item_rows()
     if not every:
         return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
@@ -83,7 +83,7 @@ def _record_in_window(c: Claim) -> Verdict | None:
     return None
 
 
-def _clock_edge(c: Claim) -> Verdict | None:
+def _clock_edge(c: Case) -> Verdict | None:
     """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
     time; a contradiction is returned, otherwise None (the other checks go on).
     """
@@ -101,7 +101,7 @@ def _clock_edge(c: Claim) -> Verdict | None:
     return None
 
 
-def _dated_edge(c: Claim) -> Verdict | None:
+def _dated_edge(c: Case) -> Verdict | None:
     """A dated start or stop: an order must begin (or end) inside the window."""
     e, action, actions = c.entity, _action(c), terms()["actions"]
     if not e.time_text:
@@ -120,7 +120,7 @@ def _dated_edge(c: Claim) -> Verdict | None:
     return None
 
 
-def _rate(c: Claim) -> Verdict | None:
+def _rate(c: Case) -> Verdict | None:
     e, m = c.entity, _med(c)
     rate, rate_unit = m.rate, m.rate_unit or ""
     if rate is None:
@@ -146,7 +146,7 @@ def _rate(c: Claim) -> Verdict | None:
     return None
 
 
-def _dose(c: Claim) -> Verdict | None:
+def _dose(c: Case) -> Verdict | None:
     dose, dose_unit = _med(c).dose, _med(c).dose_unit or ""
     if dose is None:
         return None
@@ -168,13 +168,13 @@ def _dose(c: Claim) -> Verdict | None:
     return None
 
 
-def _administered(c: Claim) -> bool:
+def _administered(c: Case) -> bool:
     """Whether the statement reports an administration (given, bolus, a count, "x1")."""
     m, words = _med(c), terms()["actions"].get("administered", ())
     return m.units is not None or (m.action or "") in words or (m.freq or "") in words
 
 
-def _unitless_dose(c: Claim, number: float, inside: Rows) -> Verdict | None:
+def _unitless_dose(c: Case, number: float, inside: Rows) -> Verdict | None:
     """"atorvastatin 40": the number is a dose (or an infusion's rate) in the drug's own
     recorded unit; wrong when no row of the window records it.
     """
@@ -188,7 +188,7 @@ def _unitless_dose(c: Claim, number: float, inside: Rows) -> Verdict | None:
     return None
 
 
-def _route(c: Claim) -> Verdict | None:
+def _route(c: Case) -> Verdict | None:
     route, routes = _med(c).route, terms()["routes"]
     if not route or route not in routes:
         return None
@@ -199,7 +199,7 @@ def _route(c: Claim) -> Verdict | None:
     return None
 
 
-def _course_day(c: Claim) -> Verdict | None:
+def _course_day(c: Case) -> Verdict | None:
     """"day 3 of vancomycin": the course's first dose, the earliest start with no gap of
     more than 2 days after it, is that many days before the note's day.
     """
@@ -224,7 +224,7 @@ def _course_day(c: Claim) -> Verdict | None:
     return None
 
 
-def _duration(c: Claim) -> Verdict | None:
+def _duration(c: Case) -> Verdict | None:
     duration = _med(c).duration_days
     if not duration:
         return None
@@ -238,7 +238,7 @@ def _duration(c: Claim) -> Verdict | None:
     return None
 
 
-def _given_in_window(c: Claim) -> Verdict | None:
+def _given_in_window(c: Case) -> Verdict | None:
     return verdict(c, True, f"{_names(c)} recorded in the window", _rows(c))
 
 

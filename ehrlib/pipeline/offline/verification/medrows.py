@@ -11,7 +11,7 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import MedicationClaim
-from ehrlib.pipeline.offline.verification.session import Claim
+from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time
 
 __all__ = ["med", "names", "rows", "day_rows", "short_window"]
@@ -19,17 +19,17 @@ __all__ = ["med", "names", "rows", "day_rows", "short_window"]
 Rows = list[Mapping[str, Any]]
 
 
-def med(c: Claim) -> MedicationClaim:
+def med(c: Case) -> MedicationClaim:
     """The statement's medication claim (an empty one for another shape)."""
     return c.claim_as(MedicationClaim)
 
 
-def names(c: Claim) -> str:
+def names(c: Case) -> str:
     """The drug names, as a verdict's reason shows them."""
     return ", ".join(med(c).drugs[:3])
 
 
-def rows(c: Claim) -> Rows:
+def rows(c: Case) -> Rows:
     """The window's rows, as the rules before narrowed them."""
     return c.narrowed if c.narrowed is not None else c.item_rows()[0]
 
@@ -40,7 +40,7 @@ def short_window(window: TimeSpan | None) -> bool:
     return a is not None and b is not None and (b - a) <= timedelta(days=3, minutes=1)
 
 
-def day_rows(c: Claim) -> Rows:
+def day_rows(c: Case) -> Rows:
     """The rows of the statement's own day: a widened note window counts its core day."""
     core = core_window(c.entity.window) if not c.entity.time_text else None
     got = rows(c)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
 from ehrlib.pipeline.records import Verdict
 
@@ -61,20 +61,20 @@ def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[t
     return True, "susceptibilities as stated", tested[:4]
 
 
-def _culture(c: Claim) -> MicrobiologyClaim:
+def _culture(c: Case) -> MicrobiologyClaim:
     return c.claim_as(MicrobiologyClaim)
 
 
-def _specimen(c: Claim) -> re.Pattern[str]:
+def _specimen(c: Case) -> re.Pattern[str]:
     return re.compile(_culture(c).specimen or ".", re.I)
 
 
-def _timeline(c: Claim, time: str) -> Rows:
+def _timeline(c: Case, time: str) -> Rows:
     res = c.session.call("View_General_Timeline", time=time, table="microbiologyevents")
     return list(res.rows) if res else []
 
 
-def _specimen_in_window(c: Claim) -> Verdict | None:
+def _specimen_in_window(c: Case) -> Verdict | None:
     e, a, spec = c.entity, _culture(c), _specimen(c)
     rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
     rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
@@ -92,7 +92,7 @@ def _specimen_in_window(c: Claim) -> Verdict | None:
     return None
 
 
-def _lookback(c: Claim, spec: re.Pattern[str]) -> Rows:
+def _lookback(c: Case, spec: re.Pattern[str]) -> Rows:
     window = c.entity.window
     if window is None or parse_time(window.start) is None:
         return []
@@ -101,7 +101,7 @@ def _lookback(c: Claim, spec: re.Pattern[str]) -> Rows:
             and spec.search(str(r.get("item") or r.get("label") or ""))]
 
 
-def _organism(c: Claim) -> Verdict | None:
+def _organism(c: Case) -> Verdict | None:
     e, a = c.entity, _culture(c)
     if not a.organism:
         return None
@@ -121,7 +121,7 @@ def _organism(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{e.text} grew {a.organism_text}", hit)
 
 
-def _susceptibility(c: Claim) -> Verdict | None:
+def _susceptibility(c: Case) -> Verdict | None:
     e, a, hit = c.entity, _culture(c), c.narrowed or []
     if not (a.sensitivities or a.pan_sensitive):
         return None
@@ -131,7 +131,7 @@ def _susceptibility(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{e.text}: {a.organism_text} {why}", ev or hit)
 
 
-def _antibiotic_interpretation(c: Claim) -> Verdict | None:
+def _antibiotic_interpretation(c: Case) -> Verdict | None:
     e, a, hit = c.entity, _culture(c), c.narrowed or []
     if not a.antibiotics:
         return None
@@ -143,7 +143,7 @@ def _antibiotic_interpretation(c: Claim) -> Verdict | None:
     return None
 
 
-def _result_sign(c: Claim) -> Verdict | None:
+def _result_sign(c: Case) -> Verdict | None:
     e, a, rows = c.entity, _culture(c), c.narrowed or []
     orgs = [r for r in rows if _org(r)]
     if a.positive and not orgs:
@@ -154,7 +154,7 @@ def _result_sign(c: Claim) -> Verdict | None:
     return None
 
 
-def _collected(c: Claim) -> Verdict | None:
+def _collected(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} collected in the window", c.narrowed or [])
 
 

@@ -17,7 +17,7 @@ from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
-from ehrlib.pipeline.offline.verification.session import Claim, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
 from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius, in_fahrenheit, value_matches
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec
@@ -73,11 +73,11 @@ def stated_numbers(n: NumericClaim) -> list[tuple[str, float, float | None]]:
     return [("value", lo, hi) for lo, hi in _intervals(n.reading, n.reading.value)]
 
 
-def _numeric(c: Claim) -> Rows:
+def _numeric(c: Case) -> Rows:
     return [r for r in c.item_rows()[0] if r.get("valuenum") is not None]
 
 
-def _tolerance(c: Claim) -> float:
+def _tolerance(c: Case) -> float:
     n = c.claim_as(NumericClaim)
     tol = tolerance_of(concept_of(n))
     if n.approx:
@@ -85,7 +85,7 @@ def _tolerance(c: Claim) -> float:
     return tol
 
 
-def _no_record(c: Claim) -> Verdict | None:
+def _no_record(c: Case) -> Verdict | None:
     if _numeric(c):
         return None
     e = c.entity
@@ -95,7 +95,7 @@ def _no_record(c: Claim) -> Verdict | None:
                    missing=True)
 
 
-def _daily_total(c: Claim) -> Verdict | None:
+def _daily_total(c: Case) -> Verdict | None:
     """"UOP ~200 cc over 24h" / "100-350 cc per day": calendar-day sums of the item."""
     n = c.claim_as(NumericClaim)
     if not n.per_day:
@@ -125,7 +125,7 @@ def _daily_total(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{e.text}: daily totals {shown} as stated", numeric[:4])
 
 
-def _value_in_window(c: Claim) -> Verdict | None:
+def _value_in_window(c: Case) -> Verdict | None:
     e, n, numeric = c.entity, c.claim_as(NumericClaim), _numeric(c)
     concept = concept_of(n)
     tol = _tolerance(c)
@@ -165,7 +165,7 @@ def _value_in_window(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{e.text} {e.value or ''} matches the table{scale_note}", matched)
 
 
-def _range_extremes(c: Claim) -> Verdict | None:
+def _range_extremes(c: Case) -> Verdict | None:
     """A stated range or maximum is a claim about the extremes of its day (flowsheet "HR 85-130",
     "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core window must match, not only appear.
     """
@@ -174,7 +174,7 @@ def _range_extremes(c: Claim) -> Verdict | None:
     return verdict(c, False, reason, numeric[:5]) if reason is not None else None
 
 
-def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: float) -> str | None:
+def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float) -> str | None:
     e, n = c.entity, c.claim_as(NumericClaim)
     r = n.reading
     only_max = r.max_lo is not None and r.min is None  # "peaked at 12.7", "Tmax 102.3"
@@ -231,7 +231,7 @@ def _extremes_reason(c: Claim, numeric: Rows, concept: Concept | None, tol: floa
     return None
 
 
-def _series_order(c: Claim) -> Verdict | None:
+def _series_order(c: Case) -> Verdict | None:
     """An arrow series: each value recorded in the window, in the stated order."""
     trend = c.claim_as(NumericClaim).trend
     raw = trend.series if trend is not None else ()
@@ -256,7 +256,7 @@ def _series_order(c: Claim) -> Verdict | None:
     return verdict(c, True, f"{e.text} series {' -> '.join(f'{x:g}' for x in series)} recorded in order", hits)
 
 
-def _reference_word(c: Claim) -> Verdict | None:
+def _reference_word(c: Case) -> Verdict | None:
     """"WBC 16.2 (WNL)" / "Cr 2.1 (elevated)": a recorded value whose reference word contradicts the
     concept's adult reference interval is inconsistent; otherwise the number rules decide.
     """

@@ -1,6 +1,6 @@
 """The working state of one statement under verification, and how rules are applied to it.
 
-A :class:`Claim` holds the entity, its note and its tool session (every table read goes
+A :class:`Case` holds the entity, its note and its tool session (every table read goes
 through the patient's toolset, so a verdict carries a tool trace comparable with an
 LLM's). Rules are :class:`~ehrlib.pipeline.offline.rule.Rule` records whose ``apply``
 takes a claim and returns a verdict, or None to pass: :func:`decide` tries a chain of them
@@ -22,7 +22,7 @@ from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext
 
-__all__ = ["Session", "Claim", "Check", "VerificationRule", "decide", "verdict", "evidence", "MAX_EVIDENCE"]
+__all__ = ["Session", "Case", "Check", "VerificationRule", "decide", "verdict", "evidence", "MAX_EVIDENCE"]
 
 MAX_EVIDENCE = 8
 
@@ -70,7 +70,7 @@ class Session:
 
 
 @dataclass
-class Claim:
+class Case:
     """One entity under verification with its note context and tool session.
 
     Mutable working state, one per entity: the item rows are fetched once and shared by
@@ -119,7 +119,7 @@ class Claim:
         return lines[e.line] if e.span is not None and 0 <= e.line < len(lines) else None
 
 
-Check = Callable[[Claim], Verdict | None]
+Check = Callable[[Case], Verdict | None]
 VerificationRule = Rule[Check]
 
 
@@ -140,7 +140,7 @@ def evidence(rows: Iterable[Mapping[str, Any]]) -> tuple[RowRef, ...]:
     return tuple(out)
 
 
-def verdict(c: Claim, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
+def verdict(c: Case, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
             missing: bool = False) -> Verdict:
     """A verdict on the claim with the session's tool calls so far; an inconsistency is a
     contradiction unless ``missing``.
@@ -152,7 +152,7 @@ def verdict(c: Claim, ok: bool | None, reason: str, rows: Iterable[Mapping[str, 
                    evidence(rows), s.records())
 
 
-def decide(c: Claim, chain: Sequence[VerificationRule]) -> Verdict | None:
+def decide(c: Case, chain: Sequence[VerificationRule]) -> Verdict | None:
     """The first verdict of the chain's rules that apply to the entity's kind, stamped with
     the deciding rule's id (a verdict handed over from another chain keeps its own).
     """

@@ -19,7 +19,7 @@ from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
-from ehrlib.pipeline.offline.verification.session import Claim, Session, verdict
+from ehrlib.pipeline.offline.verification.session import Case, Session, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.values import in_fahrenheit, temp_match, value_matches
 from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
@@ -30,22 +30,22 @@ __all__ = ["RULES", "CHAIN", "ATTACHED_VALUE", "LEXICON_THRESHOLD", "CLINICAL_CR
 Rows = list[Mapping[str, Any]]
 
 
-def _criterion_id(c: Claim) -> str:
+def _criterion_id(c: Case) -> str:
     return c.claim_as(InterpretationClaim).criterion
 
 
-def _extra(c: Claim) -> Mapping[str, Any] | None:
+def _extra(c: Case) -> Mapping[str, Any] | None:
     return load_lexicon().extra_criteria.get(_criterion_id(c))
 
 
-def _criterion_rows(c: Claim, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
+def _criterion_rows(c: Case, state: str) -> tuple[Mapping[str, Any] | None, list[dict[str, Any]]]:
     res = c.session.call("Get_Clinical_Criterion", state=state)
     if res is None:
         return None, []
     return res.summary, [dict(r) for r in res.rows]
 
 
-def _attached_value(c: Claim) -> Verdict | None:
+def _attached_value(c: Case) -> Verdict | None:
     """"K 5.9, hyperkalemic" / "plt 95 (thrombocytopenic)": None when the word stands alone
     or the value is not an item the state is judged on.
     """
@@ -75,7 +75,7 @@ def _attached_value(c: Claim) -> Verdict | None:
     return verdict(c, ok, f"the stated value {value:g} it qualifies {what} {crit_id} ({src})", ())
 
 
-def _lexicon_threshold(c: Claim) -> Verdict | None:
+def _lexicon_threshold(c: Case) -> Verdict | None:
     """A state the shared criteria file lacks (hypokalemia...): the lexicon's reference
     range on the concept's items, with the same negation and missing rules.
     """
@@ -103,7 +103,7 @@ def _lexicon_threshold(c: Claim) -> Verdict | None:
                    f"({src})", meeting or numeric[:4])
 
 
-def _clinical_criterion(c: Claim) -> Verdict | None:
+def _clinical_criterion(c: Case) -> Verdict | None:
     e, ctx, stated = c.entity, c.ctx, c.claim_as(InterpretationClaim).reading
     crit_id, negated = _criterion_id(c), c.entity.claim.negated
     summary, tests = _criterion_rows(c, crit_id or e.text)

@@ -14,14 +14,14 @@ from typing import Any
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import diagnoses, numbers
-from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
 
 __all__ = ["verify_surface", "RULES"]
 
 
-def _lexical_match(c: Claim) -> Verdict | None:
+def _lexical_match(c: Case) -> Verdict | None:
     """Surface matching aligns the words themselves: "afebrile" -> Lexical_Search."""
     e = c.entity
     if not (e.kind == "interpretation" or not e.item_keys):
@@ -37,7 +37,7 @@ def _lexical_match(c: Claim) -> Verdict | None:
                    missing=not inside)
 
 
-def _record_exists(c: Claim) -> Verdict | None:
+def _record_exists(c: Case) -> Verdict | None:
     inside, _ = c.item_rows()
     return verdict(c, bool(inside), f"{c.entity.text}: {'a' if inside else 'no'} record in the window", inside,
                    missing=not inside)
@@ -53,7 +53,7 @@ RULES = (LEXICAL_MATCH, RECORD_EXISTS)
 
 def verify_surface(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[CacheEntry, ...]) -> Verdict:
     """Stage 6 of the surface baseline (no validation cache)."""
-    c = Claim(entity, ctx, Session(env.toolset))
+    c = Case(entity, ctx, Session(env.toolset))
     if entity.kind in ("measurement", "range", "trend", "output") and isinstance(entity.claim, NumericClaim) \
             and entity.claim.has_numbers:
         chain: tuple[Rule[Any], ...] = numbers.CHAIN

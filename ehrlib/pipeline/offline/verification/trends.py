@@ -16,7 +16,7 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim, Trend
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
-from ehrlib.pipeline.offline.verification.session import Claim, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendwords import day_over_day, direction_of, parse_origin
 from ehrlib.pipeline.offline.verification.values import value_matches
@@ -99,7 +99,7 @@ def _fitted_direction(rows: Sequence[Mapping[str, Any]]) -> str | None:
     return d if d in ("rising", "falling", "stable") else None
 
 
-def _direction(c: Claim) -> Verdict | None:
+def _direction(c: Case) -> Verdict | None:
     e, s, n, ctx = c.entity, c.session, c.claim_as(NumericClaim), c.ctx
     trend = n.trend or Trend()
     if trend.series:
@@ -159,7 +159,7 @@ def _direction(c: Claim) -> Verdict | None:
                    f"({values[0]:g} -> {values[-1]:g})", ev)
 
 
-def _value_direction(c: Claim) -> Verdict | None:
+def _value_direction(c: Case) -> Verdict | None:
     """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
     values before it (same window or the three days before) moved as stated.
     """
@@ -203,7 +203,7 @@ def _value_direction(c: Claim) -> Verdict | None:
     return verdict(c, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
-def _stated_origin(c: Claim) -> Verdict | None:
+def _stated_origin(c: Case) -> Verdict | None:
     """"down to 1.1 from 2.3" (:mod:`.trendwords`): the new value is recorded in the window,
     the origin is among the three values recorded before it (three-day look-back, the
     concept's tolerance; a discharge summary's origin may be any earlier value of the
