@@ -15,7 +15,8 @@ from ehrlib.corpus.io import load_corpus
 from ehrlib.schema import LOGICAL, MIMIC3, MIMIC4, SchemaMap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPORA = ("realnotes_mimic4", "realnotes_mixed", "estimate_blind")
+CORPORA = tuple(c for c in ("realnotes_mimic4", "realnotes_mixed", "realnotes_blind", "estimate_blind")
+                if (FIXTURES / c).is_dir())
 
 
 @pytest.fixture(scope="module", params=CORPORA)
