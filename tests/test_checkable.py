@@ -10,6 +10,8 @@ from ehrlib.pipeline.offline.mention import Mention
 
 VENT = ItemRef("procedureevents_mv", "Invasive Ventilation", "225792")
 RHYTHM = ItemRef("chartevents", "Heart Rhythm", "220048")
+CV_FLUSH = ItemRef("inputevents_cv", "Dextrose Flush", "40001")
+ORDER = ItemRef("prescriptions", "Dextrose", "Dextrose")
 CAREVUE = frozenset({"chartevents", "labevents", "outputevents", "prescriptions"})
 METAVISION = CAREVUE | {"procedureevents_mv"}
 
@@ -37,6 +39,12 @@ def _m(text: str, kind: str = "procedure") -> Mention:
     (_m("ERCP"), [VENT], CAREVUE, " on day 2", "ontology", "discharge_summary", None),
     # labs and drugs keep their verdicts: their tables are recorded for every admission
     (_m("lactate", "measurement"), [], METAVISION, " 2.1", "ontology", "physician", None),
+    # a fluid known only as an input item of the other charting system: its absence is no evidence
+    (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION, "es", "ontology", "physician",
+     "checkable.drug_table_not_recorded"),
+    (_m("dextrose flush", "medication"), [CV_FLUSH, ORDER], METAVISION, "es", "ontology", "physician", None),
+    (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION | {"inputevents_cv"}, "", "ontology", "physician",
+     None),
 ])
 def test_not_checkable(m, items, tables, after, step, note_type, want):
     assert not_checkable(m, items, tables, after, step, note_type) == want
@@ -45,7 +53,7 @@ def test_not_checkable(m, items, tables, after, step, note_type, want):
 def test_rule_ids_are_stable_and_documented():
     ids = [r.rule_id for r in CHECKABLE_RULES]
     assert ids == ["checkable.ordered_not_done", "checkable.time_reference", "checkable.unresolved_phrase",
-                   "checkable.table_not_recorded"]
+                   "checkable.drug_table_not_recorded", "checkable.table_not_recorded"]
     assert all(r.principle.endswith(".") for r in CHECKABLE_RULES)
 
 

@@ -82,3 +82,19 @@ def test_a_unit_without_its_product_is_the_product_named_before() -> None:
     assert units == [("FFP", 1.0), ("another unit", 1.0)]
     assert not [m for m in find_mentions("insulin 2 units SC, one unit later", 0, load_lexicon(), (), "other")
                 if m.concept == "transfusion"]
+
+
+def test_a_limit_on_intake_orders_no_drug() -> None:
+    assert _drugs("Hypernatremia: encourage PO, free water restriction for now.") == []
+    assert _drugs("restrict free water, recheck Na") == []
+    assert [m.text for m in _drugs("free water 150 cc q6h via PEG")] == ["free water"]
+
+
+def test_brand_and_ward_names_and_millimoles() -> None:
+    got = {m.text: (m.claim.drugs, m.claim.dose, m.claim.dose_unit, m.claim.action)
+           for m in _drugs("Mucomyst 1200 mg PO before the CT; K-Phos 15 mmol hung; Sinemet via NG")}
+    assert got == {"Mucomyst": (("acetylcysteine",), 1200.0, "mg", None),
+                   "K-Phos": (("potassium phosphate",), 15.0, "mmol", "hung"),
+                   "Sinemet": (("carbidopa levodopa",), None, None, None)}
+    assert [m.claim.drugs for m in _drugs("D5NS at 125 cc/hr; bicarb amp pushed")] == [("d5ns",),
+                                                                                        ("sodium bicarbonate",)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, verify
 
+from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.verification.doses import dose_matches, rate_matches, same_dose_unit
 
 
@@ -95,6 +96,23 @@ def test_duration():
     assert_decided(verify(_med(duration_days=7), tools), "medications.duration", "inconsistent")
 
 
+def test_a_pause_is_no_course():
+    """"heparin gtt held x2h": the duration is the pause's, the week-long course no contradiction."""
+    week = _drug(_given("2199-01-31 08:00:00", "2199-02-07 08:00:00"))
+    assert verify(_med(action="held", duration_days=2 / 24, time_text="this morning"), week).rule_id != \
+        "medications.duration"
+    assert_decided(verify(_med(action="started", duration_days=2 / 24), week), "medications.duration", "inconsistent")
+
+
+def test_a_course_running_at_discharge_may_continue_after_it():
+    """"for a total course of 14 days" (discharge 02-12): 8 recorded days are a lower bound."""
+    to_discharge = _drug(_given("2199-02-04 08:00:00", "2199-02-12 08:00:00"))
+    assert verify(_med(duration_days=14), to_discharge).label == "consistent"
+    assert_decided(verify(_med(duration_days=3), to_discharge), "medications.duration", "inconsistent")
+    ended_early = _drug(_given("2199-02-04 08:00:00", "2199-02-06 08:00:00"))
+    assert_decided(verify(_med(duration_days=14), ended_early), "medications.duration", "inconsistent")
+
+
 def test_unit_conversions():
     assert rate_matches(0.04, "u/min", {"extra": {"rate": 2.4, "rate_unit": "units/hour"}})
     assert same_dose_unit("mg", {"unit": "mcg"}) and not same_dose_unit("mg", {"unit": "mL"})
@@ -183,3 +201,76 @@ def test_an_administration_is_checked_against_administrations_not_the_orders_ran
     assert_decided(verify(given, tools), "medications.dose", "inconsistent", "contradiction")
     ordered = entity("haloperidol", "medication", keys=keys, drugs=["haloperidol"], dose=3.0, dose_unit="mg")
     assert verify(ordered, tools).label == "consistent"
+
+
+def test_a_bolus_charted_in_parts_meets_its_dose():
+    """"LR 1 L bolus" charted as two overlapping rows of 250 and 750 mL (the day before the note's)."""
+    parts = _drug(_given("2199-02-02 16:50:00", "2199-02-02 17:50:00", valuenum=250.0, unit="ml"),
+                  _given("2199-02-02 16:50:00", "2199-02-02 19:50:00", valuenum=750.0, unit="ml"))
+    assert verify(_med(dose=1.0, dose_unit="l", action="bolus"), parts).label == "consistent"
+    assert_decided(verify(_med(dose=2.0, dose_unit="l", action="bolus"), parts), "medications.dose", "inconsistent")
+
+
+def test_a_stated_total_is_the_sum_of_a_charting_day():
+    """"NS boluses given, 1.5 L total today": hourly point rows, the evening before counted apart."""
+    hourly = [row(f"2199-02-02 {h}:00:00", 100.0, key="inputevents_mv:1", table="inputevents_mv", unit="ml")
+              for h in (20, 21, 22)]
+    hourly += [row(f"2199-02-03 {h:02d}:00:00", v, key="inputevents_mv:1", table="inputevents_mv", unit="ml")
+               for h, v in ((2, 300.0), (6, 500.0), (12, 400.0), (18, 300.0))]
+    today = TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59")
+    e = entity("NS", "medication", keys=("inputevents_mv:1",), time_text="today", window=today, drugs=["ns"],
+               dose=1.5, dose_unit="l", action="given")
+    assert verify(e, _drug(*hourly)).label == "consistent"
+    wrong = entity("NS", "medication", keys=("inputevents_mv:1",), time_text="today", window=today, drugs=["ns"],
+                   dose=2.5, dose_unit="l", action="given")
+    assert_decided(verify(wrong, _drug(*hourly)), "medications.dose", "inconsistent", "contradiction")
+
+
+def test_a_counted_dose_is_each_administrations():
+    """"furosemide 40 mg IV x2": two 20 mg pushes add up to one stated dose, not two."""
+    halves = _drug(_given("2199-02-03 01:00:00", "2199-02-03 01:01:00", valuenum=20.0, unit="mg"),
+                   _given("2199-02-03 11:00:00", "2199-02-03 11:01:00", valuenum=20.0, unit="mg"))
+    assert_decided(verify(_med(dose=40.0, dose_unit="mg", units=2), halves), "medications.dose", "inconsistent")
+    assert verify(_med(dose=20.0, dose_unit="mg", units=2), halves).label == "consistent"
+    assert verify(_med(dose=40.0, dose_unit="mg"), halves).label == "consistent"  # no count: the day's total
+
+
+def test_a_dose_is_the_notes_days():
+    """"metoprolol decreased to 25 mg" in a note of 02-03: the 25 mg order of 02-04 is another day's."""
+    def order(day: str, end: str, mg: float) -> dict:
+        return row(day, mg, key="prescriptions:1", table="prescriptions", end=end, unit="mg")
+    tools = FakeTools({"prescriptions:1": [order("2199-02-03", "2199-02-04", 12.5),
+                                           order("2199-02-04", "2199-02-05", 25.0)]})
+    e = entity("metoprolol", "medication", keys=("prescriptions:1",), drugs=["metoprolol"], dose=25.0, dose_unit="mg")
+    assert_decided(verify(e, tools), "medications.dose", "inconsistent", "contradiction")
+    e = entity("metoprolol", "medication", keys=("prescriptions:1",), drugs=["metoprolol"], dose=12.5, dose_unit="mg")
+    assert verify(e, tools).label == "consistent"
+
+
+def test_a_clock_time_dates_the_administration():
+    """"enoxaparin SC given at 2200": the order spans the day, but the doses charted at 0130
+    and 0900 are other doses."""
+    order = row("2199-02-02", None, key="prescriptions:1", table="prescriptions", end="2199-02-06")
+
+    def charted(*times: str) -> FakeTools:
+        return FakeTools({"prescriptions:1": [order], "inputevents_mv:1": [
+            _given(t, t[:-2] + "59", valuenum=1.0, unit="dose") for t in times]})
+    at_2200 = TimeSpan("2199-02-03 20:00:00", "2199-02-04 00:00:00")
+    e = entity("enoxaparin", "medication", keys=("prescriptions:1", "inputevents_mv:1"), time_text="at 2200",
+               window=at_2200, drugs=["enoxaparin"], action="given")
+    assert_decided(verify(e, charted("2199-02-04 01:30:00", "2199-02-03 09:00:00")),
+                   "medications.timed_administration", "inconsistent", "contradiction")
+    assert verify(e, charted("2199-02-03 22:40:00")).label == "consistent"
+
+
+def test_a_part_of_day_dates_the_administration():
+    """"meropenem given overnight" in a note of 02-03: the night of 02-02 to the morning of 02-03."""
+    e = _med("overnight", action="given")
+    late = _drug(_given("2199-02-03 15:00:00", "2199-02-03 15:30:00"))
+    assert_decided(verify(e, late), "medications.timed_administration", "inconsistent", "contradiction")
+    assert verify(e, _drug(_given("2199-02-03 02:00:00", "2199-02-03 02:30:00"))).label == "consistent"
+    orders = FakeTools({"prescriptions:1": [row("2199-02-02", None, key="prescriptions:1", table="prescriptions",
+                                                end="2199-02-05")]})
+    dated = entity("heparin", "medication", keys=("prescriptions:1",), time_text="overnight", drugs=["heparin"],
+                   action="given")
+    assert verify(dated, orders).label == "consistent"  # an order's date cannot place a dose in the night

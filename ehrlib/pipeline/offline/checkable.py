@@ -13,8 +13,11 @@ applied after alignment (extraction stages 3-4, recorded with the dropped mentio
 - the event is an order or a request ("CXR ordered", "TTE requested"), not a done event;
 - a procedure noun is named as a time ("post-intubation ABG", "prior to extubation").
 
-Only the event kinds (procedures, findings, outputs, generic events) are filtered: a
-drug, a lab or a culture has tables every admission records, so its absence is evidence.
+Only the event kinds (procedures, findings, outputs, generic events) are filtered by the
+first rules: a lab or a culture has tables every admission records, so its absence is
+evidence. A drug is too when one of its items is an order (prescriptions): a drug known only
+as another source system's input item ("free water" as a CareVue item in a MetaVision stay)
+is as uncheckable as such an event.
 A discharge summary's procedures are the billed ones, which every admission records, so
 the last two rules leave them to the billed-code check.
 """
@@ -86,6 +89,9 @@ CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
          "extubation) is a time reference and claims nothing of its own.", _time_reference, ("procedure",)),
     Rule("checkable.unresolved_phrase", "A phrase that resolves to no item of the patient or of the catalogue is "
          "not checkable; an unresolved phrase is no evidence of absence.", _unresolved, EVENT_KINDS),
+    Rule("checkable.drug_table_not_recorded", "A drug whose items all live in tables the admission has no rows "
+         "in (another source system's input items, no order item) is not checkable: no record of it is no evidence.",
+         _table_not_recorded, ("medication", "infusion")),
     Rule("checkable.table_not_recorded", "An event whose items all live in a table the admission has no rows in "
          "(another source system's table, or one the build lacks) is not checkable.", _table_not_recorded,
          EVENT_KINDS),

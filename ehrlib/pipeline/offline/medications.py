@@ -33,8 +33,12 @@ from ehrlib.pipeline.offline.timex import parse_duration_days
 __all__ = ["medication_mentions", "RULES"]
 
 _FLAGS = concept_flags()
+#: a limit on intake ("free water restrict", "fluid restriction") orders no drug
+_RESTRICTION = "|".join(_FLAGS.get("restriction_words") or ["(?!)"])
+_RESTRICTED_AFTER = re.compile(rf"\s*(?:{_RESTRICTION})\b", re.I)
+_RESTRICTED_BEFORE = re.compile(rf"\b(?:{_RESTRICTION})\s+(?:of\s+|to\s+)?$", re.I)
 _DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
-                   r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
+                   r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
                    r"mg/hr|units/hr|u/hr|l)\b", re.I)
 #: a number right after the drug name with no unit ("atorvastatin 40, ...", "lasix 40 IV"): a dose in the
 #: drug's recorded unit, when what follows ends the item or is a route, frequency or count
@@ -45,7 +49,8 @@ _BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|
 _RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
                          r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
 #: a further dose of the drug later in its sentence ("then 10 mg", ", 10mg IV at 2030"), after a word break
-_LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|units?|meq)\b(?!\s*/)"
+_LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
+                         r"(?P<unit>mg|mcg|g|gm|units?|meq|mmol)\b(?!\s*/)"
                          r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
@@ -53,7 +58,7 @@ _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|dr
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
 _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
-                         r"load(?:ed)?|"
+                         r"load(?:ed)?|hung|pushed|"
                          r"continued|continue|on|restart(?:ed)?|resumed|stopp?(?:ed)?|discontinued|d/c'?d|dc'?d|d/c|held|hold|"
                          r"weaned(?:\s+off)?|titrated\s+(?:up|down|off)|off|increased|decreased|switched|changed|completed|"
                          r"repleted|transfused|diuresed)\b", re.I)
@@ -275,6 +280,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                  r"on\s+hold)\b",
                                  own, re.I)
         attrs["negated"] = bool(negated_before(raw[:s]) or negated_after)
+        if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
+            continue  # "free water restrict": a limit on intake, not an order or administration
         word = re.sub(r"\s+", " ", raw[s:e].lower().strip())
         is_class = len(names) > 1 and names == list(lex.drug_classes.get(word, ()))
         if is_class and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):

@@ -13,6 +13,9 @@ confirm it. The rules:
   ≤ 1 h) form a run; "started" compares run starts, "stopped/off" run ends.
 * **Date-only rows** (prescriptions: midnight start dates) cannot confirm a clock time
   when timed rows exist; alone they confirm only the date.
+* **Parts of day** ("overnight", "this afternoon") are hour spans of the note's day
+  (``verification_terms.yaml``), met by a timed row overlapping them give or take an hour
+  of charting delay (:func:`part_of_day`).
 """
 from __future__ import annotations
 
@@ -24,11 +27,15 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.timex import clock_of, parse_datetime
+from ehrlib.pipeline.offline.verification.terms import terms
 
-__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "RUN_GAP"]
+__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "RUN_GAP", "part_of_day",
+           "timed_within", "is_timed"]
 
 #: rows of one item closer than this are one administration (rate changes, bag changes)
 RUN_GAP = timedelta(hours=1)
+#: how late a charted administration may be against the part of day it was given in
+CHARTING_DELAY = timedelta(hours=1)
 
 _CLOCK_TEXT = re.compile(
     r"(?P<approx>~|\bapprox(?:\.|imately)?\s*|\baround\s+|\babout\s+|\bca\.?\s*)?"
@@ -79,7 +86,7 @@ def clock_moments(claim: ClockClaim, window: TimeSpan | None) -> list[datetime]:
     return out
 
 
-def _timed(row: Mapping[str, Any]) -> bool:
+def is_timed(row: Mapping[str, Any]) -> bool:
     """Whether a row carries a time of day (not a prescription's midnight date)."""
     t = parse_datetime(str(row.get("time") or ""))
     if t is None:
@@ -95,7 +102,7 @@ def infusion_runs(rows: Iterable[Mapping[str, Any]], merge: bool = True
     """
     by_item: dict[str, list[tuple[datetime, datetime, Mapping[str, Any]]]] = {}
     for r in rows:
-        if not _timed(r):
+        if not is_timed(r):
             continue
         a = parse_datetime(str(r.get("time")))
         b = parse_datetime(str(r.get("end") or "")) or a
@@ -149,3 +156,32 @@ def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapp
 
 def _hm(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M")
+
+
+def part_of_day(text: str | None, day: str | None) -> tuple[datetime, datetime] | None:
+    """The hours a part-of-day phrase ("overnight", "this afternoon") spans on the note's
+    ``day`` (the whole time expression must be that phrase), or None.
+    """
+    ref = parse_datetime(day[:10]) if day else None
+    phrase = re.sub(r"\s+", " ", (text or "").strip().lower())
+    if ref is None or not phrase:
+        return None
+    for pattern, (first, last) in terms().get("parts_of_day", {}).items():
+        if re.fullmatch(pattern, phrase):
+            midnight = datetime(ref.year, ref.month, ref.day)
+            return midnight + timedelta(hours=float(first)), midnight + timedelta(hours=float(last))
+    return None
+
+
+def timed_within(rows: Iterable[Mapping[str, Any]], span: tuple[datetime, datetime]
+                 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """(timed rows overlapping ``span`` widened by :data:`CHARTING_DELAY`, all timed rows)."""
+    timed = [r for r in rows if is_timed(r)]
+    a, b = span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
+    hits = []
+    for r in timed:
+        start = parse_datetime(str(r.get("time")))
+        end = parse_datetime(str(r.get("end") or "")) or start
+        if start is not None and end is not None and start <= b and end >= a:
+            hits.append(r)
+    return hits, timed

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ehrlib.pipeline.offline.units import convert
+from ehrlib.pipeline.offline.verification.clocktime import infusion_runs
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval
 
@@ -127,19 +128,30 @@ def administrations(rows: Sequence[Mapping[str, Any]], dose: float | None = None
 
 
 def total_matches(dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether the administrations among ``rows`` add up to the stated amount ("magnesium
-    sulfate 4 gm" given as two 2 g bags, "albumin 5% 1 L" as two 500 mL): each row's
-    amount put in the stated unit, the sum within 1 %. Orders are no administrations.
+    """Whether administrations among ``rows`` add up to the stated amount, each row's
+    amount put in the stated unit and the sum within 1 %. An amount is given in parts in
+    three ways: one bolus charted as touching or overlapping rows ("LR 1 L" as 250 + 750
+    mL; a run, :func:`.clocktime.infusion_runs`), a day's doses ("2.4 L total today" over
+    hourly rows, "magnesium sulfate 4 gm" as two 2 g bags), or all of ``rows``. Only groups
+    of two or more rows count (one row is a dose, not a total); orders are no
+    administrations.
     """
-    total, n = 0.0, 0
+    given = [r for r in rows if row_dose(r) is not None and str(r.get("table", "")).startswith("inputevents")]
+    days: dict[str, list[Mapping[str, Any]]] = {}
+    for r in given:
+        days.setdefault(str(r.get("time") or "")[:10], []).append(r)
+    groups = [given, *days.values(), *(run for _, _, run in infusion_runs(given))]
+    return any(len(g) > 1 and abs(_amount(g, unit) - dose) <= max(0.01 * dose, 1e-6) for g in groups)
+
+
+def _amount(rows: Sequence[Mapping[str, Any]], unit: str) -> float:
+    """The summed dose of rows, each converted to ``unit`` when the table knows how."""
+    total = 0.0
     for r in rows:
-        obs = row_dose(r)
-        if obs is None or not str(r.get("table", "")).startswith("inputevents"):
-            continue
+        obs = row_dose(r) or 0.0
         runit = str(r.get("unit") or "")
         total += (convert(obs, runit, unit) if unit and runit else None) or obs
-        n += 1
-    return n > 1 and abs(total - dose) <= max(0.01 * dose, 1e-6)
+    return total
 
 
 def charts_non_iv(r: Mapping[str, Any]) -> bool:

@@ -25,10 +25,11 @@ from ehrlib.pipeline.offline.verification.doses import (
     total_matches,
     unitless_matches,
 )
-from ehrlib.pipeline.offline.verification.medrows import day_rows
+from ehrlib.pipeline.offline.verification.medrows import course, day_rows
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
+from ehrlib.pipeline.offline.verification.medtimes import clock_edge, dated_edge, timed_administration
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
@@ -45,8 +46,7 @@ def _action(c: Case) -> str:
 
 
 def _course(c: Case) -> Rows:
-    """Every row of the drug in the admission (a course is judged as a whole)."""
-    return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
+    return course(c)
 
 
 def _negated(c: Case) -> Verdict | None:
@@ -83,43 +83,6 @@ def _record_in_window(c: Case) -> Verdict | None:
     return None
 
 
-def _clock_edge(c: Case) -> Verdict | None:
-    """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
-    time; a contradiction is returned, otherwise None (the other checks go on).
-    """
-    e, action, actions = c.entity, _action(c), terms()["actions"]
-    clock = parse_clock(e.time_text)
-    off = action.startswith(tuple(actions["clock_stop_prefixes"])) or (
-        action.startswith("weaned") and "off" in e.text.lower())
-    edge = "start" if action in actions["clock_start"] else "end" if off else None
-    if clock is None or edge is None:
-        return None
-    ok, evidence, detail = edge_matches(clock, e.window, _course(c), edge)
-    if ok is False:
-        return verdict(c, False, f"{_names(c)}: stated {edge} {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
-                       f"{detail}", evidence)
-    return None
-
-
-def _dated_edge(c: Case) -> Verdict | None:
-    """A dated start or stop: an order must begin (or end) inside the window."""
-    e, action, actions = c.entity, _action(c), terms()["actions"]
-    if not e.time_text:
-        return None
-    ws, we = (parse_time(e.window.start), parse_time(e.window.end)) if e.window else (None, None)
-    if action in actions["dated_start"]:
-        starts = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[0] <= we]
-        if not starts:
-            return verdict(c, False, f"{_names(c)}: no order started in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = starts
-    if action.startswith(tuple(actions["dated_stop_prefixes"])):
-        ends = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[1] <= we]
-        if not ends:
-            return verdict(c, False, f"{_names(c)}: no order ended in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = ends
-    return None
-
-
 def _rate(c: Case) -> Verdict | None:
     e, m = c.entity, _med(c)
     rate, rate_unit = m.rate, m.rate_unit or ""
@@ -147,7 +110,13 @@ def _rate(c: Case) -> Verdict | None:
 
 
 def _dose(c: Case) -> Verdict | None:
-    dose, dose_unit = _med(c).dose, _med(c).dose_unit or ""
+    """A stated dose against the rows of the statement's day (a progress note's dose is
+    its day's, as its rate is; the widened window when that day records none), met by one
+    row or by administrations that add up to it (:func:`.doses.total_matches`); with a
+    count ("20 mg x2") the dose is each administration's, so their sum must be dose x count.
+    """
+    m = _med(c)
+    dose, dose_unit = m.dose, m.dose_unit or ""
     if dose is None:
         return None
     inside = _rows(c)
@@ -157,13 +126,16 @@ def _dose(c: Case) -> Verdict | None:
     given = [r for r in comparable if str(r.get("table", "")).startswith("inputevents") and row_dose(r) is not None]
     if given and _administered(c):
         comparable = given  # "lorazepam 4 mg IV x1" states what was given, not the order's "2-4 mg" range
-    with_dose = [r for r in comparable if dose_matches(float(dose), dose_unit, r)]
-    if not with_dose and total_matches(float(dose), dose_unit, day := [r for r in day_rows(c) if r in comparable]):
-        with_dose = day  # the day's total, given in several administrations
-    if not with_dose and any(row_dose(r) is not None for r in comparable):
-        doses = sorted({f"{row_dose(r):g}" for r in comparable if row_dose(r) is not None})
+    day = [r for r in day_rows(c) if r in comparable]
+    pool = day if any(row_dose(r) is not None for r in day) else comparable
+    with_dose = [r for r in pool if dose_matches(float(dose), dose_unit, r)]
+    total = float(dose) * float(m.units or 1)
+    if not with_dose and total_matches(total, dose_unit, pool):
+        with_dose = pool  # given in several administrations
+    if not with_dose and any(row_dose(r) is not None for r in pool):
+        doses = sorted({f"{row_dose(r):g}" for r in pool if row_dose(r) is not None})
         return verdict(c, False, f"{_names(c)}: dose {dose:g} {dose_unit} not recorded "
-                       f"(recorded {', '.join(doses[:6])})", comparable[:4])
+                       f"(recorded {', '.join(doses[:6])})", pool[:4])
     c.narrowed = with_dose or inside
     return None
 
@@ -225,14 +197,27 @@ def _course_day(c: Case) -> Verdict | None:
 
 
 def _duration(c: Case) -> Verdict | None:
-    duration = _med(c).duration_days
-    if not duration:
+    """A stated course length against the span of the drug's rows in the admission.
+
+    A duration stated with an interruption ("held x1h", "off for 2 h") is the pause's, not
+    the course's, and is not compared. A course still running when the record ends (its
+    last row within a day of discharge) continues after it ("for a total course of 14
+    days" in a discharge summary), so its recorded span is only a lower bound: too long
+    contradicts it, too short does not.
+    """
+    m = _med(c)
+    duration = m.duration_days
+    if not duration or (m.action or "") in terms()["actions"].get("interruptions", ()):
         return None
     course = _course(c)
     ivs = [iv for r in course if (iv := row_interval(r))]
     if ivs:
-        span = (max(b for _, b in ivs) - min(x for x, _ in ivs)).total_seconds() / 86400
-        if abs(span - float(duration)) > max(1.5, 0.3 * float(duration)):
+        last = max(b for _, b in ivs)
+        span = (last - min(x for x, _ in ivs)).total_seconds() / 86400
+        tolerance = max(1.5, 0.3 * float(duration))
+        discharge = parse_time(c.ctx.dischtime or "")
+        truncated = discharge is not None and last >= discharge - timedelta(days=1)
+        if span - float(duration) > tolerance or (float(duration) - span > tolerance and not truncated):
             return verdict(c, False, f"{_names(c)}: stated {float(duration):g} days, recorded course "
                            f"{span:.1f} days", course[:4])
     return None
@@ -257,9 +242,12 @@ CHAIN = (
           "charted that day and their volume, at the product's volume a unit, is short too; pooled products are not "
           "counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
-          "two hours of it (three when approximate), not merely that day.", _clock_edge),
+          "two hours of it (three when approximate), not merely that day.", clock_edge),
+    _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
+          "charted administration at that time (within the clock tolerance, or that part of the day give or take an "
+          "hour); date-only orders neither confirm nor contradict it.", timed_administration),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
-          "window.", _dated_edge),
+          "window.", dated_edge),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day and from the stated "
           "time.", _rate),
     _rule("dose", "A stated dose must match an order or administration in a comparable unit (converted within "
@@ -270,7 +258,8 @@ CHAIN = (
           administration_count),
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),
-    _rule("duration", "A stated course length must match the span of the drug's orders in the admission.",
+    _rule("duration", "A stated course length must match the span of the drug's orders in the admission; a "
+          "course still running at discharge may continue after it, and a pause's length is no course.",
           _duration),
     _rule("given_in_window", "A drug statement whose stated details all match is confirmed by the matching rows "
           "of the window.", _given_in_window),

@@ -14,7 +14,7 @@ from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time
 
-__all__ = ["med", "names", "rows", "day_rows", "short_window"]
+__all__ = ["med", "names", "rows", "day_rows", "short_window", "course"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -45,3 +45,8 @@ def day_rows(c: Case) -> Rows:
     core = core_window(c.entity.window) if not c.entity.time_text else None
     got = rows(c)
     return [r for r in got if in_window(r, core)] if core is not None else got
+
+
+def course(c: Case) -> Rows:
+    """Every row of the drug in the admission (a course is judged as a whole)."""
+    return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
