@@ -40,9 +40,12 @@ def _m(text: str, kind: str = "procedure") -> Mention:
     # labs and drugs keep their verdicts: their tables are recorded for every admission
     (_m("lactate", "measurement"), [], METAVISION, " 2.1", "ontology", "physician", None),
     # a fluid known only as an input item of the other charting system: its absence is no evidence
-    (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION, "es", "ontology", "physician",
-     "checkable.drug_table_not_recorded"),
-    (_m("dextrose flush", "medication"), [CV_FLUSH, ORDER], METAVISION, "es", "ontology", "physician", None),
+    (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION | {"inputevents_mv"}, "es", "ontology",
+     "physician", "checkable.drug_table_not_recorded"),
+    # an admission with no infusions charted at all: a drug's absence is still evidence
+    (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION, "es", "ontology", "physician", None),
+    (_m("dextrose flush", "medication"), [CV_FLUSH, ORDER], METAVISION | {"inputevents_mv"}, "es", "ontology",
+     "physician", None),
     (_m("dextrose flush", "medication"), [CV_FLUSH], METAVISION | {"inputevents_cv"}, "", "ontology", "physician",
      None),
 ])

@@ -104,13 +104,18 @@ def test_a_pause_is_no_course():
     assert_decided(verify(_med(action="started", duration_days=2 / 24), week), "medications.duration", "inconsistent")
 
 
-def test_a_course_running_at_discharge_may_continue_after_it():
-    """"for a total course of 14 days" (discharge 02-12): 8 recorded days are a lower bound."""
+def test_a_planned_course_running_at_discharge_may_continue_after_it():
+    """"for a total course of 14 days" (discharge 02-12): 8 recorded days are a lower bound;
+    a course told as done ("treated x 14 days") is measured as recorded."""
     to_discharge = _drug(_given("2199-02-04 08:00:00", "2199-02-12 08:00:00"))
-    assert verify(_med(duration_days=14), to_discharge).label == "consistent"
-    assert_decided(verify(_med(duration_days=3), to_discharge), "medications.duration", "inconsistent")
+    planned = "500 mg for a total course of 14 days"
+    assert verify(_med(duration_days=14, shown=planned), to_discharge).label == "consistent"
+    assert_decided(verify(_med(duration_days=14, shown="x 14 days"), to_discharge), "medications.duration",
+                   "inconsistent")
+    assert_decided(verify(_med(duration_days=3, shown="for a total of 3 days"), to_discharge),
+                   "medications.duration", "inconsistent")
     ended_early = _drug(_given("2199-02-04 08:00:00", "2199-02-06 08:00:00"))
-    assert_decided(verify(_med(duration_days=14), ended_early), "medications.duration", "inconsistent")
+    assert_decided(verify(_med(duration_days=14, shown=planned), ended_early), "medications.duration", "inconsistent")
 
 
 def test_unit_conversions():
@@ -274,3 +279,20 @@ def test_a_part_of_day_dates_the_administration():
     dated = entity("heparin", "medication", keys=("prescriptions:1",), time_text="overnight", drugs=["heparin"],
                    action="given")
     assert verify(dated, orders).label == "consistent"  # an order's date cannot place a dose in the night
+
+
+def test_an_icu_template_entry_states_the_last_dose_time():
+    """"Last dose of Antibiotics: Meropenem - 0400": the doses charted at 0800 and 2200 are not it."""
+    import dataclasses
+
+    def listed(shown: str) -> object:
+        e = _med(drugs=["meropenem"])
+        return dataclasses.replace(e, value=shown, claim=dataclasses.replace(e.claim, section="icu_medications"))
+    doses = _drug(_given("2199-02-02 22:00:00", "2199-02-02 22:30:00"), _given("2199-02-03 08:00:00",
+                                                                               "2199-02-03 08:30:00"))
+    assert_decided(verify(listed("- 0400, Vanco - 0800"), doses), "medications.template_dose_time", "inconsistent",
+                   "contradiction")
+    assert verify(listed("- 0800"), doses).label == "consistent"
+    assert_decided(verify(listed("- this afternoon"), doses), "medications.template_dose_time", "inconsistent")
+    assert verify(listed("- last evening"), doses).label == "consistent"
+    assert verify(listed("- 1000 units/hour"), doses).rule_id != "medications.template_dose_time"  # a rate

@@ -15,9 +15,10 @@ applied after alignment (extraction stages 3-4, recorded with the dropped mentio
 
 Only the event kinds (procedures, findings, outputs, generic events) are filtered by the
 first rules: a lab or a culture has tables every admission records, so its absence is
-evidence. A drug is too when one of its items is an order (prescriptions): a drug known only
-as another source system's input item ("free water" as a CareVue item in a MetaVision stay)
-is as uncheckable as such an event.
+evidence. A drug is too when one of its items is an order (prescriptions) or lives in a table the
+admission records; a drug known only as the other source system's input item ("free
+water" as a CareVue item in a stay charted in MetaVision) is as uncheckable as such an
+event.
 A discharge summary's procedures are the billed ones, which every admission records, so
 the last two rules leave them to the billed-code check.
 """
@@ -73,6 +74,17 @@ def _table_not_recorded(v: CheckView) -> bool:
     return bool(v.items) and not v.billed and not any(it.table in v.recorded_tables for it in v.items)
 
 
+def _other_system_only(v: CheckView) -> bool:
+    """Every item lives in a table this admission has no rows in, while it has rows in that
+    table's sibling of the other source system (``inputevents_cv`` for ``inputevents_mv``):
+    the admission charts such events, only not in the system the items belong to.
+    """
+    def sibling(table: str) -> bool:
+        head = table.rsplit("_", 1)[0]
+        return "_" in table and any(t != table and t.rsplit("_", 1)[0] == head for t in v.recorded_tables)
+    return _table_not_recorded(v) and all(sibling(it.table) for it in v.items)
+
+
 def _ordered(v: CheckView) -> bool:
     return v.mention.kind in ("procedure", "event") and bool(_ORDER.match(v.after))
 
@@ -90,8 +102,8 @@ CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
     Rule("checkable.unresolved_phrase", "A phrase that resolves to no item of the patient or of the catalogue is "
          "not checkable; an unresolved phrase is no evidence of absence.", _unresolved, EVENT_KINDS),
     Rule("checkable.drug_table_not_recorded", "A drug whose items all live in tables the admission has no rows "
-         "in (another source system's input items, no order item) is not checkable: no record of it is no evidence.",
-         _table_not_recorded, ("medication", "infusion")),
+         "in while it charts their other source system's table is not checkable: no record of it is no evidence.",
+         _other_system_only, ("medication", "infusion")),
     Rule("checkable.table_not_recorded", "An event whose items all live in a table the admission has no rows in "
          "(another source system's table, or one the build lacks) is not checkable.", _table_not_recorded,
          EVENT_KINDS),

@@ -14,8 +14,8 @@ confirm it. The rules:
 * **Date-only rows** (prescriptions: midnight start dates) cannot confirm a clock time
   when timed rows exist; alone they confirm only the date.
 * **Parts of day** ("overnight", "this afternoon") are hour spans of the note's day
-  (``verification_terms.yaml``), met by a timed row overlapping them give or take an hour
-  of charting delay (:func:`part_of_day`).
+  (``verification_terms.yaml``), met by a timed row overlapping them give or take two hours
+  of charting delay, the clock tolerance (:func:`part_of_day`).
 """
 from __future__ import annotations
 
@@ -34,8 +34,9 @@ __all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_
 
 #: rows of one item closer than this are one administration (rate changes, bag changes)
 RUN_GAP = timedelta(hours=1)
-#: how late a charted administration may be against the part of day it was given in
-CHARTING_DELAY = timedelta(hours=1)
+#: how far a charted administration may be from the part of day it was given in (the clock
+#: tolerance: point-charted rows record the hour's amount at its end)
+CHARTING_DELAY = timedelta(hours=2)
 
 _CLOCK_TEXT = re.compile(
     r"(?P<approx>~|\bapprox(?:\.|imately)?\s*|\baround\s+|\babout\s+|\bca\.?\s*)?"

@@ -8,6 +8,7 @@ narrowing the window's rows to those matching what it checked, so "started on he
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -29,7 +30,12 @@ from ehrlib.pipeline.offline.verification.medrows import course, day_rows
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
-from ehrlib.pipeline.offline.verification.medtimes import clock_edge, dated_edge, timed_administration
+from ehrlib.pipeline.offline.verification.medtimes import (
+    clock_edge,
+    dated_edge,
+    template_dose_time,
+    timed_administration,
+)
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
@@ -200,10 +206,10 @@ def _duration(c: Case) -> Verdict | None:
     """A stated course length against the span of the drug's rows in the admission.
 
     A duration stated with an interruption ("held x1h", "off for 2 h") is the pause's, not
-    the course's, and is not compared. A course still running when the record ends (its
-    last row within a day of discharge) continues after it ("for a total course of 14
-    days" in a discharge summary), so its recorded span is only a lower bound: too long
-    contradicts it, too short does not.
+    the course's, and is not compared. A planned total ("for a total course of 14 days")
+    still running when the record ends (its last row within a day of discharge) continues
+    after it, so its recorded span is only a lower bound: too long contradicts it, too
+    short does not; a course told as done ("treated x 14 days") is measured as recorded.
     """
     m = _med(c)
     duration = m.duration_days
@@ -216,7 +222,9 @@ def _duration(c: Case) -> Verdict | None:
         span = (last - min(x for x, _ in ivs)).total_seconds() / 86400
         tolerance = max(1.5, 0.3 * float(duration))
         discharge = parse_time(c.ctx.dischtime or "")
-        truncated = discharge is not None and last >= discharge - timedelta(days=1)
+        planned = re.search(r"\b(?:" + "|".join(terms()["actions"].get("planned_course", ("(?!)",))) + r")\b",
+                            f"{c.entity.text} {c.entity.value or ''}", re.I)
+        truncated = bool(planned) and discharge is not None and last >= discharge - timedelta(days=1)
         if span - float(duration) > tolerance or (float(duration) - span > tolerance and not truncated):
             return verdict(c, False, f"{_names(c)}: stated {float(duration):g} days, recorded course "
                            f"{span:.1f} days", course[:4])
@@ -244,14 +252,18 @@ CHAIN = (
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", clock_edge),
     _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
-          "charted administration at that time (within the clock tolerance, or that part of the day give or take an "
-          "hour); date-only orders neither confirm nor contradict it.", timed_administration),
+          "charted administration at that time (within the clock tolerance, or that part of the day give or take as "
+          "much); date-only orders neither confirm nor contradict it.", timed_administration),
+    _rule("template_dose_time", "An ICU template's drug entry with a time (\"Vancomycin - 1400\") states when the "
+          "drug was last given: a charted administration must fall at that clock time or part of the note's day.",
+          template_dose_time),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
           "window.", dated_edge),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day and from the stated "
           "time.", _rate),
-    _rule("dose", "A stated dose must match an order or administration in a comparable unit (converted within "
-          "its family); a number written without a unit is read in the drug's own recorded unit.", _dose),
+    _rule("dose", "A stated dose must match, on the note's day when that day records one, a row or a sum of "
+          "administrations (one bolus's parts, a day's doses; dose x count when counted) in a comparable unit; a "
+          "number without a unit is read in the drug's own unit.", _dose),
     _rule("route", "A stated route must match the route charted for the drug.", _route),
     _rule("administration_count", "A count (\"x3\") claims about that many separate administrations of the "
           "drug, at the stated dose, in the statement's window: two or more short is a contradiction.",
@@ -259,7 +271,7 @@ CHAIN = (
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),
     _rule("duration", "A stated course length must match the span of the drug's orders in the admission; a "
-          "course still running at discharge may continue after it, and a pause's length is no course.",
+          "planned total still running at discharge may continue after it, and a pause's length is no course.",
           _duration),
     _rule("given_in_window", "A drug statement whose stated details all match is confirmed by the matching rows "
           "of the window.", _given_in_window),

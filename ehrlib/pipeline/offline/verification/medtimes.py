@@ -3,6 +3,8 @@ part of the note's day, or on a date (rules of the :mod:`.medications` chain).
 """
 from __future__ import annotations
 
+import re
+
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
 from ehrlib.pipeline.offline.verification.medrows import course as _course
 from ehrlib.pipeline.offline.verification.medrows import med as _med
@@ -13,7 +15,12 @@ from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["clock_edge", "timed_administration", "dated_edge"]
+__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time"]
+
+#: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
+#: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
+_TEMPLATE_TIME = re.compile(r"^\s*-\s*(?:\[\*\*[^\]]*\*\*\]\s*)?(?P<time>(?:[01]?\d|2[0-3]):?[0-5]\d(?:\s*[ap]\.?m\.?)?"
+                            r"|[a-z][a-z ]{2,24}?)\s*(?:[,;]|$)", re.I)
 
 
 def _action(c: Case) -> str:
@@ -41,8 +48,8 @@ def clock_edge(c: Case) -> Verdict | None:
 def timed_administration(c: Case) -> Verdict | None:
     """"heparin SC given at 2100", "cefepime given overnight": a clock time or part of the
     note's day dates the administration, so a charted administration must start near that
-    time (the clock rule's tolerance) or fall in that part of the day (give or take an hour
-    of charting delay). Date-only orders cannot place a dose in the day: with no timed row
+    time (the clock rule's tolerance) or fall in that part of the day (give or take the same
+    two hours of charting delay). Date-only orders cannot place a dose in the day: with no timed row
     of the drug in the admission there is nothing to contradict.
     """
     e, action, actions = c.entity, _action(c), terms()["actions"]
@@ -64,8 +71,6 @@ def timed_administration(c: Case) -> Verdict | None:
     if timed and not hits:
         return verdict(c, False, f"{_names(c)}: stated given {e.time_text} ({span[0]:%Y-%m-%d %H:%M} to "
                        f"{span[1]:%H:%M}), no administration charted then", timed[:4])
-    if hits:
-        c.narrowed = [r for r in _rows(c) if r in hits] or hits
     return None
 
 
@@ -85,4 +90,29 @@ def dated_edge(c: Case) -> Verdict | None:
         if not ends:
             return verdict(c, False, f"{_names(c)}: no order ended in {tool_spec(e.window)}", _rows(c)[:4])
         c.narrowed = ends
+    return None
+
+
+def template_dose_time(c: Case) -> Verdict | None:
+    """"Last dose of Antibiotics: Vancomycin - 1400": an ICU template's drug entry states
+    when the drug was last given, a clock time or a part of the note's day; a charted
+    administration must fall then (as :func:`timed_administration` checks a stated time).
+    """
+    e, m = c.entity, _med(c)
+    got = _TEMPLATE_TIME.match(e.value or "") if str(m.section or "") == "icu_medications" else None
+    if got is None:
+        return None
+    clock = parse_clock(got.group("time"))
+    if clock is not None:
+        ok, evidence, detail = edge_matches(clock, e.window, _course(c), "start", merge=False)
+        if ok is False:
+            return verdict(c, False, f"{_names(c)}: last dose stated at {got.group('time')} "
+                           f"(±{clock.tolerance.seconds // 3600} h), {detail}", evidence)
+        return None
+    span = part_of_day(got.group("time"), c.ctx.default_window().start)
+    if span is not None:
+        hits, timed = timed_within(_course(c), span)
+        if timed and not hits:
+            return verdict(c, False, f"{_names(c)}: last dose stated {got.group('time')}, no administration "
+                           f"charted then", timed[:4])
     return None
