@@ -98,3 +98,10 @@ def test_brand_and_ward_names_and_millimoles() -> None:
                    "Sinemet": (("carbidopa levodopa",), None, None, None)}
     assert [m.claim.drugs for m in _drugs("D5NS at 125 cc/hr; bicarb amp pushed")] == [("d5ns",),
                                                                                         ("sodium bicarbonate",)]
+
+
+def test_an_action_told_after_a_drug_is_that_drugs() -> None:
+    got = [(m.text, m.claim.action) for m in _drugs("- propofol stopped overnight, Nepro advanced to goal",
+                                                     ("Nepro (Full)",))]
+    assert got == [("propofol", "stopped"), ("Nepro", None)]
+    assert [m.claim.action for m in _drugs("started cefepime/vanc this AM")] == ["started", "started"]

@@ -296,3 +296,24 @@ def test_an_icu_template_entry_states_the_last_dose_time():
     assert_decided(verify(listed("- this afternoon"), doses), "medications.template_dose_time", "inconsistent")
     assert verify(listed("- last evening"), doses).label == "consistent"
     assert verify(listed("- 1000 units/hour"), doses).rule_id != "medications.template_dose_time"  # a rate
+
+
+def test_a_bounded_amount_is_met_by_any_larger_total():
+    """"NS, >3 L on 2-3": three 1.2 L bags that day are more than 3 L; "less than 2 L" is not."""
+    bags = _drug(*(_given(f"2199-02-03 {h:02d}:00:00", f"2199-02-03 {h + 1:02d}:00:00", valuenum=1200.0, unit="ml")
+                   for h in (2, 9, 16)))
+    assert verify(_med(dose=3.0, dose_unit="l", shown=", >3 L on 2-3"), bags).label == "consistent"
+    assert verify(_med(dose=3.0, dose_unit="l", shown="more than 3 L"), bags).label == "consistent"
+    assert_decided(verify(_med(dose=5.0, dose_unit="l", shown="over 5 L"), bags), "medications.dose",
+                   "inconsistent")
+    assert_decided(verify(_med(dose=2.0, dose_unit="l", shown="no more than 2 L"), bags), "medications.dose",
+                   "inconsistent")
+
+
+def test_a_rate_in_a_stated_times_window_is_read_in_all_of_it():
+    """"max 0.2 mcg/kg/min, weaned off by 2/4": the peak on 2/2 is inside the stated window;
+    without a time, a progress note's rate is its own day's."""
+    peak = _drug(_given("2199-02-02 20:00:00", "2199-02-02 21:00:00", extra={"rate": 0.2, "rate_unit": "mcg/kg/min"}),
+                 _given("2199-02-03 08:00:00", "2199-02-03 12:00:00", extra={"rate": 0.05, "rate_unit": "mcg/kg/min"}))
+    assert verify(_med("by 2/4", rate=0.2, rate_unit="mcg/kg/min"), peak).label == "consistent"
+    assert_decided(verify(_med(rate=0.2, rate_unit="mcg/kg/min"), peak), "medications.rate", "inconsistent")

@@ -78,6 +78,17 @@ def _own_rate(head: str, step: CourseStep) -> bool:
     return step.action is None or not re.search(r"\d|\S.*[,;]", head)
 
 
+#: what may stand between a drug's name and its action ("TPN d/c'd", "heparin gtt was held")
+_NAME_TO_ACTION = re.compile(r"\s*(?:gtt|drip|infusion)?\s*(?:(?:was|were|is|has\s+been|been)\s+)?", re.I)
+
+
+def _owned_by_drug_before(raw: str, at: int, spans: list[tuple[int, int, list[str]]]) -> bool:
+    """Whether the action word at ``at`` directly follows another drug's name: it is that
+    drug's action ("TPN d/c'd this AM, TF advanced to goal"), not the next drug's.
+    """
+    return any(b <= at and _NAME_TO_ACTION.fullmatch(raw[b:at]) for _, b, _ in spans)
+
+
 def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
     a, b = base + d.start(), base + d.end()
     route = d.group("route")
@@ -262,7 +273,10 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             attrs["freq"] = freq.group(1).lower()
         near = raw[max(0, s - 25):s]
         lead = clause_before(near, len(near), "phrase")
-        act = _MED_ACTION.search(own[:60]) or _MED_ACTION.search(lead)
+        lead_act = _MED_ACTION.search(lead)
+        if lead_act and _owned_by_drug_before(raw, s - len(lead) + lead_act.start(), spans):
+            lead_act = None  # "TPN d/c'd this AM, TF advanced": the action is TPN's, told after its name
+        act = _MED_ACTION.search(own[:60]) or lead_act
         if act:
             attrs["action"] = act.group("a").lower()
         if first is not None and first.action:

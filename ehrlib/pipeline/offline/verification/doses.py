@@ -20,8 +20,8 @@ from ehrlib.pipeline.offline.verification.clocktime import infusion_runs
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval
 
-__all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", "row_dose", "same_dose_unit",
-           "dose_matches", "route_of", "unitless_matches"]
+__all__ = ["charts_non_iv", "administrations", "total_matches", "summed_amounts", "bound_met", "rate_matches",
+           "row_dose", "same_dose_unit", "dose_matches", "route_of", "unitless_matches"]
 
 
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
@@ -129,19 +129,35 @@ def administrations(rows: Sequence[Mapping[str, Any]], dose: float | None = None
 
 def total_matches(dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> bool:
     """Whether administrations among ``rows`` add up to the stated amount, each row's
-    amount put in the stated unit and the sum within 1 %. An amount is given in parts in
-    three ways: one bolus charted as touching or overlapping rows ("LR 1 L" as 250 + 750
-    mL; a run, :func:`.clocktime.infusion_runs`), a day's doses ("2.4 L total today" over
-    hourly rows, "magnesium sulfate 4 gm" as two 2 g bags), or all of ``rows``. Only groups
-    of two or more rows count (one row is a dose, not a total); orders are no
-    administrations.
+    amount put in the stated unit and the sum within 1 % (:func:`summed_amounts`).
+    """
+    return any(abs(total - dose) <= max(0.01 * dose, 1e-6) for total in summed_amounts(rows, unit))
+
+
+def summed_amounts(rows: Sequence[Mapping[str, Any]], unit: str) -> list[float]:
+    """The amounts, in ``unit``, that administrations among ``rows`` add up to. An amount is
+    given in parts in three ways: one bolus charted as touching or overlapping rows ("LR
+    1 L" as 250 + 750 mL; a run, :func:`.clocktime.infusion_runs`), a day's doses ("2.4 L
+    total today" over hourly rows, "magnesium sulfate 4 gm" as two 2 g bags), or all of
+    ``rows``. Only groups of two or more rows count (one row is a dose, not a total);
+    orders are no administrations.
     """
     given = [r for r in rows if row_dose(r) is not None and str(r.get("table", "")).startswith("inputevents")]
     days: dict[str, list[Mapping[str, Any]]] = {}
     for r in given:
         days.setdefault(str(r.get("time") or "")[:10], []).append(r)
     groups = [given, *days.values(), *(run for _, _, run in infusion_runs(given))]
-    return any(len(g) > 1 and abs(_amount(g, unit) - dose) <= max(0.01 * dose, 1e-6) for g in groups)
+    return [_amount(g, unit) for g in groups if len(g) > 1]
+
+
+def bound_met(bound: str, dose: float, unit: str, rows: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Whether a bounded amount (">3.5 L": ``bound`` "min"; "<1 L": "max") is met by the
+    rows' doses and sums (:func:`summed_amounts`) in ``unit``; None when no row has a dose.
+    """
+    amounts = [_amount([r], unit) for r in rows if row_dose(r) is not None] + summed_amounts(rows, unit)
+    if not amounts:
+        return None
+    return max(amounts) >= 0.99 * dose if bound == "min" else max(amounts) <= 1.01 * dose
 
 
 def _amount(rows: Sequence[Mapping[str, Any]], unit: str) -> float:

@@ -17,6 +17,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
 from ehrlib.pipeline.offline.verification.doses import (
+    bound_met,
     charts_non_iv,
     dose_matches,
     rate_matches,
@@ -26,7 +27,7 @@ from ehrlib.pipeline.offline.verification.doses import (
     total_matches,
     unitless_matches,
 )
-from ehrlib.pipeline.offline.verification.medrows import course, day_rows
+from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
@@ -96,8 +97,9 @@ def _rate(c: Case) -> Verdict | None:
         return None
     inside = _rows(c)
     rated = [r for r in inside if (r.get("extra") or {}).get("rate") is not None]
-    # a drip rate in a progress note is the rate of its day, not of the widened window
-    core = core_window(e.window)
+    # a drip rate in a progress note is the rate of its day, not of the widened window; a stated
+    # time's window ("by 11-14", "overnight") is the statement's own, kept whole
+    core = core_window(e.window) if not e.time_text else None
     rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
     ok = [r for r in rated if rate_matches(float(rate), rate_unit, r)]
     clock = parse_clock(e.time_text)
@@ -134,6 +136,12 @@ def _dose(c: Case) -> Verdict | None:
         comparable = given  # "lorazepam 4 mg IV x1" states what was given, not the order's "2-4 mg" range
     day = [r for r in day_rows(c) if r in comparable]
     pool = day if any(row_dose(r) is not None for r in day) else comparable
+    if (bound := dose_bound(c)) is not None:  # ">3.5 L on 8-22": any dose or sum at least that large
+        met = bound_met(bound, float(dose), dose_unit, comparable)
+        if met is False:
+            return verdict(c, False, f"{_names(c)}: dose {'over' if bound == 'min' else 'under'} {dose:g} "
+                           f"{dose_unit} not recorded", comparable[:4])
+        return None
     with_dose = [r for r in pool if dose_matches(float(dose), dose_unit, r)]
     total = float(dose) * float(m.units or 1)
     if not with_dose and total_matches(total, dose_unit, pool):
@@ -259,8 +267,8 @@ CHAIN = (
           template_dose_time),
     _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
           "window.", dated_edge),
-    _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day and from the stated "
-          "time.", _rate),
+    _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day (in all of a stated "
+          "time's window) and from the stated time.", _rate),
     _rule("dose", "A stated dose must match, on the note's day when that day records one, a row or a sum of "
           "administrations (one bolus's parts, a day's doses; dose x count when counted) in a comparable unit; a "
           "number without a unit is read in the drug's own unit.", _dose),

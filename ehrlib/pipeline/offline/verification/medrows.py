@@ -5,6 +5,7 @@ readers give every rule, and the count rules (:mod:`.counts`), one view of that 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -12,9 +13,10 @@ from typing import Any
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.verification.session import Case
+from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time
 
-__all__ = ["med", "names", "rows", "day_rows", "short_window", "course"]
+__all__ = ["med", "names", "rows", "day_rows", "short_window", "course", "dose_bound"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -50,3 +52,22 @@ def day_rows(c: Case) -> Rows:
 def course(c: Case) -> Rows:
     """Every row of the drug in the admission (a course is judged as a whole)."""
     return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
+
+
+def dose_bound(c: Case) -> str | None:
+    """"min" when the statement bounds its dose from below (">3.5 L", "more than 2 L"), "max"
+    from above ("less than 500 mL"), else None: the bound word right before the dose's number.
+    """
+    dose, text = med(c).dose, c.entity.value or ""
+    if dose is None:
+        return None
+    for m in re.finditer(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text):
+        if abs(float(m.group(0).replace(",", "")) - float(dose)) > 1e-9:
+            continue
+        before = text[:m.start()]
+        for bound in ("max", "min"):  # "no more than" is a maximum before "more than" is a minimum
+            words = terms().get("dose_bounds", {}).get(bound) or ["(?!)"]
+            if re.search(r"(?:^|(?<=\W)|\b)(?:" + "|".join(words) + r")\s*~?\s*$", before, re.I):
+                return bound
+        return None
+    return None
