@@ -105,3 +105,8 @@ def test_an_action_told_after_a_drug_is_that_drugs() -> None:
                                                      ("Nepro (Full)",))]
     assert got == [("propofol", "stopped"), ("Nepro", None)]
     assert [m.claim.action for m in _drugs("started cefepime/vanc this AM")] == ["started", "started"]
+
+
+def test_a_route_before_a_name_is_its_own_only_right_before_it() -> None:
+    got = {m.text: m.claim.route for m in _drugs("dexamethasone 4 mg IV q6h + lasix; SC heparin tid")}
+    assert got == {"dexamethasone": "IV", "lasix": None, "heparin": "SC"}

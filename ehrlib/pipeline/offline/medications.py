@@ -55,6 +55,7 @@ _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
+_ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s*$", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
 _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
@@ -258,7 +259,9 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
         elif first is None and (bare := _BARE_DOSE.match(mine)):
             attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
-        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE.search(re.split(r"[,;]", raw[max(0, s - 10):s])[-1])
+        # a route before the name is the drug's only right before it ("IV lasix"); "100 mg IV q8h + florinef"
+        # has the route of the drug before
+        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE_BEFORE.search(raw[max(0, s - 12):s])
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
