@@ -20,6 +20,9 @@ def test_drug_names_align_by_word_starts() -> None:
     assert [k for _, k in drug_items(["zosyn"], PAIRS)] == ["prescriptions:1"]
     assert [k for _, k in drug_items(["lr"], PAIRS)] == ["prescriptions:5"]   # short names match exactly
     assert drug_items(["tazo"], [(ItemRef("prescriptions", "Pantoprazole", "9"), "p:9")]) == []
+    intakes = [(ItemRef("inputevents_mv", "Pre-Admission/Non-ICU Intake", "6"), "i:6"),
+               (ItemRef("inputevents_mv", "PO Intake", "7"), "i:7")]
+    assert [k for _, k in drug_items(["po intake"], intakes)] == ["i:7"]  # a two-letter word counts beside others
 
 
 def test_concept_items_keep_the_concept_tables() -> None:

@@ -110,3 +110,10 @@ def test_an_action_told_after_a_drug_is_that_drugs() -> None:
 def test_a_route_before_a_name_is_its_own_only_right_before_it() -> None:
     got = {m.text: m.claim.route for m in _drugs("dexamethasone 4 mg IV q6h + lasix; SC heparin tid")}
     assert got == {"dexamethasone": "IV", "lasix": None, "heparin": "SC"}
+
+
+def test_a_route_with_a_volume_is_the_intake_by_that_route() -> None:
+    got = [(m.text, m.claim.drugs, m.claim.dose, m.claim.dose_unit, m.claim.route)
+           for m in _drugs("Eating well, PO 600 cc; oral intake 1,200 mL yesterday. Tylenol 650 mg PO q6h")]
+    assert got == [("PO", ("po intake",), 600.0, "cc", None), ("oral intake", ("po intake",), 1200.0, "ml", None),
+                   ("Tylenol", ("acetaminophen",), 650.0, "mg", "PO")]

@@ -43,6 +43,8 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
     if not words:
         exact = name.strip().lower()
         return lambda label: label.strip().lower() == exact  # "LR", "NS"
+    # a two-letter word beside a longer one is part of the name ("PO Intake" is not "Pre-Admission Intake")
+    words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 2]
     pats = [re.compile(r"(?<![a-z])" + re.escape(w[:12]), re.I) for w in words]
     return lambda label: all(p.search(label) for p in pats)
 
