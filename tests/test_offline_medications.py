@@ -108,8 +108,9 @@ def test_an_action_told_after_a_drug_is_that_drugs() -> None:
 
 
 def test_a_route_before_a_name_is_its_own_only_right_before_it() -> None:
-    got = {m.text: m.claim.route for m in _drugs("dexamethasone 4 mg IV q6h + lasix; SC heparin tid")}
+    got = {m.text: m.claim.route for m in _drugs("dexamethasone 4 mg IV q6h + lasix; SC low dose heparin tid")}
     assert got == {"dexamethasone": "IV", "lasix": None, "heparin": "SC"}
+    assert [m.claim.route for m in _drugs("lasix 40 mg PO and metoprolol")] == ["PO", None]
 
 
 def test_a_route_with_a_volume_is_the_intake_by_that_route() -> None:

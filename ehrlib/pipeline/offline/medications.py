@@ -56,7 +56,10 @@ _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 _ORAL_INTAKE = re.compile(r"(?<![A-Za-z/])PO(?=\s*:?\s*\d[\d,]*(?:\.\d+)?\s*(?:cc|ml)\b)", re.I)
-_ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s*$", re.I)
+#: a route before the drug's name, with at most two plain modifier words between ("SQ UF heparin"); a dose,
+#: frequency or joiner between ("IV q8h + florinef") makes it the drug before's
+_ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s+"
+                           r"(?:(?!(?:and|or|then|plus|with|to|daily|qd|bid|tid|qid|qhs|prn)\b)[A-Za-z]{1,12}\s+){0,2}$", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
 _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
@@ -266,7 +269,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
         # a route before the name is the drug's only right before it ("IV lasix"); "100 mg IV q8h + florinef"
         # has the route of the drug before
-        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE_BEFORE.search(raw[max(0, s - 12):s])
+        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE_BEFORE.search(raw[max(0, s - 40):s])
         if route and route.group(1).lower() in re.findall(r"[a-z]+", " ".join(names).lower()):
             route = None  # "PO intake": the route names the item itself, it is no claim about it
         if route:
