@@ -58,8 +58,8 @@ _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|dr
 _ORAL_INTAKE = re.compile(r"(?<![A-Za-z/])PO(?=\s*:?\s*\d[\d,]*(?:\.\d+)?\s*(?:cc|ml)\b)", re.I)
 #: a route before the drug's name, with at most two plain modifier words between ("SQ UF heparin"); a dose,
 #: frequency or joiner between ("IV q8h + florinef") makes it the drug before's
-_ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s+"
-                           r"(?:(?!(?:and|or|then|plus|with|to|daily|qd|bid|tid|qid|qhs|prn)\b)[A-Za-z]{1,12}\s+){0,2}$", re.I)
+_ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s+(?:(?!(?:and|or|then|plus|with|"
+                           r"to|daily|qd|bid|tid|qid|qhs|prn)\b)[A-Za-z]{1,12}\s+){0,2}$", re.I)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
 _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
