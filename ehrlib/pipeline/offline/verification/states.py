@@ -2,8 +2,7 @@
 
 A state holds if a row of a criterion item in the window meets Get_Clinical_Criterion's
 test (delta criteria: a rise of ``rise`` within ``within_hours`` or ``ratio`` x the lowest
-earlier value, or ``ratio`` x the value it recovers to within a week when no earlier value
-shows the baseline; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h); states the
+earlier value; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h); states the
 shared criteria lack use the lexicon's threshold. A negated state ("afebrile") is
 inconsistent when the state holds. A state set off right after a value ("K 5.9,
 hyperkalemic") interprets that value (:mod:`.qualifiers`).
@@ -181,12 +180,6 @@ def _delta_holds(s: Session, tests: list[dict[str, Any]], summary: Mapping[str, 
         earlier = [float(p["valuenum"]) for p in rows[:i]]
         if earlier and vi >= ratio * min(earlier) - 1e-9:
             return True, [r], rows
-        # no earlier baseline: a later recovery within a week shows the baseline, so a value at
-        # least ``ratio`` times it was already the injury (AKI present on arrival)
-        for q in rows[i + 1:]:
-            tq = parse_time(q.get("time"))
-            if ti and tq and tq - ti <= timedelta(days=7) and vi >= ratio * float(q["valuenum"]) - 1e-9:
-                return True, [r, q], rows
     return False, [], rows
 
 
