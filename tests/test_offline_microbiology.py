@@ -77,7 +77,8 @@ def _claims(line: str, tests: tuple = ()) -> list[tuple[str, str | None, bool, b
     ("Wound cx grew Klebsiella resistant to ampicillin, gentamicin sensitive, now on cefepime.",
      [("ampicillin", "R"), ("gentamicin", "S")]),
     ("Sputum cx E. coli sensitive to ceftriaxone and cefepime.", [("ceftriaxone", "S"), ("cefepime", "S")]),
-    ("Urine cx Proteus, ampicillin resistant and sensitive to ceftriaxone.", [("ampicillin", "R"), ("ceftriaxone", "S")]),
+    ("Urine cx Proteus, ampicillin resistant and sensitive to ceftriaxone.",
+     [("ampicillin", "R"), ("ceftriaxone", "S")]),
 ])
 def test_a_susceptibility_word_binds_to_the_drug_next_to_it(line, want):
     got = [m.claim.sensitivities[0] for m in microbiology_mentions(line, 0, load_lexicon(), []) if m.value in "SRI"]

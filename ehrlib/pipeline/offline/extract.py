@@ -263,7 +263,8 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
-              env: StageEnv | None = None, tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
+              env: StageEnv | None = None,
+              tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
     With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).

@@ -30,8 +30,8 @@ _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compi
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:came\s+back\s+)?(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|ngtd|"
-                            r"no\s+growth|"
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:came\s+back\s+)?(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
+                            r"ngtd|no\s+growth|"
                             r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
                             r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with))", re.I)
 
@@ -129,7 +129,8 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
         for m in pattern.finditer(raw):
             if overlaps(taken, m.start(), m.end()) or (not table_word and (
                     _after_specimen(raw, m.start(), specimens)
-                    or any(o.start < m.start() and not re.search(r"[.;](?:\s|$)", raw[o.start:m.start()]) for o in out))):
+                    or any(o.start < m.start() and not re.search(r"[.;](?:\s|$)", raw[o.start:m.start()])
+                           for o in out))):
                 continue  # an unnamed culture in a named one's sentence is that one's ("CSF gram stain and culture")
             clause = line_clause(raw, m.end())[:80]
             # a coordinated specimen reads the result of the last one named with it

@@ -81,7 +81,8 @@ def _prefix_parts(text: str, m: re.Match[str]) -> list[tuple[str, int]]:
     the first that carries its own level word ("resistant to vanc, linezolid sensitive":
     linezolid is sensitive, only vanc is resistant).
     """
-    out, pos = [], m.start("abs")
+    out: list[tuple[str, int]] = []
+    pos = m.start("abs")
     for part in re.split(r"(\s*(?:,|\band\b|&)\s*)", m.group("abs")):
         if part and not re.fullmatch(r"\s*(?:,|\band\b|&)\s*", part):
             if out and _NAME_AFTER.match(text, pos + len(part)):
