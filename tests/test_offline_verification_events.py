@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, verify
 
+from ehrlib.corpus.records import TimeSpan
+
 PROC = "procedureevents_mv:224560"
 BILLED = {"table": "procedures_icd", "score": 0.9, "key": "procedures_icd:9671", "label": "Insert endotracheal tube",
           "has_records": True}
@@ -75,3 +77,16 @@ VENT = _placed("2199-02-01 10:00:00", "2199-02-03 18:30:00")
 def test_extubation_clock_dates_the_end_of_ventilation(time_text, label, rule):
     e = entity("extubated", "procedure", keys=(PROC,), time_text=time_text)
     assert_decided(verify(e, _proc(VENT)), rule, label)
+
+
+@pytest.mark.parametrize("time_text, label, rule", [
+    ("this AM", "consistent", "events.record_in_window"),         # placed 08:00 on the stated day
+    ("this afternoon", "inconsistent", "events.procedure_day_part"),  # 08:00 is no afternoon
+    ("overnight", "consistent", "events.record_in_window"),      # the night runs into the morning (± 2 h)
+    ("this PM at 0800", "consistent", "events.record_in_window"),  # a clock time is the clock rule's
+])
+def test_procedure_day_part(time_text, label, rule):
+    # the statement's window ends on its stated day (the note's day, widened back half a day)
+    e = entity("echo", "procedure", keys=(PROC,), time_text=time_text,
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    assert_decided(verify(e, _proc(TODAY)), rule, label)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ehrlib.pipeline.claims import ProcedureClaim
 from ehrlib.pipeline.offline.rule import Rule
@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_c
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
+from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN"]
@@ -88,6 +88,46 @@ def _procedure_clock(c: Case) -> Verdict | None:
     return None
 
 
+@functools.cache
+def _day_parts() -> tuple[tuple[re.Pattern[str], float, float], ...]:
+    return tuple((re.compile(k, re.I), float(v[0]), float(v[1])) for k, v in terms()["day_parts"].items())
+
+
+def _day_part(time_text: str | None, window_end: str | None) -> tuple[datetime, datetime, str] | None:
+    """(from, to, words) of the part of the stated day a time expression names ("this AM",
+    "yesterday morning"); the stated day is the last day of the statement's window.
+    """
+    end = parse_time(window_end)
+    if not time_text or end is None or parse_clock(time_text) is not None:
+        return None
+    day = datetime(end.year, end.month, end.day)
+    for pat, lo, hi in _day_parts():
+        m = pat.search(time_text)
+        if m:
+            slack = timedelta(hours=float(terms()["day_part_tolerance_hours"]))
+            return day + timedelta(hours=lo) - slack, day + timedelta(hours=hi) + slack, m.group(0)
+    return None
+
+
+def _procedure_day_part(c: Case) -> Verdict | None:
+    """"TTE this AM", "EGD yesterday morning": a procedure dated by a part of the day claims
+    a record starting in that part of that day; records that all start at other times of
+    the admission are a time error.
+    """
+    e = c.entity
+    if not _procedure(c) or e.claim.negated or e.window is None:
+        return None
+    part = _day_part(e.time_text, e.window.end)
+    if part is None:
+        return None
+    course = [(iv[0], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
+              if (iv := row_interval(r)) is not None]
+    if not course or any(part[0] <= t <= part[1] for t, _ in course):
+        return None
+    starts = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in course})[:3])
+    return verdict(c, False, f"{e.text}: stated {e.time_text}, recorded {starts}", [r for _, r in course][:4])
+
+
 def _procedure_side(c: Case) -> Verdict | None:
     side = c.claim_as(ProcedureClaim).side
     if side not in ("r", "l") or not _procedure(c):
@@ -121,6 +161,9 @@ NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no recor
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
                        _procedure_clock)
+PROCEDURE_DAY_PART = Rule("events.procedure_day_part", "A procedure dated by a part of the day (this AM, yesterday "
+                          "morning, overnight) claims a record starting in that part of that day.",
+                          _procedure_day_part)
 PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
                       "procedure.", _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
@@ -128,7 +171,7 @@ NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is cont
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
                         "record of its item in the window.", _record_in_window)
 
-CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, *findings.CHAIN,
+CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_SIDE,
+         *findings.CHAIN, NEGATED_RECORDED, RECORD_IN_WINDOW)
+RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_SIDE,
          NEGATED_RECORDED, RECORD_IN_WINDOW)
-RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, NEGATED_RECORDED,
-         RECORD_IN_WINDOW)
