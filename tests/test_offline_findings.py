@@ -140,3 +140,8 @@ def test_a_phrase_is_free_unless_a_statement_starts_in_it():
     ran_on = data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (5, 45))])
     assert [e.text for e in ran_on] == ["DP pulses weak palpable"]
     assert not data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (22, 45))])
+    # a value alone outside the statement that starts in its phrase is a statement of its own
+    line = "Sat 96% on calm/cooperative"
+    assert [e.text for e in data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 7))])] == [
+        "calm/cooperative"]
+    assert not data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 20))])

@@ -180,8 +180,9 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     """Finding entities of ``seg`` aligned to the patient's categorical chartevents items.
 
     ``taken`` are (line, span) of entities already extracted: a phrase (text between
-    commas, semicolons, colons, periods) holding one is left to the vocabulary, so covered
-    findings keep their behaviour and one phrase never yields two statements.
+    commas, semicolons, colons, periods) in which one starts is left to the vocabulary, so
+    covered findings keep their behaviour, except for a charted value alone outside every
+    taken span ("SpO2 96% on aerosol cool neb": the device is a statement of its own).
     """
     if seg.section not in _SECTIONS:
         return []
@@ -199,11 +200,17 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             if len(_split_words(words)) < 2:
                 continue
             # a statement may run on over a comma ("edema both legs, DP pulses weak palpable"): the
-            # phrase is free unless a statement starts in it ("Foley draining ...": the vocabulary's)
+            # phrase is free unless a statement starts in it ("Foley draining ...": the vocabulary's);
+            # a value alone is free where no statement covers it ("SpO2 96% on aerosol cool neb")
+            alone = _value_only(words, items, profile)
+            if alone is not None and any(alone[2] < y and x < alone[3] for x, y in used):
+                alone = None
             if any(ch.start() <= x < ch.end() for x, _ in used):
+                if alone is not None:
+                    hits, value, a, b = alone
+                    out.append(_data_entity(text, i, seg, hits, value, a, b))
                 continue
             got = _match(words, items, profile)
-            alone = _value_only(words, items, profile)
             chunk = {w for w, _, _ in _split_words(words)}
             if alone is not None and (got is None or _named(alone[0][0][0].label or "", chunk)
                                       > _named(got[0][0][0].label or "", chunk)):
@@ -211,12 +218,17 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             if got is None:
                 continue
             hits, value, a, b = got
-            out.append(Entity(
-                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
-                value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
-                items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
-                window=seg.default_window, source="ontology", span=(a, b)))
+            out.append(_data_entity(text, i, seg, hits, value, a, b))
     return out
+
+
+def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int
+                 ) -> Entity:
+    return Entity(
+        entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
+        value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
+        items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
+        window=seg.default_window, source="ontology", span=(a, b))
 
 
 _MODALITIES = tuple((re.compile(x["note"], re.I), re.compile(x["label"], re.I))
