@@ -90,3 +90,24 @@ def test_procedure_day_part(time_text, label, rule):
     e = entity("echo", "procedure", keys=(PROC,), time_text=time_text,
                window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
     assert_decided(verify(e, _proc(TODAY)), rule, label)
+
+
+VENTED = _placed("2199-02-01 10:00:00", "2199-02-06 09:00:00")  # a dwell spanning the whole window
+
+
+@pytest.mark.parametrize("text, action, rows, label, rule", [
+    # removal dated by a day: the dwell must end in the window, not merely span it
+    ("extubated", None, [VENTED], "inconsistent", "events.procedure_edge_day"),
+    ("extubated", None, [_placed("2199-02-01 10:00:00", "2199-02-03 09:00:00")], "consistent",
+     "events.record_in_window"),
+    # placement dated by a day: the dwell must start in it
+    ("ETT", "placed", [VENTED], "inconsistent", "events.procedure_edge_day"),
+    ("ETT", "placed", [_placed("2199-02-03 02:00:00", "2199-02-06 09:00:00")], "consistent",
+     "events.record_in_window"),
+    # a point event's own time counts for either edge
+    ("extubated", None, [TODAY], "consistent", "events.record_in_window"),
+])
+def test_procedure_edge_day(text, action, rows, label, rule):
+    e = entity(text, "procedure", keys=(PROC,), time_text="on hospital day 3", action=action,
+               window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    assert_decided(verify(e, _proc(*rows)), rule, label)

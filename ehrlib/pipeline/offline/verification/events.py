@@ -128,6 +128,29 @@ def _procedure_day_part(c: Case) -> Verdict | None:
     return verdict(c, False, f"{e.text}: stated {e.time_text}, recorded {starts}", [r for _, r in course][:4])
 
 
+def _procedure_edge_day(c: Case) -> Verdict | None:
+    """"extubated on hospital day 2", "intubated on arrival": a placement or removal dated by
+    a day claims that edge of the device's dwell (its start or end; a point event's time)
+    in the statement's window, not merely a dwell that spans it.
+    """
+    e = c.entity
+    if not _procedure(c) or e.claim.negated or not e.time_text or parse_clock(e.time_text) is not None:
+        return None
+    said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
+    edge = 1 if _edge_words("removal").search(e.text) else 0 if _edge_words("placement").search(said) else None
+    window = (parse_time(e.window.start), parse_time(e.window.end)) if e.window is not None else (None, None)
+    if edge is None or window[0] is None or window[1] is None:
+        return None
+    course = [(iv, r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
+              if (iv := row_interval(r)) is not None]
+    moments = [(iv[0] if iv[1] - iv[0] <= timedelta(hours=1) else iv[edge], r) for iv, r in course]
+    if not moments or any(window[0] <= t <= window[1] for t, _ in moments):
+        return None
+    when = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in moments})[:3])
+    return verdict(c, False, f"{e.text}: stated {e.time_text}, {'ended' if edge else 'started'} {when}",
+                   [r for _, r in moments][:4])
+
+
 def _procedure_side(c: Case) -> Verdict | None:
     side = c.claim_as(ProcedureClaim).side
     if side not in ("r", "l") or not _procedure(c):
@@ -164,6 +187,9 @@ PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour
 PROCEDURE_DAY_PART = Rule("events.procedure_day_part", "A procedure dated by a part of the day (this AM, yesterday "
                           "morning, overnight) claims a record starting in that part of that day.",
                           _procedure_day_part)
+PROCEDURE_EDGE_DAY = Rule("events.procedure_edge_day", "A placement or removal dated by a day claims that edge of "
+                          "the dwell (its start or end) in the statement's window, not a dwell spanning it.",
+                          _procedure_edge_day)
 PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
                       "procedure.", _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
@@ -171,7 +197,7 @@ NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is cont
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
                         "record of its item in the window.", _record_in_window)
 
-CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_SIDE,
-         *findings.CHAIN, NEGATED_RECORDED, RECORD_IN_WINDOW)
-RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_SIDE,
-         NEGATED_RECORDED, RECORD_IN_WINDOW)
+CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_EDGE_DAY,
+         PROCEDURE_SIDE, *findings.CHAIN, NEGATED_RECORDED, RECORD_IN_WINDOW)
+RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_EDGE_DAY,
+         PROCEDURE_SIDE, NEGATED_RECORDED, RECORD_IN_WINDOW)
