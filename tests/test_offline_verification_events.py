@@ -111,3 +111,14 @@ def test_procedure_edge_day(text, action, rows, label, rule):
     e = entity(text, "procedure", keys=(PROC,), time_text="on hospital day 3", action=action,
                window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
     assert_decided(verify(e, _proc(*rows)), rule, label)
+
+
+@pytest.mark.parametrize("line, label, rule", [
+    ("echo yesterday evening, EF 55%", "inconsistent", "events.procedure_day_part"),  # placed 08:00
+    ("echo yesterday morning, EF 55%", "consistent", "events.record_in_window"),
+])
+def test_the_day_part_written_after_the_day(line, label, rule):
+    # the time expression resolved is "yesterday"; the part of that day is the word after it
+    e = entity("echo", "procedure", keys=(PROC,), time_text="yesterday", span=(0, 4),
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    assert_decided(verify(e, _proc(TODAY), line=line), rule, label)

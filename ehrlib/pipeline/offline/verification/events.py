@@ -109,6 +109,22 @@ def _day_part(time_text: str | None, window_end: str | None) -> tuple[datetime, 
     return None
 
 
+def _time_words(c: Case) -> str | None:
+    """The statement's time expression with the day-part word written right after it
+    ("yesterday" + "morning": the day resolves the date, the part the hours).
+    """
+    e = c.entity
+    if not e.time_text:
+        return None
+    lines = getattr(c.ctx, "lines", ()) or ()
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    at = line.find(e.time_text, e.span[0] if e.span else 0)
+    if at < 0:
+        return e.time_text
+    nxt = re.match(r"\s+(?:in\s+the\s+)?([A-Za-z]+)", line[at + len(e.time_text):])
+    return f"{e.time_text} {nxt.group(1)}" if nxt else e.time_text
+
+
 def _procedure_day_part(c: Case) -> Verdict | None:
     """"TTE this AM", "EGD yesterday morning": a procedure dated by a part of the day claims
     a record starting in that part of that day; records that all start at other times of
@@ -117,7 +133,7 @@ def _procedure_day_part(c: Case) -> Verdict | None:
     e = c.entity
     if not _procedure(c) or e.claim.negated or e.window is None:
         return None
-    part = _day_part(e.time_text, e.window.end)
+    part = _day_part(_time_words(c), e.window.end)
     if part is None:
         return None
     course = [(iv[0], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
