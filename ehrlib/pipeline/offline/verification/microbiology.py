@@ -103,7 +103,7 @@ def _bedside_collection(c: Case, spec: re.Pattern[str]) -> Verdict | None:
     e, a = c.entity, _culture(c)
     if a.organism or a.negative or a.positive or not a.specimen:
         return None
-    keys = [k for it, k in zip(c.ctx.patient_items, c.ctx.patient_item_keys)
+    keys = [k for it, k in zip(c.ctx.patient_items, c.ctx.patient_item_keys, strict=False)
             if it.table.startswith("procedureevents") and re.search(r"\bcultur", it.label or "", re.I)
             and spec.search(it.label or "")]
     inside: Rows = []
