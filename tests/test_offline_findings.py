@@ -121,6 +121,7 @@ def test_a_charted_value_alone_names_its_item():
     # an acronym value opening the phrase ("PEG in place"), not one in passing ("meds via PEG")
     assert _found("GI: PEG in place.") == [(0, "PEG", ["k5"])]
     assert _found("GI: meds via PEG.") == []
+    assert _found("GI: peg site clean.") == []  # an acronym value only as the note writes it: upper case
 
 
 def test_a_value_alone_that_names_no_item_is_not_a_statement():

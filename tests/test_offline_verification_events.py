@@ -122,3 +122,11 @@ def test_the_day_part_written_after_the_day(line, label, rule):
     e = entity("echo", "procedure", keys=(PROC,), time_text="yesterday", span=(0, 4),
                window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
     assert_decided(verify(e, _proc(TODAY), line=line), rule, label)
+
+
+def test_a_date_that_bounds_the_dwell_dates_no_edge():
+    # "intubated ... until 2-3": the date is the dwell's end, not the intubation's
+    e = entity("intubated", "procedure", keys=(PROC,), time_text="2-3", action="intubated", span=(0, 9),
+               window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    line = "intubated for airway protection until 2-3"
+    assert_decided(verify(e, _proc(VENTED), line=line), "events.record_in_window", "consistent")

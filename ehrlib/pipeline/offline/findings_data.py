@@ -133,11 +133,12 @@ def _named(label: str, chunk: set[str]) -> int:
     return sum(any(hit(c, w) for w in words) for c in chunk)
 
 
-def _value_only(words: Sequence[tuple[str, int, int]], items: Sequence[tuple[ItemRef, str]],
+def _value_only(text: str, words: Sequence[tuple[str, int, int]], items: Sequence[tuple[ItemRef, str]],
                 profile: Callable[[str], Sequence[str]]) -> tuple[list[tuple[ItemRef, str]], str, int, int] | None:
     """The items a chunk names by a charted value alone: a value of two or more words written
     in order without a gap ("weak palpable", "light yellow", "calm/cooperative"), or an
-    upper-case acronym value opening the chunk ("PEG in place"). Of the items charting that
+    upper-case acronym value opening the chunk and written in upper case ("PEG in place", not
+    "off propofol" for a charted "OFF"). Of the items charting that
     value, those whose label words the chunk names most ("pedal pulses" -> Dorsal PedPulse,
     not Radial Pulse) are kept; when no label word tells them apart they must be one item
     charted per side.
@@ -149,7 +150,7 @@ def _value_only(words: Sequence[tuple[str, int, int]], items: Sequence[tuple[Ite
             if v.strip().lower() in _EMPTY:
                 continue
             vw = [w for w in re.split(r"[\s/-]+", v.lower()) if w and w not in _STOP and re.fullmatch(r"[a-z]+", w)]
-            if _acronym(v) and split and split[0][0] == v.strip().lower():
+            if _acronym(v) and split and split[0][0] == v.strip().lower() and _acronym(text[split[0][1]:split[0][2]]):
                 a, b = split[0][1], split[0][2]
             elif len(vw) >= 2 and not all(w in _GENERIC for w in vw):
                 at = next((i for i in range(len(split) - len(vw) + 1)
@@ -202,7 +203,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             # a statement may run on over a comma ("edema both legs, DP pulses weak palpable"): the
             # phrase is free unless a statement starts in it ("Foley draining ...": the vocabulary's);
             # a value alone is free where no statement covers it ("SpO2 96% on aerosol cool neb")
-            alone = _value_only(words, items, profile)
+            alone = _value_only(text, words, items, profile)
             if alone is not None and any(alone[2] < y and x < alone[3] for x, y in used):
                 alone = None
             if any(ch.start() <= x < ch.end() for x, _ in used):

@@ -109,6 +109,19 @@ def _day_part(time_text: str | None, window_end: str | None) -> tuple[datetime, 
     return None
 
 
+#: a preposition that makes a date a bound of the dwell ("until", "since")
+_BOUND = re.compile(r"\b(?:until|till|through|thru|to|since|from|after|before)\s*$", re.I)
+
+
+def _words_before_time(c: Case) -> str:
+    """The line's words right before the statement's time expression."""
+    e = c.entity
+    lines = getattr(c.ctx, "lines", ()) or ()
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    at = line.find(e.time_text or "", e.span[0] if e.span else 0)
+    return line[max(0, at - 12):at].replace("`", "").rstrip(" [*") if at >= 0 else ""
+
+
 def _time_words(c: Case) -> str | None:
     """The statement's time expression with the day-part word written right after it
     ("yesterday" + "morning": the day resolves the date, the part the hours).
@@ -152,6 +165,8 @@ def _procedure_edge_day(c: Case) -> Verdict | None:
     e = c.entity
     if not _procedure(c) or e.claim.negated or not e.time_text or parse_clock(e.time_text) is not None:
         return None
+    if _BOUND.search(_words_before_time(c)):
+        return None  # "intubated until 11-1", "since 11-1": the date bounds the dwell, not this edge
     said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
     edge = 1 if _edge_words("removal").search(e.text) else 0 if _edge_words("placement").search(said) else None
     window = (parse_time(e.window.start), parse_time(e.window.end)) if e.window is not None else (None, None)
