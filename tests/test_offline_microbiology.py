@@ -122,3 +122,13 @@ def test_the_patients_own_test_names():
 ])
 def test_a_culture_named_without_its_specimen(line, want):
     assert [(m.text, m.claim.specimen) for m in microbiology_mentions(line, 0, load_lexicon(), [])] == want
+
+
+def test_a_drug_word_inside_a_test_name_names_the_test():
+    tests = patient_test_names(("Influenza A/B by DFA",))
+    drugs = ["Influenza Virus Vaccine", "Oseltamivir"]
+    found = find_mentions("Flu: influenza DFA negative; oseltamivir held.", 0, load_lexicon(), drugs, "other", (),
+                          tests)
+    assert [(m.text, m.kind) for m in found] == [("influenza DFA", "microbiology"), ("oseltamivir", "medication")]
+    # without the test name the drug word stays a drug
+    assert [m.kind for m in find_mentions("influenza vaccine given", 0, load_lexicon(), drugs)] == ["medication"]

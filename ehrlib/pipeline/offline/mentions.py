@@ -72,7 +72,11 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
                 break
 
     out.extend(medication_mentions(raw, line, lex, patient_drugs, taken))
-    out.extend(microbiology_mentions(raw, line, lex, taken, micro_tests))
+    cultures = microbiology_mentions(raw, line, lex, taken, micro_tests)
+    # a drug word inside a culture's test name ("influenza DFA negative") names the test
+    out = [m for m in out if m.kind != "medication" or not any(
+        c.start <= m.start and m.end <= c.end and c.end - c.start > m.end - m.start for c in cultures)]
+    out.extend(cultures)
     out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
     out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
     # further values of an analyte, once every other scanner has taken its doses and counts
