@@ -32,7 +32,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
 __all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "is_stamped", "stamp_ref",
-           "RULE", "STAMP_RULE"]
+           "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
@@ -94,6 +94,25 @@ _STAMP = re.compile(r"^\s*(?:\[\*\*[\d-]+\*\*\]|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d
 def is_stamped(line: str) -> bool:
     """Whether ``line`` is a results record (``[**2101-3-4**] 06:10AM BLOOD WBC-9.1 Hgb-9.8*``)."""
     return bool(_STAMP.match(line))
+
+
+_STAMP_CLOCK = re.compile(r"\s(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ap>[AP]M)?", re.I)
+
+
+def stamp_clock(text: str) -> tuple[int, int] | None:
+    """(hour, minute) of a results record's stamp (``___ 11:34PM BLOOD ...`` gives (23, 34)):
+    the draw's clock time, which times its values even when the date is de-identified.
+    """
+    m = _STAMP.match(text)
+    c = _STAMP_CLOCK.search(text, 0, m.end()) if m else None
+    if c is None:
+        return None
+    hour, minute, ap = int(c.group("h")), int(c.group("m")), (c.group("ap") or "").upper()
+    if ap == "PM" and hour < 12:
+        hour += 12
+    if ap == "AM" and hour == 12:
+        hour = 0
+    return (hour, minute) if hour < 24 and minute < 60 else None
 
 
 def stamp_ref(text: str, refs: Sequence[TimeRef]) -> TimeRef | None:
@@ -199,6 +218,10 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
             "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)
+STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
+                        "met by rows charted at that clock time (on any day of the window when the date is "
+                        "de-identified); only an item with no row at that clock falls back to the window.",
+                        stamp_clock)
 STAMP_RULE = Rule("time.record_stamp", "A line that starts with a date-and-time stamp is a results record: the stamp "
                   "is the time of every value on that line, and a stamp without a date leaves the segment's window.",
                   stamp_ref)
