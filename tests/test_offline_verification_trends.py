@@ -115,3 +115,15 @@ def test_stated_values_of_a_large_change_keep_the_relative_band():
     tools = _series(("2199-02-02 06:00:00", 27.4), ("2199-02-03 06:00:00", 26.2))
     e = entity("WBC", "trend", concept="wbc", direction="down", trend_word="improving", span=spanned(line, "WBC"))
     assert_decided(verify(e, tools, line=line), "trends.direction", "inconsistent", "contradiction")
+
+
+@pytest.mark.parametrize("line, later, label", [
+    ("an INR of 2.1 that climbed", 3.4, "consistent"),       # narrated after the value: what came next
+    ("an INR of 2.1 that climbed", 1.6, "inconsistent"),
+    ("INR 2.1 and climbing", 1.6, "consistent"),              # a participle: the course up to the value
+])
+def test_a_past_tense_verb_after_the_value_tells_what_came_next(line, later, label):
+    tools = _series(("2199-02-02 06:00:00", 1.5), ("2199-02-03 06:00:00", 2.1), ("2199-02-03 20:00:00", later))
+    word = line.split()[-1]
+    e = entity("INR", "trend", concept="inr", value=2.1, direction="up", trend_word=word, span=(0, len(line)))
+    assert_decided(verify(e, tools, line=line), "trends.value_direction", label)

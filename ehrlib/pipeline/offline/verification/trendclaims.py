@@ -18,7 +18,7 @@ from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
 from ehrlib.pipeline.records import Verdict
 from ehrlib.pipeline.stages import NoteContext
 
-__all__ = ["small_change", "spans_course", "course_window", "extreme_of", "after_extreme"]
+__all__ = ["small_change", "spans_course", "course_window", "extreme_of", "narrated_after", "after_value"]
 
 Rows = list[Mapping[str, Any]]
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
@@ -83,20 +83,41 @@ def extreme_of(n: NumericClaim) -> str | None:
     return None
 
 
-def after_extreme(c: Case, extreme: str, value: float, tol: float, hits: Rows, rows: Rows) -> Verdict:
-    """"peaked at 5.4 and normalized", "nadired at 40 then recovered": an extreme is where the
-    values turned, so the direction word after it tells the course after it: a later value
-    of the window (the value's own check has passed) lies beyond the tolerance on the far
-    side. What the values did before the extreme is the extreme's own claim (.numbers).
+#: a number, then what joins a later event to it ("1.8 that climbed", "5.4, then fell"): the
+#: text between a value and a past-tense direction verb narrated after it
+_THEN = re.compile(rf"(?:{NUMBER})\s*\*?\s*(?:[A-Za-z/%]{{1,6}}\s*)?[,;]?\s*(?:(?:and|then|that|which|but|later|"
+                   r"subsequently|before)\s+)+$", re.I)
+_PAST = re.compile(r"(?:ed|\bfell|\brose|\brisen|\bcame\s+down|\bwent\s+(?:up|down))$", re.I)
+
+
+def narrated_after(c: Case, word: str | None) -> bool:
+    """Whether the direction verb is narrated after the value, as what happened next ("an INR
+    of 1.8 that climbed", "5.4, then fell"): a past-tense verb joined to the value by
+    and/then/that/which. A participle or adjective ("2.1 and rising", "27.5, stable") is the
+    state at the value's time, the course up to it.
+    """
+    line, e = c.line(), c.entity
+    if line is None or e.span is None or not word or not _PAST.search(word.strip()):
+        return False
+    text = line[e.span[0]:e.span[1]]
+    at = text.lower().rfind(word.lower())
+    return at > 0 and bool(_THEN.search(text[:at]))
+
+
+def after_value(c: Case, claim: str, value: float, tol: float, hits: Rows, rows: Rows) -> Verdict:
+    """"peaked at 5.4 and normalized", "nadired at 40 then recovered", "1.8 that climbed": the
+    direction word tells the course after the value (an extreme is where the values turned):
+    a later value of the window (the value's own check has passed) lies beyond the tolerance
+    in the claimed direction. What the values did before a peak is the peak's own claim.
     """
     e, window = c.entity, c.entity.window
-    turned = "fell" if extreme == "max" else "rose"
+    turned = "fell" if claim == "falling" else "rose"
     for hit in hits:
         after = [float(r["valuenum"]) for r in rows
                  if str(r.get("time")) > str(hit.get("time")) and in_window(r, window)]
-        moved = [v for v in after if (v < value - tol if extreme == "max" else v > value + tol)]
+        moved = [v for v in after if (v < value - tol if claim == "falling" else v > value + tol)]
         if moved:
-            end = min(moved) if extreme == "max" else max(moved)
+            end = min(moved) if claim == "falling" else max(moved)
             return verdict(c, True, f"{e.text}: {value:g} recorded, and the values {turned} after it (to {end:g})",
                            [hit])
     return verdict(c, False, f"{e.text}: {value:g} recorded, but the values never {turned} after it",

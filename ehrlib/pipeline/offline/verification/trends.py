@@ -19,9 +19,10 @@ from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
-    after_extreme,
+    after_value,
     course_window,
     extreme_of,
+    narrated_after,
     small_change,
     spans_course,
 )
@@ -200,8 +201,9 @@ def _value_direction(c: Case) -> Verdict | None:
     rows = _numeric_rows(c.session, c.keys(), widened_back(window, 3))
     hits = [r for r in rows if value_matches(value, float(r["valuenum"]), tol) and in_window(r, window)]
     extreme = extreme_of(n)
-    if extreme is not None and claim == ("falling" if extreme == "max" else "rising"):
-        return after_extreme(c, extreme, value, tol, hits, rows)
+    if (extreme is not None and claim == ("falling" if extreme == "max" else "rising")) or (
+            claim in ("rising", "falling") and narrated_after(c, n.trend.word if n.trend else None)):
+        return after_value(c, claim, value, tol, hits, rows)  # the course after the value (.trendclaims)
     for hit in hits:
         t_hit = str(hit.get("time"))
         before = [float(r["valuenum"]) for r in rows if str(r.get("time")) < t_hit]
