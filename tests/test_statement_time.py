@@ -141,3 +141,11 @@ def test_a_stamp_clock_is_read_even_without_a_date():
 def test_on_adm_is_the_admission():
     refs = _refs("WBC 12.1 (9.0 on adm)")
     assert refs and refs[0].anchor == "admission"
+
+
+def test_a_change_from_a_value_at_one_time_to_a_value_at_another_spans_both():
+    text = "Cr crept up from 0.9 on [**4-9**] to 1.6 on [**4-13**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-09 00:00:00", "2145-04-13 23:59:59") and r.text.startswith("from 0.9")
+    two = "Cr 0.9 on [**4-9**], 1.6 on [**4-13**]"  # two values, each with its own date
+    assert len(bounded(two, _refs(two), stay_start=ADMIT, reference=CTX.reference)) == 2

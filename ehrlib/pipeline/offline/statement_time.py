@@ -40,6 +40,11 @@ _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which
 _PREP = re.compile(r"\b(?P<p>by|through|thru|until|till|up\s+to|since|after|before|prior\s+to|from)\s*(?:the\s+)?$",
                    re.I)
 _RANGE_JOIN = re.compile(r"^\s*(?:to|through|thru|until|till|-|–)\s*$", re.I)
+#: "from 9.8 post-op to 7.9 at discharge": a change from a value at one time to a value at
+#: another spans both times (the values are the statement's own claims)
+_VALUE = r"(?:" + NUMBER + r")\s*(?:[A-Za-z/%]{1,6}\s+)?"
+_FROM_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"$", re.I)
+_VALUE_JOIN = re.compile(r"^\s*,?\s*(?:to|->|→)\s+" + _VALUE + r"(?:(?:at|on|by)\s+)?(?:the\s+)?$", re.I)
 
 
 def _bounds(text: str, pos: int, pattern: re.Pattern[str]) -> tuple[int, int]:
@@ -146,13 +151,20 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
         if i in skip:
             continue
         span = r.span
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        fv = _FROM_VALUE.search(text[:span[0]]) if span is not None else None
+        if span is not None and fv is not None and nxt is not None and nxt.span is not None \
+                and _VALUE_JOIN.match(text[span[1]:nxt.span[0]]):
+            skip.add(i + 1)
+            out.append(TimeRef(r.line, text[fv.start():nxt.span[1]], TimeSpan(r.window.start, nxt.window.end),
+                               r.anchor, (fv.start(), nxt.span[1])))
+            continue
         m = _PREP.search(text[:span[0]]) if span is not None else None
         if span is None or m is None:  # undated, or no preposition before it: as resolved
             out.append(r)
             continue
         prep = re.sub(r"\s+", " ", m.group("p").lower())
         w = r.window
-        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
         if prep == "from" and nxt is not None and nxt.span is not None \
                 and _RANGE_JOIN.match(text[span[1]:nxt.span[0]]):
             skip.add(i + 1)
