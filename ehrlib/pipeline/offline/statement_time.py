@@ -10,7 +10,8 @@ expression of a line. This module decides, for one statement inside the line:
 * **Bounds.** A preposition turns a day into an interval: "by D" ends at D (from the
   start of the stay: the event happened at some point up to D), "since D" and "after D"
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
-  to/through D2" spans both. "through/until D" alone keeps D's own window: a state said
+  to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
+  9.8 post-op to 7.9 at discharge"). "through/until D" alone keeps D's own window: a state said
   to last until D is claimed at D, and widening it to the whole stay would let any
   earlier record confirm it.
 * **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
@@ -229,7 +230,8 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 
 
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
-            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)
+            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' (or from a value at D1 to a "
+            "value at D2) spans both.", bounded)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",
