@@ -127,3 +127,11 @@ def test_a_past_tense_verb_after_the_value_tells_what_came_next(line, later, lab
     word = line.split()[-1]
     e = entity("INR", "trend", concept="inr", value=2.1, direction="up", trend_word=word, span=(0, len(line)))
     assert_decided(verify(e, tools, line=line), "trends.value_direction", label)
+
+
+def test_a_statement_running_past_a_wrapped_line_is_read_from_its_own_text():
+    line = "Vitamin K was given for an INR of 2.1 that"  # "climbed" is on the next line
+    tools = _series(("2199-02-02 06:00:00", 1.5), ("2199-02-03 06:00:00", 2.1), ("2199-02-03 20:00:00", 1.6))
+    e = entity("INR of 2.1 that climbed", "trend", concept="inr", value=2.1, direction="up", trend_word="climbed",
+               span=(line.index("INR"), line.index("INR") + 23))
+    assert_decided(verify(e, tools, line=line), "trends.value_direction", "inconsistent", "contradiction")

@@ -35,6 +35,8 @@ def small_change(c: Case) -> bool:
     value check's own resolution), not only one beyond the relative dead band.
     """
     line, e = c.line(), c.entity
+    if _SMALL.search(e.text):
+        return True
     if line is None or e.span is None:
         return False
     clause_end = clause_of(line, e.span[0])[1]
@@ -97,11 +99,14 @@ def narrated_after(c: Case, word: str | None) -> bool:
     state at the value's time, the course up to it.
     """
     line, e = c.line(), c.entity
-    if line is None or e.span is None or not word or not _PAST.search(word.strip()):
+    if not word or not _PAST.search(word.strip()):
         return False
-    text = line[e.span[0]:e.span[1]]
-    at = text.lower().rfind(word.lower())
-    return at > 0 and bool(_THEN.search(text[:at]))
+    # the statement's words: its span of the line, or its own text when it runs on past a wrapped line's end
+    for text in ((line[e.span[0]:e.span[1]],) if line is not None and e.span is not None else ()) + (e.text,):
+        at = text.lower().rfind(word.lower())
+        if at > 0:
+            return bool(_THEN.search(text[:at]))
+    return False
 
 
 def after_value(c: Case, claim: str, value: float, tol: float, hits: Rows, rows: Rows) -> Verdict:
