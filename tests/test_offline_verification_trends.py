@@ -135,3 +135,14 @@ def test_a_statement_running_past_a_wrapped_line_is_read_from_its_own_text():
     e = entity("INR of 2.1 that climbed", "trend", concept="inr", value=2.1, direction="up", trend_word="climbed",
                span=(line.index("INR"), line.index("INR") + 23))
     assert_decided(verify(e, tools, line=line), "trends.value_direction", "inconsistent", "contradiction")
+
+
+@pytest.mark.parametrize("line, label", [
+    ("Cr was stable throughout the stay.", "inconsistent"),   # the whole stay: 0.8 -> 1.7 is no stable course
+    ("Cr was stable.", "consistent"),                          # a progress note's stable: the latest day
+])
+def test_stable_throughout_the_stay_is_the_whole_span(line, label):
+    tools = _series(("2199-02-02 06:00:00", 0.8), ("2199-02-03 06:00:00", 1.7), ("2199-02-03 18:00:00", 1.7))
+    e = entity("Cr", "trend", concept="creatinine", direction="stable", trend_word="stable",
+               span=spanned(line, "Cr was stable"))
+    assert_decided(verify(e, tools, line=line), "trends.direction", label)

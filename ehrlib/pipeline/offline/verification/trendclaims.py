@@ -23,6 +23,8 @@ __all__ = ["small_change", "spans_course", "course_window", "extreme_of", "narra
 Rows = list[Mapping[str, Any]]
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
 _SMALL = re.compile(r"\b(?:" + "|".join(_WORDS["small"]) + r")\b", re.I)
+_STAY_SPAN = re.compile(r"\b(?:" + "|".join(_WORDS["span_times"]) + r")\s+(?:the|his|her|this)?\s*"
+                        r"(?:entire\s+|whole\s+)?(?:" + "|".join(_WORDS["stay_nouns"]) + r")\b", re.I)
 _SPAN_TIME = re.compile(r"^\s*(?:" + "|".join(_WORDS["span_times"]) + r")\b", re.I)
 _STATED_CHANGE = re.compile(rf"(?P<a>{NUMBER})\s*(?:->|→|-+>|to)\s*(?P<b>{NUMBER})")
 
@@ -50,11 +52,17 @@ def small_change(c: Case) -> bool:
     return abs(b - a) <= 0.05 * max(abs(a), abs(b), 1e-9)  # within the relative dead band
 
 
-def spans_course(time_text: str | None) -> bool:
-    """Whether the statement's time is a span from a stated start ("since admission",
-    "over the stay"): its trend is the start of that span against its end.
+def spans_course(c: Case) -> bool:
+    """Whether the statement's time is a span from a stated start ("since admission") or
+    the whole stay ("stable throughout the stay", written in its clause): its trend is the
+    start of that span against its end.
     """
-    return bool(time_text and _SPAN_TIME.match(time_text))
+    e, line = c.entity, c.line()
+    if e.time_text and _SPAN_TIME.match(e.time_text):
+        return True
+    if line is None or e.span is None:
+        return False
+    return bool(_STAY_SPAN.search(line, e.span[0], max(clause_of(line, e.span[0])[1], e.span[1])))
 
 
 def course_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:

@@ -127,7 +127,7 @@ def _direction(c: Case) -> Verdict | None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
     if claim is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
-    course = spans_course(e.time_text)
+    course = spans_course(c)
     window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
     if len(rows) < 2:
@@ -155,8 +155,11 @@ def _direction(c: Case) -> Verdict | None:
         directions.add(fitted)
     if course:
         # "trending up since admission": the span's first value against its last (and the fitted
-        # slope over it), not the latest day's change
-        shown = f"{e.time_text}: {shown}"
+        # slope over it), not the latest day's change; "stable throughout the stay" is the whole span's
+        # range, not the last day's nor a flat fit through a rise and fall
+        if claim == "stable" and not _stable(values):
+            directions.discard("stable")
+        shown = f"{e.time_text or 'over the span'}: {shown}"
     elif ctx.note_type != "discharge_summary":
         # a progress note's "drifting down" is about the latest day: the last 24 h of values
         last_t = parse_time(rows[-1].get("time"))
