@@ -17,3 +17,19 @@ def test_a_time_inside_another_statement_is_that_statements_own() -> None:
     assert stop.text == "off by 1630"
     assert _governing_ref(stop, [ref], text, ms) is ref
     assert _governing_ref(drug, [ref], text, ms) is None
+
+
+def test_pod_counts_from_the_tables_operation_when_the_note_dates_none() -> None:
+    from ehrlib.corpus.records import Note
+    from ehrlib.pipeline.offline.extract import time_context
+    from ehrlib.pipeline.offline.timex import resolve_line
+    from ehrlib.pipeline.stages import NoteContext
+
+    note = Note("n", 1, 1, "discharge_summary", "2150-01-09", "K 3.2 on POD 2, repleted.")
+    ctx = NoteContext(note, 1, 1, admittime="2150-01-01 10:00:00", dischtime="2150-01-09 12:00:00",
+                      surgery_time="2150-01-03 09:30:00")
+    refs = resolve_line(note.text, 0, time_context(ctx))
+    assert [(r.anchor, r.window.start[:10], r.window.end[:10]) for r in refs] == [("surgery", "2150-01-04",
+                                                                                   "2150-01-06")]
+    undated = NoteContext(note, 1, 1, admittime="2150-01-01 10:00:00", dischtime="2150-01-09 12:00:00")
+    assert resolve_line(note.text, 0, time_context(undated)) == []

@@ -86,3 +86,32 @@ def test_stated_range_compared_on_the_item_scale():
     rows = {KEY: [row(DAY, 0.4), row(DAY, 0.5)]}
     v = verify(entity("FiO2", "range", shown="40-50", value=40.0, min=40.0, max=50.0, concept="fio2"), FakeTools(rows))
     assert v.label == "consistent" and "percent -> fraction" in v.reason
+
+
+# --- a results record's clock time is its draw; a series' earlier values are earlier ----------
+
+_TWO_DRAWS = FakeTools({KEY: [row("2199-02-02 23:10:00", 4.1), row("2199-02-03 06:15:00", 5.0),
+                              row("2199-02-04 23:10:00", 3.6)]})
+
+
+@pytest.mark.parametrize("value, label", [(4.1, "consistent"), (3.6, "consistent"), (5.0, "inconsistent")])
+def test_an_undated_stamp_times_the_value_to_its_clock(value, label):
+    line = f"___ 11:10PM BLOOD Na-140 K-{value:g}"
+    e = entity("K", "measurement", concept="potassium", value=value, span=spanned(line, f"K-{value:g}"))
+    assert_decided(verify(e, _TWO_DRAWS, line=line), "numbers.value_in_window", label)
+
+
+def test_a_stamp_at_a_clock_the_item_never_has_leaves_the_window():
+    line = "___ 02:00AM BLOOD K-5.0"
+    e = entity("K", "measurement", concept="potassium", value=5.0, span=spanned(line, "K-5.0"))
+    assert_decided(verify(e, _TWO_DRAWS, line=line), "numbers.value_in_window", "consistent")
+
+
+def test_an_earlier_value_of_a_stated_series_is_looked_for_before_the_window():
+    tools = FakeTools({KEY: [row("2199-01-31 08:00:00", 2.6), row("2199-02-03 08:00:00", 1.2)]})
+    line = "Lactate 2.6 -> 1.2 this AM"
+    first = entity("Lactate", "measurement", concept="lactate", value=2.6, span=spanned(line, "Lactate 2.6"))
+    assert_decided(verify(first, tools, line=line), "numbers.value_in_window", "consistent")
+    alone = "Lactate 2.6 this AM"
+    same = entity("Lactate", "measurement", concept="lactate", value=2.6, span=spanned(alone, "Lactate 2.6"))
+    assert_decided(verify(same, tools, line=alone), "numbers.value_in_window", "inconsistent", "contradiction")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
 
+from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.verification.trends import trend_direction
 
 
@@ -50,3 +51,98 @@ def test_stated_origin_must_be_a_value_before_the_new_one():
 def test_first_vs_last_direction():
     assert trend_direction([2.3, 1.8, 0.8]) == "falling"
     assert trend_direction([10, 10.2]) == "stable" and trend_direction([1]) == "insufficient data"
+
+
+# --- an extreme's direction word tells the course after it ------------------------------------
+
+@pytest.mark.parametrize("later, label", [(1.1, "consistent"), (6.8, "inconsistent")])
+def test_peak_then_falling_is_judged_after_the_peak(later, label):
+    # "Troponin peaked at 6.8 and came down": rose to 6.8 (nothing lower before it needed), then fell
+    e = entity("Troponin", "trend", concept="lactate", value=6.8, max=6.8, max_lo=6.8, direction="down",
+               trend_word="came down")
+    tools = _series(("2199-02-02 06:00:00", 6.8), ("2199-02-03 06:00:00", later))
+    assert_decided(verify(e, tools), "trends.value_direction", label)
+
+
+def test_nadir_then_rising_is_judged_after_the_nadir():
+    e = entity("Plt", "trend", concept="platelets", value=41.0, min=41.0, min_hi=41.0, direction="up",
+               trend_word="recovered")
+    tools = _series(("2199-02-02 06:00:00", 41.0), ("2199-02-03 06:00:00", 88.0))
+    assert_decided(verify(e, tools), "trends.value_direction", "consistent")
+
+
+# --- a small change the note states is a change ------------------------------------------------
+
+_K_SMALL = _series(("2199-02-02 06:00:00", 4.4), ("2199-02-03 06:00:00", 4.3))
+
+
+@pytest.mark.parametrize("line, label", [
+    ("K drifting down, recheck in the PM", "consistent"),        # a drift word: any resolvable change
+    ("K down 4.4 -> 4.3, recheck", "consistent"),                 # the values are written with it
+    ("K trending down, recheck in the PM", "inconsistent"),       # a plain trend word: 2 % is stable
+])
+def test_small_change_words_and_stated_values_narrow_the_dead_band(line, label):
+    word = "down"
+    e = entity("K", "trend", concept="potassium", direction="down", trend_word=word,
+               span=spanned(line, line.split(",")[0].split(" 4.4")[0]))
+    assert_decided(verify(e, _K_SMALL, line=line), "trends.direction", label)
+
+
+def test_small_change_still_needs_the_right_sign():
+    line = "Na drifting up, free water"
+    tools = _series(("2199-02-02 06:00:00", 134.0), ("2199-02-03 06:00:00", 133.0))
+    e = entity("Na", "trend", concept="sodium", direction="up", trend_word="up", span=spanned(line, "Na drifting up"))
+    assert_decided(verify(e, tools, line=line), "trends.direction", "inconsistent", "contradiction")
+
+
+# --- a trend since a stated start spans from that start -----------------------------------------
+
+def test_trend_since_a_start_compares_the_span_not_the_latest_day():
+    # fell from 33 since admission though the latest day ticked up: "rising since admission" is wrong
+    tools = _series(("2199-01-30 12:00:00", 33.0), ("2199-02-01 06:00:00", 29.0), ("2199-02-02 06:00:00", 26.0),
+                    ("2199-02-03 06:00:00", 28.0))
+    start = TimeSpan("2199-01-29 00:00:00", "2199-01-31 23:59:59")
+    up = entity("Hct", "trend", concept="hematocrit", direction="up", trend_word="trending up",
+                time_text="since admission", window=start)
+    assert_decided(verify(up, tools), "trends.direction", "inconsistent", "contradiction")
+    plain = entity("Hct", "trend", concept="hematocrit", direction="up", trend_word="trending up")
+    assert_decided(verify(plain, tools), "trends.direction", "consistent")
+
+
+def test_stated_values_of_a_large_change_keep_the_relative_band():
+    # the note claims 26 -> 15; the table's 27 -> 26 is no such fall
+    line = "WBC improving, 26 -> 15"
+    tools = _series(("2199-02-02 06:00:00", 27.4), ("2199-02-03 06:00:00", 26.2))
+    e = entity("WBC", "trend", concept="wbc", direction="down", trend_word="improving", span=spanned(line, "WBC"))
+    assert_decided(verify(e, tools, line=line), "trends.direction", "inconsistent", "contradiction")
+
+
+@pytest.mark.parametrize("line, later, label", [
+    ("an INR of 2.1 that climbed", 3.4, "consistent"),       # narrated after the value: what came next
+    ("an INR of 2.1 that climbed", 1.6, "inconsistent"),
+    ("INR 2.1 and climbing", 1.6, "consistent"),              # a participle: the course up to the value
+])
+def test_a_past_tense_verb_after_the_value_tells_what_came_next(line, later, label):
+    tools = _series(("2199-02-02 06:00:00", 1.5), ("2199-02-03 06:00:00", 2.1), ("2199-02-03 20:00:00", later))
+    word = line.split()[-1]
+    e = entity("INR", "trend", concept="inr", value=2.1, direction="up", trend_word=word, span=(0, len(line)))
+    assert_decided(verify(e, tools, line=line), "trends.value_direction", label)
+
+
+def test_a_statement_running_past_a_wrapped_line_is_read_from_its_own_text():
+    line = "Vitamin K was given for an INR of 2.1 that"  # "climbed" is on the next line
+    tools = _series(("2199-02-02 06:00:00", 1.5), ("2199-02-03 06:00:00", 2.1), ("2199-02-03 20:00:00", 1.6))
+    e = entity("INR of 2.1 that climbed", "trend", concept="inr", value=2.1, direction="up", trend_word="climbed",
+               span=(line.index("INR"), line.index("INR") + 23))
+    assert_decided(verify(e, tools, line=line), "trends.value_direction", "inconsistent", "contradiction")
+
+
+@pytest.mark.parametrize("line, label", [
+    ("Cr was stable throughout the stay.", "inconsistent"),   # the whole stay: 0.8 -> 1.7 is no stable course
+    ("Cr was stable.", "consistent"),                          # a progress note's stable: the latest day
+])
+def test_stable_throughout_the_stay_is_the_whole_span(line, label):
+    tools = _series(("2199-02-02 06:00:00", 0.8), ("2199-02-03 06:00:00", 1.7), ("2199-02-03 18:00:00", 1.7))
+    e = entity("Cr", "trend", concept="creatinine", direction="stable", trend_word="stable",
+               span=spanned(line, "Cr was stable"))
+    assert_decided(verify(e, tools, line=line), "trends.direction", label)

@@ -128,3 +128,24 @@ def test_a_results_record_stamp_times_the_whole_line():
 def test_an_analyte_name_ending_in_a_digit_is_no_date():
     # "HCO3-24" is bicarbonate 24, not March 24
     assert _refs("Na-139 K-4.0 Cl-101 HCO3-24 AnGap-14") == []
+
+
+def test_a_stamp_clock_is_read_even_without_a_date():
+    from ehrlib.pipeline.offline.statement_time import STAMP_CLOCK_RULE, stamp_clock
+    assert stamp_clock("___ 11:34PM BLOOD Creat-2.1* K-4.0") == (23, 34)
+    assert stamp_clock("[**2101-3-4**] 12:05AM BLOOD WBC-9.1") == (0, 5)
+    assert stamp_clock("K 4.0 at 11:34PM") is None  # no results record
+    assert STAMP_CLOCK_RULE.rule_id == "time.record_stamp_clock"
+
+
+def test_on_adm_is_the_admission():
+    refs = _refs("WBC 12.1 (9.0 on adm)")
+    assert refs and refs[0].anchor == "admission"
+
+
+def test_a_change_from_a_value_at_one_time_to_a_value_at_another_spans_both():
+    text = "Cr crept up from 0.9 on [**4-9**] to 1.6 on [**4-13**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-09 00:00:00", "2145-04-13 23:59:59") and r.text.startswith("from 0.9")
+    two = "Cr 0.9 on [**4-9**], 1.6 on [**4-13**]"  # two values, each with its own date
+    assert len(bounded(two, _refs(two), stay_start=ADMIT, reference=CTX.reference)) == 2

@@ -12,8 +12,11 @@ import datetime as _dt
 import threading
 from typing import Any
 
+import duckdb
+
 from ehrlib import schema
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan
+from ehrlib.datafiles import load_data
 from ehrlib.db.contracts import check_admission_times
 from ehrlib.errors import DataError
 from ehrlib.pipeline.stages import NoteContext
@@ -86,13 +89,34 @@ def note_context(con: Any, note: Note, *, flavor: str | None = None, source_kind
         rows = con.execute(f"SELECT {icu_t.col('intime')}, {icu_t.col('outtime')} FROM {icu_t.ref} "  # noqa: S608
                            f"WHERE {icu_t.col('hadm_id')} = ? ORDER BY 1", [note.hadm_id]).fetchall()
         icu = tuple(TimeSpan(iso(a), iso(b)) for a, b in rows)
+    surgery = _first_operation(con, smap, note.hadm_id)
     pairs = patient_items(con, smap, note.subject_id) if with_items else ()
     return NoteContext(
         note=note, subject_id=note.subject_id, hadm_id=note.hadm_id, admittime=iso(admittime),
         dischtime=iso(dischtime), sex=sex, chartdate=note.chartdate, flavor=flavor, source_kind=source_kind,
         patient_items=tuple(i for _, i in pairs), patient_item_keys=tuple(k for k, _ in pairs),
-        db_path=db_path, age=age, icu_windows=icu,
+        db_path=db_path, age=age, icu_windows=icu, surgery_time=surgery,
     )
+
+
+def _first_operation(con: Any, smap: schema.SchemaMap, hadm_id: int) -> str | None:
+    """Start of the admission's first operation: the earliest procedure event whose item
+    names the operating room or an operation (``operation_events`` of
+    ``verification_terms.yaml``: "OR Sent", "OR Received", "Operation"); None without one.
+    Billed procedure codes carry no time in every layout, so they cannot date it.
+    """
+    if not (smap.has("procedureevents_mv") and smap.has("d_items")):
+        return None
+    pe, di = smap.table("procedureevents_mv"), smap.table("d_items")
+    pattern = "^(?:" + "|".join(load_data("verification_terms.yaml")["operation_events"]) + ")$"
+    try:
+        row = _one(con, f"SELECT min(p.{pe.col('starttime')}) FROM {pe.ref} p JOIN {di.ref} d "  # noqa: S608
+                        f"ON p.{pe.col('itemid')} = d.{di.col('itemid')} "
+                        f"WHERE p.{pe.col('hadm_id')} = ? AND regexp_matches(d.{di.col('label')}, ?, 'i')",
+                   [hadm_id, pattern])
+    except duckdb.Error:
+        return None  # a layout without the columns: no table anchor
+    return iso(row[0]) if row and row[0] is not None else None
 
 
 class ItemProfiler:

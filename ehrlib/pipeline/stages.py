@@ -119,6 +119,9 @@ class NoteContext:
     age: float | None = None
     #: ICU stays of the admission as (start, end) windows
     icu_windows: tuple[TimeSpan, ...] = ()
+    #: start of the admission's first operation (an OR event of the procedure table), the
+    #: anchor of "POD n" when the note writes no operation date
+    surgery_time: str | None = None
 
     @property
     def note_id(self) -> str:

@@ -76,6 +76,8 @@ def time_context(ctx: NoteContext) -> TimeContext:
     extra: dict[str, str | None] = {}
     if ctx.icu_windows:
         extra["icu_admission"] = ctx.icu_windows[0].start
+    if ctx.surgery_time:
+        extra["surgery"] = ctx.surgery_time  # the first OR event: what "POD 2" counts from
     return note_time_context(ctx.note_type, ctx.admittime, ctx.dischtime, _note_day(ctx), extra, _WIDEN)
 
 

@@ -10,7 +10,8 @@ expression of a line. This module decides, for one statement inside the line:
 * **Bounds.** A preposition turns a day into an interval: "by D" ends at D (from the
   start of the stay: the event happened at some point up to D), "since D" and "after D"
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
-  to/through D2" spans both. "through/until D" alone keeps D's own window: a state said
+  to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
+  9.8 post-op to 7.9 at discharge"). "through/until D" alone keeps D's own window: a state said
   to last until D is claimed at D, and widening it to the whole stay would let any
   earlier record confirm it.
 * **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
@@ -32,7 +33,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
 __all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "is_stamped", "stamp_ref",
-           "RULE", "STAMP_RULE"]
+           "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
@@ -40,6 +41,11 @@ _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which
 _PREP = re.compile(r"\b(?P<p>by|through|thru|until|till|up\s+to|since|after|before|prior\s+to|from)\s*(?:the\s+)?$",
                    re.I)
 _RANGE_JOIN = re.compile(r"^\s*(?:to|through|thru|until|till|-|–)\s*$", re.I)
+#: "from 9.8 post-op to 7.9 at discharge": a change from a value at one time to a value at
+#: another spans both times (the values are the statement's own claims)
+_VALUE = r"(?:" + NUMBER + r")\s*(?:[A-Za-z/%]{1,6}\s+)?"
+_FROM_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"$", re.I)
+_VALUE_JOIN = re.compile(r"^\s*,?\s*(?:to|->|→)\s+" + _VALUE + r"(?:(?:at|on|by)\s+)?(?:the\s+)?$", re.I)
 
 
 def _bounds(text: str, pos: int, pattern: re.Pattern[str]) -> tuple[int, int]:
@@ -96,6 +102,25 @@ def is_stamped(line: str) -> bool:
     return bool(_STAMP.match(line))
 
 
+_STAMP_CLOCK = re.compile(r"\s(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ap>[AP]M)?", re.I)
+
+
+def stamp_clock(text: str) -> tuple[int, int] | None:
+    """(hour, minute) of a results record's stamp (``___ 11:34PM BLOOD ...`` gives (23, 34)):
+    the draw's clock time, which times its values even when the date is de-identified.
+    """
+    m = _STAMP.match(text)
+    c = _STAMP_CLOCK.search(text, 0, m.end()) if m else None
+    if c is None:
+        return None
+    hour, minute, ap = int(c.group("h")), int(c.group("m")), (c.group("ap") or "").upper()
+    if ap == "PM" and hour < 12:
+        hour += 12
+    if ap == "AM" and hour == 12:
+        hour = 0
+    return (hour, minute) if hour < 24 and minute < 60 else None
+
+
 def stamp_ref(text: str, refs: Sequence[TimeRef]) -> TimeRef | None:
     """The stamp of a results record line: it times every value on the line, however far
     along the line the value is and whatever date the next line writes. ``None`` when
@@ -127,13 +152,20 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
         if i in skip:
             continue
         span = r.span
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        fv = _FROM_VALUE.search(text[:span[0]]) if span is not None else None
+        if span is not None and fv is not None and nxt is not None and nxt.span is not None \
+                and _VALUE_JOIN.match(text[span[1]:nxt.span[0]]):
+            skip.add(i + 1)
+            out.append(TimeRef(r.line, text[fv.start():nxt.span[1]], TimeSpan(r.window.start, nxt.window.end),
+                               r.anchor, (fv.start(), nxt.span[1])))
+            continue
         m = _PREP.search(text[:span[0]]) if span is not None else None
         if span is None or m is None:  # undated, or no preposition before it: as resolved
             out.append(r)
             continue
         prep = re.sub(r"\s+", " ", m.group("p").lower())
         w = r.window
-        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
         if prep == "from" and nxt is not None and nxt.span is not None \
                 and _RANGE_JOIN.match(text[span[1]:nxt.span[0]]):
             skip.add(i + 1)
@@ -198,7 +230,12 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 
 
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
-            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' spans both.", bounded)
+            "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' (or from a value at D1 to a "
+            "value at D2) spans both.", bounded)
+STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
+                        "met by rows charted at that clock time (on any day of the window when the date is "
+                        "de-identified); only an item with no row at that clock falls back to the window.",
+                        stamp_clock)
 STAMP_RULE = Rule("time.record_stamp", "A line that starts with a date-and-time stamp is a results record: the stamp "
                   "is the time of every value on that line, and a stamp without a date leaves the segment's window.",
                   stamp_ref)

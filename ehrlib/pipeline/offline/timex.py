@@ -195,7 +195,7 @@ _DAYS_AFTER = re.compile(
 
 _NARRATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), name) for p, name in (
-        (r"\b(?:on|at|upon|during|since)\s+(?:admission|presentation|arrival)\b|\badmission\s+(?:labs?|exam|vitals?|weight)\b"
+        (r"\b(?:on|at|upon|during|since)\s+(?:admission|presentation|arrival|adm)\b|\badmission\s+(?:labs?|exam|vitals?|weight)\b"
          r"|\bon\s+admit\b|\bpresented\s+(?:with|to)\b|\bin\s+the\s+(?:ED|ER|emergency\s+(?:department|room))\b"
          r"|\bED\s+(?:course|vitals|labs)\b|\binitial(?:ly)?\b", "admission"),
         (r"\b(?:on|at|upon|prior\s+to|before|day\s+of)\s+discharge\b|\bdischarge\s+(?:labs?|exam|vitals?|weight)\b"

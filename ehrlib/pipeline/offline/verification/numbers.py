@@ -15,6 +15,7 @@ from typing import Any
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.draws import at_stamp, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
@@ -126,7 +127,7 @@ def _daily_total(c: Case) -> Verdict | None:
 
 
 def _value_in_window(c: Case) -> Verdict | None:
-    e, n, numeric = c.entity, c.claim_as(NumericClaim), _numeric(c)
+    e, n, numeric = c.entity, c.claim_as(NumericClaim), at_stamp(c, series_rows(c) or _numeric(c))  # .draws
     concept = concept_of(n)
     tol = _tolerance(c)
     matched: Rows = []
@@ -182,9 +183,8 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         return None  # lab and output ranges summarise typical values; vitals ranges are min..max
     core = core_window(e.window)
     word = n.trend.word if n.trend is not None else None
-    if core is not None and str(word or "").startswith(("peak", "nadir")):
-        # "lactate peaked at 12.7" tells the course up to the note's day, not that day's maximum
-        rows = [row for row in numeric if str(row.get("time"))[:10] <= str(core.end)[:10]]
+    if core is not None and (str(word or "").startswith(("peak", "nadir")) or (only_max and n.trend is not None)):
+        rows = [row for row in numeric if str(row.get("time"))[:10] <= str(core.end)[:10]]  # a peak: the course
     else:
         rows = [row for row in numeric if in_window(row, core)] if core is not None else (
             numeric if only_max else [])

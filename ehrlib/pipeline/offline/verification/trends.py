@@ -18,7 +18,20 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
-from ehrlib.pipeline.offline.verification.trendwords import day_over_day, direction_of, parse_origin
+from ehrlib.pipeline.offline.verification.trendclaims import (
+    after_value,
+    course_window,
+    extreme_of,
+    narrated_after,
+    small_change,
+    spans_course,
+)
+from ehrlib.pipeline.offline.verification.trendwords import (
+    day_over_day,
+    day_over_day_values,
+    direction_of,
+    parse_origin,
+)
 from ehrlib.pipeline.offline.verification.values import value_matches
 from ehrlib.pipeline.offline.verification.windows import (
     core_window,
@@ -36,12 +49,14 @@ __all__ = ["RULES", "CHAIN", "STATED_ORIGIN", "DIRECTION", "VALUE_DIRECTION", "t
 Rows = list[Mapping[str, Any]]
 
 
-def trend_direction(values: Sequence[float]) -> str:
-    """first-vs-last direction with a 5 % dead band (as the trend tool's stability rule)."""
+def trend_direction(values: Sequence[float], band: float | None = None) -> str:
+    """first-vs-last direction with a dead band: 5 % of the larger value (as the trend
+    tool's stability rule), or ``band`` (absolute) for a small change the note states.
+    """
     if len(values) < 2:
         return "insufficient data"
     first, last = values[0], values[-1]
-    if abs(last - first) <= 0.05 * max(abs(first), abs(last), 1e-9):
+    if abs(last - first) <= (0.05 * max(abs(first), abs(last), 1e-9) if band is None else band):
         return "stable"
     return "rising" if last > first else "falling"
 
@@ -112,7 +127,8 @@ def _direction(c: Case) -> Verdict | None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
     if claim is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
-    window = _trend_window(e.window, ctx)
+    course = spans_course(c)
+    window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
     if len(rows) < 2:
         ws = parse_time(window.start) if window else None
@@ -124,7 +140,10 @@ def _direction(c: Case) -> Verdict | None:
                            rows, missing=False)
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
-    directions = {trend_direction(values)}
+    tol = tolerance_of(concept_of(n))
+    band = tol if small_change(c) else None  # "drifting down": any change the item's tolerance tells apart
+    directions = {trend_direction(values, band)}
+    shown = f"{values[0]:g} -> {values[-1]:g}"
     if claim == "stable":
         day_vals = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(rows[-1].get("time"))[:10]]
         if _stable(values) or _stable(day_vals):
@@ -134,29 +153,39 @@ def _direction(c: Case) -> Verdict | None:
     fitted = _fitted_direction(rows)
     if fitted:
         directions.add(fitted)
-    # a progress note's "drifting down" is about the latest day: the last 24 h of values
-    last_t = parse_time(rows[-1].get("time"))
-    if last_t is not None and ctx.note_type != "discharge_summary":
-        recent = [float(r["valuenum"]) for r in rows
-                  if (rt := parse_time(r.get("time"))) and last_t - rt <= timedelta(hours=24)]
-        if len(recent) >= 2:
-            directions.add(trend_direction(recent))
-    if ctx.note_type != "discharge_summary":
+    if course:
+        # "trending up since admission": the span's first value against its last (and the fitted
+        # slope over it), not the latest day's change; "stable throughout the stay" is the whole span's
+        # range, not the last day's nor a flat fit through a rise and fall
+        if claim == "stable" and not _stable(values):
+            directions.discard("stable")
+        shown = f"{e.time_text or 'over the span'}: {shown}"
+    elif ctx.note_type != "discharge_summary":
+        # a progress note's "drifting down" is about the latest day: the last 24 h of values
+        last_t = parse_time(rows[-1].get("time"))
+        if last_t is not None:
+            recent = [float(r["valuenum"]) for r in rows
+                      if (rt := parse_time(r.get("time"))) and last_t - rt <= timedelta(hours=24)]
+            if len(recent) >= 2:
+                directions.add(trend_direction(recent, band))
         # the latest draw against the previous day's (.trendwords.day_over_day); the window's
         # least-squares fit may also carry the claim, a start-vs-end of an arbitrary window
         # may not. One item's own series: the first aligned item with values on two days
         # ("WBC" may also align a urine WBC, whose values are not this series)
-        tol = tolerance_of(concept_of(n))
-        dod = next((d for k in keys if (d := day_over_day([r for r in rows if r.get("key") == k], tol)) is not None),
+        relative = 0.0 if band is not None else 0.05
+        own = next((series for k in keys if day_over_day_values(series := [r for r in rows if r.get("key") == k])),
                    None)
-        if dod is not None:
+        dod = day_over_day(own, tol, relative) if own is not None else None
+        if own is not None and dod is not None:
+            ref, latest = day_over_day_values(own) or (values[0], values[-1])
+            shown = f"{ref:g} -> {latest:g} the latest draw day"
             directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable"
                                                                     else set())
     ev = [rows[0], rows[-1]]
     if claim in directions:
-        return verdict(c, True, f"{e.text} {claim} in the table as stated ({values[0]:g} -> {values[-1]:g})", ev)
+        return verdict(c, True, f"{e.text} {claim} in the table as stated ({shown})", ev)
     return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} "
-                   f"({values[0]:g} -> {values[-1]:g})", ev)
+                   f"({shown})", ev)
 
 
 def _value_direction(c: Case) -> Verdict | None:
@@ -174,6 +203,10 @@ def _value_direction(c: Case) -> Verdict | None:
     window = e.window
     rows = _numeric_rows(c.session, c.keys(), widened_back(window, 3))
     hits = [r for r in rows if value_matches(value, float(r["valuenum"]), tol) and in_window(r, window)]
+    extreme = extreme_of(n)
+    if (extreme is not None and claim == ("falling" if extreme == "max" else "rising")) or (
+            claim in ("rising", "falling") and narrated_after(c, n.trend.word if n.trend else None)):
+        return after_value(c, claim, value, tol, hits, rows)  # the course after the value (.trendclaims)
     for hit in hits:
         t_hit = str(hit.get("time"))
         before = [float(r["valuenum"]) for r in rows if str(r.get("time")) < t_hit]
@@ -251,11 +284,12 @@ def _stated_origin(c: Case) -> Verdict | None:
 STATED_ORIGIN = Rule("trends.stated_origin", "A change stated with its origin (down to X from Y) claims the new "
                      "value, an earlier value equal to the origin shortly before it, and a direction agreeing with "
                      "their difference.", _stated_origin, ("trend", "measurement", "range", "output"))
-DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's recent values (fitted slope, "
-                 "first to last, the last day, or the latest draw against the previous day's), read through the "
-                 "concept's polarity for improving or worsening.", _direction, ("trend",))
+DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
+                 "first to last, latest day over the previous) or a stated span's start to end (since admission); a "
+                 "small change (drifting) is any change beyond the item's tolerance.", _direction, ("trend",))
 VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
-                       "value and that the values before it moved that way.", _value_direction, ("trend",))
+                       "value and that the values before it moved that way; after a peak or nadir the direction is "
+                       "the course after the extreme.", _value_direction, ("trend",))
 
 CHAIN = (STATED_ORIGIN, DIRECTION)
 RULES = (STATED_ORIGIN, DIRECTION, VALUE_DIRECTION)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 
-__all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day"]
+__all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day", "day_over_day_values"]
 
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
 _UP: tuple[str, ...] = tuple(_WORDS["up"])
@@ -60,12 +60,24 @@ def direction_of(word: str, lower_is_worse: bool | None) -> str | None:
     return better if word.startswith("improv") else worse
 
 
-def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float) -> str | None:
+def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float, relative: float = 0.05) -> str | None:
     """A progress note's trend word read as clinicians mean it: the latest value against
     the last value of the previous day with values (the previous draw, not a neighbour
-    within the same day), rising/falling beyond a dead band of max(tol, 5 % of the
+    within the same day), rising/falling beyond a dead band of max(tol, ``relative`` x the
     reference), else stable. None without values on two different days.
     """
+    pair = day_over_day_values(rows)
+    if pair is None:
+        return None
+    ref, last_v = pair
+    band = max(tol, relative * abs(ref))
+    if abs(last_v - ref) <= band:
+        return "stable"
+    return "rising" if last_v > ref else "falling"
+
+
+def day_over_day_values(rows: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
+    """(the previous draw day's last value, the latest value) of :func:`day_over_day`."""
     timed = [(str(r.get("time")), float(r["valuenum"])) for r in rows if r.get("valuenum") is not None
              and r.get("time")]
     if not timed:
@@ -75,8 +87,4 @@ def day_over_day(rows: Sequence[Mapping[str, Any]], tol: float) -> str | None:
     earlier = [v for t, v in timed if t[:10] < last_t[:10]]
     if not earlier:
         return None
-    ref = earlier[-1]
-    band = max(tol, 0.05 * abs(ref))
-    if abs(last_v - ref) <= band:
-        return "stable"
-    return "rising" if last_v > ref else "falling"
+    return earlier[-1], last_v
