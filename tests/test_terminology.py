@@ -182,3 +182,30 @@ def test_a_kind_word_is_content_not_a_qualifier():
     assert term.match("septic shock") == []
     term = Terminology([Title("diagnoses_icd", "R570", "Cardiogenic shock")])
     assert term.match("septic shock") == []
+
+
+def test_a_category_header_is_no_leaf():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    t = Terminology([Title("diagnoses_icd", "I48", "Atrial fibrillation and flutter"),
+                     Title("diagnoses_icd", "I480", "Paroxysmal atrial fibrillation"),
+                     Title("diagnoses_icd", "4273", "Made-up header"), Title("procedures_icd", "42731", "Made-up")])
+    assert not t.is_leaf("diagnoses_icd", "I48") and t.is_leaf("diagnoses_icd", "I480")
+    assert t.is_leaf("diagnoses_icd", "4273")  # a code of the other table is not under it
+
+
+def test_clinical_names_of_icd_concepts():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    t = Terminology([Title("diagnoses_icd", "261", "Nutritional marasmus"),
+                     Title("diagnoses_icd", "25541", "Glucocorticoid deficiency"),
+                     Title("diagnoses_icd", "570", "Acute and subacute necrosis of liver"),
+                     Title("diagnoses_icd", "27739", "Other amyloidosis"),
+                     Title("procedures_icd", "8872", "Diagnostic ultrasound of heart"),
+                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass"),
+                     Title("procedures_icd", "387", "Interruption of the vena cava")])
+    for phrase, code in [("severe protein calorie malnutrition", "261"), ("adrenal insufficiency", "25541"),
+                         ("ischemic hepatitis", "570"), ("light chain amyloidosis", "27739"),
+                         ("transthoracic echocardiogram", "8872"), ("LIMA-LAD", "3615"),
+                         ("inferior vena cava filter", "387")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase

@@ -304,6 +304,8 @@ class Terminology:
                 self._index[tok].add(i)
         self._near_cache: dict[str, set[int]] = {}
         self._match_cache: dict[Any, tuple[TermMatch, ...]] = {}
+        # codes with a more specific code under them: category headers ("I48", "I48.9")
+        self._headers = frozenset((t.table, t.code[:k]) for t in self._titles for k in range(3, len(t.code)))
         self._by_prefix: dict[str, list[str]] = defaultdict(list)
         for key in self._index:
             if len(key) >= 5:
@@ -311,6 +313,12 @@ class Terminology:
 
     def __len__(self) -> int:
         return len(self._titles)
+
+    def is_leaf(self, table: str, code: str) -> bool:
+        """Whether no more specific code of the index sits under ``code``: a billable code,
+        not a category header that groups several ("I48 Atrial fibrillation and flutter").
+        """
+        return (table, code) not in self._headers
 
     @classmethod
     def from_database(cls, con: Any, schema: Any) -> Terminology:
