@@ -36,9 +36,13 @@ def test_one_title_stating_the_whole_entry_keeps_it_whole():
 def test_a_part_naming_no_concept_qualifies_the_concept_before_it():
     text = "Ventricular tachycardia with hemodynamic instability"
     assert _split(text) == [(text, "Ventricular tachycardia", 0, len(text))]
-    # the head names nothing: the entry stays as written
+    # the head names nothing: the entry stays as written when it names a concept whole ...
     text = "Hemodynamic instability with pancreatitis"
-    assert _split(text) == [(text, text, 0, len(text))]
+    assert _split(text, known=KNOWN | {text.lower()}) == [(text, text, 0, len(text))]
+    # ... else its other concepts are the claims
+    assert _split(text) == [("pancreatitis", "pancreatitis", 29, 41)]
+    assert _split("Hemodynamic instability with lability") == [("Hemodynamic instability with lability",) * 2
+                                                               + (0, 37)]
 
 
 def test_a_one_word_conjunct_shares_the_modifiers_before_it():

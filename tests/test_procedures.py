@@ -60,3 +60,4 @@ def test_a_procedure_told_done_in_prose():
     held = Mention(4, text.index("tube"), text.index("tube") + 4, "tube", "procedure", "made_up")
     assert [m.text for m in prose_procedure_mentions(text, 4, [held], confident)] == ["tunneled dialysis catheter"]
     assert prose_procedure_mentions("Gastrostomy tube not placed.", 0, [], confident) == []
+    assert prose_procedure_mentions("Then gastrostomy placed.", 0, [], lambda p: True) == []  # one word is vague

@@ -209,3 +209,13 @@ def test_clinical_names_of_icd_concepts():
                          ("transthoracic echocardiogram", "8872"), ("LIMA-LAD", "3615"),
                          ("inferior vena cava filter", "387")]:
         assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+
+
+def test_a_synonym_with_function_words_is_found_in_the_normalised_phrase():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    # "status" and "to" are function words of the normaliser; the variants still rewrite
+    t = Terminology([Title("diagnoses_icd", "3453", "Grand mal status"),
+                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass")])
+    assert [m.code for m in t.match("Status epilepticus")] == ["3453"]
+    assert [m.code for m in t.match("LIMA to LAD")] == ["3615"]

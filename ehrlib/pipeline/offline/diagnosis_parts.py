@@ -13,8 +13,10 @@ is cut at its connectives ("from", "due to", "secondary to", "caused by", "with"
   ventricular response" is one claim of atrial fibrillation, its span the whole entry);
 - a one-word conjunct after "and" or a slash shares the modifiers of the conjunct before
   it ("atrial fibrillation/flutter": the second claim is "atrial flutter");
-- when the first piece names no concept the entry stays as written (the connective may be
-  part of a name the matcher does not know).
+- when the first piece names no concept, the entry stays as written if it names one whole
+  (the connective may be part of a name the matcher knows); else the pieces after it that
+  name concepts are the claims, the unnamed piece none ("Proteus bacteremia and urinary
+  tract infection" with no title for the first still states the urinary tract infection).
 
 A claim's resolving phrase is its mention's ``value``; its ``text`` is the span of the note.
 """
@@ -75,16 +77,13 @@ def split_compound(m: Mention, names: Callable[[str], bool], one_title: Callable
     if len(pieces) < 2 or one_title(m.text):
         return [m]
     values = [_resolving(m.text, pieces, k, names) for k in range(len(pieces))]
-    if values[0] is None:
+    if values[0] is None and (names(m.text) or all(v is None for v in values)):
         return [m]
     groups: list[tuple[int, int, str]] = []
     for (a, b, _), value in zip(pieces, values, strict=True):
         if value is not None:
             groups.append((a, b, value))
-        else:  # a qualifier of the concept before it
+        elif groups:  # a qualifier of the concept before it
             ga, _, gv = groups[-1]
             groups[-1] = (ga, b, gv)
-    if len(groups) == 1:
-        return [replace(m, value=groups[0][2])]
-    return [Mention(m.line, m.start + a, m.start + b, m.text[a:b], m.kind, m.concept, value, m.claim, m.group)
-            for a, b, value in groups]
+    return [replace(m, start=m.start + a, end=m.start + b, text=m.text[a:b], value=value) for a, b, value in groups]

@@ -199,14 +199,16 @@ NO_CONCEPT_RULE = "diagnoses.no_icd_concept"
 
 def names_icd_concept(tools: Any, phrase: str, tables: Sequence[str] = ICD_TABLES) -> bool:
     """Whether a listed diagnosis or procedure names any ICD concept of the database's
-    dictionary (or a billed title of the patient). One that names none ("Laboratory data",
+    dictionary (or a billed title of the patient, or two billed titles stating its two
+    parts: :func:`billed_in_parts`). One that names none ("Laboratory data",
     a stray fragment) is no diagnosis statement and gets no prediction; without a
     dictionary (no database behind the tools) every phrase is kept.
     """
     dictionary = dictionary_for(tools)
     if dictionary is None:
         return True
-    return resolve(phrase, dictionary, billed_titles(tools, tables), tables).resolved
+    billed = billed_titles(tools, tables)
+    return resolve(phrase, dictionary, billed, tables).resolved or bool(billed_in_parts(phrase, billed, tables))
 
 
 def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",)) -> bool:

@@ -152,7 +152,7 @@ _NAME_WORD = re.compile(r"[A-Za-z][\w/-]*")
 def prose_procedure_mentions(text: str, line: int, mentions: list[Mention],
                              confident: Callable[[str], bool]) -> list[Mention]:
     """Procedures a progress note tells as done ("IVC filter placed by IR") that no
-    vocabulary mention covers, as procedure-code mentions: the longest run of up to four
+    vocabulary mention covers, as procedure-code mentions: the longest run of two to four
     words of the clause before the action word that names an ICD procedure confidently
     (``confident``). A negation or any other word the title lacks keeps the run from naming
     it ("filter not placed" names nothing).
@@ -165,7 +165,7 @@ def prose_procedure_mentions(text: str, line: int, mentions: list[Mention],
         if not words or any(m.start < act.end() and words[0].start() < m.end for m in mentions):
             continue
         b = words[-1].end()
-        for w in words:
+        for w in words[:-1]:  # one word alone ("stent placed") is too vague to name a procedure
             if confident(text[w.start():b]):
                 out.append(Mention(line, w.start(), b, text[w.start():b], "diagnosis", "procedure_code",
                                    text[w.start():b]))

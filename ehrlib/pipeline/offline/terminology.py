@@ -154,16 +154,23 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
     boiler = tuple(sorted((tuple(_raw_tokens(p)) for p in doc["boilerplate"]), key=len, reverse=True))
     stop = frozenset(_stem(w) for w in doc["stopwords"]) | frozenset(w for w in doc["stopwords"])
     pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], None] = {}
+
+    def variant(text: str) -> tuple[str, ...]:
+        # a variant is looked for in a normalised phrase, which has lost its function words
+        # ("status epilepticus" is looked for as "epilepticus", "LIMA to LAD" as "lima lad"); a
+        # single letter stays, it is part of a shorthand ("a-line" is no "line")
+        return tuple(t for t in _raw_tokens(text) if t not in stop or len(t) == 1)
+
     for canon, variants in doc["synonyms"].items():
         c = tuple(_raw_tokens(canon))
         for v in variants:
-            pairs.setdefault((tuple(_raw_tokens(v)), c), None)
+            pairs.setdefault((variant(v), c), None)
     for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
         if "term" in entry:
-            pairs.setdefault((tuple(_raw_tokens(str(entry["term"]))), tuple(_raw_tokens(str(entry["icd"])))), None)
+            pairs.setdefault((variant(str(entry["term"])), tuple(_raw_tokens(str(entry["icd"])))), None)
     known = {v for v, _ in pairs}
     for abbr, expansions in load_data("abbreviations.yaml")["abbreviations"].items():
-        key = tuple(_raw_tokens(abbr))
+        key = variant(abbr)
         if key and expansions and key not in known:
             pairs.setdefault((key, tuple(_raw_tokens(expansions[0]))), None)
     # longest variant first; a variant listed under several names keeps the listed order
