@@ -21,6 +21,10 @@ def test_entries_of_a_listed_line():
     line = "- CABG x3 (LIMA-diag, SVG-RCA); Infusion of fresh frozen plasma."
     assert [line[a:b] for a, b in listed_entries(line)] == ["CABG x3 (LIMA-diag, SVG-RCA)",
                                                             "Infusion of fresh frozen plasma"]
+    # a sentence end separates entries; an initial or a list number does not
+    line = "PROCEDURES: Infusion of fresh frozen plasma. Thoracentesis. 2. Culture for E. coli"
+    assert [line[a:b] for a, b in listed_entries(line)] == ["Infusion of fresh frozen plasma", "Thoracentesis",
+                                                            "Culture for E. coli"]
 
 
 def test_fragments_of_one_named_entry_become_one_statement():

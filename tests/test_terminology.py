@@ -216,6 +216,10 @@ def test_a_synonym_with_function_words_is_found_in_the_normalised_phrase():
 
     # "status" and "to" are function words of the normaliser; the variants still rewrite
     t = Terminology([Title("diagnoses_icd", "3453", "Grand mal status"),
-                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass")])
+                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass"),
+                     Title("procedures_icd", "3961", "Extracorporeal circulation auxiliary to open heart surgery"),
+                     Title("procedures_icd", "3761", "Implant of pulsation balloon")])
     assert [m.code for m in t.match("Status epilepticus")] == ["3453"]
     assert [m.code for m in t.match("LIMA to LAD")] == ["3615"]
+    # a variant left with one word ("on pump") is not looked for as that word
+    assert [m.code for m in t.match("intra-aortic balloon pump")] == ["3761"]

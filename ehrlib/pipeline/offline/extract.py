@@ -52,7 +52,12 @@ from ehrlib.pipeline.offline.precision import (
     split_non_statements,
     uncheckable,
 )
-from ehrlib.pipeline.offline.procedures import aside_procedures, merge_entry_fragments, prose_procedure_mentions
+from ehrlib.pipeline.offline.procedures import (
+    aside_procedures,
+    listed_entries,
+    merge_entry_fragments,
+    prose_procedure_mentions,
+)
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
@@ -193,9 +198,9 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
         head = 0
         if i == seg.start_line and ":" in text:
             head = text.index(":") + 1
-        for chunk in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", text[head:]):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
-            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", chunk.group(0)):
-                a = head + chunk.start() + part.start()
+        for ca, cb in listed_entries(text, head):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
+            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", text[ca:cb]):
+                a = ca + part.start()
                 b = a + len(part.group(0))
                 words = part.group(0).strip()
                 if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
@@ -295,7 +300,10 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             line_ms = [m for m in per_line if m.line == i]
             if listing_env is not None:
                 names = functools.partial(names_icd_concept, listing_env.toolset, tables=("procedures_icd",))
-                line_ms = merge_entry_fragments(ctx.lines[i], line_ms, names)
+                # three in four of the entry's words stated by one title: one procedure
+                whole = functools.partial(one_title_states, listing_env.toolset, tables=("procedures_icd",),
+                                          share=0.75)
+                line_ms = merge_entry_fragments(ctx.lines[i], line_ms, whole)
                 line_ms = sorted(line_ms + aside_procedures(i, ctx.lines[i], line_ms, names),
                                  key=lambda m: (m.start, m.end))
             ms, gone = split_non_statements(ctx.lines[i], line_ms)

@@ -227,11 +227,11 @@ def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = 
 _JOINS = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|from|with|w/|and)\b|/", re.I)
 
 
-def one_title_states(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",)) -> bool:
-    """Whether one ICD title states every word of a compound entry: a billed title of the
-    patient, or a billable (leaf) title of the dictionary. "Esophageal varices with
-    bleeding" is one title; "Hematemesis from esophagitis" is two concepts, and so is
-    "atrial fibrillation/flutter", whose only whole title is a category header
+def one_title_states(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",), share: float = 1.0) -> bool:
+    """Whether one ICD title states every word of a compound entry (``share`` of them): a
+    billed title of the patient, or a billable (leaf) title of the dictionary. "Esophageal
+    varices with bleeding" is one title; "Hematemesis from esophagitis" is two concepts, and
+    so is "atrial fibrillation/flutter", whose only whole title is a category header
     ("Atrial fibrillation and flutter") grouping two billable codes. Without a dictionary
     every entry is one (nothing to split it by).
     """
@@ -240,9 +240,9 @@ def one_title_states(tools: Any, phrase: str, tables: Sequence[str] = ("diagnose
         return True
     bare = _JOINS.sub(" ", phrase)
     billed = [t for t in billed_titles(tools, tables)]
-    if billed and any(m.stated >= 1.0 for m in Terminology(billed).match(bare, tables=tables, limit=3)):
+    if billed and any(m.stated >= share for m in Terminology(billed).match(bare, tables=tables, limit=3)):
         return True
-    return any(m.stated >= 1.0 and dictionary.is_leaf(m.table, m.code)
+    return any(m.stated >= share and dictionary.is_leaf(m.table, m.code)
                for m in dictionary.match(bare, tables=tables, limit=8))
 
 

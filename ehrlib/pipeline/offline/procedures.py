@@ -85,19 +85,23 @@ def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concep
     return True
 
 
-#: one entry of a listed procedures line: commas and semicolons outside parentheses separate
-#: entries ("CABG x3 (LIMA-LAD, SVG-OM)" is one)
+#: one entry of a listed procedures line: commas, semicolons and sentence ends outside
+#: parentheses separate entries ("CABG x3 (LIMA-LAD, SVG-OM)" is one; "Transfusion. TIPS." two)
 _ENTRY = re.compile(r"(?:\([^)]*\)?|[^,;(])+")
-_BULLET = re.compile(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*")
+#: a sentence end between entries: after a word, before a capital or a list number ("cells. TIPS";
+#: not "E. coli")
+_STOP = re.compile(r"(?<=[a-z]{2})\.(?=\s+(?:[A-Z]|\d{1,2}[.)]\s))")
+#: a bullet or number, and a section label ("PROCEDURES:"), before an entry
+_BULLET = re.compile(r"^\s*(?:[A-Za-z][A-Za-z /&]{1,40}:\s*)?(?:[-*#•]|\d{1,2}[.)](?=\s))?\s*")
 
 
 def listed_entries(text: str, head: int = 0) -> list[tuple[int, int]]:
     """The (start, end) of each entry of a listed procedures line from ``head``, without
-    its bullet and surrounding blanks.
+    its label, bullet and surrounding blanks.
     """
     out = []
-    for m in _ENTRY.finditer(text, head):
-        body = m.group(0)
+    for m in _ENTRY.finditer(_STOP.sub(";", text), head):
+        body = text[m.start():m.end()]
         a = m.start() + len(_BULLET.match(body).group(0))  # type: ignore[union-attr]
         b = m.start() + len(body.rstrip(" ."))
         if b > a:
@@ -106,10 +110,11 @@ def listed_entries(text: str, head: int = 0) -> list[tuple[int, int]]:
 
 
 def merge_entry_fragments(text: str, mentions: list[Mention], names: Callable[[str], bool]) -> list[Mention]:
-    """One listed procedure per entry: when several vocabulary mentions fall inside one entry
-    ("Transfusion" and "packed" of "Transfusion of packed red cells") and the entry as a whole
-    names an ICD procedure, they are fragments of one statement, which spans the entry and
-    keeps the first procedure mention's concept and claim (its bedside check).
+    """One listed procedure per entry: when several mentions fall inside one entry
+    ("Transfusion" and "packed" of "Transfusion of packed red cells") and one ICD procedure
+    title states the entry as a whole (``names``: "Total abdominal colectomy with end
+    ileostomy" is two codes, two statements), they are fragments of one statement, which
+    spans the entry and keeps the first procedure mention's concept and claim (its bedside check).
     """
     out = list(mentions)
     for a, b in listed_entries(text):

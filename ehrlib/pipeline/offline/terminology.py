@@ -157,9 +157,12 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
 
     def variant(text: str) -> tuple[str, ...]:
         # a variant is looked for in a normalised phrase, which has lost its function words
-        # ("status epilepticus" is looked for as "epilepticus", "LIMA to LAD" as "lima lad"); a
-        # single letter stays, it is part of a shorthand ("a-line" is no "line")
-        return tuple(t for t in _raw_tokens(text) if t not in stop or len(t) == 1)
+        # ("LIMA to LAD" is looked for as "lima lad"); a single letter stays, it is part of a
+        # shorthand ("a-line" is no "line"), and so does a variant that would keep one word only
+        # ("on pump" is no "pump")
+        raw = _raw_tokens(text)
+        kept = tuple(t for t in raw if t not in stop or len(t) == 1)
+        return kept if len(kept) >= 2 else tuple(raw)
 
     for canon, variants in doc["synonyms"].items():
         c = tuple(_raw_tokens(canon))
