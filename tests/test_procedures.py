@@ -33,6 +33,11 @@ def test_fragments_of_one_named_entry_become_one_statement():
     got = merge_entry_fragments(line, ms, _names)
     assert [(m.text, m.kind, m.concept) for m in got] == [("Infusion of fresh frozen plasma", "procedure", "made_up"),
                                                          ("Thoracentesis", "procedure", "made_up")]
+    # procedure-code fragments become one, resolved by the entry's words
+    line = "Infusion of fresh frozen plasma"
+    ms = [Mention(2, 0, 8, "Infusion", "diagnosis", "procedure_code", "Infusion"),
+          Mention(2, 12, 31, "fresh frozen plasma", "diagnosis", "procedure_code", "fresh frozen plasma")]
+    assert [(m.text, m.value) for m in merge_entry_fragments(line, ms, _names)] == [(line, line)]
     # an entry the dictionary does not name keeps its mentions
     line = "Infusion of warmed plasma"
     ms = [_m(line, 0, "Infusion"), _m(line, 0, "plasma", "medication", "ffp")]

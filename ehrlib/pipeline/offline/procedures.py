@@ -122,7 +122,9 @@ def merge_entry_fragments(text: str, mentions: list[Mention], names: Callable[[s
         if len(inside) < 2 or not names(text[a:b]):
             continue
         keep = next((m for m in inside if m.kind == "procedure"), inside[0])
-        merged = replace(keep, start=a, end=b, text=text[a:b])
+        # a procedure-code mention is resolved by its value, which is its name: the entry's now
+        value = text[a:b] if keep.kind == "diagnosis" else keep.value
+        merged = replace(keep, start=a, end=b, text=text[a:b], value=value)
         out = sorted([m for m in out if m not in inside] + [merged], key=lambda m: (m.start, m.end))
     return out
 

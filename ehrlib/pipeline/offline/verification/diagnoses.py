@@ -25,6 +25,7 @@ from ehrlib.pipeline.offline.icd_match import (
     resolve,
     search_queries,
 )
+from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -155,13 +156,14 @@ def _section_billed(c: Case) -> Verdict | None:
 
 def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
     """The entry of a listed line holding ``span``: the text between the separators
-    (commas and semicolons outside parentheses, a leading date or bullet dropped).
+    (commas, semicolons and sentence ends outside parentheses; a label or bullet dropped:
+    :func:`ehrlib.pipeline.offline.procedures.listed_entries`).
     """
     if span is None or not line:
         return None
-    for m in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", line):
-        if m.start() <= span[0] < m.end():
-            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", m.group(0).split(":", 1)[-1])
+    for a, b in listed_entries(line):
+        if a <= span[0] < b:
+            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", line[a:b].split(":", 1)[-1])
             return text.strip(" .") or None
     return None
 
