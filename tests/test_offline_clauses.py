@@ -48,3 +48,14 @@ def test_unknown_break_set_is_a_config_error() -> None:
 def test_has_break_treats_the_slice_end_as_a_text_end() -> None:
     assert has_break("K 3.1.", "sentence") and has_break("K 3.1. Mg", "sentence")
     assert not has_break("ratio 3.5 today", "sentence")
+
+
+def test_a_clause_reaches_only_so_far():
+    """A cue further back than CLAUSE_REACH characters, with no break between, is out of reach."""
+    from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
+
+    text = "h/o " + "x " * CLAUSE_REACH + "edema"
+    before = clause_before(text, len(text), "temporal")
+    assert len(before) == CLAUSE_REACH and "h/o" not in before
+    after = clause_after(text, 0, "temporal")
+    assert len(after) == CLAUSE_REACH and after.startswith("h/o")
