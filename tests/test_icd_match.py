@@ -161,3 +161,49 @@ def test_an_arterial_line_is_not_a_venous_catheter_of_the_same_category():
     billed = [Title("procedures_icd", "3893", "Venous catheterization, not elsewhere classified")]
     assert resolve("arterial line", dictionary, billed).candidates == ()
     assert [t.code for t in resolve("central line", dictionary, billed).candidates] == ["3893"]
+
+
+# --- compound entries, aliases, codes billed in parts ------------------------------------
+
+from ehrlib.pipeline.offline.icd_match import billed_in_parts, one_title_states, parenthesised_aliases  # noqa: E402
+
+_COMPOUND = [
+    Title("diagnoses_icd", "I47", "Paroxysmal tachycardia"),
+    Title("diagnoses_icd", "I472", "Ventricular tachycardia and fibrillation"),
+    Title("diagnoses_icd", "I4720", "Ventricular tachycardia, unspecified"),
+    Title("diagnoses_icd", "I4721", "Ventricular fibrillation"),
+    Title("diagnoses_icd", "4560", "Esophageal varices with bleeding"),
+    Title("diagnoses_icd", "5780", "Hematemesis"),
+    Title("diagnoses_icd", "53019", "Other esophagitis"),
+]
+
+
+def test_one_title_states_a_compound_only_as_a_billable_title():
+    tools = type("T", (), {"env": _Env([_Item(t.table, t.code, t.title) for t in _COMPOUND], set())})()
+    assert one_title_states(tools, "Esophageal varices with bleeding")
+    assert not one_title_states(tools, "Hematemesis from esophagitis")
+    # the only whole title is a category header grouping two billable codes
+    assert not one_title_states(tools, "Ventricular tachycardia and fibrillation")
+    assert one_title_states(object(), "Hematemesis from esophagitis")  # no dictionary: nothing to split by
+
+
+def test_a_parenthesised_alias_names_the_billed_code():
+    assert parenthesised_aliases("Hepatic injury (shock liver)") == ("shock liver",)
+    assert parenthesised_aliases("Sepsis (x2)") == ()
+    billed = [Title("diagnoses_icd", "570", "Acute and subacute necrosis of liver")]
+    dictionary = Terminology([*billed, Title("diagnoses_icd", "86400", "Injury to liver without mention of open "
+                                                                       "wound into cavity, unspecified injury")])
+    assert resolve("Hepatic injury", dictionary, billed).candidates == ()
+    assert [t.code for t in resolve("Hepatic injury (shock liver)", dictionary, billed).named] == ["570"]
+
+
+def test_organism_and_site_billed_as_two_codes():
+    billed = [Title("diagnoses_icd", "04104", "Streptococcus infection in conditions classified elsewhere, group D"),
+              Title("diagnoses_icd", "03843", "Septicemia due to pseudomonas"),
+              Title("diagnoses_icd", "5761", "Cholangitis"),
+              Title("diagnoses_icd", "4280", "Congestive heart failure, unspecified")]
+    assert [t.code for t in billed_in_parts("Pseudomonas cholangitis", billed)] == ["03843", "5761"]
+    # one word of a longer title is not its concept; a qualifier alone is no part
+    assert billed_in_parts("renal failure", billed) == ()
+    assert billed_in_parts("acute cholangitis", billed) == ()
+    assert billed_in_parts("Pseudomonas cholangitis", billed[1:2]) == ()

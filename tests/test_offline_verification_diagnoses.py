@@ -124,6 +124,8 @@ def test_listed_entry_around_a_span():
     assert listed_entry(line, (12, 23)) == "Colonoscopy with polypectomy"
     assert listed_entry(line, (43, 46)) == "CVL placement (R IJ, ultrasound guided)"
     assert listed_entry("", (0, 3)) is None
+    line = "Transfusion of packed red blood cells. TIPS."
+    assert listed_entry(line, (39, 43)) == "TIPS"  # a sentence end separates entries
 
 
 def test_a_name_split_from_its_procedure_entry_is_billed_as_the_whole_entry():

@@ -182,3 +182,44 @@ def test_a_kind_word_is_content_not_a_qualifier():
     assert term.match("septic shock") == []
     term = Terminology([Title("diagnoses_icd", "R570", "Cardiogenic shock")])
     assert term.match("septic shock") == []
+
+
+def test_a_category_header_is_no_leaf():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    t = Terminology([Title("diagnoses_icd", "I48", "Atrial fibrillation and flutter"),
+                     Title("diagnoses_icd", "I480", "Paroxysmal atrial fibrillation"),
+                     Title("diagnoses_icd", "4273", "Made-up header"), Title("procedures_icd", "42731", "Made-up")])
+    assert not t.is_leaf("diagnoses_icd", "I48") and t.is_leaf("diagnoses_icd", "I480")
+    assert t.is_leaf("diagnoses_icd", "4273")  # a code of the other table is not under it
+
+
+def test_clinical_names_of_icd_concepts():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    t = Terminology([Title("diagnoses_icd", "261", "Nutritional marasmus"),
+                     Title("diagnoses_icd", "25541", "Glucocorticoid deficiency"),
+                     Title("diagnoses_icd", "570", "Acute and subacute necrosis of liver"),
+                     Title("diagnoses_icd", "27739", "Other amyloidosis"),
+                     Title("procedures_icd", "8872", "Diagnostic ultrasound of heart"),
+                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass"),
+                     Title("procedures_icd", "387", "Interruption of the vena cava")])
+    for phrase, code in [("severe protein calorie malnutrition", "261"), ("adrenal insufficiency", "25541"),
+                         ("ischemic hepatitis", "570"), ("light chain amyloidosis", "27739"),
+                         ("transthoracic echocardiogram", "8872"), ("LIMA-LAD", "3615"),
+                         ("inferior vena cava filter", "387")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+
+
+def test_a_synonym_with_function_words_is_found_in_the_normalised_phrase():
+    from ehrlib.pipeline.offline.terminology import Terminology, Title
+
+    # "status" and "to" are function words of the normaliser; the variants still rewrite
+    t = Terminology([Title("diagnoses_icd", "3453", "Grand mal status"),
+                     Title("procedures_icd", "3615", "Single internal mammary-coronary artery bypass"),
+                     Title("procedures_icd", "3961", "Extracorporeal circulation auxiliary to open heart surgery"),
+                     Title("procedures_icd", "3761", "Implant of pulsation balloon")])
+    assert [m.code for m in t.match("Status epilepticus")] == ["3453"]
+    assert [m.code for m in t.match("LIMA to LAD")] == ["3615"]
+    # a variant left with one word ("on pump") is not looked for as that word
+    assert [m.code for m in t.match("intra-aortic balloon pump")] == ["3761"]

@@ -36,6 +36,7 @@ from ehrlib.pipeline.offline.icd_match import (
     NO_CONCEPT_RULE,
     names_icd_concept,
     names_icd_concept_strictly,
+    one_title_states,
 )
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -51,6 +52,12 @@ from ehrlib.pipeline.offline.precision import (
     is_drug_class,
     split_non_statements,
     uncheckable,
+)
+from ehrlib.pipeline.offline.procedures import (
+    aside_procedures,
+    listed_entries,
+    merge_entry_fragments,
+    prose_procedure_mentions,
 )
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
@@ -194,9 +201,9 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
         head = 0
         if i == seg.start_line and ":" in text:
             head = text.index(":") + 1
-        for chunk in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", text[head:]):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
-            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", chunk.group(0)):
-                a = head + chunk.start() + part.start()
+        for ca, cb in listed_entries(text, head):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
+            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", text[ca:cb]):
+                a = ca + part.start()
                 b = a + len(part.group(0))
                 words = part.group(0).strip()
                 if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
@@ -266,20 +273,25 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
               env: StageEnv | None = None,
-              tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
+              tests: tuple[tuple[re.Pattern[str], str], ...] = (),
+              listing_env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
-    With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).
+    With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses);
+    with ``listing_env`` (both steps, so that they see the same statements), a listed
+    procedure entry is read whole against the ICD dictionary (.procedures).
     """
-    prose = None
+    prose = procedure_prose = None
     if env is not None and reads_prose(ctx.note_type, seg.section):
         tools = env.toolset
         prose = functools.partial(names_icd_concept_strictly, tools)
+        procedure_prose = functools.partial(names_icd_concept_strictly, tools, tables=("procedures_icd",))
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         if env is not None:
             names = functools.partial(names_icd_concept, env.toolset, tables=("diagnoses_icd",))
-            found = [part for m in found for part in split_listed(m, names)]
+            whole = functools.partial(one_title_states, env.toolset, tables=("diagnoses_icd",))
+            found = [part for m in found for part in split_listed(m, names, whole)]
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
     out: list[tuple[_Paragraph, list[Mention]]] = []
     if seg.section == "procedures":
@@ -289,7 +301,16 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
                          if m.kind in ("procedure", "medication", "infusion")]
         per_line += procedure_mentions(ctx.lines, seg, per_line)
         for i in range(seg.start_line, seg.end_line + 1):
-            ms, gone = split_non_statements(ctx.lines[i], [m for m in per_line if m.line == i])
+            line_ms = [m for m in per_line if m.line == i]
+            if listing_env is not None:
+                names = functools.partial(names_icd_concept, listing_env.toolset, tables=("procedures_icd",))
+                # three in four of the entry's words stated by one title: one procedure
+                whole = functools.partial(one_title_states, listing_env.toolset, tables=("procedures_icd",),
+                                          share=0.75)
+                line_ms = merge_entry_fragments(ctx.lines[i], line_ms, whole)
+                line_ms = sorted(line_ms + aside_procedures(i, ctx.lines[i], line_ms, names),
+                                 key=lambda m: (m.start, m.end))
+            ms, gone = split_non_statements(ctx.lines[i], line_ms)
             dropped.extend(gone)
             if ms:
                 out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
@@ -303,6 +324,9 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         ms, gone = split_non_statements(para.text, found)
         if prose is not None:
             ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
+        if procedure_prose is not None:
+            done = prose_procedure_mentions(para.text, para.lines[0], found, procedure_prose)
+            ms = sorted([*ms, *done], key=lambda m: (m.start, m.end)) if done else ms
         for d in gone:
             line, col = para.locate(d.start)
             dropped.append(replace(d, line=line, start=col, end=col + (d.end - d.start)))
@@ -327,7 +351,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
                                              if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
-                                    env if step == "ontology" else None, tests):
+                                    env if step == "ontology" else None, tests, env):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         refs = [r for r in refs if not _value_read_as_date(r, mentions)]
@@ -363,7 +387,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if needs_items:
                     items = ontology_items(env, placed, lex)
                 elif m.kind == "diagnosis" and not names_icd_concept(
-                        env.toolset, placed.text, tables_for_section(seg.section) or ICD_TABLES):
+                        env.toolset, m.value or placed.text, tables_for_section(seg.section) or ICD_TABLES):
                     dropped.append(DroppedMention(line, span[0], span[1], placed.text, m.kind, m.concept,
                                                   NO_CONCEPT_RULE))
                     continue  # names no ICD concept: no diagnosis statement to check

@@ -16,6 +16,7 @@ The dictionary index is built once per database from the tools' item catalogue.
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,8 @@ from ehrlib.pipeline.offline.terminology import (
 )
 
 __all__ = ["matching_rows", "search_queries", "ICD_TABLES", "icd_parent", "Resolution", "resolve",
-           "dictionary_for", "billed_titles", "names_icd_concept", "names_icd_concept_strictly", "NO_CONCEPT_RULE"]
+           "dictionary_for", "billed_titles", "names_icd_concept", "names_icd_concept_strictly", "NO_CONCEPT_RULE",
+           "one_title_states", "parenthesised_aliases", "billed_in_parts"]
 
 ICD_TABLES = ("diagnoses_icd", "procedures_icd")
 #: the terminology score a billed title needs (the whole dictionary keeps the matcher's 90)
@@ -105,6 +107,16 @@ class Resolution:
         return bool(self.concepts or self.named)
 
 
+_ALIAS = re.compile(r"\(([^()]*[A-Za-z]{3}[^()]*)\)")
+
+
+def parenthesised_aliases(phrase: str) -> tuple[str, ...]:
+    """The parenthesised asides of a name that may be its alias ("Acute liver injury (shock
+    liver)", "Hemodialysis (CRRT)"): each a synonym of the head term, resolved alongside it.
+    """
+    return tuple(m.group(1).strip() for m in _ALIAS.finditer(phrase))
+
+
 def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title],
             tables: Sequence[str] = ICD_TABLES, limit: int = 8) -> Resolution:
     """Resolve ``phrase`` against the dictionary and the patient's ``billed`` codes.
@@ -114,12 +126,22 @@ def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title]
     """
     billed = [t for t in billed if t.table in tables]
     named: tuple[Title, ...] = ()
+    aliases = parenthesised_aliases(phrase)
     if billed:
         by_code = {t.code: t for t in billed}
-        # the few codes billed for the patient tolerate a looser wording than the whole dictionary
-        found = Terminology(billed).match(phrase, tables=tables, threshold=BILLED_THRESHOLD, limit=len(billed))
-        named = tuple(by_code[m.code] for m in found)
-    concepts = tuple(dictionary.match(phrase, tables=tables, limit=limit)) if dictionary is not None else ()
+        index = Terminology(billed)
+        # the few codes billed for the patient tolerate a looser wording than the whole dictionary;
+        # a parenthesised alias names the same condition ("Acute liver injury (shock liver)")
+        codes = dict.fromkeys(m.code for p in (phrase, *aliases)
+                              for m in index.match(p, tables=tables, threshold=BILLED_THRESHOLD, limit=len(billed)))
+        named = tuple(by_code[c] for c in codes)
+    concepts: tuple[TermMatch, ...] = ()
+    if dictionary is not None:
+        concepts = tuple(dictionary.match(phrase, tables=tables, limit=limit))
+        for alias in aliases:
+            if concepts:
+                break
+            concepts = tuple(dictionary.match(alias, tables=tables, limit=limit))
     related: list[Title] = []
     if concepts and billed:
         top = [m for m in concepts if (m.stated, m.coverage) >= (concepts[0].stated, concepts[0].coverage)]
@@ -177,14 +199,16 @@ NO_CONCEPT_RULE = "diagnoses.no_icd_concept"
 
 def names_icd_concept(tools: Any, phrase: str, tables: Sequence[str] = ICD_TABLES) -> bool:
     """Whether a listed diagnosis or procedure names any ICD concept of the database's
-    dictionary (or a billed title of the patient). One that names none ("Laboratory data",
+    dictionary (or a billed title of the patient, or two billed titles stating its two
+    parts: :func:`billed_in_parts`). One that names none ("Laboratory data",
     a stray fragment) is no diagnosis statement and gets no prediction; without a
     dictionary (no database behind the tools) every phrase is kept.
     """
     dictionary = dictionary_for(tools)
     if dictionary is None:
         return True
-    return resolve(phrase, dictionary, billed_titles(tools, tables), tables).resolved
+    billed = billed_titles(tools, tables)
+    return resolve(phrase, dictionary, billed, tables).resolved or bool(billed_in_parts(phrase, billed, tables))
 
 
 def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",)) -> bool:
@@ -197,3 +221,52 @@ def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = 
         return False
     res = resolve(phrase, dictionary, billed_titles(tools, tables), tables)
     return bool(res.named) or bool(res.concepts and res.concepts[0].coverage >= 0.75)
+
+
+#: the connectives of a compound entry, which no ICD title's wording needs to match it whole
+_JOINS = re.compile(r"\b(?:due\s+to|secondary\s+to|caused\s+by|from|with|w/|and)\b|/", re.I)
+
+
+def one_title_states(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",), share: float = 1.0) -> bool:
+    """Whether one ICD title states every word of a compound entry (``share`` of them): a
+    billed title of the patient, or a billable (leaf) title of the dictionary. "Esophageal
+    varices with bleeding" is one title; "Hematemesis from esophagitis" is two concepts, and
+    so is "atrial fibrillation/flutter", whose only whole title is a category header
+    ("Atrial fibrillation and flutter") grouping two billable codes. Without a dictionary
+    every entry is one (nothing to split it by).
+    """
+    dictionary = dictionary_for(tools)
+    if dictionary is None:
+        return True
+    bare = _JOINS.sub(" ", phrase)
+    billed = [t for t in billed_titles(tools, tables)]
+    if billed and any(m.stated >= share for m in Terminology(billed).match(bare, tables=tables, limit=3)):
+        return True
+    return any(m.stated >= share and dictionary.is_leaf(m.table, m.code)
+               for m in dictionary.match(bare, tables=tables, limit=8))
+
+
+def billed_in_parts(phrase: str, billed: Sequence[Title], tables: Sequence[str] = ICD_TABLES) -> tuple[Title, ...]:
+    """Two billed codes that together state a name no single billed title states: its words
+    cut in two, each part stating a billed title (at least half of its words) ("E. coli cholangitis":
+    "Septicemia due to E. coli" and "Cholangitis"). ICD-9 codes an infection's organism
+    apart from its site, so the name is billed as the pair; () when no cut gives two.
+    """
+    billed = [t for t in billed if t.table in tables]
+    words = phrase.split()
+    if len(billed) < 2 or not 2 <= len(words) <= 6:
+        return ()
+    index = Terminology(billed)
+    qualifiers = qualifier_words()
+    for k in range(1, len(words)):
+        parts = (" ".join(words[:k]), " ".join(words[k:]))
+        if any(not set(normalise(p)) - qualifiers for p in parts):
+            continue
+        # each part states its title's concept, not one word of a longer one ("failure" is no heart failure)
+        found = [next((m for m in index.match(p, tables=tables, limit=3) if m.stated >= 1.0
+                       and 2 * len(set(normalise(p)) & set(title := normalise(m.title))) >= len(set(title))), None)
+                 for p in parts]
+        if found[0] is not None and found[1] is not None and found[0].code != found[1].code:
+            by_code = {t.code: t for t in billed}
+            return (by_code[found[0].code], by_code[found[1].code])
+    return ()

@@ -8,6 +8,7 @@ part is data (``offline_concept_flags.yaml``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from ehrlib.pipeline.claims import MedicationClaim, ProcedureClaim
@@ -15,7 +16,8 @@ from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
 
-__all__ = ["procedure_mention", "procedure_claim", "blood_product_mention"]
+__all__ = ["procedure_mention", "procedure_claim", "blood_product_mention", "listed_entries", "merge_entry_fragments",
+           "aside_procedures", "prose_procedure_mentions"]
 
 _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
@@ -81,3 +83,98 @@ def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concep
     emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "medication", concept.cid, None,
                              MedicationClaim(drugs=(concept.cid,), negated=negated, units=units)))
     return True
+
+
+#: one entry of a listed procedures line: commas, semicolons and sentence ends outside
+#: parentheses separate entries ("CABG x3 (LIMA-LAD, SVG-OM)" is one; "Transfusion. TIPS." two)
+_ENTRY = re.compile(r"(?:\([^)]*\)?|[^,;(])+")
+#: a sentence end between entries: after a word, before a capital or a list number ("cells. TIPS";
+#: not "E. coli")
+_STOP = re.compile(r"(?<=[a-z]{2})\.(?=\s+(?:[A-Z]|\d{1,2}[.)]\s))")
+#: a bullet or number, and a section label ("PROCEDURES:"), before an entry
+_BULLET = re.compile(r"^\s*(?:[A-Za-z][A-Za-z /&]{1,40}:\s*)?(?:[-*#•]|\d{1,2}[.)](?=\s))?\s*")
+
+
+def listed_entries(text: str, head: int = 0) -> list[tuple[int, int]]:
+    """The (start, end) of each entry of a listed procedures line from ``head``, without
+    its label, bullet and surrounding blanks.
+    """
+    out = []
+    for m in _ENTRY.finditer(_STOP.sub(";", text), head):
+        body = text[m.start():m.end()]
+        a = m.start() + len(_BULLET.match(body).group(0))  # type: ignore[union-attr]
+        b = m.start() + len(body.rstrip(" ."))
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def merge_entry_fragments(text: str, mentions: list[Mention], names: Callable[[str], bool]) -> list[Mention]:
+    """One listed procedure per entry: when several mentions fall inside one entry
+    ("Transfusion" and "packed" of "Transfusion of packed red cells") and one ICD procedure
+    title states the entry as a whole (``names``: "Total abdominal colectomy with end
+    ileostomy" is two codes, two statements), they are fragments of one statement, which
+    spans the entry and keeps the first procedure mention's concept and claim (its bedside check).
+    """
+    out = list(mentions)
+    for a, b in listed_entries(text):
+        inside = [m for m in out if a <= m.start and m.end <= b]
+        if len(inside) < 2 or not names(text[a:b]):
+            continue
+        keep = next((m for m in inside if m.kind == "procedure"), inside[0])
+        # a procedure-code mention is resolved by its value, which is its name: the entry's now
+        value = text[a:b] if keep.kind == "diagnosis" else keep.value
+        merged = replace(keep, start=a, end=b, text=text[a:b], value=value)
+        out = sorted([m for m in out if m not in inside] + [merged], key=lambda m: (m.start, m.end))
+    return out
+
+
+def aside_procedures(line: int, text: str, mentions: list[Mention], names: Callable[[str], bool]) -> list[Mention]:
+    """The parts of an entry's parenthesised aside that name an ICD procedure of their own
+    ("LIMA to LAD" of "Coronary artery bypass grafting x2 (LIMA to LAD, SVG to OM)": the
+    internal mammary graft has its own code), as procedure-code mentions; a part that names
+    nothing ("SVG to OM") is a detail of its entry. Parts already covered by a mention are left.
+    """
+    out: list[Mention] = []
+    for m in re.finditer(r"\(([^()]+)\)", text):
+        for part in re.finditer(r"[^,;]+", m.group(1)):
+            words = part.group(0).strip()
+            if len(re.findall(r"[A-Za-z]", words)) < 3:
+                continue
+            a = m.start(1) + part.start() + part.group(0).index(words)
+            b = a + len(words)
+            # a mention inside the part is its statement already; the entry's own mention spans more
+            if any(a <= x.start and x.end <= b for x in mentions if x.line == line) or not names(words):
+                continue
+            out.append(Mention(line, a, b, words, "diagnosis", "procedure_code", words))
+    return out
+
+
+#: a procedure told done in prose: "<name> placed", "<name> was inserted"
+_DONE = re.compile(r"\b(?:(?:was|were)\s+)?(?:placed|inserted|performed)\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[.;:,()!?]|\b(?:and|then|with|after|before|s/p)\b|\s-\s", re.I)
+_NAME_WORD = re.compile(r"[A-Za-z][\w/-]*")
+
+
+def prose_procedure_mentions(text: str, line: int, mentions: list[Mention],
+                             confident: Callable[[str], bool]) -> list[Mention]:
+    """Procedures a progress note tells as done ("IVC filter placed by IR") that no
+    vocabulary mention covers, as procedure-code mentions: the longest run of two to four
+    words of the clause before the action word that names an ICD procedure confidently
+    (``confident``). A negation or any other word the title lacks keeps the run from naming
+    it ("filter not placed" names nothing).
+    """
+    out: list[Mention] = []
+    for act in _DONE.finditer(text):
+        start = max((m.end() for m in _CLAUSE_BREAK.finditer(text, max(0, act.start() - 60), act.start())),
+                    default=max(0, act.start() - 60))
+        words = list(_NAME_WORD.finditer(text, start, act.start()))[-4:]
+        if not words or any(m.start < act.end() and words[0].start() < m.end for m in mentions):
+            continue
+        b = words[-1].end()
+        for w in words[:-1]:  # one word alone ("stent placed") is too vague to name a procedure
+            if confident(text[w.start():b]):
+                out.append(Mention(line, w.start(), b, text[w.start():b], "diagnosis", "procedure_code",
+                                   text[w.start():b]))
+                break
+    return out

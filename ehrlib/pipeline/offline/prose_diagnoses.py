@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.diagnosis_parts import connective_pieces, split_compound
 from ehrlib.pipeline.offline.mention import Mention
 
 __all__ = ["prose_diagnosis_mentions", "reads_prose", "split_listed", "with_prose_diagnoses"]
@@ -81,14 +82,26 @@ def with_prose_diagnoses(text: str, line: int, kept: list[Mention], found: list[
     return sorted([*rest, *dx], key=lambda m: (m.start, m.end))
 
 
-def split_listed(m: Mention, names: Callable[[str], bool]) -> list[Mention]:
+def split_listed(m: Mention, names: Callable[[str], bool],
+                 one_title: Callable[[str], bool] = lambda _: True) -> list[Mention]:
     """A listed entry that joins several diagnoses with commas ("Meningioma, encephalopathy,
     pneumonia") as one mention per diagnosis, when every part names an ICD concept on its
-    own; otherwise the entry as written ("Pneumonia, organism unspecified" is one title).
+    own (or its head does, before a connective); otherwise the entry as written
+    ("Pneumonia, organism unspecified" is one title). Each part is then cut at its
+    connectives (:func:`.diagnosis_parts.split_compound`; ``one_title`` keeps an entry
+    one ICD title states whole, and keeps every entry by default).
     """
     cuts = [(x.start(), x.end()) for x in re.finditer(r"[^,;]+", m.text)]
     parts = [(a + len(m.text[a:b]) - len(m.text[a:b].lstrip()), m.text[a:b].strip()) for a, b in cuts]
     parts = [(a, p) for a, p in parts if p]
-    if len(parts) < 2 or not all(names(p) for _, p in parts):
-        return [m]
-    return [Mention(m.line, m.start + a, m.start + a + len(p), p, m.kind, m.concept, p) for a, p in parts]
+
+    def part_names(p: str) -> bool:
+        pieces = connective_pieces(p)
+        return names(p) or (len(pieces) > 1 and names(p[pieces[0][0]:pieces[0][1]]))
+
+    if len(parts) >= 2 and all(part_names(p) for _, p in parts):
+        listed = [Mention(m.line, m.start + a, m.start + a + len(p), p, m.kind, m.concept, p, m.claim, m.group)
+                  for a, p in parts]
+    else:
+        listed = [m]
+    return [claim for part in listed for claim in split_compound(part, names, one_title)]

@@ -154,16 +154,26 @@ def _vocab() -> tuple[tuple[tuple[str, ...], ...], frozenset[str], tuple[tuple[t
     boiler = tuple(sorted((tuple(_raw_tokens(p)) for p in doc["boilerplate"]), key=len, reverse=True))
     stop = frozenset(_stem(w) for w in doc["stopwords"]) | frozenset(w for w in doc["stopwords"])
     pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], None] = {}
+
+    def variant(text: str) -> tuple[str, ...]:
+        # a variant is looked for in a normalised phrase, which has lost its function words
+        # ("LIMA to LAD" is looked for as "lima lad"); a single letter stays, it is part of a
+        # shorthand ("a-line" is no "line"), and so does a variant that would keep one word only
+        # ("on pump" is no "pump")
+        raw = _raw_tokens(text)
+        kept = tuple(t for t in raw if t not in stop or len(t) == 1)
+        return kept if len(kept) >= 2 else tuple(raw)
+
     for canon, variants in doc["synonyms"].items():
         c = tuple(_raw_tokens(canon))
         for v in variants:
-            pairs.setdefault((tuple(_raw_tokens(v)), c), None)
+            pairs.setdefault((variant(v), c), None)
     for entry in load_data("diagnosis_wording.yaml")["rewrites"]:
         if "term" in entry:
-            pairs.setdefault((tuple(_raw_tokens(str(entry["term"]))), tuple(_raw_tokens(str(entry["icd"])))), None)
+            pairs.setdefault((variant(str(entry["term"])), tuple(_raw_tokens(str(entry["icd"])))), None)
     known = {v for v, _ in pairs}
     for abbr, expansions in load_data("abbreviations.yaml")["abbreviations"].items():
-        key = tuple(_raw_tokens(abbr))
+        key = variant(abbr)
         if key and expansions and key not in known:
             pairs.setdefault((key, tuple(_raw_tokens(expansions[0]))), None)
     # longest variant first; a variant listed under several names keeps the listed order
@@ -304,6 +314,8 @@ class Terminology:
                 self._index[tok].add(i)
         self._near_cache: dict[str, set[int]] = {}
         self._match_cache: dict[Any, tuple[TermMatch, ...]] = {}
+        # codes with a more specific code under them: category headers ("I48", "I48.9")
+        self._headers = frozenset((t.table, t.code[:k]) for t in self._titles for k in range(3, len(t.code)))
         self._by_prefix: dict[str, list[str]] = defaultdict(list)
         for key in self._index:
             if len(key) >= 5:
@@ -311,6 +323,12 @@ class Terminology:
 
     def __len__(self) -> int:
         return len(self._titles)
+
+    def is_leaf(self, table: str, code: str) -> bool:
+        """Whether no more specific code of the index sits under ``code``: a billable code,
+        not a category header that groups several ("I48 Atrial fibrillation and flutter").
+        """
+        return (table, code) not in self._headers
 
     @classmethod
     def from_database(cls, con: Any, schema: Any) -> Terminology:

@@ -18,16 +18,18 @@ from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
+    billed_in_parts,
     billed_titles,
     dictionary_for,
     matching_rows,
     resolve,
     search_queries,
 )
+from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
-from ehrlib.pipeline.records import Verdict
+from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["RULES", "BILLED_CODE", "SECTION_BILLED", "icd_rewrites", "icd_wording", "billed_match"]
 
@@ -70,16 +72,25 @@ def _queries(text: str) -> list[str]:
     return out[:3]
 
 
+def stated_phrase(e: Entity) -> str:
+    """The phrase a diagnosis claim resolves by: its value, when extraction read the concept
+    out of a longer entry ("Atrial fibrillation" of "Atrial fibrillation with rapid
+    ventricular response", .diagnosis_parts), else its text. A procedure's value is its
+    action ("placed"), never its name.
+    """
+    return (e.value or e.text) if e.kind == "diagnosis" else e.text
+
+
 def _lexical_match(c: Case, tables: Sequence[str]) -> Verdict:
     """The billed-code check without a database dictionary (a toolset with no catalogue):
     candidate titles from ``Lexical_Search``, named by the terminology matcher.
     """
     e, s = c.entity, c.session
     rows: list[Mapping[str, Any]] = []
-    for q in _queries(e.text):
+    for q in _queries(stated_phrase(e)):
         res = s.call("Lexical_Search", query=q, k=25)
         rows += [r for r in (res.rows if res else ()) if r.get("table") in tables]
-    named = matching_rows(e.text, rows, tables)
+    named = matching_rows(stated_phrase(e), rows, tables)
     if not named:
         return verdict(c, True, "no ICD title matches this statement; not judged", ())
     # has_records is per patient; a code billed on another admission is not this one's
@@ -104,12 +115,20 @@ def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None
     dictionary = dictionary_for(s.tools)
     if dictionary is None:
         return _lexical_match(c, tables)
-    res = resolve(phrase or e.text, dictionary, billed_titles(s.tools, tables), tables)
+    res = resolve(phrase or stated_phrase(e), dictionary, billed_titles(s.tools, tables), tables)
     for t in res.candidates[:6]:
         got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
         if got is not None and got.rows:
             how = "" if t in res.named else f" (same ICD category as {res.concepts[0].title})"
             return verdict(c, True, f"billed this admission: {got.rows[0].get('label')}{how}", list(got.rows[:1]))
+    if e.kind == "diagnosis":
+        pair = billed_in_parts(phrase or stated_phrase(e), billed_titles(s.tools, tables), tables)
+        rows = [got.rows[0] for t in pair
+                if (got := s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")) is not None
+                and got.rows]
+        if pair and len(rows) == len(pair):
+            return verdict(c, True, "billed this admission in parts: " + "; ".join(str(r.get("label")) for r in rows),
+                           rows)
     if not res.resolved:
         return verdict(c, True, "no ICD concept matches this statement; not judged", ())
     closest = res.concepts[0].title if res.concepts else res.named[0].title
@@ -126,8 +145,9 @@ def _section_billed(c: Case) -> Verdict | None:
     if v.label == "consistent" and v.evidence_row_ids:
         return v
     entry = listed_entry(c.line() or "", c.entity.span)
-    if entry and entry.lower() != c.entity.text.lower():
+    if entry and entry.lower() != c.entity.text.lower() and c.entity.claim.concept != "diagnosis":
         # the name is part of its entry ("EGD with banding of varices"): the entry is billed whole
+        # (a listed diagnosis is its entry, or one concept split from it on purpose: .diagnosis_parts)
         whole = billed_match(c, tables, entry)
         if whole.label == "consistent" and whole.evidence_row_ids:
             return whole
@@ -136,20 +156,22 @@ def _section_billed(c: Case) -> Verdict | None:
 
 def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
     """The entry of a listed line holding ``span``: the text between the separators
-    (commas and semicolons outside parentheses, a leading date or bullet dropped).
+    (commas, semicolons and sentence ends outside parentheses; a label or bullet dropped:
+    :func:`ehrlib.pipeline.offline.procedures.listed_entries`).
     """
     if span is None or not line:
         return None
-    for m in re.finditer(r"(?:\([^)]*\)?|[^,;(])+", line):
-        if m.start() <= span[0] < m.end():
-            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", m.group(0).split(":", 1)[-1])
+    for a, b in listed_entries(line):
+        if a <= span[0] < b:
+            text = re.sub(r"^\s*(?:[-*#•]|\d{1,2}[.)])?\s*", "", line[a:b].split(":", 1)[-1])
             return text.strip(" .") or None
     return None
 
 
-BILLED_CODE = Rule("diagnoses.billed_code", "A stated diagnosis is resolved to a concept of the whole ICD dictionary; "
-                   "a billed code of the admission that is it, names it or sits under its ICD parent without stating "
-                   "the opposite confirms it, else it is missing.", billed_match, ("diagnosis",))
+BILLED_CODE = Rule("diagnoses.billed_code", "A stated diagnosis or its parenthesised alias resolves to a concept of "
+                   "the ICD dictionary; a billed code that is it, names it or sits under its ICD parent without the "
+                   "opposite confirms it, as do two billed codes stating its two parts; else it is missing.",
+                   billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
                       "discharge diagnoses) is checked first against the billed codes of that section's tables only; "
                       "a listed procedure no billed code names may still be confirmed by its bedside record.",

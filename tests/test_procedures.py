@@ -1,0 +1,72 @@
+"""Known answers for listed procedure entries (ehrlib.pipeline.offline.procedures)."""
+from __future__ import annotations
+
+from ehrlib.pipeline.offline.mention import Mention
+from ehrlib.pipeline.offline.procedures import aside_procedures, listed_entries, merge_entry_fragments
+
+#: entries a stand-in ICD procedure dictionary names
+NAMED = {"infusion of fresh frozen plasma", "left internal mammary graft to diagonal", "lima-diag", "cabg x3"}
+
+
+def _names(p):
+    return p.lower() in NAMED
+
+
+def _m(text, start, word, kind="procedure", concept="made_up"):
+    a = text.index(word, start)
+    return Mention(2, a, a + len(word), word, kind, concept)
+
+
+def test_entries_of_a_listed_line():
+    line = "- CABG x3 (LIMA-diag, SVG-RCA); Infusion of fresh frozen plasma."
+    assert [line[a:b] for a, b in listed_entries(line)] == ["CABG x3 (LIMA-diag, SVG-RCA)",
+                                                            "Infusion of fresh frozen plasma"]
+    # a sentence end separates entries; an initial or a list number does not
+    line = "PROCEDURES: Infusion of fresh frozen plasma. Thoracentesis. 2. Culture for E. coli"
+    assert [line[a:b] for a, b in listed_entries(line)] == ["Infusion of fresh frozen plasma", "Thoracentesis",
+                                                            "Culture for E. coli"]
+
+
+def test_fragments_of_one_named_entry_become_one_statement():
+    line = "Infusion of fresh frozen plasma, Thoracentesis"
+    ms = [_m(line, 0, "Infusion"), _m(line, 0, "plasma", "medication", "ffp"), _m(line, 0, "Thoracentesis")]
+    got = merge_entry_fragments(line, ms, _names)
+    assert [(m.text, m.kind, m.concept) for m in got] == [("Infusion of fresh frozen plasma", "procedure", "made_up"),
+                                                         ("Thoracentesis", "procedure", "made_up")]
+    # procedure-code fragments become one, resolved by the entry's words
+    line = "Infusion of fresh frozen plasma"
+    ms = [Mention(2, 0, 8, "Infusion", "diagnosis", "procedure_code", "Infusion"),
+          Mention(2, 12, 31, "fresh frozen plasma", "diagnosis", "procedure_code", "fresh frozen plasma")]
+    assert [(m.text, m.value) for m in merge_entry_fragments(line, ms, _names)] == [(line, line)]
+    # an entry the dictionary does not name keeps its mentions
+    line = "Infusion of warmed plasma"
+    ms = [_m(line, 0, "Infusion"), _m(line, 0, "plasma", "medication", "ffp")]
+    assert merge_entry_fragments(line, ms, _names) == ms
+
+
+def test_an_aside_naming_its_own_procedure_is_its_own_statement():
+    line = "CABG x3 (LIMA-diag, SVG-RCA)"
+    whole = Mention(2, 0, len(line), line, "diagnosis", "procedure_code", line)
+    got = aside_procedures(2, line, [whole], _names)
+    assert [(m.text, line[m.start:m.end], m.concept) for m in got] == [("LIMA-diag", "LIMA-diag", "procedure_code")]
+    # a part already holding a mention is that mention's
+    inner = _m(line, 0, "LIMA-diag")
+    assert aside_procedures(2, line, [whole, inner], _names) == []
+
+
+def test_a_procedure_told_done_in_prose():
+    from ehrlib.pipeline.offline.procedures import prose_procedure_mentions
+
+    def confident(p):
+        return p.lower() in {"gastrostomy tube", "tunneled dialysis catheter"}
+
+    text = "# Dysphagia: on TF. Gastrostomy tube placed by IR yesterday; tunneled dialysis catheter was inserted."
+    got = prose_procedure_mentions(text, 4, [], confident)
+    assert [(m.text, text[m.start:m.end], m.concept) for m in got] == [
+        ("Gastrostomy tube", "Gastrostomy tube", "procedure_code"),
+        ("tunneled dialysis catheter", "tunneled dialysis catheter", "procedure_code")]
+    # a vocabulary mention already holding the procedure, or a negation inside the run, names none
+    held = Mention(4, text.index("tube"), text.index("tube") + 4, "tube", "procedure", "made_up")
+    assert [m.text for m in prose_procedure_mentions(text, 4, [held], confident)] == ["tunneled dialysis catheter"]
+    assert prose_procedure_mentions("Gastrostomy tube not placed.", 0, [], confident) == []
+    assert prose_procedure_mentions("Then gastrostomy placed.", 0, [], lambda p: True) == []  # one word is vague
