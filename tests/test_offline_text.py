@@ -178,6 +178,11 @@ def _entity(text: str, start: int, kind: str = "measurement") -> Entity:
     ("cont vanc", "vanc", "plan", "plan"),
     ("WBC 14.2", "WBC", "hospital_course", "active"),
     ("afebrile", "afebrile", "hospital_course", "active"),
+    # a cue inside a closed parenthetical qualifies the aside only (ConText's scope boundary)
+    ("Plt 90 (chronic ITP), Na 131", "Na", "hospital_course", "active"),
+    ("Plt 90 (h/o ITP (dx 2150)), Na 131", "Na", "hospital_course", "active"),
+    ("Na 131 (baseline Cr 1.4)", "Cr", "hospital_course", "past"),  # still inside the open aside
+    ("chronic anemia, Hgb 8.1 (stable)", "Hgb", "hospital_course", "past"),  # the cue is outside the aside
 ])
 def test_scope_cues(line, word, section, status):
     seg = Segment(0, 0, 0, section, section)

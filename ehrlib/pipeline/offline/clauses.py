@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 
-__all__ = ["ClauseBreaks", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break"]
+__all__ = ["ClauseBreaks", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break",
+           "mask_parentheticals"]
+
+_CLOSED_PARENTHETICAL = re.compile(r"\([^()]*\)")
 
 #: what opens a list item or a problem entry: "#", "# ", "3.", "3)", "-", "*", "•"
 LIST_MARKER = r"#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*"
@@ -73,3 +76,17 @@ def clause_after(text: str, pos: int, breaks: str) -> str:
 def has_break(span: str, breaks: str) -> bool:
     """Whether ``span`` (a slice: its end counts as a text end) holds a break of the set."""
     return clause_breaks(breaks).pattern.search(span) is not None
+
+
+def mask_parentheticals(text: str) -> str:
+    """``text`` with every closed parenthetical blanked (same length, nested ones too).
+
+    A parenthetical is an aside with its own scope (ConText ends a cue's scope at its
+    boundary): in "WBC 12 (known CML), Hgb 9" the cue "known" qualifies the aside, not
+    Hgb. A parenthesis still open at the text's end is kept: the statement is inside it.
+    """
+    while True:
+        masked = _CLOSED_PARENTHETICAL.sub(lambda m: " " * len(m.group(0)), text)
+        if masked == text:
+            return text
+        text = masked

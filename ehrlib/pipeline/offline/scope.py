@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import MedicationClaim
-from ehrlib.pipeline.offline.clauses import clause_after, clause_before
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before, mask_parentheticals
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
@@ -40,7 +40,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
                  note_type: str, window: TimeSpan | None = None) -> ScopeDecision:
     """The temporal status of one entity with the cue that decided it."""
     start = entity.span[0] if entity.span else 0
-    clause = clause_before(line_text, start, "temporal")
+    clause = mask_parentheticals(clause_before(line_text, start, "temporal"))  # an aside's cue stays in it
     after = line_text[entity.span[1]:] if entity.span else ""
     after_clause = clause_after(after, 0, "stop")[:40]
     adm_start, adm_end = parse_datetime(admission.start), parse_datetime(admission.end)
