@@ -201,6 +201,24 @@ def test_a_pending_culture_was_sent(line, word, kind, status):
     assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "physician").status == status
 
 
+@pytest.mark.parametrize("before, line, word, kind, status", [
+    ("", "In the ED her lactate was 3.1; troponin 0.05, Na 129.", "Na", "measurement", "active"),
+    ("Seen at home by VNA. In the ER a glucose of 512 was noted; BNP 880,", "K 5.9 and Cr 2.1.", "Cr",
+     "measurement", "active"),                                                   # the sentence began a line before
+    ("", "On arrival T 101.4, HR 118.", "HR", "measurement", "active"),
+    ("", "Presented with dyspnea and was found to have a Hct of 21.", "Hct", "measurement", "active"),
+    ("", "In the ED she was given ceftriaxone 1 g.", "ceftriaxone", "medication", "past"),  # no inpatient order
+    ("", "Her Cr was 1.9 last year. On arrival she was confused.", "Cr", "measurement", "past"),  # another sentence
+    ("", "On arrival to the OSH her Hct was 24.", "Hct", "measurement", "past"),  # an earlier facility wins
+    ("", "A1c 9.1 (in the ED pending), LDL 140", "LDL", "measurement", "past"),   # cue inside an aside
+])
+def test_hpi_presentation_of_this_admission(before, line, word, kind, status):
+    seg = Segment(0, 0, 5, "HPI", "hpi")
+    e = _entity(word, line.index(word), kind)
+    got = decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary", before=before)
+    assert got.status == status
+
+
 def test_scope_by_time():
     seg = Segment(0, 0, 0, "course", "hospital_course")
     e = _entity("Cr", 0)

@@ -25,20 +25,32 @@ from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
-__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES"]
+__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES"]
 
 #: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
 HISTORICAL_CUES = cue("historical")
 PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
+PRESENTATION_CUES = cue("presentation")
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
                  re.I)
 
 
+def _presentation_cue(line_text: str, start: int, before: str) -> re.Match[str] | None:
+    """A presentation cue in the narrative sentence that ends at ``start`` (the sentence may
+    begin on the lines ``before``); a cue inside a closed parenthetical does not count.
+    """
+    text = f"{before}\n{line_text}" if before else line_text
+    pos = start + (len(before) + 1 if before else 0)
+    return PRESENTATION_CUES.search(mask_parentheticals(clause_before(text, pos, "narrative_sentence")))
+
+
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
-                 note_type: str, window: TimeSpan | None = None) -> ScopeDecision:
-    """The temporal status of one entity with the cue that decided it."""
+                 note_type: str, window: TimeSpan | None = None, before: str = "") -> ScopeDecision:
+    """The temporal status of one entity with the cue that decided it (``before``: the
+    segment's line before the entity's, where its sentence may have begun).
+    """
     start = entity.span[0] if entity.span else 0
     clause = mask_parentheticals(clause_before(line_text, start, "temporal"))  # an aside's cue stays in it
     after = line_text[entity.span[1]:] if entity.span else ""
@@ -67,6 +79,12 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))
     scope = section_scope(segment.section)
     if scope == "past":
+        if segment.section == "hpi" and note_type == "discharge_summary" and entity.kind == "measurement" and \
+                (pres := _presentation_cue(line_text, start, before)) is not None:
+            # the labs and vitals of the presentation that led to this admission (ED, arrival)
+            # are the stay's first rows; its ED drugs are no inpatient orders, and the rest of
+            # the history of present illness stays past
+            return ScopeDecision(entity.entity_id, "active", "presentation of this admission", (pres.group(0),))
         if (segment.section == "hpi" or (segment.section == "social_family" and note_type == "nursing")) \
                 and not _ED.search(line_text) and note_type != "discharge_summary":
             # a progress note's subjective/interval history, and a nursing note's "Social:" (family
@@ -84,6 +102,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
 def decide_all(entities: Sequence[Entity], lines: Sequence[str], segment: Segment, admission: TimeSpan,
                note_type: str) -> tuple[ScopeDecision, ...]:
     """One scope decision per entity of a segment."""
-    return tuple(decide_scope(e, lines[e.line] if e.line < len(lines) else "", segment, admission, note_type, e.window)
+    return tuple(decide_scope(e, lines[e.line] if e.line < len(lines) else "", segment, admission, note_type, e.window,
+                              lines[e.line - 1] if segment.start_line < e.line <= len(lines) else "")
                  for e in entities)
 
