@@ -8,7 +8,7 @@ import pytest
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.mentions import find_mentions
-from ehrlib.pipeline.offline.scope import decide_scope
+from ehrlib.pipeline.offline.scope import decide_scope, presentation_cue
 from ehrlib.pipeline.offline.sections import match_header, note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, parse_duration_days, resolve_line
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
@@ -201,6 +201,18 @@ def test_a_pending_culture_was_sent(line, word, kind, status):
     assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "physician").status == status
 
 
+@pytest.mark.parametrize("line, word, status", [
+    ("Home meds reviewed and continued: metoprolol 25 mg, aspirin 81 mg", "aspirin", "active"),
+    ("home insulin regimen resumed, glargine 20 units", "glargine", "active"),
+    ("Home meds include metoprolol 25 mg", "metoprolol", "past"),
+    ("Continued metoprolol; home meds: aspirin 81 mg", "aspirin", "past"),  # the taking-up is before the cue
+])
+def test_a_home_medication_continued_in_the_stay_is_its_order(line, word, status):
+    seg = Segment(0, 0, 0, "course", "hospital_course")
+    e = _entity(word, line.index(word), "medication")
+    assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary").status == status
+
+
 @pytest.mark.parametrize("before, line, word, kind, status", [
     ("", "In the ED her lactate was 3.1; troponin 0.05, Na 129.", "Na", "measurement", "active"),
     ("Seen at home by VNA. In the ER a glucose of 512 was noted; BNP 880,", "K 5.9 and Cr 2.1.", "Cr",
@@ -217,6 +229,14 @@ def test_hpi_presentation_of_this_admission(before, line, word, kind, status):
     e = _entity(word, line.index(word), kind)
     got = decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary", before=before)
     assert got.status == status
+
+
+def test_a_presentation_cue_reaches_over_its_narrative_sentence():
+    text = "Seen by her PCP. In the ED a lactate of 3 was drawn; BNP 900,\ntroponin 0.2 (per cardiology)."
+    assert presentation_cue(text, text.index("troponin")).group(0) == "In the ED"
+    assert presentation_cue(text, text.index("PCP")) is None                 # before the cue
+    after = "In the ED she was hypotensive. Her Cr was 2.1 last week."
+    assert presentation_cue(after, after.index("Cr")) is None                 # the next sentence
 
 
 def test_scope_by_time():
@@ -242,3 +262,8 @@ def test_outputs_named_by_their_tube(line, want):
     found = [(m.text, m.kind, m.concept) for m in find_mentions(line, 0, load_lexicon())]
     assert found == want
 
+
+
+def test_inflammatory_and_adrenal_labs_are_values(lex):
+    found = [(m.concept, m.value) for m in find_mentions("CRP 12.4, AM cortisol 3.1 before steroids", 0, lex)]
+    assert ("crp", "12.4") in found and ("cortisol", "3.1") in found

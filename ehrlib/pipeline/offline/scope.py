@@ -25,7 +25,8 @@ from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
-__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES"]
+__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES",
+           "presentation_cue", "tells_presentation"]
 
 #: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
 HISTORICAL_CUES = cue("historical")
@@ -33,17 +34,29 @@ PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
 PRESENTATION_CUES = cue("presentation")
+_CONTINUED_HERE = cue("stay_continuation")
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
                  re.I)
 
 
-def _presentation_cue(line_text: str, start: int, before: str) -> re.Match[str] | None:
-    """A presentation cue in the narrative sentence that ends at ``start`` (the sentence may
-    begin on the lines ``before``); a cue inside a closed parenthetical does not count.
+def presentation_cue(text: str, pos: int) -> re.Match[str] | None:
+    """A presentation cue ("in the ED", "on arrival") in the narrative sentence of ``text``
+    that ends at ``pos``; a cue inside a closed parenthetical does not count.
     """
-    text = f"{before}\n{line_text}" if before else line_text
-    pos = start + (len(before) + 1 if before else 0)
     return PRESENTATION_CUES.search(mask_parentheticals(clause_before(text, pos, "narrative_sentence")))
+
+
+def tells_presentation(kind: str, section: str, note_type: str) -> bool:
+    """Whether a statement of ``section`` can be about the presentation that led to this
+    admission: a lab or vital in a discharge summary's history of present illness (its ED
+    drugs are no inpatient orders).
+    """
+    return section == "hpi" and note_type == "discharge_summary" and kind == "measurement"
+
+
+def _presentation_cue(line_text: str, start: int, before: str) -> re.Match[str] | None:
+    text = f"{before}\n{line_text}" if before else line_text  # the sentence may begin a line before
+    return presentation_cue(text, start + (len(before) + 1 if before else 0))
 
 
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
@@ -68,6 +81,9 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
     if hist is None and entity.kind in ("medication", "infusion"):
         # "lasix 40 mg daily at home": for drugs the cue may follow the name
         hist = HISTORICAL_CUES.search(after_clause)
+    if hist and entity.kind in ("medication", "infusion") and hist.group(0).lower().startswith("home") and \
+            _CONTINUED_HERE.search(clause, hist.end()):
+        hist = None  # "home meds reconciled and continued: X": a home drug taken up in this stay is its order
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
@@ -79,11 +95,10 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))
     scope = section_scope(segment.section)
     if scope == "past":
-        if segment.section == "hpi" and note_type == "discharge_summary" and entity.kind == "measurement" and \
+        if tells_presentation(entity.kind, segment.section, note_type) and \
                 (pres := _presentation_cue(line_text, start, before)) is not None:
             # the labs and vitals of the presentation that led to this admission (ED, arrival)
-            # are the stay's first rows; its ED drugs are no inpatient orders, and the rest of
-            # the history of present illness stays past
+            # are the stay's first rows; the rest of the history of present illness stays past
             return ScopeDecision(entity.entity_id, "active", "presentation of this admission", (pres.group(0),))
         if (segment.section == "hpi" or (segment.section == "social_family" and note_type == "nursing")) \
                 and not _ED.search(line_text) and note_type != "discharge_summary":
