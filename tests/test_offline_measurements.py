@@ -126,3 +126,12 @@ def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
 def test_later_values_rule_states_its_principle() -> None:
     from ehrlib.pipeline.offline.measurements import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle
+
+
+def test_a_percentage_written_before_its_name_is_its_value() -> None:
+    lex = load_lexicon()
+    found = [(m.concept, m.value) for m in find_mentions("WBC 18 with 12% bands. Weaned to 35% FiO2", 0, lex)]
+    assert ("bands", "12%") in found and ("fio2", "35%") in found
+    taken = [(m.concept, m.value) for m in find_mentions("SpO2 97% sats on RA", 0, lex) if m.concept == "spo2"]
+    assert taken == [("spo2", "97%")]                       # a value another name already took
+    assert not [m for m in find_mentions("given 4 bands of gauze", 0, lex) if m.concept == "bands"]  # no % unit

@@ -29,6 +29,8 @@ _TEMP = _FLAGS["temperature"]
 _REPLETION: Mapping[str, str] = _FLAGS["repletion"]
 _REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
 _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
+#: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
+_PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
 
 def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept, before: str, nxt: int | None,
@@ -104,6 +106,15 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "trend", concept.cid, btw[1],
                                  NumericClaim(trend=Trend(direction=btw[0], word=btw[1]))))
         return True
+    pct = _PERCENT_BEFORE.search(before) if concept.unit == "%" else None
+    if pct is not None and not overlaps(taken, pct.start(), m.end()):
+        # a percentage unit makes a number directly before the name its value ("4% bands")
+        val = parse_value(" " + pct.group(0), concept)
+        if val is not None and plausible(val, concept):
+            val.pop("_end", None)
+            emit(out, taken, Mention(line, pct.start(), m.end(), m.group(0).strip(), "measurement", concept.cid,
+                                     pct.group(0), numeric_claim(val)))
+            return True
     return False
 
 
