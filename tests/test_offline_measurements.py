@@ -135,3 +135,11 @@ def test_a_percentage_written_before_its_name_is_its_value() -> None:
     taken = [(m.concept, m.value) for m in find_mentions("SpO2 97% sats on RA", 0, lex) if m.concept == "spo2"]
     assert taken == [("spo2", "97%")]                       # a value another name already took
     assert not [m for m in find_mentions("given 4 bands of gauze", 0, lex) if m.concept == "bands"]  # no % unit
+
+
+def test_oral_intake_is_a_volume_and_a_dose_unit_makes_it_a_dose() -> None:
+    lex = load_lexicon()
+    found = [(m.concept, m.value) for m in find_mentions("Eating well, PO 640 cc; PO intake 300 mL overnight", 0, lex)]
+    assert found == [("po_intake", "640 cc"), ("po_intake", "300 mL")]
+    assert not [m for m in find_mentions("changed to PO 400 mg moxifloxacin", 0, lex) if m.concept == "po_intake"]
+    assert not [m for m in find_mentions("labetalol PO 200 mg bid", 0, lex) if m.concept == "po_intake"]

@@ -219,8 +219,8 @@ _VOLUME = re.compile(r"^(?:l|ml|cc|mls)$", re.I)
 
 def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
     """A parsed unit that cannot belong to the concept ("4L" for a respiratory rate)."""
-    if concept.kind == "output":
-        return True
+    if concept.kind == "output":  # a volume; a dose unit after the number makes it a dose ("PO 500 mg")
+        return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
     if unit and _VOLUME.match(unit.strip()):
