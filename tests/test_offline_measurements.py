@@ -143,3 +143,6 @@ def test_oral_intake_is_a_volume_and_a_dose_unit_makes_it_a_dose() -> None:
     assert found == [("po_intake", "640 cc"), ("po_intake", "300 mL")]
     assert not [m for m in find_mentions("changed to PO 400 mg moxifloxacin", 0, lex) if m.concept == "po_intake"]
     assert not [m for m in find_mentions("labetalol PO 200 mg bid", 0, lex) if m.concept == "po_intake"]
+    assert not [m for m in find_mentions("tolerating PO, 2 episodes of emesis", 0, lex) if m.concept == "po_intake"]
+    later = find_mentions("K 5.8, given kayexalate 30 gm PO, 4.1 the next day", 0, lex)
+    assert [m.value for m in later if m.concept == "potassium"][1].startswith("4.1")  # the route ends no values

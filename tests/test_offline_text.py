@@ -183,6 +183,15 @@ def _entity(text: str, start: int, kind: str = "measurement") -> Entity:
     ("Plt 90 (h/o ITP (dx 2150)), Na 131", "Na", "hospital_course", "active"),
     ("Na 131 (baseline Cr 1.4)", "Cr", "hospital_course", "past"),  # still inside the open aside
     ("chronic anemia, Hgb 8.1 (stable)", "Hgb", "hospital_course", "past"),  # the cue is outside the aside
+    # a problem title's cue qualifies the problem, not the statements after its colon
+    ("2. Acute on chronic kidney injury: Cr up to 2.4", "Cr", "hospital_course", "active"),
+    ("# Known CAD: troponin 0.03", "troponin", "assessment_plan", "active"),
+    ("# AKI: baseline Cr 1.1", "Cr", "assessment_plan", "past"),             # a cue after the colon counts
+    ("- Rec'd 3L LR since arrival", "LR", "events", "active"),             # received, not recommendations
+    ("Renal recs: LR at 100/hr", "LR", "events", "plan"),
+    ("Family meeting w/ daughter at noon, made DNR", "DNR", "hospital_course", "active"),  # a participant
+    ("Spoke with the patient's son, transfused 1 u PRBC", "PRBC", "hospital_course", "active"),
+    ("Son with colon cancer, CEA 4", "CEA", "hospital_course", "past"),
 ])
 def test_scope_cues(line, word, section, status):
     seg = Segment(0, 0, 0, section, section)

@@ -51,6 +51,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
             val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
+        elif concept.cid in _FLAGS.get("volume_unit_concepts", ()) and not _VOLUME.match(str(val.get("unit") or "")):
+            val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
         end = m.end() + int(val.pop("_end"))
         near = trend_word(raw[end:end + 14])
@@ -92,6 +94,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
+    if concept.cid in _FLAGS.get("volume_unit_concepts", ()):
+        return False  # a route word without a volume is no statement of this concept
     clause = line_clause(raw, m.end())
     tail = clause[:(nxt - m.end()) if nxt is not None and nxt - m.end() < len(clause) else len(clause)][:40]
     tw = trend_word(tail)

@@ -34,6 +34,9 @@ PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
 PRESENTATION_CUES = cue("presentation")
+_FAMILY_PARTICIPANT = cue("family_participant")
+#: the title of a problem entry ("# CHF:", "3. Acute on chronic renal failure:")
+_PROBLEM_TITLE = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*)[^:\n]{1,80}:")
 _CONTINUED_HERE = cue("stay_continuation")
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
                  re.I)
@@ -66,6 +69,9 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
     """
     start = entity.span[0] if entity.span else 0
     clause = mask_parentheticals(clause_before(line_text, start, "temporal"))  # an aside's cue stays in it
+    if (title := _PROBLEM_TITLE.match(line_text)) is not None and start >= title.end():
+        # "# Acute on chronic renal failure: Cr rose": a problem title's words qualify the problem
+        clause = clause[len(clause) - (start - title.end()):] if len(clause) > start - title.end() else clause
     after = line_text[entity.span[1]:] if entity.span else ""
     after_clause = clause_after(after, 0, "stop")[:40]
     adm_start, adm_end = parse_datetime(admission.start), parse_datetime(admission.end)
@@ -75,7 +81,10 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
             return ScopeDecision(entity.entity_id, "past", "dated before the admission", ("time",))
         if w_start is not None and adm_end is not None and (w_start - adm_end).days >= 2:
             return ScopeDecision(entity.entity_id, "plan", "dated after discharge", ("time",))
-    if fam := FAMILY_CUES.search(clause):
+    fam = FAMILY_CUES.search(clause)
+    if fam is not None and _FAMILY_PARTICIPANT.search(clause[:fam.start()]):
+        fam = None  # "met with her daughter": a participant in the care, no family history
+    if fam:
         return ScopeDecision(entity.entity_id, "past", "family history", (fam.group(0),))
     hist = HISTORICAL_CUES.search(clause)
     if hist is None and entity.kind in ("medication", "infusion"):
