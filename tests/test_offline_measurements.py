@@ -146,3 +146,8 @@ def test_oral_intake_is_a_volume_and_a_dose_unit_makes_it_a_dose() -> None:
     assert not [m for m in find_mentions("tolerating PO, 2 episodes of emesis", 0, lex) if m.concept == "po_intake"]
     later = find_mentions("K 5.8, given kayexalate 30 gm PO, 4.1 the next day", 0, lex)
     assert [m.value for m in later if m.concept == "potassium"][1].startswith("4.1")  # the route ends no values
+
+
+def test_a_diastolic_pressure_is_its_own_item() -> None:
+    found = [(m.concept, m.value) for m in find_mentions("SBP 88-140, DBP 40-72 overnight", 0, load_lexicon())]
+    assert found == [("blood_pressure", "88-140"), ("diastolic_bp", "40-72")]

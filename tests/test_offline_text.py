@@ -182,7 +182,11 @@ def _entity(text: str, start: int, kind: str = "measurement") -> Entity:
     ("Plt 90 (chronic ITP), Na 131", "Na", "hospital_course", "active"),
     ("Plt 90 (h/o ITP (dx 2150)), Na 131", "Na", "hospital_course", "active"),
     ("Na 131 (baseline Cr 1.4)", "Cr", "hospital_course", "past"),  # still inside the open aside
-    ("chronic anemia, Hgb 8.1 (stable)", "Hgb", "hospital_course", "past"),  # the cue is outside the aside
+    ("h/o anemia, Hgb 8.1 (stable)", "Hgb", "hospital_course", "past"),  # the cue is outside the aside
+    # an adjective cue qualifies its own phrase only
+    ("WBC 90 (known CLL, 6% bands)", "bands", "hospital_course", "active"),
+    ("chronic anemia, Hgb 8.1", "Hgb", "hospital_course", "active"),
+    ("chronic Cr 2.1", "Cr", "hospital_course", "past"),
     # a problem title's cue qualifies the problem, not the statements after its colon
     ("2. Acute on chronic kidney injury: Cr up to 2.4", "Cr", "hospital_course", "active"),
     ("# Known CAD: troponin 0.03", "troponin", "assessment_plan", "active"),

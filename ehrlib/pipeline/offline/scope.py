@@ -34,6 +34,7 @@ PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
 PRESENTATION_CUES = cue("presentation")
+_HISTORICAL_ADJECTIVE = cue("historical_adjective")
 _FAMILY_PARTICIPANT = cue("family_participant")
 #: the title of a problem entry ("# CHF:", "3. Acute on chronic renal failure:")
 _PROBLEM_TITLE = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*)[^:\n]{1,80}:")
@@ -62,6 +63,16 @@ def _presentation_cue(line_text: str, start: int, before: str) -> re.Match[str] 
     return presentation_cue(text, start + (len(before) + 1 if before else 0))
 
 
+def _historical_cue(clause: str) -> re.Match[str] | None:
+    """The first historical cue that reaches the end of ``clause``: an adjective cue ("known
+    CML, 4% bands") qualifies only the phrase up to the next comma.
+    """
+    for hist in HISTORICAL_CUES.finditer(clause):
+        if not (_HISTORICAL_ADJECTIVE.match(hist.group(0)) and re.search(r"[,;]", clause[hist.end():])):
+            return hist
+    return None
+
+
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
                  note_type: str, window: TimeSpan | None = None, before: str = "") -> ScopeDecision:
     """The temporal status of one entity with the cue that decided it (``before``: the
@@ -86,7 +97,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         fam = None  # "met with her daughter": a participant in the care, no family history
     if fam:
         return ScopeDecision(entity.entity_id, "past", "family history", (fam.group(0),))
-    hist = HISTORICAL_CUES.search(clause)
+    hist = _historical_cue(clause)
     if hist is None and entity.kind in ("medication", "infusion"):
         # "lasix 40 mg daily at home": for drugs the cue may follow the name
         hist = HISTORICAL_CUES.search(after_clause)
