@@ -119,11 +119,12 @@ _TABLES = (
        end="enddate", dose="dose_val_rx", dose_unit="dose_unit_rx", route="route"),
     _t("inputevents_mv", "event",
        "row_id subject_id hadm_id icustay_id starttime endtime itemid amount amountuom rate rateuom "
-       "ordercategoryname statusdescription originalamount originalrate",
-       "MetaVision infusions and boluses with start/end", dictionary="d_items",
+       "ordercategoryname statusdescription originalamount originalrate patientweight",
+       "MetaVision infusions and boluses with start/end; patientweight (kg) turns a per-kg rate into a rate",
+       dictionary="d_items",
        row_id="row_id", subject="subject_id", admission="hadm_id", stay="icustay_id", item="itemid",
        start="starttime", end="endtime", amount="amount", amount_unit="amountuom", rate="rate",
-       rate_unit="rateuom"),
+       rate_unit="rateuom", weight="patientweight"),
     _t("inputevents_cv", "event",
        "row_id subject_id hadm_id icustay_id charttime itemid amount amountuom rate rateuom "
        "originalamount originalamountuom originalroute originalrate originalrateuom",
@@ -358,7 +359,7 @@ PERTURBED = _map("perturbed", {
     "inputevents_mv": ("FLUID_INPUTS_MV", None, {
         "row_id": "ID", "itemid": "ITEM_ID", "starttime": "START_AT", "endtime": "END_AT",
         "amount": "AMOUNT_VALUE", "amountuom": "AMOUNT_UNIT", "rate": "RATE_VALUE", "rateuom": "RATE_UNIT",
-        "originalamount": "ORIG_AMOUNT_VALUE", "originalrate": "ORIG_RATE_VALUE"}),
+        "originalamount": "ORIG_AMOUNT_VALUE", "originalrate": "ORIG_RATE_VALUE", "patientweight": "WEIGHT_KG"}),
     "inputevents_cv": ("FLUID_INPUTS_CV", None, {
         "row_id": "ID", "itemid": "ITEM_ID", "charttime": "CHART_AT", "amount": "AMOUNT_VALUE",
         "amountuom": "AMOUNT_UNIT", "rate": "RATE_VALUE", "rateuom": "RATE_UNIT",

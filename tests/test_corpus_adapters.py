@@ -80,6 +80,12 @@ def test_ehrcon_bad_inputs(tmp_path):
     bad.write_text("ROW_ID,TEXT\n1,x\n")
     with pytest.raises(RecordError, match="missing column 'HADM_ID'"):
         read_ehrcon(tmp_path)
+    bad.write_text('ROW_ID,HADM_ID,CATEGORY,TEXT\n1,2,Nursing,"a note cut off\n')  # quote never closed
+    with pytest.raises(RecordError, match="notes.csv: CSV error"):
+        read_ehrcon(tmp_path)
+    bad.write_bytes(b"ROW_ID,HADM_ID,CATEGORY,TEXT\n1,2,Nursing,caf\xe9\n")
+    with pytest.raises(RecordError, match="not UTF-8"):
+        read_ehrcon(tmp_path)
 
 
 def _reasoncon_lines():

@@ -237,6 +237,12 @@ def test_bad_inputs_are_one_line_errors(tmp_path, capsys):
     latin.write_bytes((",".join(M3_HEADER) + "\n1,2,3,2100-01-01,,,Nursing,,,,caf\xe9\n").encode("latin-1"))
     with pytest.raises(DataError, match="UTF-8"):
         import_notes(latin, tmp_path / "o")
+    for name, tail in (("cut.csv", '"text cut off mid-note\n'), ("quote.csv", '"closed" then more\n')):
+        # a quoted field never closed (a truncated download) or closed mid-field is not a note
+        bad = tmp_path / name
+        bad.write_text(",".join(M3_HEADER) + "\n1,2,3,2100-01-01,,,Nursing,,,," + tail)
+        with pytest.raises(DataError, match=f"{name}: CSV error"):
+            import_notes(bad, tmp_path / "o")
     with pytest.raises(ConfigError, match="note types"):
         import_notes(other, tmp_path / "o", filters=ImportFilters(note_types=("ecg",)))
     assert not (tmp_path / "o").exists()

@@ -58,3 +58,14 @@ def test_has_break_treats_the_slice_end_as_a_text_end() -> None:
 ])
 def test_mask_parentheticals(text: str, want: str) -> None:
     assert mask_parentheticals(text) == want and len(mask_parentheticals(text)) == len(text)
+
+
+def test_a_clause_reaches_only_so_far():
+    """A cue further back than CLAUSE_REACH characters, with no break between, is out of reach."""
+    from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
+
+    text = "h/o " + "x " * CLAUSE_REACH + "edema"
+    before = clause_before(text, len(text), "temporal")
+    assert len(before) == CLAUSE_REACH and "h/o" not in before
+    after = clause_after(text, 0, "temporal")
+    assert len(after) == CLAUSE_REACH and after.startswith("h/o")

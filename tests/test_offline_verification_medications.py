@@ -70,6 +70,20 @@ def test_rate():
     assert verify(_med(rate=5.0, rate_unit="mcg/min"), tools).label == "consistent"
 
 
+@pytest.mark.parametrize("stated, unit, charted, charted_unit, weight, match", [
+    (8.0, "mcg/min", 0.1, "mcg/kg/min", 80.0, True),    # 0.1 mcg/kg/min x 80 kg = 8 mcg/min
+    (12.0, "mcg/min", 0.1, "mcg/kg/min", 80.0, False),
+    (0.1, "mcg/kg/min", 8.0, "mcg/min", 80.0, True),    # and back
+    (0.5, "mg/kg/hr", 35.0, "mg/hour", 70.0, True),
+    (8.0, "mcg/min", 0.1, "mcg/kg/min", None, False),   # no weight: not comparable, not matched
+])
+def test_a_per_kilogram_rate_meets_an_absolute_one_through_the_charted_weight(stated, unit, charted,
+                                                                               charted_unit, weight, match):
+    r = _given("2199-02-03 08:00:00", "2199-02-03 12:00:00",
+               extra={"rate": charted, "rate_unit": charted_unit, "weight": weight})
+    assert rate_matches(stated, unit, r) is match
+
+
 def test_dose():
     tools = _drug(_given("2199-02-03 08:00:00", "2199-02-03 08:00:00", valuenum=20.0, unit="mg"))
     assert_decided(verify(_med(dose=40.0, dose_unit="mg"), tools), "medications.dose", "inconsistent")

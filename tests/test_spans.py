@@ -52,3 +52,20 @@ def test_arbitration_longest_then_rank_then_start():
 def test_candidates_keep_overlaps_for_inspection():
     keys = {(s.vocabulary, s.key) for s in VocabularyMatcher(VOCABS).candidates("calcium carbonate")}
     assert keys == {("lab", "calcium"), ("drug", "calcium carbonate")}
+
+
+def test_arbitration_keeps_what_a_pairwise_check_keeps():
+    """Checking only the chosen neighbours (bisect) equals checking every chosen span."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        spans = []
+        for _ in range(rng.randint(0, 30)):
+            start = rng.randint(0, 60)
+            spans.append(Span(start, start + rng.randint(1, 12), rng.choice(("lab", "drug")), "k", "t", "x"))
+        chosen: list[Span] = []
+        for s in sorted(spans, key=lambda s: (-(s.end - s.start), s.vocabulary != "drug", s.start)):
+            if all(s.end <= c.start or c.end <= s.start for c in chosen):
+                chosen.append(s)
+        assert arbitrate(spans, rank=("drug",)) == sorted(chosen, key=lambda s: s.start)

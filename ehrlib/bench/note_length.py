@@ -2,9 +2,11 @@
 
 A careless or hostile corpus holds notes no clinician wrote: a pasted log of 100 k blank
 lines, a 1 MB line without a newline, a 2 MB dump. The cost of one note must grow
-linearly with its length, so such a note slows its own run by seconds, not hours. Three
+linearly with its length, so such a note slows its own run by seconds, not hours. Four
 shapes are timed at each length: ``prose`` (clinical lines repeated), ``one_line`` (the
-same words with no newline) and ``blank_lines`` (one statement, then empty lines). Each
+same words with no newline), ``blank_lines`` (one statement, then empty lines) and
+``dense_line`` (drug names and values with no sentence break: every mention shares one
+clause, the case where per-mention work over the whole clause turns quadratic). Each
 note runs alone through the full offline inspector (``ehrlib run`` code path, size
 limits lifted) after a warm-up note, so imports and index builds are not counted; the
 time is the note's own ``wall_s`` from the run ledger.
@@ -13,8 +15,8 @@ time is the note's own ``wall_s`` from the run ledger.
 microseconds per character, entities found. Linear cost shows as a flat us/char column.
 ``EHRLIB_BENCH_NOTE_MAX`` caps the largest length (default 2,000,000). Dense prose costs
 what its entities cost to verify (about 50 per 1,000 characters here), so by default it
-stops at 200,000 characters to keep ``make bench`` short; ``EHRLIB_BENCH_PROSE_MAX``
-raises that.
+stops at 200,000 characters to keep ``make bench`` short, as does ``dense_line``;
+``EHRLIB_BENCH_PROSE_MAX`` raises that.
 """
 from __future__ import annotations
 
@@ -29,7 +31,9 @@ from ehrlib.corpus.records import Note
 __all__ = ["LENGTHS", "SHAPES", "note_text", "run"]
 
 LENGTHS = (1_000, 10_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000)
-SHAPES = ("prose", "one_line", "blank_lines")
+SHAPES = ("prose", "one_line", "blank_lines", "dense_line")
+#: shapes whose cost is that of their many entities: capped at ``EHRLIB_BENCH_PROSE_MAX``
+_DENSE = ("prose", "dense_line")
 _PROSE = ("HR 88 this morning, BP 120/80, afebrile.\nWBC 12.3 on admission, creatinine 1.1.\n"
           "Lasix 40 mg IV given with good urine output.\nBlood cultures pending. Plan: continue antibiotics.\n")
 
@@ -41,6 +45,9 @@ def note_text(shape: str, n: int) -> str:
     if shape == "one_line":
         flat = _PROSE.replace("\n", " ")
         return (flat * (n // len(flat) + 1))[:n]
+    if shape == "dense_line":
+        unit = "Lasix 40 mg vanc/zosyn K 4.1 "
+        return (unit * (n // len(unit) + 1))[:n]
     if shape == "blank_lines":
         head = "HR 88 this morning.\n"
         return head + "\n" * max(n - len(head), 0)
@@ -70,7 +77,7 @@ def run(out_dir: Path) -> Path:
         con.close()
         notes = [Note("warmup", sid, hadm, "nursing", str(day), note_text("prose", 500))]
         notes += [Note(f"{shape}-{n}", sid, hadm, "nursing", str(day), note_text(shape, n))
-                  for n in lengths for shape in SHAPES if shape != "prose" or n <= prose_top]
+                  for n in lengths for shape in SHAPES if shape not in _DENSE or n <= prose_top]
         corpus = work / "corpus"
         write_jsonl(notes, corpus / "notes.jsonl")
         params = load_params(None, corpus=str(corpus), db=str(db), backend="offline", run_id="note-length",

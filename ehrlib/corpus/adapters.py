@@ -69,9 +69,18 @@ def read_ehrcon_notes(path: str | Path) -> list[Note]:
     path = Path(path)
     if not path.exists():
         raise RecordError(f"{path}: file not found")
+    try:
+        return _ehrcon_notes(path)
+    except csv.Error as exc:
+        raise RecordError(f"{path}: CSV error ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _ehrcon_notes(path: Path) -> list[Note]:
     notes = []
     with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(fh, strict=True)  # a quote left open (a truncated file) is an error
         cols = {c.upper(): c for c in reader.fieldnames or ()}
         for need in ("ROW_ID", "HADM_ID", "TEXT", "CATEGORY"):
             if need not in cols:

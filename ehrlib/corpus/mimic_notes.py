@@ -296,7 +296,7 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
     previous_limit = csv.field_size_limit(_FIELD_LIMIT)
     with ThreadPoolExecutor(1) as pool, _open_text(src) as text:
         digest = pool.submit(_sha256, src)
-        reader = csv.reader(text)
+        reader = csv.reader(text, strict=True)  # a quote left open (a truncated file) is an error
         try:
             try:
                 header = next(reader)

@@ -20,7 +20,7 @@ from ehrlib.tools.timespec import TimeWindow
 __all__ = ["TableReader", "ValueCondition", "reader", "query_tables"]
 
 #: extra columns shown with a row, by role, in this order
-_EXTRA_ROLES = ("flag", "rate", "rate_unit", "route", "location", "organism", "antibiotic", "interpretation")
+_EXTRA_ROLES = ("flag", "rate", "rate_unit", "weight", "route", "location", "organism", "antibiotic", "interpretation")
 
 
 @dataclass(frozen=True, slots=True)

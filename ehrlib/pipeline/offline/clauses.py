@@ -15,8 +15,13 @@ from dataclasses import dataclass
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 
-__all__ = ["ClauseBreaks", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break",
+__all__ = ["ClauseBreaks", "CLAUSE_REACH", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break",
            "mask_parentheticals"]
+
+#: the longest clause looked at, in characters: a cue or value further away than this is not
+#: within a statement's reach (ConText's scopes are a few words), and the bound keeps a
+#: paragraph with thousands of mentions linear rather than quadratic
+CLAUSE_REACH = 600
 
 _CLOSED_PARENTHETICAL = re.compile(r"\([^()]*\)")
 
@@ -49,12 +54,13 @@ def clause_breaks(name: str) -> ClauseBreaks:
 
 
 def clause_before(text: str, pos: int, breaks: str) -> str:
-    """The clause that ends at ``pos``: ``text[:pos]`` from its last break on.
+    """The clause that ends at ``pos``: ``text[:pos]`` from its last break on (at most
+    :data:`CLAUSE_REACH` characters).
 
     Breaks are found in ``text[:pos]`` alone (a lookahead never sees past ``pos``).
     """
     b = clause_breaks(breaks)
-    prefix = text[:pos]
+    prefix = text[max(0, pos - CLAUSE_REACH):pos]
     last = None
     for last in b.pattern.finditer(prefix):  # noqa: B007 - keeps the last match
         pass
@@ -64,13 +70,15 @@ def clause_before(text: str, pos: int, breaks: str) -> str:
 
 
 def clause_after(text: str, pos: int, breaks: str) -> str:
-    """The clause that starts at ``pos``: ``text[pos:]`` up to its first break.
+    """The clause that starts at ``pos``: ``text[pos:]`` up to its first break (at most
+    :data:`CLAUSE_REACH` characters).
 
     The search runs on the whole text from ``pos``, so a lookbehind in the break pattern
     sees the characters before ``pos`` ("Dr. K." is not a sentence end).
     """
-    m = clause_breaks(breaks).pattern.search(text, pos)
-    return text[pos:m.start() if m else len(text)]
+    end = min(len(text), pos + CLAUSE_REACH)
+    m = clause_breaks(breaks).pattern.search(text, pos, end)
+    return text[pos:m.start() if m else end]
 
 
 def has_break(span: str, breaks: str) -> bool:

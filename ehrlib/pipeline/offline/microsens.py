@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
 __all__ = ["parse_susceptibilities", "is_susceptibility_name", "susceptibility_mentions"]
@@ -93,7 +94,7 @@ def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
     """Whether a drug word at raw[start:end] names a susceptibility ("R to levo",
     "levo R", "ceftriaxone-sensitive"), not an order.
     """
-    if not _CULTURE_CONTEXT.search(raw):
+    if not _CULTURE_CONTEXT.search(raw, max(0, start - 2 * CLAUSE_REACH), end + 2 * CLAUSE_REACH):
         return False
     return bool(_NAME_BEFORE.search(raw[max(0, start - 30):start]) or _NAME_AFTER.match(raw[end:end + 16]))
 

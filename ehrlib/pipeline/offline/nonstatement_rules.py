@@ -248,7 +248,7 @@ def _drug_second_name(v: MentionView) -> bool:
     m = v.m
     members = _drugs(m)
     return m.concept == "drug" and bool(members) and any(
-        o.concept == "drug" and o.end <= m.start and re.fullmatch(r"[ \t]?", v.text[o.end:m.start])
+        m.start - 1 <= o.end <= m.start and o.concept == "drug" and re.fullmatch(r"[ \t]?", v.text[o.end:m.start])
         and _drugs(o) == members for o in v.others)
 
 

@@ -15,6 +15,7 @@ other term matches case-insensitively.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,11 +48,14 @@ def arbitrate(spans: Iterable[Span], rank: Sequence[str] = ()) -> list[Span]:
     preferred) span already covers part of it.
     """
     order = {v: i for i, v in enumerate(rank)}
-    chosen: list[Span] = []
+    chosen: list[Span] = []  # non-overlapping, so ordered by start and by end at once
+    starts: list[int] = []
     for s in sorted(spans, key=lambda s: (-(s.end - s.start), order.get(s.vocabulary, len(order)), s.start)):
-        if all(s.end <= c.start or c.end <= s.start for c in chosen):
-            chosen.append(s)
-    return sorted(chosen, key=lambda s: s.start)
+        i = bisect.bisect_right(starts, s.start)
+        if (i == 0 or chosen[i - 1].end <= s.start) and (i == len(chosen) or s.end <= chosen[i].start):
+            chosen.insert(i, s)
+            starts.insert(i, s.start)
+    return chosen
 
 
 def _norm(token: str) -> str:

@@ -1,7 +1,8 @@
 """Comparing a stated rate, dose or route with an order or administration row.
 
-Rates convert mg <-> mcg and per-hour <-> per-minute (a "vaso 0.04 u/min" is charted as
-2.4 units/hour) and match within 5 %; doses compare only within one unit family
+Rates convert mg <-> mcg, per-hour <-> per-minute (a "vaso 0.04 u/min" is charted as
+2.4 units/hour) and per-kilogram <-> absolute with the weight charted on the infusion row,
+and match within 5 %; doses compare only within one unit family
 (``verification_terms.yaml``: mg with mcg, never mg with mL), within 1 % or inside an
 order's "40-80" range, converting between the units of a family through the one clinical
 conversion table (:mod:`ehrlib.pipeline.offline.units`: g -> mg, L -> mL); an input
@@ -23,11 +24,29 @@ __all__ = ["charts_non_iv", "administrations", "total_matches", "rate_matches", 
            "dose_matches", "route_of", "unitless_matches"]
 
 
+def _weight(r: Mapping[str, Any]) -> float | None:
+    try:
+        w = float((r.get("extra") or {}).get("weight") or 0)
+    except (TypeError, ValueError):
+        return None
+    return w if 0 < w < 500 else None
+
+
 def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
-    """Whether an infusion row's rate matches the stated rate and unit."""
+    """Whether an infusion row's rate matches the stated rate and unit.
+
+    A per-kilogram rate ("levo 0.1 mcg/kg/min") and an absolute one ("neo 100 mcg/min")
+    are compared through the weight charted with the infusion row itself.
+    """
     obs = float(r["extra"]["rate"])
     runit = str((r.get("extra") or {}).get("rate_unit") or "").lower()
     note_unit = unit.lower()
+    note_kg, row_kg = bool(re.search(r"/\s*kg", note_unit)), "kg" in runit
+    if note_kg != row_kg and (weight := _weight(r)) is not None:
+        if note_kg:
+            rate, note_unit = rate * weight, re.sub(r"/\s*kg", "", note_unit)
+        else:
+            rate, note_unit = rate / weight, note_unit.replace("/", "/kg/", 1)
     if "mg" in note_unit and "mcg" in runit:
         rate *= 1000
     if "mcg" in note_unit and "mg" in runit and "mcg" not in runit:
