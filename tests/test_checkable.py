@@ -18,6 +18,10 @@ def _m(text: str, kind: str = "procedure") -> Mention:
     return Mention(0, 0, len(text), text, kind, "x", None, ProcedureClaim())
 
 
+def _neg(text: str) -> Mention:
+    return Mention(0, 0, len(text), text, "procedure", "x", None, ProcedureClaim(negated=True))
+
+
 @pytest.mark.parametrize("m, items, tables, after, step, note_type, want", [
     # an ICU procedure item on a stay charted without procedure events: nothing to look in
     (_m("extubated"), [VENT], CAREVUE, " this morning", "ontology", "nursing", "checkable.table_not_recorded"),
@@ -35,6 +39,14 @@ def _m(text: str, kind: str = "procedure") -> Mention:
     # a discharge summary's procedure is checked against the billed codes instead
     (_m("ERCP"), [], CAREVUE, " on day 2", "ontology", "discharge_summary", None),
     (_m("ERCP"), [VENT], CAREVUE, " on day 2", "ontology", "discharge_summary", None),
+    # a finding only the catalogue names: nobody charted it for this patient
+    (_m("guaiac positive", "finding"), [RHYTHM], METAVISION, ".", "ontology", "physician",
+     "checkable.finding_not_charted"),
+    (_m("guaiac positive", "finding"), [RHYTHM], METAVISION, ".", "patient", "physician", None),
+    (_m("extubated"), [VENT], METAVISION, ".", "ontology", "physician", None),  # an event with a table: checkable
+    # a negated procedure followed by its result noun denies the result
+    (_neg("EEG"), [VENT], METAVISION, " changes overnight", "patient", "physician", "checkable.negated_result"),
+    (_neg("EEG"), [VENT], METAVISION, " done yet", "patient", "physician", None),
     # labs and drugs keep their verdicts: their tables are recorded for every admission
     (_m("lactate", "measurement"), [], METAVISION, " 2.1", "ontology", "physician", None),
 ])
@@ -45,7 +57,7 @@ def test_not_checkable(m, items, tables, after, step, note_type, want):
 def test_rule_ids_are_stable_and_documented():
     ids = [r.rule_id for r in CHECKABLE_RULES]
     assert ids == ["checkable.ordered_not_done", "checkable.time_reference", "checkable.unresolved_phrase",
-                   "checkable.table_not_recorded"]
+                   "checkable.table_not_recorded", "checkable.finding_not_charted", "checkable.negated_result"]
     assert all(r.principle.endswith(".") for r in CHECKABLE_RULES)
 
 

@@ -80,3 +80,13 @@ EDGE_FORMS = event_forms(tuple((f"procedureevents_mv:{i}", label) for i, label i
 ])
 def test_a_label_naming_a_removal_is_the_device_and_a_removal_verb(line, texts):
     assert [m.text for m in event_item_mentions(line, 0, EDGE_FORMS, [])] == texts
+
+
+def test_a_size_unit_after_a_number_may_be_written_short():
+    pairs = [(ItemRef("procedureevents_mv", "16 Gauge", "1"), "procedureevents_mv:1"),
+             (ItemRef("procedureevents_mv", "22 Gauge", "2"), "procedureevents_mv:2")]
+    forms = event_forms(patient_event_items(pairs))
+    texts = lambda line: [m.text for m in event_item_mentions(line, 0, forms, [])]  # noqa: E731
+    assert texts("PIVs: 16g L AC and 22 ga R hand.") == ["16g", "22 ga"]
+    assert texts("16 gauge placed.") == ["16 gauge"]
+    assert texts("received 22 g of protein") == []  # a one-letter unit only joined to its number

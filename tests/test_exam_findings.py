@@ -30,3 +30,12 @@ def test_a_change_between_two_states_is_two_statements(text, expected):
 ])
 def test_findings_align_to_their_charted_concept(text, concept):
     assert concept in {c for _, c in _findings(text)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a vocabulary form's words split by a header colon are that form ("Skin: intact" is "skin intact")
+    ("SKIN: intact, no breakdown.", [("SKIN: intact", "skin")]),
+    ("Skin intact.", [("Skin intact", "skin")]),
+])
+def test_a_form_written_as_a_header_and_its_content(text, expected):
+    assert _findings(text) == expected

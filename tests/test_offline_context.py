@@ -78,3 +78,13 @@ def test_schema_rejects_a_malformed_cue_set(tmp_path) -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
     jsonschema.validate(load_data("offline_context.yaml"), schema)
+
+
+@pytest.mark.parametrize("after, planned", [
+    (" (results pending)", False),       # a pending result is of a study that was done
+    (", final read pending", False),
+    (" pending", True),                  # the study itself is pending
+    (" tomorrow", True),
+])
+def test_a_pending_result_is_no_plan(after: str, planned: bool) -> None:
+    assert bool(cue("plan_after").match(after)) is planned

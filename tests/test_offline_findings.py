@@ -95,3 +95,54 @@ def test_narrow_by_modality():
     assert [k for _, k in narrow_by_modality("NBP 100-120 systolic", items)] == ["k2"]
     assert [k for _, k in narrow_by_modality("BP 100-120", items)] == ["k1", "k2"]  # no modality named
     assert [k for _, k in narrow_by_modality("ABP 95-130", items[1:])] == ["k2"]  # the patient has no arterial item
+
+
+_ITEMS = {"k1": ("Sedation Scale", ["Agitated", "Calm/Cooperative"]),
+          "k2": ("Dorsal PedPulse [Right]", ["Weak Palpable"]),
+          "k3": ("Dorsal PedPulse [Left]", ["Weak Palpable"]), "k4": ("Radial Pulse [Right]", ["Weak Palpable"]),
+          "k5": ("Feeding Tube Type", ["NGT", "PEG"]), "k6": ("Wound Drainage", ["Serous"])}
+
+
+def _found(*lines: str, section: str = "nursing_system") -> list[tuple[int, str, list[str]]]:
+    from ehrlib.pipeline.offline.findings_data import data_findings
+    from ehrlib.pipeline.records import Segment
+
+    pairs = [(ItemRef("chartevents", label, i), k) for i, (k, (label, _)) in enumerate(_ITEMS.items())]
+    seg = Segment(0, 0, len(lines) - 1, "x", section)
+    return [(e.line, e.text, sorted(k for k in e.item_keys))
+            for e in data_findings(list(lines), seg, pairs, lambda k: _ITEMS[k][1], [])]
+
+
+def test_a_charted_value_alone_names_its_item():
+    # a value of two words written in order names the one item charting it ("/" joins words)
+    assert _found("Neuro: oriented, calm/cooperative.") == [(0, "calm/cooperative", ["k1"])]
+    # several items chart it: the label words the phrase names pick them (both sides of one item)
+    assert _found("Ext: pedal pulses weak palpable bilat.") == [(0, "pedal pulses weak palpable", ["k2", "k3"])]
+    # an acronym value opening the phrase ("PEG in place"), not one in passing ("meds via PEG")
+    assert _found("GI: PEG in place.") == [(0, "PEG", ["k5"])]
+    assert _found("GI: meds via PEG.") == []
+    assert _found("GI: peg site clean.") == []  # an acronym value only as the note writes it: upper case
+
+
+def test_a_value_alone_that_names_no_item_is_not_a_statement():
+    assert _found("Ext: weak palpable.") == []  # dorsal or radial pulses: the phrase does not say
+    assert _found("Neuro: calm/cooperative.", section="hpi") == []  # no exam or nursing section
+    assert _found("Wound: serous.") == []  # one word: the item's name must be written with it
+
+
+def test_a_phrase_is_free_unless_a_statement_starts_in_it():
+    from ehrlib.pipeline.offline.findings_data import data_findings
+    from ehrlib.pipeline.records import Segment
+
+    pairs = [(ItemRef("chartevents", label, i), k) for i, (k, (label, _)) in enumerate(_ITEMS.items())]
+    line = "Ext: edema both legs, DP pulses weak palpable."
+    seg = Segment(0, 0, 0, "x", "nursing_system")
+    # an edema statement running on over the comma leaves the pulses phrase free; one starting in it does not
+    ran_on = data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (5, 45))])
+    assert [e.text for e in ran_on] == ["DP pulses weak palpable"]
+    assert not data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (22, 45))])
+    # a value alone outside the statement that starts in its phrase is a statement of its own
+    line = "Sat 96% on calm/cooperative"
+    assert [e.text for e in data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 7))])] == [
+        "calm/cooperative"]
+    assert not data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 20))])

@@ -236,9 +236,9 @@ def test_susceptibility_parsing_and_check():
 
 
 _MICRO_CASES = [  # subject 10061, admission 145203: sputum drawn 2107-01-29 grew E. coli (levo/cipro R, CTX S)
-    # one claim qualifies the culture statement; a list is one statement per antibiotic
-    ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent"}),
-    ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "inconsistent"}),
+    # the organism and each antibiotic's susceptibility are separate statements
+    ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent", "levofloxacin": "consistent"}),
+    ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "consistent", "levofloxacin": "inconsistent"}),
     ("Sputum cx: E. coli, pan-sensitive", {"sputum": "inconsistent"}),
     ("sputum cx E coli (levo R, CTX S), cipro S", {"sputum": "consistent", "levo": "consistent", "ctx": "consistent",
                                                    "cipro": "inconsistent"}),

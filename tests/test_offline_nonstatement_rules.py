@@ -26,7 +26,8 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
     "nonstatement.word_fragment": [("Fluid balance", "bal", True), ("BAL sent from RLL", "BAL", False)],
     "nonstatement.lone_title": [("Problem: Hyperkalemia", "Hyperkalemia", True), ("Anemia.", "Anemia", True),
                                 ("Hypotension (not Shock)", "Hypotension", True), ("Afebrile.", "Afebrile", False),
-                                ("Hypotension (resolved)", "Hypotension", False)],
+                                ("Hypotension (resolved)", "Hypotension", False),
+                                ("Skin: intact.", "Skin: intact", False)],  # a header with its content
     "nonstatement.home_medication": [("Holding home lisinopril.", "lisinopril", True),
                                      ("Started lisinopril today.", "lisinopril", False)],
     "nonstatement.code_event": [("HR 48-133, asystole during code, now SR.", "code", True),

@@ -69,7 +69,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("Hypotension (not Shock)", "Hypotension", True),
     ("Afebrile.", "Afebrile", False),
     ("Hypotension (resolved)", "Hypotension", False),
-    ("Lungs: clear", "Lungs", False),
+    ("Lungs: clear", "Lungs: clear", False),  # the header and its content are one form
     ("Holding home lisinopril.", "lisinopril", True),
     ("79M admitted [**4-17**] w/ cardiogenic shock and ARF.", "ARF", True),
     ("Admitted with sepsis. Now hypotensive to 80s.", "hypotensive to 80s", False),

@@ -159,7 +159,7 @@ def test_medications_procedures_micro(lex):
     proc = find_mentions("s/p R IJ CVL placement", 0, lex)
     assert len(proc) == 1 and proc[0].concept == "central_line" and proc[0].claim.side == "r"
     micro = find_mentions("BCx 2/4 GPC in clusters", 0, lex)[0]
-    assert micro.claim.specimen == "blood" and micro.claim.organism == "staph"
+    assert micro.claim.specimen == "blood cult" and micro.claim.organism == "staph"
     k = find_mentions("K 3.1 repleted", 0, lex)
     assert [m.kind for m in k] == ["measurement", "medication"]
 

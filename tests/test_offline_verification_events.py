@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, verify
 
+from ehrlib.corpus.records import TimeSpan
+
 PROC = "procedureevents_mv:224560"
 BILLED = {"table": "procedures_icd", "score": 0.9, "key": "procedures_icd:9671", "label": "Insert endotracheal tube",
           "has_records": True}
@@ -75,3 +77,56 @@ VENT = _placed("2199-02-01 10:00:00", "2199-02-03 18:30:00")
 def test_extubation_clock_dates_the_end_of_ventilation(time_text, label, rule):
     e = entity("extubated", "procedure", keys=(PROC,), time_text=time_text)
     assert_decided(verify(e, _proc(VENT)), rule, label)
+
+
+@pytest.mark.parametrize("time_text, label, rule", [
+    ("this AM", "consistent", "events.record_in_window"),         # placed 08:00 on the stated day
+    ("this afternoon", "inconsistent", "events.procedure_day_part"),  # 08:00 is no afternoon
+    ("overnight", "consistent", "events.record_in_window"),      # the night runs into the morning (± 2 h)
+    ("this PM at 0800", "consistent", "events.record_in_window"),  # a clock time is the clock rule's
+])
+def test_procedure_day_part(time_text, label, rule):
+    # the statement's window ends on its stated day (the note's day, widened back half a day)
+    e = entity("echo", "procedure", keys=(PROC,), time_text=time_text,
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    assert_decided(verify(e, _proc(TODAY)), rule, label)
+
+
+VENTED = _placed("2199-02-01 10:00:00", "2199-02-06 09:00:00")  # a dwell spanning the whole window
+
+
+@pytest.mark.parametrize("text, action, rows, label, rule", [
+    # removal dated by a day: the dwell must end in the window, not merely span it
+    ("extubated", None, [VENTED], "inconsistent", "events.procedure_edge_day"),
+    ("extubated", None, [_placed("2199-02-01 10:00:00", "2199-02-03 09:00:00")], "consistent",
+     "events.record_in_window"),
+    # placement dated by a day: the dwell must start in it
+    ("ETT", "placed", [VENTED], "inconsistent", "events.procedure_edge_day"),
+    ("ETT", "placed", [_placed("2199-02-03 02:00:00", "2199-02-06 09:00:00")], "consistent",
+     "events.record_in_window"),
+    # a point event's own time counts for either edge
+    ("extubated", None, [TODAY], "consistent", "events.record_in_window"),
+])
+def test_procedure_edge_day(text, action, rows, label, rule):
+    e = entity(text, "procedure", keys=(PROC,), time_text="on hospital day 3", action=action,
+               window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    assert_decided(verify(e, _proc(*rows)), rule, label)
+
+
+@pytest.mark.parametrize("line, label, rule", [
+    ("echo yesterday evening, EF 55%", "inconsistent", "events.procedure_day_part"),  # placed 08:00
+    ("echo yesterday morning, EF 55%", "consistent", "events.record_in_window"),
+])
+def test_the_day_part_written_after_the_day(line, label, rule):
+    # the time expression resolved is "yesterday"; the part of that day is the word after it
+    e = entity("echo", "procedure", keys=(PROC,), time_text="yesterday", span=(0, 4),
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    assert_decided(verify(e, _proc(TODAY), line=line), rule, label)
+
+
+def test_a_date_that_bounds_the_dwell_dates_no_edge():
+    # "intubated ... until 2-3": the date is the dwell's end, not the intubation's
+    e = entity("intubated", "procedure", keys=(PROC,), time_text="2-3", action="intubated", span=(0, 9),
+               window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    line = "intubated for airway protection until 2-3"
+    assert_decided(verify(e, _proc(VENTED), line=line), "events.record_in_window", "consistent")

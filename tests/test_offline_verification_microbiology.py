@@ -67,3 +67,22 @@ def test_mrsa_claims_oxacillin_resistance(rows, label):
     e = _bcx(organism="aureus", organism_text="MRSA", sensitivities=[["oxacillin", "R"]])
     micro = [_culture(**r) for r in rows]
     assert_decided(verify(e, FakeTools(micro=micro)), "microbiology.susceptibility", label)
+
+
+BEDSIDE = "procedureevents_mv:225401"
+
+
+@pytest.mark.parametrize("rows, attributes, label, rule", [
+    # no wound specimen in the table, but the culture's collection charted at the bedside that day
+    ([row("2199-02-03 10:00:00", None, key=BEDSIDE, table="procedureevents_mv")], {}, "consistent",
+     "microbiology.specimen_in_window"),
+    ([], {}, "inconsistent", "microbiology.specimen_in_window"),  # neither: missing
+    # a stated result needs the microbiology rows: the bedside collection says nothing of growth
+    ([row("2199-02-03 10:00:00", None, key=BEDSIDE, table="procedureevents_mv")], {"negative": True},
+     "inconsistent", "microbiology.specimen_in_window"),
+])
+def test_a_collection_charted_as_a_bedside_procedure(rows, attributes, label, rule):
+    from ehrlib.corpus.records import ItemRef
+    e = entity("wound cx", "microbiology", keys=(), specimen="wound|swab", **attributes)
+    items = [(ItemRef("procedureevents_mv", "Wound Culture", 225401), BEDSIDE)]
+    assert_decided(verify(e, FakeTools({BEDSIDE: rows}), patient_items=items), rule, label)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ehrlib.corpus.records import Note, TimeSpan, ToolCallRecord
+from ehrlib.corpus.records import ItemRef, Note, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.claims import claim_for
 from ehrlib.pipeline.offline.verification import verify_entity, verify_surface
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
@@ -80,11 +80,15 @@ def entity(text: str, kind: str, *, keys: Sequence[str] = (KEY,), window: TimeSp
 
 
 def verify(e: Entity, tools: FakeTools, *, line: str | None = None, note_type: str = "physician",
-           surface: bool = False, cache: Sequence[CacheEntry] = ()) -> Verdict:
+           surface: bool = False, cache: Sequence[CacheEntry] = (),
+           patient_items: Sequence[tuple[ItemRef, str]] = ()) -> Verdict:
     """The verdict of the inspector (or the surface baseline) on one statement of a
-    one-line note (``line``, default the entity's text) dated :data:`DAY`."""
+    one-line note (``line``, default the entity's text) dated :data:`DAY`; ``patient_items``
+    are the admission's (item, key) pairs."""
     note = Note("n1", 1, 1, note_type, DAY, line if line is not None else e.text)
-    ctx = NoteContext(note, 1, 1, admittime="2199-01-30 10:00:00", dischtime="2199-02-12 10:00:00", chartdate=DAY)
+    ctx = NoteContext(note, 1, 1, admittime="2199-01-30 10:00:00", dischtime="2199-02-12 10:00:00", chartdate=DAY,
+                      patient_items=tuple(it for it, _ in patient_items),
+                      patient_item_keys=tuple(k for _, k in patient_items))
     env = StageEnv(toolset=tools)
     return (verify_surface if surface else verify_entity)(ctx, env, e, tuple(cache))
 

@@ -11,7 +11,11 @@ applied after alignment (extraction stages 3-4, recorded with the dropped mentio
   (procedure events exist only for MetaVision stays; a build may lack a table, as the
   MIMIC-IV demo lacks chartevents);
 - the event is an order or a request ("CXR ordered", "TTE requested"), not a done event;
-- a procedure noun is named as a time ("post-intubation ABG", "prior to extubation").
+- a procedure noun is named as a time ("post-intubation ABG", "prior to extubation");
+- a finding only the catalogue names (the patient has no item of it): an observation
+  nobody charted is no evidence of absence;
+- a negated procedure followed by a result noun ("no ECG changes"): the result is
+  denied, not the procedure.
 
 Only the event kinds (procedures, findings, outputs, generic events) are filtered: a
 drug, a lab or a culture has tables every admission records, so its absence is evidence.
@@ -70,6 +74,19 @@ def _table_not_recorded(v: CheckView) -> bool:
     return bool(v.items) and not v.billed and not any(it.table in v.recorded_tables for it in v.items)
 
 
+def _finding_not_charted(v: CheckView) -> bool:
+    """A finding only the catalogue names: the patient has no item of it at all."""
+    return v.mention.kind == "finding" and v.step == "ontology" and bool(v.items) and not v.billed
+
+
+_RESULT = re.compile(r"^\s*(?:" + "|".join(load_data("verification_terms.yaml")["event_result_nouns"]) + r")\b", re.I)
+
+
+def _negated_result(v: CheckView) -> bool:
+    """"no ECG changes": the negation is of the procedure's result, not of the procedure."""
+    return bool(getattr(v.mention.claim, "negated", False)) and bool(_RESULT.match(v.after))
+
+
 def _ordered(v: CheckView) -> bool:
     return v.mention.kind in ("procedure", "event") and bool(_ORDER.match(v.after))
 
@@ -89,6 +106,12 @@ CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
     Rule("checkable.table_not_recorded", "An event whose items all live in a table the admission has no rows in "
          "(another source system's table, or one the build lacks) is not checkable.", _table_not_recorded,
          EVENT_KINDS),
+    Rule("checkable.finding_not_charted", "A finding with no item in the patient's own dictionaries (only the "
+         "catalogue names it) is not checkable: an observation nobody charted is no evidence of absence.",
+         _finding_not_charted, ("finding",)),
+    Rule("checkable.negated_result", "A negated procedure followed by a result noun (no ECG changes, no CT evidence "
+         "of bleed) denies a result of the procedure, not the procedure; the tables hold no such result.",
+         _negated_result, ("procedure", "event")),
 ])
 
 

@@ -103,8 +103,26 @@ def _edge_verbs(edge: str) -> str:
     return "|".join(load_data("verification_terms.yaml")["procedure_edges"][edge])
 
 
+@functools.cache
+def _size_units() -> dict[str, tuple[str, ...]]:
+    units = load_data("verification_terms.yaml")["event_items"].get("size_units") or {}
+    return {k.lower(): tuple(v) for k, v in units.items()}
+
+
 def _phrase_pattern(words: Sequence[str]) -> str:
-    body = r"[\s\-/]*".join(re.escape(w) for w in words)
+    """A label's words joined by a space, hyphen or slash; a size unit after a number may be
+    written short ("18 Gauge" as "18g", "20 ga").
+    """
+    join = r"[\s\-/]*"
+    body = ""
+    for i, w in enumerate(words):
+        short = _size_units().get(w.lower()) if i and words[i - 1].isdigit() else None
+        if short:  # a one-letter unit only joined to its number ("18g", not "18 g of protein")
+            spaced = [re.escape(x) for x in (w, *short) if len(x) > 1]
+            joined = [re.escape(x) for x in short if len(x) == 1]
+            body += "(?:" + "|".join([join + "(?:" + "|".join(spaced) + ")", *joined]) + ")"
+        else:
+            body += (join if i else "") + re.escape(w)
     return r"(?<![A-Za-z0-9])" + body + r"(?:s|es|d|ed|ing)?(?![A-Za-z0-9])"
 
 

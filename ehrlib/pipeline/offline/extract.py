@@ -41,6 +41,7 @@ from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
+from ehrlib.pipeline.offline.microbiology import patient_test_names
 from ehrlib.pipeline.offline.numparse import is_table_row
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
@@ -263,7 +264,8 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
 
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
-              env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
+              env: StageEnv | None = None,
+              tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[tuple[_Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
     With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses).
@@ -296,7 +298,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section, forms)
+        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section, forms, tests)
         ms, gone = split_non_statements(para.text, found)
         if prose is not None:
             ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
@@ -321,8 +323,10 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     dropped: list[DroppedMention] = []
     forms = event_forms(patient_event_items(pairs))
     absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
+    tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
+                                             if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
-                                    env if step == "ontology" else None):
+                                    env if step == "ontology" else None, tests):
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         refs = [r for r in refs if not _value_read_as_date(r, mentions)]

@@ -114,14 +114,76 @@ def _match(words: Sequence[tuple[str, int, int]], items: Sequence[tuple[ItemRef,
     return best
 
 
+def _split_words(words: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """Chunk words with "/" and "-" joins split ("calm/cooperative", "aerosol-cool")."""
+    return [(p, a, b) for w, a, b in words for p in re.split(r"[/-]", w) if p]
+
+
+def _acronym(value: str) -> bool:
+    return bool(re.fullmatch(r"[A-Z]{3,5}", value.strip()))
+
+
+def _named(label: str, chunk: set[str]) -> int:
+    """How many chunk words write a word of the label, whole or in part ("pedal pulses" both
+    write "PedPulse": a shared first syllable, a word inside the compound).
+    """
+    def hit(c: str, w: str) -> bool:
+        return len(c) >= 3 and (w[:3] == c[:3] or (len(c) >= 5 and c.rstrip("s") in w))
+    words = _label_words(label)
+    return sum(any(hit(c, w) for w in words) for c in chunk)
+
+
+def _value_only(text: str, words: Sequence[tuple[str, int, int]], items: Sequence[tuple[ItemRef, str]],
+                profile: Callable[[str], Sequence[str]]) -> tuple[list[tuple[ItemRef, str]], str, int, int] | None:
+    """The items a chunk names by a charted value alone: a value of two or more words written
+    in order without a gap ("weak palpable", "light yellow", "calm/cooperative"), or an
+    upper-case acronym value opening the chunk and written in upper case ("PEG in place", not
+    "off propofol" for a charted "OFF"). Of the items charting that
+    value, those whose label words the chunk names most ("pedal pulses" -> Dorsal PedPulse,
+    not Radial Pulse) are kept; when no label word tells them apart they must be one item
+    charted per side.
+    """
+    split = _split_words(words)
+    found: dict[tuple[str, int, int], list[tuple[ItemRef, str]]] = {}
+    for it, k in items:
+        for v in _categorical(profile(k)):
+            if v.strip().lower() in _EMPTY:
+                continue
+            vw = [w for w in re.split(r"[\s/-]+", v.lower()) if w and w not in _STOP and re.fullmatch(r"[a-z]+", w)]
+            if _acronym(v) and split and split[0][0] == v.strip().lower() and _acronym(text[split[0][1]:split[0][2]]):
+                a, b = split[0][1], split[0][2]
+            elif len(vw) >= 2 and not all(w in _GENERIC for w in vw):
+                at = next((i for i in range(len(split) - len(vw) + 1)
+                           if all(split[i + j][0] == w for j, w in enumerate(vw))), None)
+                if at is None:
+                    continue
+                a, b = split[at][1], split[at + len(vw) - 1][2]
+            else:
+                continue
+            found.setdefault((" ".join(vw) or v.lower(), a, b), []).append((it, k))
+    if not found:
+        return None
+    (value, a, b), hits = max(found.items(), key=lambda kv: (kv[0][2] - kv[0][1], -kv[0][1]))
+    chunk = {w for w, x, _ in split if not a <= x < b}
+    best = max(_named(it.label or "", chunk) for it, _ in hits)
+    kept = [(it, k) for it, k in hits if _named(it.label or "", chunk) == best]
+    stems = {re.sub(r"\b(?:right|left|r|l)\b|[\[\]()]", "", (it.label or "").lower()).strip() for it, _ in kept}
+    if best == 0 and len(stems) > 1:
+        return None  # several items chart the value and the chunk names none of them
+    if best:
+        a = min(a, words[0][1])  # "DP pulses weak palpable": the statement starts at the item's name
+    return kept, value, a, b
+
+
 def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
                   profile: Callable[[str], Sequence[str]], taken: Iterable[tuple[int, tuple[int, int] | None]]
                   ) -> list[Entity]:
     """Finding entities of ``seg`` aligned to the patient's categorical chartevents items.
 
     ``taken`` are (line, span) of entities already extracted: a phrase (text between
-    commas, semicolons, colons, periods) holding one is left to the vocabulary, so covered
-    findings keep their behaviour and one phrase never yields two statements.
+    commas, semicolons, colons, periods) in which one starts is left to the vocabulary, so
+    covered findings keep their behaviour, except for a charted value alone outside every
+    taken span ("SpO2 96% on aerosol cool neb": the device is a statement of its own).
     """
     if seg.section not in _SECTIONS:
         return []
@@ -136,20 +198,38 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         used = occupied.get(i, [])
         for ch in re.finditer(r"[^,;.:()]+", text):
             words = _chunk_words(text, ch.start(), ch.end())
-            if len(words) < 2:
+            if len(_split_words(words)) < 2:
+                continue
+            # a statement may run on over a comma ("edema both legs, DP pulses weak palpable"): the
+            # phrase is free unless a statement starts in it ("Foley draining ...": the vocabulary's);
+            # a value alone is free where no statement covers it ("SpO2 96% on aerosol cool neb")
+            alone = _value_only(text, words, items, profile)
+            if alone is not None and any(alone[2] < y and x < alone[3] for x, y in used):
+                alone = None
+            if any(ch.start() <= x < ch.end() for x, _ in used):
+                if alone is not None:
+                    hits, value, a, b = alone
+                    out.append(_data_entity(text, i, seg, hits, value, a, b))
                 continue
             got = _match(words, items, profile)
+            chunk = {w for w, _, _ in _split_words(words)}
+            if alone is not None and (got is None or _named(alone[0][0][0].label or "", chunk)
+                                      > _named(got[0][0][0].label or "", chunk)):
+                got = alone  # the value's item the phrase names best ("pedal pulses": not the radial pulse)
             if got is None:
                 continue
             hits, value, a, b = got
-            if any(ch.start() < y and x < ch.end() for x, y in used):
-                continue  # the phrase already carries a statement ("Foley draining ..."): the vocabulary's
-            out.append(Entity(
-                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
-                value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
-                items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
-                window=seg.default_window, source="ontology", span=(a, b)))
+            out.append(_data_entity(text, i, seg, hits, value, a, b))
     return out
+
+
+def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int
+                 ) -> Entity:
+    return Entity(
+        entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
+        value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
+        items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
+        window=seg.default_window, source="ontology", span=(a, b))
 
 
 _MODALITIES = tuple((re.compile(x["note"], re.I), re.compile(x["label"], re.I))

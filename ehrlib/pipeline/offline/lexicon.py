@@ -70,7 +70,7 @@ class Lexicon:
 
     def concepts_for(self, form: str) -> tuple[Concept, ...]:
         """Every concept a surface form may name ("BS": glucose with a value, else bowel sounds)."""
-        key = re.sub(r"\s+", " ", form.strip())
+        key = re.sub(r"\s*:\s*(?=\S)|\s+", " ", form.strip())
         cids = self.form_to_concept.get(key) or self.form_to_concept.get(key.lower()) or ()
         return tuple(self.concepts[c] for c in cids if c in self.concepts)
 
@@ -84,7 +84,8 @@ def _alternation(forms: list[str]) -> str:
     uniq = sorted(set(forms), key=lambda f: (-len(f), f))
     parts = []
     for f in uniq:
-        esc = re.escape(f).replace(r"\ ", r"\s*")
+        # a form's words may be split by a header colon ("Skin: intact" is "skin intact")
+        esc = re.escape(f).replace(r"\ ", r"(?:\s*:)?\s*")
         parts.append(esc)
     return r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
 

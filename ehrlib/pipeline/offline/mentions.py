@@ -45,8 +45,11 @@ _VOLUME_UNIT_CONCEPTS = frozenset(concept_flags().get("volume_unit_concepts", ()
 
 
 def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[str] = (),
-                  section: str = "other", event_forms: Sequence[EventForm] = ()) -> list[Mention]:
-    """All checkable mentions of one line, left to right, without overlaps."""
+                  section: str = "other", event_forms: Sequence[EventForm] = (),
+                  micro_tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
+    """All checkable mentions of one line, left to right, without overlaps; ``event_forms``
+    and ``micro_tests`` name the patient's own procedure items and microbiology tests.
+    """
     raw = clean_line(text)
     out: list[Mention] = []
     taken: list[tuple[int, int]] = []
@@ -70,7 +73,11 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
                 break
 
     out.extend(medication_mentions(raw, line, lex, patient_drugs, taken))
-    out.extend(microbiology_mentions(raw, line, lex, taken))
+    cultures = microbiology_mentions(raw, line, lex, taken, micro_tests)
+    # a drug word inside a culture's test name ("influenza DFA negative") names the test
+    out = [m for m in out if m.kind != "medication" or not any(
+        c.start <= m.start and m.end <= c.end and c.end - c.start > m.end - m.start for c in cultures)]
+    out.extend(cultures)
     out.extend(event_item_mentions(raw, line, event_forms, taken))  # the patient's own procedure items
     out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
     # further values of an analyte, once every other scanner has taken its doses and counts

@@ -2,12 +2,15 @@
 
 ``BCx 2/4 GPC in clusters``, ``UCx NGTD``, ``sputum grew yeast``, ``E. coli resistant to
 cipro``. A bare specimen word ("sputum", "urine") is a culture only when culture words
-follow. Each antibiotic's susceptibility after an organism (:mod:`.microsens`) qualifies
-its culture: one claim joins the culture mention, a list is one statement per drug.
+follow. Each antibiotic's susceptibility after an organism (:mod:`.microsens`) is its own
+statement about that organism, apart from the culture's organism statement ("grew E. coli,
+cipro resistant" is two claims); a result stated in its own clause after the specimen's
+collection ("swab sent, positive per lab") is a third.
 """
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import replace
 from typing import Any
@@ -18,18 +21,19 @@ from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
 
-__all__ = ["microbiology_mentions", "culture_starts"]
+__all__ = ["microbiology_mentions", "culture_starts", "patient_test_names"]
 
 _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
-                   (re.compile(r"\bblood\b", re.I), "blood"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I),
+                   (re.compile(r"\bblood\b", re.I), "blood cult"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I),
                                                                "wound|swab"),
                    (re.compile(r"\bstool\b", re.I), "stool|feces"),
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|ngtd|no\s+growth|"
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:came\s+back\s+)?(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
+                            r"ngtd|no\s+growth|"
                             r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
-                            r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/))", re.I)
+                            r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with))", re.I)
 
 
 _BARE = (*_BARE_SPECIMENS, (re.compile(r"\bbile\b", re.I), "bile"), (re.compile(r"\btissue\b", re.I), "tissue"))
@@ -69,13 +73,65 @@ def _implied(organism_text: str) -> dict[str, Any]:
     return {}
 
 
-def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+def _test_word(word: str) -> str:
+    """A test-name word as the note may write it: a long word by its first four letters on
+    ("Resp" for "Respiratory"), a short one whole.
+    """
+    w = re.escape(word.lower())
+    return (w[:4] + r"[a-z]*") if len(word) >= 5 else w + r"s?"
+
+
+@functools.lru_cache(maxsize=256)
+def patient_test_names(labels: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(note pattern, specimen pattern) of the patient's microbiology test names: two or more
+    of a name's specific words in its order, joined by spaces ("Influenza DFA" for "Influenza
+    A/B by DFA", "resp viral screen" for "Rapid Respiratory Viral Screen & Culture"), read as
+    a culture only when a result or collection follows, like a bare specimen word.
+    """
+    generic = frozenset(load_data("verification_terms.yaml")["micro_test_generic_words"])
+    out: list[tuple[re.Pattern[str], str]] = []
+    for label in labels:
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9]+", label)][:6]
+        forms: list[list[str]] = []
+        for size in range(len(words), 1, -1):  # longest first
+            for combo in itertools.combinations(range(len(words)), size):
+                picked = [words[i] for i in combo]
+                if all(w.lower() in generic for w in picked) or any(len(w) < 3 and not w.isupper() for w in picked):
+                    continue
+                if picked[0].lower() in generic and picked[-1].lower() in generic:
+                    continue  # "blood ... culture": generic words at both edges name no test
+                forms.append(picked)
+        if not forms:
+            continue
+        alts = "|".join(r"[\s\-/]+".join(_test_word(w) for w in f) for f in forms)
+        context = _MICRO_CONTEXT.pattern[1:]
+        out.append((re.compile(r"(?<![A-Za-z0-9])(?:" + alts + r")(?![A-Za-z0-9])(?=" + context + r")", re.I),
+                    re.escape(label)))
+    return tuple(out)
+
+
+#: "culture grew ...", "cx positive": a culture of no named specimen is one of any specimen
+_UNNAMED = re.compile(r"(?<![A-Za-z])(?:cultures?|cx)(?=\s+(?:grew|growing|positive|negative|with|was\s+(?:positive|"
+                      r"negative)|came\s+back))", re.I)
+
+
+def _after_specimen(raw: str, start: int, specimens: list[tuple[re.Pattern[str], str]]) -> bool:
+    """Whether a specimen word ends right before ``start`` ("blood culture" is the blood's)."""
+    before = raw[:start].rstrip()
+    return any(re.search("(?:" + p.pattern.split("(?=")[0] + r")$", before, re.I) for p, _ in (*_BARE, *specimens))
+
+
+def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
+              tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
     out: list[Mention] = []
-    specimens = [*lex.specimens, *_bare_specimens(lex)]
-    for pattern, table_word in specimens:
+    specimens = [*lex.specimens, *_bare_specimens(lex), *tests]
+    for pattern, table_word in [*specimens, (_UNNAMED, "")]:
         for m in pattern.finditer(raw):
-            if overlaps(taken, m.start(), m.end()):
-                continue
+            if overlaps(taken, m.start(), m.end()) or (not table_word and (
+                    _after_specimen(raw, m.start(), specimens)
+                    or any(o.start < m.start() and not re.search(r"[.;](?:\s|$)", raw[o.start:m.start()])
+                           for o in out))):
+                continue  # an unnamed culture in a named one's sentence is that one's ("CSF gram stain and culture")
             clause = line_clause(raw, m.end())[:80]
             # a coordinated specimen reads the result of the last one named with it
             chain = _ANY_COORDINATED.match(clause)
@@ -102,12 +158,6 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
             elif "organism" not in attrs and re.search(r"\b(?:positive|pos)\b|\(\+\)|\+\s*$",
                                                        own + clause[:40], re.I):
                 attrs["positive"] = True
-            sens = re.search(r"\b(sensitive|susceptible|resistant|pan-?sensitive)\s+to\s+([A-Za-z/\- ,]+)", clause,
-                             re.I)
-            if sens:
-                attrs["susceptibility"] = "R" if sens.group(1).lower().startswith("res") else "S"
-                names = [a.strip().lower() for a in re.split(r",|/|\band\b", sens.group(2)) if a.strip()]
-                attrs["antibiotics"] = tuple(a for a in names if len(a.split()) <= 2)[:4]
             if parse_susceptibilities(clause, lex)[1]:
                 attrs["pan_sensitive"] = True  # per-antibiotic claims are their own statements (find_mentions)
             if re.search(r"\bpending\b", clause, re.I) and "organism" not in attrs:
@@ -116,10 +166,39 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -
             for key in ("organism_text",):
                 if key in attrs:
                     end = m.end() + clause.find(attrs[key]) + len(attrs[key])
+            claim = MicrobiologyClaim(**attrs)
+            result = _separate_result(clause, claim)
+            if result is not None:
+                # "swab sent, positive per lab call": the collection and the result are two statements
+                r0, r1 = m.end() + result[0], m.end() + result[1]
+                out.append(Mention(line, m.start(), m.end(), m.group(0).strip(), "microbiology", "culture",
+                                   clause[:result[0]].strip(" ,;") or None, MicrobiologyClaim(specimen=table_word)))
+                out.append(Mention(line, r0, r1, raw[r0:r1], "microbiology", "culture", raw[r0:r1], claim))
+                taken.append((m.start(), r1))
+                continue
             out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
-                               clause.strip()[:80] or None, MicrobiologyClaim(**attrs)))
+                               clause.strip()[:80] or None, claim))
             taken.append((m.start(), end))
     return out
+
+
+#: a collection stated before the result, in its own clause ("sent, positive per lab")
+_COLLECTED_FIRST = re.compile(r"^\s*(?:x\s*\d\s*)?(?:(?:was|were)\s+)?(?:sent|drawn|obtained|collected)\b[^,;]{0,20}"
+                              r"[,;]\s*(?:(?:and|now|but|since|which\s+(?:was|is|came\s+back))\s+)?", re.I)
+
+
+def _separate_result(clause: str, claim: MicrobiologyClaim) -> tuple[int, int] | None:
+    """(start, end) in ``clause`` of a result stated in its own clause after the specimen's
+    collection, or None: the collection is checked on its own (the specimen was drawn), the
+    result on the organism rows.
+    """
+    first = _COLLECTED_FIRST.match(clause)
+    if first is None or not (claim.positive or claim.negative or claim.organism):
+        return None
+    rest = clause[first.end():]
+    stop = re.search(r"[,;]|\.(?:\s|$)", rest)
+    end = first.end() + (stop.start() if stop else len(rest.rstrip()))
+    return (first.end(), end) if end > first.end() else None
 
 
 def _organism_before(raw: str, start: int, end: int, lex: Lexicon) -> tuple[str, str] | None:
@@ -138,18 +217,19 @@ def culture_starts(raw: str, lex: Lexicon) -> set[int]:
             if not raw[m.start() - 1:m.start()].isalnum() and not raw[m.end():m.end() + 1].isalnum()}
 
 
-def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
-    """The culture mentions of one line, each with its susceptibility statements."""
+def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
+                          tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
+    """The culture mentions of one line, each with its susceptibility statements; ``tests``
+    are the patient's own test names (:func:`patient_test_names`).
+    """
     out: list[Mention] = []
-    micro = _cultures(raw, line, lex, taken)
+    micro = _cultures(raw, line, lex, taken, tests)
     claims = susceptibility_mentions(raw, micro, lex)
     for culture in micro:
         found = culture.claim
         assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
         own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
-        if len(own) == 1:
-            out.append(replace(culture, claim=replace(found, sensitivities=(*found.sensitivities, own[0][2:]))))
-            continue
+        # the organism and each susceptibility are separate statements, each verified on its own
         out.append(culture)
         # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
         own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)

@@ -12,6 +12,9 @@ Rules:
   contradicted when the organism has rows for that antibiotic and none with the stated
   interpretation. An antibiotic never tested is not judged.
 * "pan-sensitive" is contradicted by any R row of the organism.
+* A susceptibility word binds to the drug next to it: "resistant to X, Y" binds forward
+  over the list, but a list item followed by its own level word ("resistant to X,
+  Y sensitive") ends the list there and binds backward to that word.
 """
 from __future__ import annotations
 
@@ -74,12 +77,28 @@ def _names(part: str, lex: Lexicon) -> list[tuple[str, str, int]]:
     return out
 
 
+def _prefix_parts(text: str, m: re.Match[str]) -> list[tuple[str, int]]:
+    """(item, offset in ``text``) of a "resistant to X, Y" list, up to the first item after
+    the first that carries its own level word ("resistant to vanc, linezolid sensitive":
+    linezolid is sensitive, only vanc is resistant).
+    """
+    out: list[tuple[str, int]] = []
+    pos = m.start("abs")
+    for part in re.split(r"(\s*(?:,|\band\b|&)\s*)", m.group("abs")):
+        if part and not re.fullmatch(r"\s*(?:,|\band\b|&)\s*", part):
+            if out and _NAME_AFTER.match(text, pos + len(part)):
+                break
+            out.append((part, pos))
+        pos += len(part)
+    return out
+
+
 def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, str]], bool]:
     """([(generic antibiotic, S|R|I)], pan-sensitive) stated in a culture clause."""
     found: list[tuple[str, str]] = []
     for m in _PREFIX.finditer(clause):
         level = _LEVEL[m.group("lvl").lower()]
-        for part in re.split(r"\s*(?:,|\band\b|&)\s*", m.group("abs")):
+        for part, _ in _prefix_parts(clause, m):
             for g, _, _ in _names(part, lex):
                 if (g, level) not in found:
                     found.append((g, level))
@@ -116,11 +135,9 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
         seg = raw[c.start:stop]
         for m in _PREFIX.finditer(seg):
             level = _LEVEL[m.group("lvl").lower()]
-            pos = m.start("abs")
-            for part in re.split(r"(\s*(?:,|\band\b|&)\s*)", m.group("abs")):
+            for part, pos in _prefix_parts(seg, m):
                 for g, sub, off in _names(part, lex):
                     out.append((c.start + pos + off, c.start + pos + off + len(sub), g, level))
-                pos += len(part)
         for m in _SUFFIX.finditer(seg):
             gen = _generic(m.group("ab"), lex)
             if gen is not None and not any(a <= c.start + m.start("ab") < b for a, b, _, _ in out):

@@ -121,7 +121,8 @@ def _word_fragment(v: MentionView) -> bool:
 
 def _lone_title(v: MentionView) -> bool:
     m = v.m
-    return bool(m.concept not in ("procedure_code", "code_status") and not m.claim.negated
+    # "Skin: intact" is a header with its content, no title
+    return bool(m.concept not in ("procedure_code", "code_status") and not m.claim.negated and ":" not in m.text
                 and (not m.value or m.value.lower() == m.text.lower()) and not _ADJECTIVE.search(m.text)
                 and _LONE_PREFIX.match(v.line_before) and _LONE_SUFFIX.fullmatch(v.line_after))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ehrlib.pipeline.claims import ProcedureClaim
 from ehrlib.pipeline.offline.rule import Rule
@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_c
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
+from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN"]
@@ -88,6 +88,100 @@ def _procedure_clock(c: Case) -> Verdict | None:
     return None
 
 
+@functools.cache
+def _day_parts() -> tuple[tuple[re.Pattern[str], float, float], ...]:
+    return tuple((re.compile(k, re.I), float(v[0]), float(v[1])) for k, v in terms()["day_parts"].items())
+
+
+def _day_part(time_text: str | None, window_end: str | None) -> tuple[datetime, datetime, str] | None:
+    """(from, to, words) of the part of the stated day a time expression names ("this AM",
+    "yesterday morning"); the stated day is the last day of the statement's window.
+    """
+    end = parse_time(window_end)
+    if not time_text or end is None or parse_clock(time_text) is not None:
+        return None
+    day = datetime(end.year, end.month, end.day)
+    for pat, lo, hi in _day_parts():
+        m = pat.search(time_text)
+        if m:
+            slack = timedelta(hours=float(terms()["day_part_tolerance_hours"]))
+            return day + timedelta(hours=lo) - slack, day + timedelta(hours=hi) + slack, m.group(0)
+    return None
+
+
+#: a preposition that makes a date a bound of the dwell ("until", "since")
+_BOUND = re.compile(r"\b(?:until|till|through|thru|to|since|from|after|before)\s*$", re.I)
+
+
+def _words_before_time(c: Case) -> str:
+    """The line's words right before the statement's time expression."""
+    e = c.entity
+    lines = getattr(c.ctx, "lines", ()) or ()
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    at = line.find(e.time_text or "", e.span[0] if e.span else 0)
+    return line[max(0, at - 12):at].replace("`", "").rstrip(" [*") if at >= 0 else ""
+
+
+def _time_words(c: Case) -> str | None:
+    """The statement's time expression with the day-part word written right after it
+    ("yesterday" + "morning": the day resolves the date, the part the hours).
+    """
+    e = c.entity
+    if not e.time_text:
+        return None
+    lines = getattr(c.ctx, "lines", ()) or ()
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    at = line.find(e.time_text, e.span[0] if e.span else 0)
+    if at < 0:
+        return e.time_text
+    nxt = re.match(r"\s+(?:in\s+the\s+)?([A-Za-z]+)", line[at + len(e.time_text):])
+    return f"{e.time_text} {nxt.group(1)}" if nxt else e.time_text
+
+
+def _procedure_day_part(c: Case) -> Verdict | None:
+    """"TTE this AM", "EGD yesterday morning": a procedure dated by a part of the day claims
+    a record starting in that part of that day; records that all start at other times of
+    the admission are a time error.
+    """
+    e = c.entity
+    if not _procedure(c) or e.claim.negated or e.window is None:
+        return None
+    part = _day_part(_time_words(c), e.window.end)
+    if part is None:
+        return None
+    course = [(iv[0], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
+              if (iv := row_interval(r)) is not None]
+    if not course or any(part[0] <= t <= part[1] for t, _ in course):
+        return None
+    starts = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in course})[:3])
+    return verdict(c, False, f"{e.text}: stated {e.time_text}, recorded {starts}", [r for _, r in course][:4])
+
+
+def _procedure_edge_day(c: Case) -> Verdict | None:
+    """"extubated on hospital day 2", "intubated on arrival": a placement or removal dated by
+    a day claims that edge of the device's dwell (its start or end; a point event's time)
+    in the statement's window, not merely a dwell that spans it.
+    """
+    e = c.entity
+    if not _procedure(c) or e.claim.negated or not e.time_text or parse_clock(e.time_text) is not None:
+        return None
+    if _BOUND.search(_words_before_time(c)):
+        return None  # "intubated until 11-1", "since 11-1": the date bounds the dwell, not this edge
+    said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
+    edge = 1 if _edge_words("removal").search(e.text) else 0 if _edge_words("placement").search(said) else None
+    window = (parse_time(e.window.start), parse_time(e.window.end)) if e.window is not None else (None, None)
+    if edge is None or window[0] is None or window[1] is None:
+        return None
+    course = [(iv, r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
+              if (iv := row_interval(r)) is not None]
+    moments = [(iv[0] if iv[1] - iv[0] <= timedelta(hours=1) else iv[edge], r) for iv, r in course]
+    if not moments or any(window[0] <= t <= window[1] for t, _ in moments):
+        return None
+    when = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in moments})[:3])
+    return verdict(c, False, f"{e.text}: stated {e.time_text}, {'ended' if edge else 'started'} {when}",
+                   [r for _, r in moments][:4])
+
+
 def _procedure_side(c: Case) -> Verdict | None:
     side = c.claim_as(ProcedureClaim).side
     if side not in ("r", "l") or not _procedure(c):
@@ -121,6 +215,12 @@ NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no recor
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
                        _procedure_clock)
+PROCEDURE_DAY_PART = Rule("events.procedure_day_part", "A procedure dated by a part of the day (this AM, yesterday "
+                          "morning, overnight) claims a record starting in that part of that day.",
+                          _procedure_day_part)
+PROCEDURE_EDGE_DAY = Rule("events.procedure_edge_day", "A placement or removal dated by a day claims that edge of "
+                          "the dwell (its start or end) in the statement's window, not a dwell spanning it.",
+                          _procedure_edge_day)
 PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
                       "procedure.", _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
@@ -128,7 +228,7 @@ NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is cont
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
                         "record of its item in the window.", _record_in_window)
 
-CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, *findings.CHAIN,
-         NEGATED_RECORDED, RECORD_IN_WINDOW)
-RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_SIDE, NEGATED_RECORDED,
-         RECORD_IN_WINDOW)
+CHAIN = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_EDGE_DAY,
+         PROCEDURE_SIDE, *findings.CHAIN, NEGATED_RECORDED, RECORD_IN_WINDOW)
+RULES = (NEGATED_ABSENT, BILLED_PROCEDURE, NO_RECORD_IN_WINDOW, PROCEDURE_CLOCK, PROCEDURE_DAY_PART, PROCEDURE_EDGE_DAY,
+         PROCEDURE_SIDE, NEGATED_RECORDED, RECORD_IN_WINDOW)

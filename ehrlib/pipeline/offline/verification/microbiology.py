@@ -87,8 +87,35 @@ def _specimen_in_window(c: Case) -> Verdict | None:
         if any_spec:
             return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
                            any_spec[:4])
+        bedside = _bedside_collection(c, spec)
+        if bedside is not None:
+            return bedside
         return verdict(c, False, f"no {a.specimen} culture in this admission", (), missing=True)
     c.narrowed = rows
+    return None
+
+
+def _bedside_collection(c: Case, spec: re.Pattern[str]) -> Verdict | None:
+    """A culture's collection charted at the bedside ("Wound Culture" as a procedure event)
+    when the microbiology table holds no such specimen: a collection statement without a
+    result is checked on it; a stated result still needs the microbiology rows.
+    """
+    e, a = c.entity, _culture(c)
+    if a.organism or a.negative or a.positive or not a.specimen:
+        return None
+    keys = [k for it, k in zip(c.ctx.patient_items, c.ctx.patient_item_keys, strict=False)
+            if it.table.startswith("procedureevents") and re.search(r"\bcultur", it.label or "", re.I)
+            and spec.search(it.label or "")]
+    inside: Rows = []
+    every: Rows = []
+    for k in keys[:3]:
+        rows_in, rows_all = c.session.rows(k, e.window)
+        inside += rows_in
+        every += rows_all
+    if inside:
+        return verdict(c, True, f"{e.text} collected in the window (charted as a bedside procedure)", inside[:4])
+    if every:
+        return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}", every[:4])
     return None
 
 
@@ -159,8 +186,10 @@ def _collected(c: Case) -> Verdict | None:
 
 
 SPECIMEN_IN_WINDOW = Rule("microbiology.specimen_in_window", "A culture statement needs a specimen of that type in "
-                          "its window (an undated result looks back a few days, as results lag the draw); none in "
-                          "the admission is missing, one only on other days a time error.", _specimen_in_window, _K)
+                          "its window (an undated result looks back a few days; a bare collection may be charted as a "
+                          "bedside culture procedure); none in the admission is missing, one only on other days a "
+                          "time error.",
+                          _specimen_in_window, _K)
 ORGANISM_GROWN = Rule("microbiology.organism_grown", "A stated organism must have grown from the specimen.",
                       _organism, _K)
 SUSCEPTIBILITY = Rule("microbiology.susceptibility", "A stated susceptibility (S, R, pan-sensitive) must match the "
