@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ehrlib.errors import ConfigError
-from ehrlib.pipeline.offline.clauses import clause_after, clause_before, clause_breaks, has_break
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before, clause_breaks, has_break, mask_parentheticals
 
 
 @pytest.mark.parametrize("text, pos, breaks, want", [
@@ -48,6 +48,16 @@ def test_unknown_break_set_is_a_config_error() -> None:
 def test_has_break_treats_the_slice_end_as_a_text_end() -> None:
     assert has_break("K 3.1.", "sentence") and has_break("K 3.1. Mg", "sentence")
     assert not has_break("ratio 3.5 today", "sentence")
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Plt 90 (known ITP), Na", "Plt 90 " + " " * 11 + ", Na"),
+    ("a (b (c) d) e", "a " + " " * 9 + " e"),                 # nested asides are blanked whole
+    ("Cr 1.4 (baseline", "Cr 1.4 (baseline"),           # an aside still open at the end is kept
+    ("no parentheses", "no parentheses"),
+])
+def test_mask_parentheticals(text: str, want: str) -> None:
+    assert mask_parentheticals(text) == want and len(mask_parentheticals(text)) == len(text)
 
 
 def test_a_clause_reaches_only_so_far():

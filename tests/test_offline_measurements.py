@@ -126,3 +126,28 @@ def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
 def test_later_values_rule_states_its_principle() -> None:
     from ehrlib.pipeline.offline.measurements import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle
+
+
+def test_a_percentage_written_before_its_name_is_its_value() -> None:
+    lex = load_lexicon()
+    found = [(m.concept, m.value) for m in find_mentions("WBC 18 with 12% bands. Weaned to 35% FiO2", 0, lex)]
+    assert ("bands", "12%") in found and ("fio2", "35%") in found
+    taken = [(m.concept, m.value) for m in find_mentions("SpO2 97% sats on RA", 0, lex) if m.concept == "spo2"]
+    assert taken == [("spo2", "97%")]                       # a value another name already took
+    assert not [m for m in find_mentions("given 4 bands of gauze", 0, lex) if m.concept == "bands"]  # no % unit
+
+
+def test_oral_intake_is_a_volume_and_a_dose_unit_makes_it_a_dose() -> None:
+    lex = load_lexicon()
+    found = [(m.concept, m.value) for m in find_mentions("Eating well, PO 640 cc; PO intake 300 mL overnight", 0, lex)]
+    assert found == [("po_intake", "640 cc"), ("po_intake", "300 mL")]
+    assert not [m for m in find_mentions("changed to PO 400 mg moxifloxacin", 0, lex) if m.concept == "po_intake"]
+    assert not [m for m in find_mentions("labetalol PO 200 mg bid", 0, lex) if m.concept == "po_intake"]
+    assert not [m for m in find_mentions("tolerating PO, 2 episodes of emesis", 0, lex) if m.concept == "po_intake"]
+    later = find_mentions("K 5.8, given kayexalate 30 gm PO, 4.1 the next day", 0, lex)
+    assert [m.value for m in later if m.concept == "potassium"][1].startswith("4.1")  # the route ends no values
+
+
+def test_a_diastolic_pressure_is_its_own_item() -> None:
+    found = [(m.concept, m.value) for m in find_mentions("SBP 88-140, DBP 40-72 overnight", 0, load_lexicon())]
+    assert found == [("blood_pressure", "88-140"), ("diastolic_bp", "40-72")]

@@ -173,3 +173,9 @@ def test_dropped_mentions_reach_the_stage_records_with_their_rule(offline_note) 
     assert ("lisinopril", 1, "nonstatement.home_medication") in dropped
     assert all(r["schema_version"] >= 2 for r in lines)  # "dropped" exists since version 2
     assert not any(p.entity.lower().startswith("transfused") for p in result.predictions)
+
+
+def test_an_earlier_value_of_a_named_item_is_no_word_fragment() -> None:
+    text = "Na 140, K 4.1 (5.9 in the ER pre-HD), HCO3 22"
+    kept, _ = split_non_statements(text, find_mentions(text, 0, load_lexicon()))
+    assert [m.value for m in kept if m.concept == "potassium"] == ["4.1", "5.9 in the ER pre-"]

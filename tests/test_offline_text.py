@@ -8,7 +8,7 @@ import pytest
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.mentions import find_mentions
-from ehrlib.pipeline.offline.scope import decide_scope
+from ehrlib.pipeline.offline.scope import decide_scope, presentation_cue
 from ehrlib.pipeline.offline.sections import match_header, note_time_context, segment_lines
 from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, parse_duration_days, resolve_line
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
@@ -178,6 +178,24 @@ def _entity(text: str, start: int, kind: str = "measurement") -> Entity:
     ("cont vanc", "vanc", "plan", "plan"),
     ("WBC 14.2", "WBC", "hospital_course", "active"),
     ("afebrile", "afebrile", "hospital_course", "active"),
+    # a cue inside a closed parenthetical qualifies the aside only (ConText's scope boundary)
+    ("Plt 90 (chronic ITP), Na 131", "Na", "hospital_course", "active"),
+    ("Plt 90 (h/o ITP (dx 2150)), Na 131", "Na", "hospital_course", "active"),
+    ("Na 131 (baseline Cr 1.4)", "Cr", "hospital_course", "past"),  # still inside the open aside
+    ("h/o anemia, Hgb 8.1 (stable)", "Hgb", "hospital_course", "past"),  # the cue is outside the aside
+    # an adjective cue qualifies its own phrase only
+    ("WBC 90 (known CLL, 6% bands)", "bands", "hospital_course", "active"),
+    ("chronic anemia, Hgb 8.1", "Hgb", "hospital_course", "active"),
+    ("chronic Cr 2.1", "Cr", "hospital_course", "past"),
+    # a problem title's cue qualifies the problem, not the statements after its colon
+    ("2. Acute on chronic kidney injury: Cr up to 2.4", "Cr", "hospital_course", "active"),
+    ("# Known CAD: troponin 0.03", "troponin", "assessment_plan", "active"),
+    ("# AKI: baseline Cr 1.1", "Cr", "assessment_plan", "past"),             # a cue after the colon counts
+    ("- Rec'd 3L LR since arrival", "LR", "events", "active"),             # received, not recommendations
+    ("Renal recs: LR at 100/hr", "LR", "events", "plan"),
+    ("Family meeting w/ daughter at noon, made DNR", "DNR", "hospital_course", "active"),  # a participant
+    ("Spoke with the patient's son, transfused 1 u PRBC", "PRBC", "hospital_course", "active"),
+    ("Son with colon cancer, CEA 4", "CEA", "hospital_course", "past"),
 ])
 def test_scope_cues(line, word, section, status):
     seg = Segment(0, 0, 0, section, section)
@@ -194,6 +212,44 @@ def test_a_pending_culture_was_sent(line, word, kind, status):
     seg = Segment(0, 0, 0, "course", "hospital_course")
     e = _entity(word, line.index(word), kind)
     assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "physician").status == status
+
+
+@pytest.mark.parametrize("line, word, status", [
+    ("Home meds reviewed and continued: metoprolol 25 mg, aspirin 81 mg", "aspirin", "active"),
+    ("home insulin regimen resumed, glargine 20 units", "glargine", "active"),
+    ("Home meds include metoprolol 25 mg", "metoprolol", "past"),
+    ("Continued metoprolol; home meds: aspirin 81 mg", "aspirin", "past"),  # the taking-up is before the cue
+])
+def test_a_home_medication_continued_in_the_stay_is_its_order(line, word, status):
+    seg = Segment(0, 0, 0, "course", "hospital_course")
+    e = _entity(word, line.index(word), "medication")
+    assert decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary").status == status
+
+
+@pytest.mark.parametrize("before, line, word, kind, status", [
+    ("", "In the ED her lactate was 3.1; troponin 0.05, Na 129.", "Na", "measurement", "active"),
+    ("Seen at home by VNA. In the ER a glucose of 512 was noted; BNP 880,", "K 5.9 and Cr 2.1.", "Cr",
+     "measurement", "active"),                                                   # the sentence began a line before
+    ("", "On arrival T 101.4, HR 118.", "HR", "measurement", "active"),
+    ("", "Presented with dyspnea and was found to have a Hct of 21.", "Hct", "measurement", "active"),
+    ("", "In the ED she was given ceftriaxone 1 g.", "ceftriaxone", "medication", "past"),  # no inpatient order
+    ("", "Her Cr was 1.9 last year. On arrival she was confused.", "Cr", "measurement", "past"),  # another sentence
+    ("", "On arrival to the OSH her Hct was 24.", "Hct", "measurement", "past"),  # an earlier facility wins
+    ("", "A1c 9.1 (in the ED pending), LDL 140", "LDL", "measurement", "past"),   # cue inside an aside
+])
+def test_hpi_presentation_of_this_admission(before, line, word, kind, status):
+    seg = Segment(0, 0, 5, "HPI", "hpi")
+    e = _entity(word, line.index(word), kind)
+    got = decide_scope(e, line, seg, TimeSpan(ADMIT, DISCH), "discharge_summary", before=before)
+    assert got.status == status
+
+
+def test_a_presentation_cue_reaches_over_its_narrative_sentence():
+    text = "Seen by her PCP. In the ED a lactate of 3 was drawn; BNP 900,\ntroponin 0.2 (per cardiology)."
+    assert presentation_cue(text, text.index("troponin")).group(0) == "In the ED"
+    assert presentation_cue(text, text.index("PCP")) is None                 # before the cue
+    after = "In the ED she was hypotensive. Her Cr was 2.1 last week."
+    assert presentation_cue(after, after.index("Cr")) is None                 # the next sentence
 
 
 def test_scope_by_time():
@@ -219,3 +275,8 @@ def test_outputs_named_by_their_tube(line, want):
     found = [(m.text, m.kind, m.concept) for m in find_mentions(line, 0, load_lexicon())]
     assert found == want
 
+
+
+def test_inflammatory_and_adrenal_labs_are_values(lex):
+    found = [(m.concept, m.value) for m in find_mentions("CRP 12.4, AM cortisol 3.1 before steroids", 0, lex)]
+    assert ("crp", "12.4") in found and ("cortisol", "3.1") in found

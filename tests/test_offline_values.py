@@ -43,3 +43,11 @@ def test_a_stated_range_of_values() -> None:
     assert got is not None and (got["min"], got["max"]) == (24.0, 28.0) and "direction" not in got
     stable = parse_value(" stable in the 30-33 range", hct)
     assert stable is not None and (stable["min"], stable["max"]) == (30.0, 33.0) and "direction" not in stable
+
+
+def test_a_verb_of_persistence_or_change_links_a_name_to_its_value() -> None:
+    hct = load_lexicon().concepts_for("Hct")[0]
+    kept = parse_value(" stayed 27-29 all week", hct)            # "stayed" links like "remained"
+    assert kept is not None and (kept["min"], kept["max"]) == (27.0, 29.0)
+    going = parse_value(" going from 31 to 24", hct)              # "going from a to b" like "went from"
+    assert going is not None and going["series"] == [31.0, 24.0]

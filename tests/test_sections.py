@@ -52,3 +52,21 @@ def test_a_results_heading_that_states_a_time_sets_its_window() -> None:
     segs = segment_lines(["Lines: R IJ CVL", "Labs this AM:", "Na 137"], "physician", TimeSpan(ADMIT, DISCH),
                          "2150-06-05", progress)
     assert segs[1].section == "results" and segs[1].default_window.end == "2150-06-05 23:59:59"
+
+
+def test_a_parenthesised_qualifier_does_not_hide_a_heading() -> None:
+    kinds = _kinds(["Past Medical History:", "asthma", "Vitals (last 24h):", "HR 88, BP 120/70",
+                    "Bedside Readings (this AM):", "SpO2 97%", "Social History:", "lives alone",
+                    "Overnight Course (per night team):", "Hct 27"])
+    assert kinds[2] == ("Vitals (last 24h)", "vitals")             # a known title, qualified
+    assert kinds[4][0] == "Bedside Readings (this AM)" and section_scope(kinds[4][1]) == "active"
+    assert kinds[8][0] == "Overnight Course (per night team)" and section_scope(kinds[8][1]) == "active"
+
+
+def test_a_problem_entry_keeps_the_assessment_it_belongs_to() -> None:
+    kinds = _kinds(["Assessment and Plan:", "# Sepsis: on cefepime", "# Alcohol: lorazepam 1 mg prn CIWA",
+                    "2. Social: lives with wife, code full", "3) Past history - stable", "Brief Hospital Course:",
+                    "# Family history: none relevant", "Social History:", "# tobacco: 1 ppd"])
+    assert kinds[1][1] == kinds[2][1] == kinds[3][1] == kinds[4][1] == "assessment_plan"
+    assert kinds[6][1] == "hospital_course"
+    assert kinds[7][1] == kinds[8][1] == "social_family"              # outside a plan its title names it

@@ -15,12 +15,15 @@ from dataclasses import dataclass
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 
-__all__ = ["ClauseBreaks", "CLAUSE_REACH", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break"]
+__all__ = ["ClauseBreaks", "CLAUSE_REACH", "LIST_MARKER", "clause_breaks", "clause_before", "clause_after", "has_break",
+           "mask_parentheticals"]
 
 #: the longest clause looked at, in characters: a cue or value further away than this is not
 #: within a statement's reach (ConText's scopes are a few words), and the bound keeps a
 #: paragraph with thousands of mentions linear rather than quadratic
 CLAUSE_REACH = 600
+
+_CLOSED_PARENTHETICAL = re.compile(r"\([^()]*\)")
 
 #: what opens a list item or a problem entry: "#", "# ", "3.", "3)", "-", "*", "•"
 LIST_MARKER = r"#+\s*|\d{1,2}[.)]\s*|[-*\u2022]\s*"
@@ -81,3 +84,17 @@ def clause_after(text: str, pos: int, breaks: str) -> str:
 def has_break(span: str, breaks: str) -> bool:
     """Whether ``span`` (a slice: its end counts as a text end) holds a break of the set."""
     return clause_breaks(breaks).pattern.search(span) is not None
+
+
+def mask_parentheticals(text: str) -> str:
+    """``text`` with every closed parenthetical blanked (same length, nested ones too).
+
+    A parenthetical is an aside with its own scope (ConText ends a cue's scope at its
+    boundary): in "WBC 12 (known CML), Hgb 9" the cue "known" qualifies the aside, not
+    Hgb. A parenthesis still open at the text's end is kept: the statement is inside it.
+    """
+    while True:
+        masked = _CLOSED_PARENTHETICAL.sub(lambda m: " " * len(m.group(0)), text)
+        if masked == text:
+            return text
+        text = masked

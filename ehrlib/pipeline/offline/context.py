@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
-from ehrlib.pipeline.offline.clauses import clause_before
+from ehrlib.pipeline.offline.clauses import clause_before, mask_parentheticals
 
 __all__ = ["CueSet", "cue_set", "cue", "cue_in_clause_before", "negated_before"]
 
@@ -68,9 +68,11 @@ def cue(name: str, frame: str | None = None) -> re.Pattern[str]:
 
 
 def cue_in_clause_before(name: str, text: str, pos: int) -> re.Match[str] | None:
-    """The first cue of set ``name`` in the clause (the set's scope) that ends at ``pos``."""
+    """The first cue of set ``name`` in the clause (the set's scope) that ends at ``pos``;
+    a cue inside a closed parenthetical reaches no further than it.
+    """
     cs = cue_set(name)
-    return cs.pattern.search(clause_before(text, pos, cs.scope))
+    return cs.pattern.search(mask_parentheticals(clause_before(text, pos, cs.scope)))
 
 
 def negated_before(prefix: str) -> bool:

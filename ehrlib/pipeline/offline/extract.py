@@ -62,9 +62,10 @@ from ehrlib.pipeline.offline.procedures import (
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
-from ehrlib.pipeline.offline.timex import TimeContext, find_anchors, resolve_line
+from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
 
@@ -402,6 +403,10 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept, why))
                 continue
             window, ttext = (ref.window, ref.text) if ref is not None else (seg.default_window, None)
+            if ref is None and tells_presentation(m.kind, seg.section, ctx.note_type) and \
+                    (admit := tctx.get("admission")) is not None and presentation_cue(para.text, m.start):
+                # "In the ED a lactate of 2.4 was drawn; BNP 900": the presentation's day (scope.py)
+                window = day_window(admit, tctx.widen_days, tctx.widen_days)
             if (ref is not None and isinstance(m.claim, NumericClaim) and m.claim.trend is not None
                     and m.claim.trend.series and seg.default_window is not None):
                 # "WBC 11.7, up from 9.2 yesterday": the series spans the stated day and the note's

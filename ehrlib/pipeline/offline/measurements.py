@@ -29,6 +29,8 @@ _TEMP = _FLAGS["temperature"]
 _REPLETION: Mapping[str, str] = _FLAGS["repletion"]
 _REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
 _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
+#: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
+_PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
 
 def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept, before: str, nxt: int | None,
@@ -49,6 +51,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
             val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
+        elif concept.cid in _FLAGS.get("volume_unit_concepts", ()) and not _VOLUME.match(str(val.get("unit") or "")):
+            val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
         end = m.end() + int(val.pop("_end"))
         near = trend_word(raw[end:end + 14])
@@ -90,6 +94,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
+    if concept.cid in _FLAGS.get("volume_unit_concepts", ()):
+        return False  # a route word without a volume is no statement of this concept
     clause = line_clause(raw, m.end())
     tail = clause[:(nxt - m.end()) if nxt is not None and nxt - m.end() < len(clause) else len(clause)][:40]
     tw = trend_word(tail)
@@ -104,6 +110,15 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         emit(out, taken, Mention(line, m.start(), m.end(), m.group(0).strip(), "trend", concept.cid, btw[1],
                                  NumericClaim(trend=Trend(direction=btw[0], word=btw[1]))))
         return True
+    pct = _PERCENT_BEFORE.search(before) if concept.unit == "%" else None
+    if pct is not None and not overlaps(taken, pct.start(), m.end()):
+        # a percentage unit makes a number directly before the name its value ("4% bands")
+        val = parse_value(" " + pct.group(0), concept)
+        if val is not None and plausible(val, concept):
+            val.pop("_end", None)
+            emit(out, taken, Mention(line, pct.start(), m.end(), m.group(0).strip(), "measurement", concept.cid,
+                                     pct.group(0), numeric_claim(val)))
+            return True
     return False
 
 
@@ -208,8 +223,8 @@ _VOLUME = re.compile(r"^(?:l|ml|cc|mls)$", re.I)
 
 def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
     """A parsed unit that cannot belong to the concept ("4L" for a respiratory rate)."""
-    if concept.kind == "output":
-        return True
+    if concept.kind == "output":  # a volume; a dose unit after the number makes it a dose ("PO 500 mg")
+        return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
     if unit and _VOLUME.match(unit.strip()):

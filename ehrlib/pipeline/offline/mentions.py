@@ -41,6 +41,7 @@ from ehrlib.pipeline.offline.values import parse_bp, parse_value
 __all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before", "trend_word"]
 
 _DAY_COUNT_FORMS = tuple(concept_flags()["day_count_forms"])
+_VOLUME_UNIT_CONCEPTS = frozenset(concept_flags().get("volume_unit_concepts", ()))
 
 
 def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[str] = (),
@@ -81,8 +82,10 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     out.extend(output_volume_mentions(raw, line, taken, out))  # "chest tubes put out 430 cc"
     # further values of an analyte, once every other scanner has taken its doses and counts
     analytes = {c.cid: c for h in hits for c in lex.concepts_for(h.group(0)) if c.kind == "measurement"}
-    stops = sorted({h.start() for h in hits if any(c.kind in ("measurement", "output")
-                                                    for c in lex.concepts_for(h.group(0)))})
+    # a route word that stated no volume ("15 gm PO, 3.6") ends no analyte's values
+    stated = {o.start for o in out}
+    stops = sorted({h.start() for h in hits if any(c.kind in ("measurement", "output") and (
+        c.cid not in _VOLUME_UNIT_CONCEPTS or h.start() in stated) for c in lex.concepts_for(h.group(0)))})
     out.extend(later_values(raw, line, out, taken, stops, analytes))
     return sorted(drop_site_devices(raw, out), key=lambda x: x.start)
 

@@ -113,6 +113,8 @@ def _problem_title(v: MentionView) -> bool:
 
 def _word_fragment(v: MentionView) -> bool:
     m, text = v.m, v.text
+    if text[m.start:m.start + 1].isdigit() and not m.text[:1].isdigit():
+        return False  # a later value of a named item ("K 4.4 (6.0 pre-HD)"): a number, no part of a word
     return bool((m.text[:1].isalpha() and m.start > 0 and text[m.start - 1].isalpha()) or (
         m.text[-1:].isalpha() and text[v.title_end:v.title_end + 1].isalpha()))
 

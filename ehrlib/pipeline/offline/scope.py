@@ -19,28 +19,70 @@ from collections.abc import Sequence
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import MedicationClaim
-from ehrlib.pipeline.offline.clauses import clause_after, clause_before
+from ehrlib.pipeline.offline.clauses import clause_after, clause_before, mask_parentheticals
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
-__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES"]
+__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES",
+           "presentation_cue", "tells_presentation"]
 
 #: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
 HISTORICAL_CUES = cue("historical")
 PLAN_CUES = cue("plan")
 FAMILY_CUES = cue("family")
 _PLAN_AFTER = cue("plan_after")
+PRESENTATION_CUES = cue("presentation")
+_HISTORICAL_ADJECTIVE = cue("historical_adjective")
+_FAMILY_PARTICIPANT = cue("family_participant")
+#: the title of a problem entry ("# CHF:", "3. Acute on chronic renal failure:")
+_PROBLEM_TITLE = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*)[^:\n]{1,80}:")
+_CONTINUED_HERE = cue("stay_continuation")
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
                  re.I)
 
 
+def presentation_cue(text: str, pos: int) -> re.Match[str] | None:
+    """A presentation cue ("in the ED", "on arrival") in the narrative sentence of ``text``
+    that ends at ``pos``; a cue inside a closed parenthetical does not count.
+    """
+    return PRESENTATION_CUES.search(mask_parentheticals(clause_before(text, pos, "narrative_sentence")))
+
+
+def tells_presentation(kind: str, section: str, note_type: str) -> bool:
+    """Whether a statement of ``section`` can be about the presentation that led to this
+    admission: a lab or vital in a discharge summary's history of present illness (its ED
+    drugs are no inpatient orders).
+    """
+    return section == "hpi" and note_type == "discharge_summary" and kind == "measurement"
+
+
+def _presentation_cue(line_text: str, start: int, before: str) -> re.Match[str] | None:
+    text = f"{before}\n{line_text}" if before else line_text  # the sentence may begin a line before
+    return presentation_cue(text, start + (len(before) + 1 if before else 0))
+
+
+def _historical_cue(clause: str) -> re.Match[str] | None:
+    """The first historical cue that reaches the end of ``clause``: an adjective cue ("known
+    CML, 4% bands") qualifies only the phrase up to the next comma.
+    """
+    for hist in HISTORICAL_CUES.finditer(clause):
+        if not (_HISTORICAL_ADJECTIVE.match(hist.group(0)) and re.search(r"[,;]", clause[hist.end():])):
+            return hist
+    return None
+
+
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
-                 note_type: str, window: TimeSpan | None = None) -> ScopeDecision:
-    """The temporal status of one entity with the cue that decided it."""
+                 note_type: str, window: TimeSpan | None = None, before: str = "") -> ScopeDecision:
+    """The temporal status of one entity with the cue that decided it (``before``: the
+    segment's line before the entity's, where its sentence may have begun).
+    """
     start = entity.span[0] if entity.span else 0
-    clause = clause_before(line_text, start, "temporal")
+    clause = mask_parentheticals(clause_before(line_text, start, "temporal"))  # an aside's cue stays in it
+    if (title := _PROBLEM_TITLE.match(line_text)) is not None and start >= title.end():
+        # "# Acute on chronic renal failure: Cr rose": a problem title's words qualify the problem
+        clause = clause[len(clause) - (start - title.end()):] if len(clause) > start - title.end() else clause
     after = line_text[entity.span[1]:] if entity.span else ""
     after_clause = clause_after(after, 0, "stop")[:40]
     adm_start, adm_end = parse_datetime(admission.start), parse_datetime(admission.end)
@@ -50,12 +92,18 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
             return ScopeDecision(entity.entity_id, "past", "dated before the admission", ("time",))
         if w_start is not None and adm_end is not None and (w_start - adm_end).days >= 2:
             return ScopeDecision(entity.entity_id, "plan", "dated after discharge", ("time",))
-    if fam := FAMILY_CUES.search(clause):
+    fam = FAMILY_CUES.search(clause)
+    if fam is not None and _FAMILY_PARTICIPANT.search(clause[:fam.start()]):
+        fam = None  # "met with her daughter": a participant in the care, no family history
+    if fam:
         return ScopeDecision(entity.entity_id, "past", "family history", (fam.group(0),))
-    hist = HISTORICAL_CUES.search(clause)
+    hist = _historical_cue(clause)
     if hist is None and entity.kind in ("medication", "infusion"):
         # "lasix 40 mg daily at home": for drugs the cue may follow the name
         hist = HISTORICAL_CUES.search(after_clause)
+    if hist and entity.kind in ("medication", "infusion") and hist.group(0).lower().startswith("home") and \
+            _CONTINUED_HERE.search(clause, hist.end()):
+        hist = None  # "home meds reconciled and continued: X": a home drug taken up in this stay is its order
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
@@ -67,6 +115,11 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "plan", "plan/hypothetical cue", (plan.group(0),))
     scope = section_scope(segment.section)
     if scope == "past":
+        if tells_presentation(entity.kind, segment.section, note_type) and \
+                (pres := _presentation_cue(line_text, start, before)) is not None:
+            # the labs and vitals of the presentation that led to this admission (ED, arrival)
+            # are the stay's first rows; the rest of the history of present illness stays past
+            return ScopeDecision(entity.entity_id, "active", "presentation of this admission", (pres.group(0),))
         if (segment.section == "hpi" or (segment.section == "social_family" and note_type == "nursing")) \
                 and not _ED.search(line_text) and note_type != "discharge_summary":
             # a progress note's subjective/interval history, and a nursing note's "Social:" (family
@@ -84,6 +137,7 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
 def decide_all(entities: Sequence[Entity], lines: Sequence[str], segment: Segment, admission: TimeSpan,
                note_type: str) -> tuple[ScopeDecision, ...]:
     """One scope decision per entity of a segment."""
-    return tuple(decide_scope(e, lines[e.line] if e.line < len(lines) else "", segment, admission, note_type, e.window)
+    return tuple(decide_scope(e, lines[e.line] if e.line < len(lines) else "", segment, admission, note_type, e.window,
+                              lines[e.line - 1] if segment.start_line < e.line <= len(lines) else "")
                  for e in entities)
 

@@ -33,6 +33,8 @@ __all__ = ["SectionRule", "section_rules", "section_scope", "match_header", "seg
            "note_time_context", "heading_window"]
 
 _BODY_SYSTEM_KINDS = ("exam", "nursing_system")
+#: sections whose entries are problems ("# Sepsis:", "1. AKI -")
+_PROBLEM_PARENTS = ("hospital_course", "assessment_plan")
 _INHERITING_PARENTS = ("exam", "hospital_course", "assessment_plan", "nursing_system", "events",
                        "discharge_condition", "vitals")
 
@@ -69,12 +71,17 @@ def _inferred_kinds() -> tuple[tuple[str, re.Pattern[str]], ...]:
         raise ConfigError(f"offline_sections.yaml is malformed: {exc}") from None
 
 
+#: a heading's parenthesised qualifier ("Vitals (last 24h):", "Labs (today):"): it says
+#: when or from where, it does not rename the section
+_QUALIFIER = r"(?:[ \t]*\((?P<qualifier>[^()\n]{1,30})\))?"
 #: a heading the section list does not know: ALL-CAPS words, or a Title-Case phrase of two
-#: to five words ("Pertinent Admission Labs"), then a colon
-_CAPS_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][A-Z0-9/&'\-]*(?:[ \t]+[A-Z0-9/&'\-()]+){0,6})\s*:"
-                           r"(?P<rest>.*)$")
+#: to five words ("Pertinent Admission Labs"), then an optional qualifier and a colon
+_CAPS_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][A-Z0-9/&'\-]*(?:[ \t]+[A-Z0-9/&'\-()]+){0,6})"
+                           + _QUALIFIER + r"\s*:(?P<rest>.*)$")
 _TITLE_HEADING = re.compile(r"^\s*(?:[#*\-]+\s*)?(?P<title>[A-Z][a-z]+(?:[ \t]+(?:[A-Z][a-z]*|on|of|at|and|to|for|in|"
-                            r"the|labs?|data|results?|this|today|yesterday|overnight|morning|evening|AM|PM)){1,4})\s*:(?P<rest>.*)$")
+                            r"the|labs?|data|results?|this|today|yesterday|overnight|morning|evening|AM|PM)){1,4})"
+                            + _QUALIFIER + r"\s*:(?P<rest>.*)$")
+_TRAILING_QUALIFIER = re.compile(r"\s*\([^()]{1,30}\)$")
 
 
 def _heading_kind(line: str, parent: str) -> tuple[str, str] | None:
@@ -95,8 +102,10 @@ def _heading_kind(line: str, parent: str) -> tuple[str, str] | None:
     if sum(ch.isalpha() for ch in title) < 4 or re.match(r"\s*[-+]?\d", m.group("rest")) or \
             load_lexicon().concepts_for(title):
         return None
+    if m.group("qualifier"):
+        title = f"{title} ({m.group('qualifier')})"  # kept: the qualifier may state the section's time
     for kind, words in _inferred_kinds():
-        if words.search(title):
+        if words.search(_TRAILING_QUALIFIER.sub("", title)):
             return kind, title
     return (parent if section_scope(parent) == "active" and parent != "admission_info" else "other"), title
 
@@ -135,12 +144,16 @@ _DAY_MARKER = re.compile(
 
 
 def _classify(title: str, note_type: str) -> SectionRule | None:
+    """The rule of a known title; a trailing parenthesised qualifier ("Vitals (last 24h)")
+    is tried away when the whole title is unknown.
+    """
     t = re.sub(r"\s+", " ", title.strip().lower())
-    for rule in section_rules():
-        if rule.pattern.fullmatch(t):
-            if rule.kind in _BODY_SYSTEM_KINDS and note_type == "nursing":
-                return SectionRule("nursing_system", "active", rule.pattern)
-            return rule
+    for cand in dict.fromkeys((t, _TRAILING_QUALIFIER.sub("", t))):
+        for rule in section_rules():
+            if rule.pattern.fullmatch(cand):
+                if rule.kind in _BODY_SYSTEM_KINDS and note_type == "nursing":
+                    return SectionRule("nursing_system", "active", rule.pattern)
+                return rule
     return None
 
 
@@ -191,6 +204,12 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
     parent = "other"
     for i, line in enumerate(lines):
         header = match_header(line, note_type)
+        problem = _PROBLEM.match(line) if parent in _PROBLEM_PARENTS else None
+        if problem is not None and not _DAY_MARKER.match(line):
+            # "# EtOH:", "2. Renal -" in an assessment or a course is one of its problems, whatever
+            # section its title could also name: it keeps the parent's kind and scope
+            starts.append((i, header[1] if header else problem.group("title").strip(), parent, base_window))
+            continue
         if header is None and (unknown := _heading_kind(line, parent)) is not None:
             # the parent section goes on after it; a results heading may state its time
             window = (heading_window(unknown[1], tctx) if unknown[0] == "results" else None) or base_window
@@ -211,9 +230,6 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
             window = refs[0].window if refs else base_window
             starts.append((i, day.group(0).strip(" :-–"), parent if parent != "other" else "hospital_course", window))
             continue
-        problem = _PROBLEM.match(line)
-        if problem is not None and parent in ("hospital_course", "assessment_plan"):
-            starts.append((i, problem.group("title").strip(), parent, base_window))
     if not starts or starts[0][0] != 0:
         starts.insert(0, (0, "preamble", "admission_info" if note_type == "discharge_summary" else "other",
                           base_window))

@@ -69,15 +69,15 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
          r"ml/h|"
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
 _SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
-        r"remains|remained|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
+        r"remains|remained|stays|stayed|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
         + TREND_VERB + r"?(?:(?:at|to)\s+)?")
 _ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"
 #: a short note on one value of a series: "24.3 (AM) -> 25.8", "2.1 (0600) -> 1.7"
 _NOTE = r"(?:\s*\((?![^()]*\d\.\d)[A-Za-z0-9:? ]{1,12}\))?"
 _SERIES = re.compile(r"(?P<body>(?:" + NUM + r")" + _NOTE + r"(?:\s*(?:" + _ARROWS + r")\s*(?:" + NUM + r")" + _NOTE
                      + r")+)")
-_FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|increased|decreased|improved|reduced|dropped|rose|fell|"
-                      r"down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
+_FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|going|gone|increased|decreased|improved|reduced|dropped|"
+                      r"rose|fell|down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
                       r"(?:" + _UNIT
                       + r")?\s*(?:to|->)\s*(?:a\s+)?(?:(?:peak|high|max(?:imum)?|nadir|low)\s+(?:of\s+)?)?"
                       r"(?P<b>" + NUM + r")", re.I)
