@@ -113,8 +113,8 @@ def test_a_route_before_a_name_is_its_own_only_right_before_it() -> None:
     assert [m.claim.route for m in _drugs("lasix 40 mg PO and metoprolol")] == ["PO", None]
 
 
-def test_a_route_with_a_volume_is_the_intake_by_that_route() -> None:
+def test_an_oral_intake_is_no_drug_and_a_drug_keeps_its_route() -> None:
+    """"PO 600 cc" is the intake volume (a measurement of the PO intake item), not an order."""
     got = [(m.text, m.claim.drugs, m.claim.dose, m.claim.dose_unit, m.claim.route)
            for m in _drugs("Eating well, PO 600 cc; oral intake 1,200 mL yesterday. Tylenol 650 mg PO q6h")]
-    assert got == [("PO", ("po intake",), 600.0, "cc", None), ("oral intake", ("po intake",), 1200.0, "ml", None),
-                   ("Tylenol", ("acetaminophen",), 650.0, "mg", "PO")]
+    assert got == [("Tylenol", ("acetaminophen",), 650.0, "mg", "PO")]

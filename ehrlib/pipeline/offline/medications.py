@@ -55,7 +55,6 @@ _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
-_ORAL_INTAKE = re.compile(r"(?<![A-Za-z/])PO(?=\s*:?\s*\d[\d,]*(?:\.\d+)?\s*(?:cc|ml)\b)", re.I)
 #: a route before the drug's name, with at most two plain modifier words between ("SQ UF heparin"); a dose,
 #: frequency or joiner between ("IV q8h + florinef") makes it the drug before's
 _ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s+(?:(?!(?:and|or|then|plus|with|"
@@ -208,10 +207,6 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     for m in synonym_re.finditer(raw):
         if not any(a < m.end() and m.start() < b for a, b, _ in spans):
             spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
-    # "PO 790 cc": a route followed by a volume is what was taken that way, the oral intake
-    for m in _ORAL_INTAKE.finditer(raw):
-        if not any(a < m.end() and m.start() < b for a, b, _ in spans):
-            spans.append((m.start(), m.end(), ["po intake"]))
     spans.sort()
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
@@ -270,8 +265,6 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         # a route before the name is the drug's only right before it ("IV lasix"); "100 mg IV q8h + florinef"
         # has the route of the drug before
         route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE_BEFORE.search(raw[max(0, s - 40):s])
-        if route and route.group(1).lower() in re.findall(r"[a-z]+", " ".join(names).lower()):
-            route = None  # "PO intake": the route names the item itself, it is no claim about it
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
