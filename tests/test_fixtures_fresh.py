@@ -15,7 +15,8 @@ from ehrlib.corpus.io import load_corpus
 from ehrlib.schema import LOGICAL, MIMIC3, MIMIC4, SchemaMap
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CORPORA = tuple(c for c in ("realnotes_mimic4", "realnotes_mixed", "realnotes_blind", "estimate_blind")
+CORPORA = tuple(c for c in ("realnotes_mimic4", "realnotes_mixed", "realnotes_blind", "realnotes_blind2",
+                                 "estimate_blind")
                 if (FIXTURES / c).is_dir())
 
 

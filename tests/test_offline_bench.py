@@ -88,3 +88,17 @@ def test_unmatched_share_counts_predictions_no_gold_entity_was_paired_with():
     top = next(r for r in rows if r["scope"] == "all")
     assert top["unmatched_share"] == 0.5  # predictions 1 and 3: the harsh pairing does not count here
     assert next(r for r in rows if r["scope"] == "consistent_only")["unmatched_share"] == ""
+
+
+def test_asking_for_a_spent_or_missing_estimate_set_is_a_one_line_error(tmp_path, monkeypatch):
+    import shutil
+
+    import pytest
+
+    from ehrlib.errors import DataError
+
+    quality, _ = _fake_fixtures(tmp_path, monkeypatch)
+    shutil.rmtree(tmp_path / "tests" / "fixtures" / "estimate_blind")
+    with pytest.raises(DataError, match="no sealed estimate set"):
+        quality.real_patient_sets(tmp_path, with_estimate=True)
+    assert "realnotes" in quality.real_patient_sets(tmp_path)  # the dev sets still run without it

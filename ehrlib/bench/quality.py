@@ -38,6 +38,7 @@ from ehrlib.bench import repo_root, write_csv
 from ehrlib.bench.build import demo4_folder, demo_folder
 from ehrlib.corpus.io import load_corpus
 from ehrlib.db.build import build_db
+from ehrlib.errors import DataError
 from ehrlib.judge.evaluate import evaluate_run, load_run, read_judgements
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.runner import run_experiment
@@ -174,7 +175,8 @@ def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[s
 DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("handwritten", ("mimic3",)), ("handwritten_holdout", ("mimic3",)), ("realnotes", ("mimic3",)),
     ("realnotes_holdout", ("mimic3",)), ("precision_dev", ("mimic3",)), ("realnotes_mimic4", ("mimic4",)),
-    ("realnotes_mixed", ("mimic3", "mimic4")), ("realnotes_blind", ("mimic3", "mimic4")))
+    ("realnotes_mixed", ("mimic3", "mimic4")), ("realnotes_blind", ("mimic3", "mimic4")),
+    ("realnotes_blind2", ("mimic3", "mimic4")))
 #: the sealed estimate set: scored only on request (``with_estimate``), once, at the end
 ESTIMATE_SET: tuple[str, tuple[str, ...]] = ("estimate_blind", ("mimic3", "mimic4"))
 #: environment switch equivalent to ``ehrlib bench --only quality --with-estimate``
@@ -255,14 +257,18 @@ def real_patient_sets(work: Path, *, with_estimate: bool = False
     ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind),
     ``realnotes`` and ``realnotes_holdout`` (scored many times: development data now),
     ``precision_dev`` (non-statement prose) on the MIMIC-III demo; ``realnotes_mimic4``
-    on the MIMIC-IV demo; ``realnotes_mixed`` and ``realnotes_blind`` (earlier estimate sets,
-    each scored once and development data since) on both. With ``with_estimate``, the sealed ``estimate_blind`` set too,
+    on the MIMIC-IV demo; ``realnotes_mixed``, ``realnotes_blind`` and ``realnotes_blind2``
+    (earlier estimate sets, each scored once and development data since) on both. With
+    ``with_estimate``, the sealed ``estimate_blind`` set too (an error when there is none),
     each note run against the demo database that holds its admission. A set whose
     database is absent is left out (the CSV simply lacks its rows).
     """
     fixtures = repo_root() / "tests" / "fixtures"
     found = {flavor: _demo_db(work, flavor) for flavor in ("mimic3", "mimic4")}
     dbs = {flavor: db for flavor, db in found.items() if db is not None}
+    if with_estimate and not (fixtures / ESTIMATE_SET[0] / "gold.jsonl").exists():
+        raise DataError(f"no sealed estimate set: {fixtures / ESTIMATE_SET[0]} has no gold.jsonl (the last one "
+                        "was scored and is development data now; write a new one blind before asking for it)")
     wanted = list(DEV_SETS) + ([ESTIMATE_SET] if with_estimate else [])
     out: dict[str, tuple[Path, list[tuple[Path, list[str] | None]]]] = {}
     for name, flavors in wanted:
