@@ -1,7 +1,16 @@
 """Known answers for statements against ICD item rows (ehrlib.pipeline.offline.icd_match)."""
 from __future__ import annotations
 
-from ehrlib.pipeline.offline.icd_match import matching_rows, search_queries
+from ehrlib.pipeline.offline.icd_match import (
+    billed_in_parts,
+    icd_parent,
+    matching_rows,
+    one_title_states,
+    parenthesised_aliases,
+    resolve,
+    search_queries,
+)
+from ehrlib.pipeline.offline.terminology import Terminology, Title
 
 ROWS = [
     {"table": "diagnoses_icd", "key": "d:41071", "label": "Subendocardial infarction, initial episode of care"},
@@ -43,8 +52,6 @@ def test_search_queries_add_the_icd_wording():
 
 # --- resolution against a whole dictionary, then the billing ------------------------------
 
-from ehrlib.pipeline.offline.icd_match import icd_parent, resolve  # noqa: E402
-from ehrlib.pipeline.offline.terminology import Terminology, Title  # noqa: E402
 
 DICTIONARY = [
     Title("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis"),
@@ -165,7 +172,6 @@ def test_an_arterial_line_is_not_a_venous_catheter_of_the_same_category():
 
 # --- compound entries, aliases, codes billed in parts ------------------------------------
 
-from ehrlib.pipeline.offline.icd_match import billed_in_parts, one_title_states, parenthesised_aliases  # noqa: E402
 
 _COMPOUND = [
     Title("diagnoses_icd", "I47", "Paroxysmal tachycardia"),
