@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
+from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, site_statements
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "narrow_by_modality", "normalise_value"]
@@ -196,7 +197,15 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     for i in range(seg.start_line, seg.end_line + 1):
         text = lines[i]
         used = occupied.get(i, [])
+        sited: list[tuple[int, int]] = []
+        for st in site_statements(text, items):
+            if any(st.start < y and x < st.end for x, y in used):
+                continue  # the vocabulary's statement ("LS clear bilat")
+            sited.append((st.start, st.end))
+            out.append(_data_entity(text, i, seg, st.items, st.value, st.start, st.end, SITE_CONCEPT))
         for ch in re.finditer(r"[^,;.:()]+", text):
+            if any(x < ch.end() and ch.start() < y for x, y in sited):
+                continue  # a site statement ("weak DP/PT pulses") already reads this phrase
             words = _chunk_words(text, ch.start(), ch.end())
             if len(_split_words(words)) < 2:
                 continue
@@ -223,12 +232,13 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     return out
 
 
-def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int
-                 ) -> Entity:
+def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int,
+                 concept: str = DATA_CONCEPT) -> Entity:
+    n = 3 if concept == DATA_CONCEPT else 6  # a site statement names every side it covers ("DP/PT": four items)
     return Entity(
         entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
-        value=value, claim=Claim(concept=DATA_CONCEPT, section=seg.section),
-        items=tuple(it for it, _ in hits[:3]), item_keys=tuple(k for _, k in hits[:3]), time_text=None,
+        value=value, claim=Claim(concept=concept, section=seg.section),
+        items=tuple(it for it, _ in hits[:n]), item_keys=tuple(k for _, k in hits[:n]), time_text=None,
         window=seg.default_window, source="ontology", span=(a, b))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ehrlib.pipeline.claims import NumericClaim
+from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
@@ -60,6 +61,8 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
         return diagnoses.RULES
     if kind == "finding" and parsed.concept == DATA_CONCEPT:
         return (findings.DATA_VALUE,)
+    if kind == "finding" and parsed.concept == SITE_CONCEPT:
+        return (findings.SITE_VALUE,)
     return events.CHAIN
 
 

@@ -14,13 +14,15 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
+from ehrlib.pipeline.offline.finding_sites import item_states, opposed, stated_states
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
-__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "judge_data_finding", "pitting_grade"]
+__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "SITE_VALUE", "judge_data_finding",
+           "judge_site_finding", "pitting_grade"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -192,6 +194,39 @@ def _data_value(c: Case) -> Verdict | None:
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
 
 
+def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
+                       ) -> tuple[bool | None, str, Rows]:
+    """(consistent?, reason, evidence) of a site statement from each named item's rows in the
+    window (label, rows): a statement about several sides holds for each, so one item whose
+    charted states only exclude the stated ones contradicts it; one agreeing value confirms
+    it; ``None``: no charted value speaks to the words.
+    """
+    agree: Rows = []
+    for label, rows in rows_of:
+        stated = stated_states(label, e.value or "")
+        if not stated:
+            continue
+        charted = [(r, item_states(label, str(r.get("value") or ""))) for r in rows]
+        hits = [r for r, st in charted if st & stated]
+        against = [r for r, st in charted if st and opposed(label, stated, st)]
+        if not hits and against:
+            shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
+            return False, f"{e.text}: note says {e.value}; {label} charts {shown}", against[:4]
+        agree += hits[:2]
+    if agree:
+        return True, f"{e.text}: {e.value} charted in the window", agree[:4]
+    return None, f"{e.text}: charted values neither match nor contradict", []
+
+
+def _site_value(c: Case) -> Verdict | None:
+    e = c.entity
+    rows_of = [(it.label or "", c.session.rows(k, e.window)[0]) for it, k in zip(e.items, e.item_keys) if k]
+    ok, reason, rows = judge_site_finding(e, rows_of)
+    if not rows:
+        rows = [r for _, rs in rows_of for r in rs[:2]]
+    return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
+
+
 _F = ("finding",)
 ATTRIBUTE_VALUE = Rule("findings.attribute_value", "An attribute of a finding (a pupil's size or response) is "
                        "checked against its own items on the stated side: a number against the charted numbers, a "
@@ -208,6 +243,9 @@ CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be char
 DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
+SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site holds for every item its sides name: "
+                  "a charted state agreeing confirms it, an item charting only states that exclude it contradicts it.",
+                  _site_value, _F)
 
 CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
-RULES = (*CHAIN, DATA_VALUE)
+RULES = (*CHAIN, DATA_VALUE, SITE_VALUE)

@@ -1,0 +1,226 @@
+"""Exam and nursing statements about a charted body site, device or observation.
+
+Flowsheets chart one categorical item per site and side ("Dorsal PedPulse L", "RLL Lung
+Sounds", "LL Strength/Movement", "Sputum Color"); notes name the site in shorthand and
+several sides at once ("weak DP/PT pulses", "diminished at both bases", "no movement LLE",
+"sputum thick, blood tinged"). A phrase that names a site (``finding_sites.yaml``) and
+states a value of one of its value classes is one statement about every item of the
+patient the site's label pattern and the phrase's positions name: sides (right, left,
+both) and levels (upper, lower), written as words or as codes (RLL, LUE, bibasilar). A
+phrase naming the site but no value of its classes, or a site the patient has no item for,
+is no statement. Verification (:func:`judge_site_finding`) reads the stated and charted
+values as the class's states: one charted state agreeing is consistent, a named item whose
+charted states only exclude the stated one is a contradiction, anything else no claim.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ehrlib.corpus.records import ItemRef
+from ehrlib.datafiles import load_data
+
+__all__ = ["SITE_CONCEPT", "SiteStatement", "site_statements", "item_states", "stated_states", "opposed"]
+
+#: ``claim.concept`` of the entities built from site statements
+SITE_CONCEPT = "site_finding"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueClass:
+    """How one kind of value of a site is written and charted (pulse strength, sputum colour)."""
+
+    cid: str
+    label: re.Pattern[str] | None
+    states: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]  # (state, note, chart)
+    opposed: frozenset[frozenset[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A charted site: how notes name it, which item labels chart it, its value classes."""
+
+    sid: str
+    note: re.Pattern[str]
+    label: re.Pattern[str]
+    classes: tuple[ValueClass, ...]
+    guarded: bool = False
+    self_named: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SiteStatement:
+    """A site phrase of one line: its span, the value words as written and the items it names."""
+
+    start: int
+    end: int
+    value: str
+    items: tuple[tuple[ItemRef, str], ...]
+
+
+def _re(x: str) -> re.Pattern[str]:
+    return re.compile(x, re.I)
+
+
+@functools.cache
+def _data() -> tuple[tuple[Site, ...], Mapping[str, Any]]:
+    raw = load_data("finding_sites.yaml")
+    classes = {cid: ValueClass(cid, _re(c["label"]) if c.get("label") else None,
+                               tuple((s, _re(v["note"]), _re(v["chart"])) for s, v in c["states"].items()),
+                               frozenset(frozenset(p) for p in c.get("opposed") or ()))
+               for cid, c in raw["classes"].items()}
+    sites = tuple(Site(sid, _re(s["note"]), _re(s["label"]), tuple(classes[c] for c in s["classes"]),
+                       bool(s.get("guarded")), bool(s.get("self_named"))) for sid, s in raw["sites"].items())
+    return sites, raw["positions"]
+
+
+def _positions(text: str) -> tuple[set[str], set[str]]:
+    """(sides, levels) a phrase names: words ("both bases") and codes ("RLL", "BLE")."""
+    pos = _data()[1]
+    sides = {s for s in ("right", "left", "both") if re.search(pos["note"][s], text, re.I)}
+    levels = {v for v in ("upper", "lower") if re.search(pos["note"][v], text, re.I)}
+    for w in re.findall(r"[a-z]+", text.lower()):
+        if w in pos["codes"]:
+            side, level = pos["codes"][w]
+            sides.add(side)
+            levels.add(level)
+    return sides, levels
+
+
+def _label_position(label: str) -> tuple[str | None, str | None]:
+    lab = _data()[1]["label"]
+    side = next((s for s in ("right", "left") if re.search(lab[s], label, re.I)), None)
+    level = next((v for v in ("upper", "lower") if re.search(lab[v], label, re.I)), None)
+    return side, level
+
+
+def _fits(label: str, sides: set[str], levels: set[str]) -> bool:
+    side, level = _label_position(label)
+    side_ok = not sides or "both" in sides or side is None or side in sides
+    level_ok = not levels or level is None or level in levels
+    return side_ok and level_ok
+
+
+def _values(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, ValueClass]]:
+    """Value words of the site's classes in ``text[a:b]`` (longest first, no overlaps)."""
+    found = [(m.start(), m.end(), vc) for vc in site.classes for _, note, _ in vc.states
+             for m in note.finditer(text, a, b) if m.end() > m.start()]
+    found.sort(key=lambda x: (x[0], -(x[1] - x[0])))
+    out: list[tuple[int, int, ValueClass]] = []
+    for v in found:
+        if not any(v[0] < o[1] and o[0] < v[1] for o in out):
+            out.append(v)
+    return out
+
+
+_FILLER = frozenset({"and", "with", "w", "some", "amt", "amount", "of", "a", "in", "noted", "sputum", "urine", "at"})
+
+
+def _continues(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, ValueClass]] | None:
+    """The value words of a following comma phrase made only of values of the site's classes
+    ("Sputum thick, blood tinged"), else None.
+    """
+    vals = _values(site, text, a, b)
+    if not vals:
+        return None
+    rest = text[a:b]
+    for v0, v1, _ in sorted(vals, reverse=True):
+        rest = rest[:v0 - a] + " " + rest[v1 - a:]
+    return vals if all(w in _FILLER for w in re.findall(r"[a-z]+", rest.lower())) else None
+
+
+_TAIL = re.compile(r"(?:\s*(?:pulses?|bilat\w*|b/l|on both sides|throughout)\b)+", re.I)
+
+
+def site_statements(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[SiteStatement]:
+    """The site statements of one line of an exam / nursing system, aligned to ``items``."""
+    sites = _data()[0]
+    chunks = [(m.start(), m.end()) for m in re.finditer(r"[^,;.:()]+", text)]
+    named = [[(s, m) for s in sites for m in s.note.finditer(text, a, b)] for a, b in chunks]
+    out: list[SiteStatement] = []
+    for ci, (a, b) in enumerate(chunks):
+        by_classes: dict[tuple[str, ...], list[tuple[Site, re.Match[str]]]] = {}
+        for s, m in named[ci]:
+            by_classes.setdefault(tuple(vc.cid for vc in s.classes), []).append((s, m))
+        for group in by_classes.values():
+            site = group[0][0]
+            vals = _values(site, text, a, b)
+            if not vals:
+                continue
+            starts = [m.start() for _, m in group] + [v[0] for v in vals]
+            ends = [m.end() for _, m in group] + [v[1] for v in vals]
+            near = [(v[0], v[1]) for v in vals] + [(m.start(), m.end()) for s, m in group if not s.guarded]
+            guarded_ok = [(s, m) for s, m in group if not s.guarded or any(
+                0 <= x - m.end() <= 2 or 0 <= m.start() - y <= 2 for x, y in near)]
+            if not guarded_ok:
+                continue  # "PT": only a pulse when a pulse value is written right next to it
+            j = ci + 1
+            while j < len(chunks) and text[chunks[j - 1][1]:chunks[j][0]] == "," and not named[j]:
+                more = _continues(site, text, *chunks[j])
+                if more is None:
+                    break
+                vals += more
+                ends += [v[1] for v in more]
+                j += 1
+            start, end = min(starts), max(ends)
+            if tail := _TAIL.match(text, end, b):
+                end = tail.end()  # "DP/PT pulses bilat": the site's noun and sides written after it
+            sides, levels = _positions(text[a:end])
+            stated = {vc.cid for _, _, vc in vals}
+            labels = [s.label for s, _ in guarded_ok]
+            hits = tuple((it, k) for it, k in items
+                         if any(p.search(it.label or "") for p in labels)
+                         and any(vc.cid in stated and (vc.label is None or vc.label.search(it.label or ""))
+                                 for vc in site.classes)
+                         and _fits(it.label or "", sides, levels))
+            if not hits:
+                continue
+            value = ", ".join(text[v0:v1] for v0, v1, _ in vals)
+            out.append(SiteStatement(start, end, value, hits))
+    return _merge_asides(text, sorted(out, key=lambda st: st.start))
+
+
+def _merge_asides(text: str, found: list[SiteStatement]) -> list[SiteStatement]:
+    """A statement of the same items in brackets right after another is its aside: one
+    statement ("calm (Riker 4)").
+    """
+    out: list[SiteStatement] = []
+    for st in found:
+        prev = out[-1] if out else None
+        if prev is not None and prev.items == st.items and re.fullmatch(r"\s*\(\s*", text[prev.end:st.start]):
+            close = re.match(r"\s*\)", text[st.end:])
+            end = st.end + (close.end() if close else 0)
+            out[-1] = SiteStatement(prev.start, end, f"{prev.value}, {st.value}", prev.items)
+        else:
+            out.append(st)
+    return out
+
+
+def _site_of(label: str) -> Site | None:
+    return next((s for s in _data()[0] if s.label.search(label)), None)
+
+
+def _classes_of(label: str) -> tuple[ValueClass, ...]:
+    site = _site_of(label)
+    if site is None:
+        return ()
+    return tuple(vc for vc in site.classes if vc.label is None or vc.label.search(label))
+
+
+def stated_states(label: str, value: str) -> set[str]:
+    """The states of the item's classes that a note's value words name."""
+    return {s for vc in _classes_of(label) for s, note, _ in vc.states if note.search(value)}
+
+
+def item_states(label: str, charted: str) -> set[str]:
+    """The states of the item's classes that a charted value names."""
+    return {s for vc in _classes_of(label) for s, _, chart in vc.states if chart.search(charted)}
+
+
+def opposed(label: str, stated: set[str], charted: set[str]) -> bool:
+    """Whether a charted state of the item's classes excludes a stated one."""
+    pairs = {p for vc in _classes_of(label) for p in vc.opposed}
+    return any(frozenset((x, y)) in pairs for x in stated for y in charted)
