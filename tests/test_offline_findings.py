@@ -67,10 +67,10 @@ def inspect(ctx, stages, env):
 
 def test_uncovered_finding_aligns_to_the_patients_item_and_is_consistent(run_note):
     preds = run_note("NURSING NOTE\nGU: voiding clear yellow urine.\n")
-    urine = [p for p in preds if p.entity == "yellow urine"]
+    urine = [p for p in preds if p.entity == "clear yellow urine"]  # a site statement: colour and appearance
     assert len(urine) == 1
     assert urine[0].label == "consistent"
-    assert [i.itemid for i in urine[0].items] == [224016]  # Urine Color
+    assert sorted(i.itemid for i in urine[0].items) == [224016, 224876]  # Urine Color, Urine Appearance
 
 
 def test_opposite_charted_value_is_a_contradiction(run_note):
@@ -117,7 +117,7 @@ def test_a_charted_value_alone_names_its_item():
     # a value of two words written in order names the one item charting it ("/" joins words)
     assert _found("Neuro: oriented, calm/cooperative.") == [(0, "calm/cooperative", ["k1"])]
     # several items chart it: the label words the phrase names pick them (both sides of one item)
-    assert _found("Ext: pedal pulses weak palpable bilat.") == [(0, "pedal pulses weak palpable", ["k2", "k3"])]
+    assert _found("Ext: pedal pulses weak palpable bilat.") == [(0, "pedal pulses weak palpable bilat", ["k2", "k3"])]
     # an acronym value opening the phrase ("PEG in place"), not one in passing ("meds via PEG")
     assert _found("GI: PEG in place.") == [(0, "PEG", ["k5"])]
     assert _found("GI: meds via PEG.") == []

@@ -116,3 +116,34 @@ def test_no_eye_opening_to_pain_states_none():
 def test_aerosol_mask_is_charted_as_aerosol(charted, label):
     e = entity("AEROSOL MASK", "finding", shown="AEROSOL MASK AT 2200", concept="o2_device")
     assert_decided(verify(e, _charted(charted)), "findings.charted_state", label)
+
+
+# --- site statements over every side they name (findings.site_value) ------------------------------
+
+@pytest.mark.parametrize("text, words, charted, label", [
+    # both pulses weak on each side: consistent; one side only by Doppler contradicts "palpable"
+    ("weakly palpable DP pulses", "weakly palpable", {"Dorsal PedPulse L": ("Weak Palpable",),
+                                                       "Dorsal PedPulse R": ("Weak Palpable",)}, "consistent"),
+    ("palpable DP pulses", "palpable", {"Dorsal PedPulse [Left]": ("Doppler",),
+                                        "Dorsal PedPulse [Right]": ("Easily Palpable",)}, "inconsistent"),
+    # "clear bilaterally" against a lobe charted only with rhonchi
+    ("LS clear throughout", "clear", {"RUL Lung Sounds": ("Clear",), "LLL Lung Sounds": ("Rhonchi",)},
+     "inconsistent"),
+    # colour and consistency each on its own item; values the class does not oppose make no claim
+    ("sputum thick, tan", "thick, tan", {"Sputum Consistency": ("Thick",), "Sputum Color": ("Yellow",)},
+     "consistent"),
+    ("calm", "calm", {"Riker-SAS Scale": ("Sedated",)}, "consistent"),
+])
+def test_site_value(text, words, charted, label):
+    from dataclasses import replace
+
+    from ehrlib.corpus.records import ItemRef
+    from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT
+
+    keys = tuple(f"chartevents:{i + 1}" for i in range(len(charted)))
+    e = replace(entity(text, "finding", keys=keys, shown=words, concept=SITE_CONCEPT),
+                items=tuple(ItemRef("chartevents", lab, i + 1) for i, lab in enumerate(charted)))
+    tools = FakeTools({k: [row(f"2199-02-03 {8 + j:02d}:00:00", None, value=v, key=k) for j, v in enumerate(vals)]
+                       for k, vals in zip(keys, charted.values(), strict=True)})
+    v = verify(e, tools)
+    assert_decided(v, "findings.site_value", label, "contradiction" if label == "inconsistent" else None)

@@ -23,10 +23,12 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
-__all__ = ["SITE_CONCEPT", "SiteStatement", "site_statements", "item_states", "stated_states", "opposed"]
+__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SiteStatement", "site_statements", "item_states", "stated_states", "opposed"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
+#: the section kinds whose phrases may be site statements (bedside observations of the window)
+SITE_SECTIONS: frozenset[str] = frozenset(load_data("finding_sites.yaml")["sections"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,6 @@ class Site:
     label: re.Pattern[str]
     classes: tuple[ValueClass, ...]
     guarded: bool = False
-    self_named: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,7 @@ def _data() -> tuple[tuple[Site, ...], Mapping[str, Any]]:
                                frozenset(frozenset(p) for p in c.get("opposed") or ()))
                for cid, c in raw["classes"].items()}
     sites = tuple(Site(sid, _re(s["note"]), _re(s["label"]), tuple(classes[c] for c in s["classes"]),
-                       bool(s.get("guarded")), bool(s.get("self_named"))) for sid, s in raw["sites"].items())
+                       bool(s.get("guarded"))) for sid, s in raw["sites"].items())
     return sites, raw["positions"]
 
 

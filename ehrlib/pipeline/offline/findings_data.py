@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
-from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, site_statements
+from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_SECTIONS, site_statements
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "narrow_by_modality", "normalise_value"]
@@ -186,7 +186,8 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     covered findings keep their behaviour, except for a charted value alone outside every
     taken span ("SpO2 96% on aerosol cool neb": the device is a statement of its own).
     """
-    if seg.section not in _SECTIONS:
+    sites_here = seg.section in SITE_SECTIONS
+    if seg.section not in _SECTIONS and not sites_here:
         return []
     occupied: dict[int, list[tuple[int, int]]] = {}
     for line, span in taken:
@@ -198,12 +199,12 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         text = lines[i]
         used = occupied.get(i, [])
         sited: list[tuple[int, int]] = []
-        for st in site_statements(text, items):
+        for st in site_statements(text, items) if sites_here else ():
             if any(st.start < y and x < st.end for x, y in used):
                 continue  # the vocabulary's statement ("LS clear bilat")
             sited.append((st.start, st.end))
             out.append(_data_entity(text, i, seg, st.items, st.value, st.start, st.end, SITE_CONCEPT))
-        for ch in re.finditer(r"[^,;.:()]+", text):
+        for ch in re.finditer(r"[^,;.:()]+", text) if seg.section in _SECTIONS else ():
             if any(x < ch.end() and ch.start() < y for x, y in sited):
                 continue  # a site statement ("weak DP/PT pulses") already reads this phrase
             words = _chunk_words(text, ch.start(), ch.end())
