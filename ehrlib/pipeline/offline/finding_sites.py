@@ -23,7 +23,8 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
-__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SiteStatement", "site_statements", "item_states", "stated_states", "opposed"]
+__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SiteStatement", "site_statements", "item_states", "stated_states",
+           "opposed"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"

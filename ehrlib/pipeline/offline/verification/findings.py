@@ -14,8 +14,8 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
-from ehrlib.pipeline.offline.finding_sites import item_states, opposed, stated_states
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
+from ehrlib.pipeline.offline.finding_sites import item_states, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -220,7 +220,8 @@ def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[
 
 def _site_value(c: Case) -> Verdict | None:
     e = c.entity
-    rows_of = [(it.label or "", c.session.rows(k, e.window)[0]) for it, k in zip(e.items, e.item_keys) if k]
+    rows_of = [(it.label or "", c.session.rows(k, e.window)[0])
+               for it, k in zip(e.items, e.item_keys, strict=False) if k]
     ok, reason, rows = judge_site_finding(e, rows_of)
     if not rows:
         rows = [r for _, rs in rows_of for r in rs[:2]]
