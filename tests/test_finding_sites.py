@@ -70,6 +70,10 @@ def _stated(line: str, labels=METAVISION) -> list[tuple[str, list[str]]]:
                                                                   ("son visited", ["Family Communication"])]),
     # a site named with no value of its class, or one the patient has no item for: no statement
     ("Lungs: see CXR", []),
+    # an observation word as the reason or the time of something else is no observation
+    ("Got haloperidol 2 mg IV for agitation", []),
+    ("Vomited after turning, zofran given", []),
+    ("Cough strong, able to clear secretions", []),
     ("Sputum sent for culture", []),
 ])
 def test_site_statements_metavision(line, expected):
@@ -84,6 +88,13 @@ def test_carevue_labels_and_missing_items():
     # the patient has no consistency item: only the colour is a statement
     assert _stated("sputum thick, blood tinged", CAREVUE) == [("sputum thick, blood tinged", ["Sputum [Color]"])]
     assert _stated("radial pulse weak", CAREVUE) == []  # no radial item charted for this patient
+
+
+def test_a_site_listing_a_further_section_is_stated_there_alone():
+    items = _items(METAVISION)
+    assert [st.value for st in site_statements("wife visited, updated", items, "social_family")] == ["visited, updated"]
+    assert site_statements("sputum thick", items, "social_family") == []
+    assert site_statements("wife visited", items, "hospital_course") == []
 
 
 def _entity(value: str) -> Entity:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
-from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_SECTIONS, site_statements
+from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_EXTRA_SECTIONS, SITE_SECTIONS, site_statements
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "narrow_by_modality", "normalise_value"]
@@ -51,6 +51,7 @@ def normalise_value(text: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+/-]*")
+_PHRASE_END = re.compile(r"[,;.:()]")
 
 
 def _categorical(profile: Sequence[str]) -> list[str]:
@@ -186,7 +187,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     covered findings keep their behaviour, except for a charted value alone outside every
     taken span ("SpO2 96% on aerosol cool neb": the device is a statement of its own).
     """
-    sites_here = seg.section in SITE_SECTIONS
+    sites_here = seg.section in SITE_SECTIONS or seg.section in SITE_EXTRA_SECTIONS
     if seg.section not in _SECTIONS and not sites_here:
         return []
     occupied: dict[int, list[tuple[int, int]]] = {}
@@ -199,9 +200,10 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         text = lines[i]
         used = occupied.get(i, [])
         sited: list[tuple[int, int]] = []
-        for st in site_statements(text, items) if sites_here else ():
-            if any(st.start < y and x < st.end for x, y in used):
-                continue  # the vocabulary's statement ("LS clear bilat")
+        for st in site_statements(text, items, seg.section) if sites_here else ():
+            a = max((m.end() for m in _PHRASE_END.finditer(text, 0, st.start)), default=0)
+            if any(a <= x < st.end for x, _ in used):
+                continue  # a vocabulary statement starts in its phrase ("LS clear bilat"); one running on does not
             sited.append((st.start, st.end))
             out.append(_data_entity(text, i, seg, st.items, st.value, st.start, st.end, SITE_CONCEPT))
         for ch in re.finditer(r"[^,;.:()]+", text) if seg.section in _SECTIONS else ():
