@@ -121,3 +121,21 @@ def _entity(value: str) -> Entity:
 def test_judge_site_finding(value, charted, expected):
     ok, reason, _ = judge_site_finding(_entity(value), [(k, [{"value": v} for v in vs]) for k, vs in charted.items()])
     assert ok is expected, reason
+
+
+def test_a_heading_over_a_site_statement_gives_way_to_it():
+    from ehrlib.pipeline.offline.findings_data import superseded
+    from ehrlib.pipeline.records import Segment
+
+    items = _items(METAVISION)
+    lobes = tuple(k for it, k in items if "Lung" in (it.label or ""))
+    line = "Lungs: rhonchi at R base. Rhonchi upper lobes, clear at bases"
+
+    def finding(text: str, start: int, end: int) -> Entity:
+        return Entity(entity_id=f"L0:{start}", line=0, text=text, kind="finding", segment=0, value=line[start:end],
+                      claim=Claim(concept="lung_sounds"), item_keys=lobes, span=(start, end))
+    heading, own = finding("Lungs", 0, 24), finding("Rhonchi", 26, 61)
+    seg = Segment(0, 0, 0, "x", "exam")
+    # "Lungs:" names no lobe of its own; "Rhonchi upper lobes" is a statement whose words run on
+    assert superseded([line], seg, items, [heading, own]) == [own]
+    assert superseded([line], Segment(0, 0, 0, "x", "hpi"), items, [heading]) == [heading]

@@ -147,3 +147,23 @@ def test_site_value(text, words, charted, label):
                        for k, vals in zip(keys, charted.values(), strict=True)})
     v = verify(e, tools)
     assert_decided(v, "findings.site_value", label, "contradiction" if label == "inconsistent" else None)
+
+
+@pytest.mark.parametrize("text, words, label", [
+    ("crackles", "crackles at the R base", "consistent"),   # the right lower lobe has crackles
+    ("LS", "LS clear bilaterally", "inconsistent"),          # the left lower lobe was charted only with crackles
+    ("LS", "LS clear in the upper fields", "consistent"),    # the upper lobes were clear
+])
+def test_site_state_judges_the_lobes_a_vocabulary_finding_names(text, words, label):
+    from dataclasses import replace
+
+    from ehrlib.corpus.records import ItemRef
+
+    charted = {"RUL Lung Sounds": ("Clear",), "LUL Lung Sounds": ("Clear",), "RLL Lung Sounds": ("Crackles",),
+               "LLL Lung Sounds": ("Crackles",)}
+    keys = tuple(f"chartevents:{i + 1}" for i in range(len(charted)))
+    e = replace(entity(text, "finding", keys=keys, shown=words, concept="lung_sounds", words=words),
+                items=tuple(ItemRef("chartevents", lab, i + 1) for i, lab in enumerate(charted)))
+    tools = FakeTools({k: [row(f"2199-02-03 {8 + j:02d}:00:00", None, value=v, key=k) for j, v in enumerate(vals)]
+                       for k, vals in zip(keys, charted.values(), strict=True)})
+    assert_decided(verify(e, tools), "findings.site_state", label)

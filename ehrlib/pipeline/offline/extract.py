@@ -30,7 +30,7 @@ from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, pa
 from ehrlib.pipeline.offline.checkable import not_checkable
 from ehrlib.pipeline.offline.clauses import has_break
 from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
-from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality
+from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality, superseded
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     NO_CONCEPT_RULE,
@@ -414,6 +414,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
+    out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement
     return StageOutput(tuple(out), dropped=tuple(dropped))
 
 

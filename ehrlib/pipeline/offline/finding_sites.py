@@ -23,8 +23,8 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
-__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SITE_EXTRA_SECTIONS", "SiteStatement", "site_statements", "item_states", "stated_states",
-           "opposed"]
+__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SITE_EXTRA_SECTIONS", "SiteStatement", "site_statements",
+           "named_sites", "item_states", "stated_states", "opposed"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
@@ -237,3 +237,13 @@ def opposed(label: str, stated: set[str], charted: set[str]) -> bool:
     """Whether a charted state of the item's classes excludes a stated one."""
     pairs = {p for vc in _classes_of(label) for p in vc.opposed}
     return any(frozenset((x, y)) in pairs for x in stated for y in charted)
+
+
+def named_sites(labels: Sequence[str], text: str) -> list[int] | None:
+    """Indexes of the items (by label) a finding's words name by their positions ("crackles
+    at the bases": the lower lobes), or None when a label is of no site.
+    """
+    if not labels or any(_site_of(x) is None for x in labels):
+        return None
+    sides, levels = _positions(text)
+    return [i for i, x in enumerate(labels) if _fits(x, sides, levels)]

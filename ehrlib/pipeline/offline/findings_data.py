@@ -22,7 +22,7 @@ from ehrlib.pipeline.claims import Claim
 from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_EXTRA_SECTIONS, SITE_SECTIONS, site_statements
 from ehrlib.pipeline.records import Entity, Segment
 
-__all__ = ["DATA_CONCEPT", "data_findings", "narrow_by_modality", "normalise_value"]
+__all__ = ["DATA_CONCEPT", "data_findings", "superseded", "narrow_by_modality", "normalise_value"]
 
 #: ``claim.concept`` of the entities this module emits
 DATA_CONCEPT = "data_finding"
@@ -233,6 +233,29 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             hits, value, a, b = got
             out.append(_data_entity(text, i, seg, hits, value, a, b))
     return out
+
+
+def superseded(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]], found: Sequence[Entity]
+               ) -> list[Entity]:
+    """``found`` without the findings whose words are a site statement under the finding's
+    name ("Lungs: crackles at R base"): the site statement names the lobes, the heading
+    names none of its own, so the statement is the site phrase, not the heading.
+    """
+    if seg.section not in SITE_SECTIONS and seg.section not in SITE_EXTRA_SECTIONS:
+        return list(found)
+    items = [(it, k) for it, k in pairs if it.table == "chartevents" and it.label]
+    sites: dict[int, list[tuple[int, set[str]]]] = {}
+
+    def heads(e: Entity) -> bool:
+        if e.kind != "finding" or e.span is None or e.claim.concept in (DATA_CONCEPT, SITE_CONCEPT):
+            return False
+        if e.line not in sites:
+            sites[e.line] = [(st.start, {k for _, k in st.items})
+                             for st in site_statements(lines[e.line], items, seg.section)]
+        name_end = e.span[0] + len(e.text)
+        return any(name_end <= a <= name_end + 3 and a < e.span[1] and keys <= set(e.item_keys)
+                   for a, keys in sites[e.line])
+    return [e for e in found if not heads(e)]
 
 
 def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int,

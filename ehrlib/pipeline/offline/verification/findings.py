@@ -15,7 +15,7 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
-from ehrlib.pipeline.offline.finding_sites import item_states, opposed, stated_states
+from ehrlib.pipeline.offline.finding_sites import item_states, named_sites, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -194,16 +194,17 @@ def _data_value(c: Case) -> Verdict | None:
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
 
 
-def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
-                       ) -> tuple[bool | None, str, Rows]:
+def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
+                       words: str | None = None) -> tuple[bool | None, str, Rows]:
     """(consistent?, reason, evidence) of a site statement from each named item's rows in the
     window (label, rows): a statement about several sides holds for each, so one item whose
     charted states only exclude the stated ones contradicts it; one agreeing value confirms
     it; ``None``: no charted value speaks to the words.
     """
     agree: Rows = []
+    words = e.value or "" if words is None else words
     for label, rows in rows_of:
-        stated = stated_states(label, e.value or "")
+        stated = stated_states(label, words)
         if not stated:
             continue
         charted = [(r, item_states(label, str(r.get("value") or ""))) for r in rows]
@@ -211,10 +212,10 @@ def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[
         against = [r for r, st in charted if st and opposed(label, stated, st)]
         if not hits and against:
             shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
-            return False, f"{e.text}: note says {e.value}; {label} charts {shown}", against[:4]
+            return False, f"{e.text}: note says {words}; {label} charts {shown}", against[:4]
         agree += hits[:2]
     if agree:
-        return True, f"{e.text}: {e.value} charted in the window", agree[:4]
+        return True, f"{e.text}: {words} charted in the window", agree[:4]
     return None, f"{e.text}: charted values neither match nor contradict", []
 
 
@@ -226,6 +227,25 @@ def _site_value(c: Case) -> Verdict | None:
     if not rows:
         rows = [r for _, rs in rows_of for r in rs[:2]]
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
+
+
+def _site_state(c: Case) -> Verdict | None:
+    """A vocabulary finding charted per site ("crackles at both bases", "LS clear bilat"): the
+    items its positions name, each judged as a site statement; no verdict falls through.
+    """
+    e = c.entity
+    if c.claim_as(FindingClaim).negated:
+        return None
+    said = e.value or ""
+    said = said if said.lower().startswith(e.text.lower()) else f"{e.text} {said}"
+    words = re.split(r"[,;]", said)[0]  # its own phrase: "coarse BS bilat, dim at bases" states two
+    keep = named_sites([it.label or "" for it in e.items], words)
+    if not keep:
+        return None
+    rows_of = [(e.items[i].label or "", c.session.rows(e.item_keys[i], e.window)[0])
+               for i in keep if i < len(e.item_keys) and e.item_keys[i]]
+    ok, reason, rows = judge_site_finding(e, rows_of, words)
+    return None if ok is None else verdict(c, ok, reason, rows)
 
 
 _F = ("finding",)
@@ -247,6 +267,9 @@ DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by
 SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site holds for every item its sides name: "
                   "a charted state agreeing confirms it, an item charting only states that exclude it contradicts it.",
                   _site_value, _F)
+SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body site (lung sounds per lobe) is a claim "
+                  "about each site its positions name, judged as a site statement; no verdict leaves it to the others.",
+                  _site_state, _F)
 
-CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
+CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
 RULES = (*CHAIN, DATA_VALUE, SITE_VALUE)
