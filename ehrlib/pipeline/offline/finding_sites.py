@@ -23,16 +23,13 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
-__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SITE_EXTRA_SECTIONS", "SiteStatement", "site_statements",
+__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SiteStatement", "site_statements",
            "named_sites", "item_states", "stated_states", "opposed"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
 #: the section kinds whose phrases may be site statements (bedside observations of the window)
 SITE_SECTIONS: frozenset[str] = frozenset(load_data("finding_sites.yaml")["sections"])
-#: further section kinds single sites are stated in ("Social: family visited")
-SITE_EXTRA_SECTIONS: frozenset[str] = frozenset(x for s in load_data("finding_sites.yaml")["sites"].values()
-                                                for x in s.get("sections") or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +51,6 @@ class Site:
     label: re.Pattern[str]
     classes: tuple[ValueClass, ...]
     guarded: bool = False
-    sections: frozenset[str] = frozenset()  # further section kinds than SITE_SECTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +75,7 @@ def _data() -> tuple[tuple[Site, ...], Mapping[str, Any]]:
                                frozenset(frozenset(p) for p in c.get("opposed") or ()))
                for cid, c in raw["classes"].items()}
     sites = tuple(Site(sid, _re(s["note"]), _re(s["label"]), tuple(classes[c] for c in s["classes"]),
-                       bool(s.get("guarded")), frozenset(s.get("sections") or ())) for sid, s in raw["sites"].items())
+                       bool(s.get("guarded"))) for sid, s in raw["sites"].items())
     return sites, raw["positions"]
 
 
@@ -142,12 +138,9 @@ _INDICATION = re.compile(r"\b(?:for|after|before|during|prn|if)\s+$", re.I)
 _TAIL = re.compile(r"(?:\s*(?:pulses?|bilat\w*|b/l|on both sides|throughout)\b)+", re.I)
 
 
-def site_statements(text: str, items: Sequence[tuple[ItemRef, str]], section: str | None = None
-                    ) -> list[SiteStatement]:
-    """The site statements of one line of an exam / nursing system, aligned to ``items``
-    (``section``: the line's section kind, which a site outside ``SITE_SECTIONS`` must list).
-    """
-    sites = tuple(s for s in _data()[0] if section is None or section in SITE_SECTIONS or section in s.sections)
+def site_statements(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[SiteStatement]:
+    """The site statements of one line of an exam / nursing system, aligned to ``items``."""
+    sites = _data()[0]
     chunks = [(m.start(), m.end()) for m in re.finditer(r"[^,;.:()]+", text)]
     named = [[(s, m) for s in sites for m in s.note.finditer(text, a, b)] for a, b in chunks]
     out: list[SiteStatement] = []

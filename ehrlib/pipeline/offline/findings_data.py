@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
-from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_EXTRA_SECTIONS, SITE_SECTIONS, site_statements
+from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT, SITE_SECTIONS, site_statements
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["DATA_CONCEPT", "data_findings", "superseded", "narrow_by_modality", "normalise_value"]
@@ -52,6 +52,8 @@ def normalise_value(text: str) -> frozenset[str]:
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+/-]*")
 _PHRASE_END = re.compile(r"[,;.:()]")
+#: what may stand between a finding's name and a site statement it heads: "Lungs: faint ..."
+_LEAD = re.compile(r"[\s:-]*(?:[A-Za-z]+\s+)?")
 
 
 def _categorical(profile: Sequence[str]) -> list[str]:
@@ -187,7 +189,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     covered findings keep their behaviour, except for a charted value alone outside every
     taken span ("SpO2 96% on aerosol cool neb": the device is a statement of its own).
     """
-    sites_here = seg.section in SITE_SECTIONS or seg.section in SITE_EXTRA_SECTIONS
+    sites_here = seg.section in SITE_SECTIONS
     if seg.section not in _SECTIONS and not sites_here:
         return []
     occupied: dict[int, list[tuple[int, int]]] = {}
@@ -200,7 +202,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         text = lines[i]
         used = occupied.get(i, [])
         sited: list[tuple[int, int]] = []
-        for st in site_statements(text, items, seg.section) if sites_here else ():
+        for st in site_statements(text, items) if sites_here else ():
             a = max((m.end() for m in _PHRASE_END.finditer(text, 0, st.start)), default=0)
             if any(a <= x < st.end for x, _ in used):
                 continue  # a vocabulary statement starts in its phrase ("LS clear bilat"); one running on does not
@@ -241,7 +243,7 @@ def superseded(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef
     name ("Lungs: crackles at R base"): the site statement names the lobes, the heading
     names none of its own, so the statement is the site phrase, not the heading.
     """
-    if seg.section not in SITE_SECTIONS and seg.section not in SITE_EXTRA_SECTIONS:
+    if seg.section not in SITE_SECTIONS:
         return list(found)
     items = [(it, k) for it, k in pairs if it.table == "chartevents" and it.label]
     sites: dict[int, list[tuple[int, set[str]]]] = {}
@@ -251,9 +253,10 @@ def superseded(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef
             return False
         if e.line not in sites:
             sites[e.line] = [(st.start, {k for _, k in st.items})
-                             for st in site_statements(lines[e.line], items, seg.section)]
+                             for st in site_statements(lines[e.line], items)]
         name_end = e.span[0] + len(e.text)
-        return any(name_end <= a <= name_end + 3 and a < e.span[1] and keys <= set(e.item_keys)
+        text = lines[e.line]
+        return any(name_end <= a < e.span[1] and keys & set(e.item_keys) and _LEAD.fullmatch(text[name_end:a])
                    for a, keys in sites[e.line])
     return [e for e in found if not heads(e)]
 
