@@ -96,9 +96,11 @@ def _entity(value: str) -> Entity:
 
 @pytest.mark.parametrize("value, charted, expected", [
     ("weakly palpable", {"Dorsal PedPulse L": ["Weak Palpable"], "Dorsal PedPulse R": ["Easily Palpable"]}, True),
-    ("palpable", {"Dorsal PedPulse [Left]": ["Doppler"], "Dorsal PedPulse [Right]": ["Easily Palpable"]}, False),
+    ("palpable", {"Dorsal PedPulse [Left]": ["Doppler"], "Dorsal PedPulse [Right]": ["Easily Palpable"]}, True),
+    ("palpable", {"Dorsal PedPulse [Left]": ["Doppler"], "Dorsal PedPulse [Right]": ["Absent"]}, False),
     ("diminished", {"RLL Lung Sounds": ["Diminished", "Clear"], "LLL Lung Sounds": ["Crackles"]}, True),
-    ("clear", {"RUL Lung Sounds": ["Clear"], "LLL Lung Sounds": ["Rhonchi", "Diminished"]}, False),
+    ("clear", {"RUL Lung Sounds": ["Clear"], "LLL Lung Sounds": ["Rhonchi", "Diminished"]}, True),  # either lobe
+    ("clear", {"RLL Lung Sounds": ["Crackles"], "LLL Lung Sounds": ["Rhonchi", "Diminished"]}, False),
     ("thick, blood tinged", {"Sputum Consistency": ["Thick"], "Sputum Color": ["Yellow"]}, True),
     ("thin", {"Sputum Consistency": ["Thick"]}, False),
     ("passing flatus", {"Flatus": ["Negative"]}, False),

@@ -121,13 +121,15 @@ def test_aerosol_mask_is_charted_as_aerosol(charted, label):
 # --- site statements over every side they name (findings.site_value) ------------------------------
 
 @pytest.mark.parametrize("text, words, charted, label", [
-    # both pulses weak on each side: consistent; one side only by Doppler contradicts "palpable"
+    # both pulses weak on each side: consistent; Doppler and absent on the two sides contradict "palpable"
     ("weakly palpable DP pulses", "weakly palpable", {"Dorsal PedPulse L": ("Weak Palpable",),
                                                        "Dorsal PedPulse R": ("Weak Palpable",)}, "consistent"),
     ("palpable DP pulses", "palpable", {"Dorsal PedPulse [Left]": ("Doppler",),
-                                        "Dorsal PedPulse [Right]": ("Easily Palpable",)}, "inconsistent"),
-    # "clear bilaterally" against a lobe charted only with rhonchi
+                                        "Dorsal PedPulse [Right]": ("Absent",)}, "inconsistent"),
+    # "clear throughout": met by a clear lobe; contradicted when every lobe charts other sounds
     ("LS clear throughout", "clear", {"RUL Lung Sounds": ("Clear",), "LLL Lung Sounds": ("Rhonchi",)},
+     "consistent"),
+    ("LS clear throughout", "clear", {"RUL Lung Sounds": ("Coarse",), "LLL Lung Sounds": ("Rhonchi",)},
      "inconsistent"),
     # colour and consistency each on its own item; values the class does not oppose make no claim
     ("sputum thick, tan", "thick, tan", {"Sputum Consistency": ("Thick",), "Sputum Color": ("Yellow",)},
@@ -151,8 +153,9 @@ def test_site_value(text, words, charted, label):
 
 @pytest.mark.parametrize("text, words, label", [
     ("crackles", "crackles at the R base", "consistent"),   # the right lower lobe has crackles
-    ("LS", "LS clear bilaterally", "inconsistent"),          # the left lower lobe was charted only with crackles
+    ("LS", "LS clear at both bases", "inconsistent"),        # the lower lobes were charted only with crackles
     ("LS", "LS clear in the upper fields", "consistent"),    # the upper lobes were clear
+    ("crackles", "crackles in the upper fields", "inconsistent"),  # not where the note puts them
 ])
 def test_site_state_judges_the_lobes_a_vocabulary_finding_names(text, words, label):
     from dataclasses import replace

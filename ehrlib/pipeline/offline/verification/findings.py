@@ -197,25 +197,28 @@ def _data_value(c: Case) -> Verdict | None:
 def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
                        words: str | None = None) -> tuple[bool | None, str, Rows]:
     """(consistent?, reason, evidence) of a site statement from each named item's rows in the
-    window (label, rows): a statement about several sides holds for each, so one item whose
-    charted states only exclude the stated ones contradicts it; one agreeing value confirms
-    it; ``None``: no charted value speaks to the words.
+    window (label, rows): a charted value agreeing on any named item confirms it; otherwise
+    an item whose charted states exclude the stated ones contradicts it; ``None``: no
+    charted value speaks to the words.
     """
     agree: Rows = []
+    against: tuple[str, Rows] | None = None
     words = e.value or "" if words is None else words
     for label, rows in rows_of:
         stated = stated_states(label, words)
         if not stated:
             continue
         charted = [(r, item_states(label, str(r.get("value") or ""))) for r in rows]
-        hits = [r for r, st in charted if st & stated]
-        against = [r for r, st in charted if st and opposed(label, stated, st)]
-        if not hits and against:
-            shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
-            return False, f"{e.text}: note says {words}; {label} charts {shown}", against[:4]
-        agree += hits[:2]
+        agree += [r for r, st in charted if st & stated][:2]
+        opposite = [r for r, st in charted if st and opposed(label, stated, st)]
+        if opposite and against is None:
+            against = (label, opposite)
     if agree:
         return True, f"{e.text}: {words} charted in the window", agree[:4]
+    if against is not None:
+        label, rows = against
+        shown = ", ".join(sorted({str(r.get("value")) for r in rows})[:4])
+        return False, f"{e.text}: note says {words}; {label} charts {shown}", rows[:4]
     return None, f"{e.text}: charted values neither match nor contradict", []
 
 
@@ -264,8 +267,8 @@ CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be char
 DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
-SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site holds for every item its sides name: "
-                  "a charted state agreeing confirms it, an item charting only states that exclude it contradicts it.",
+SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site is checked on every item its sides "
+                  "name: a charted state agreeing confirms it, else a charted state excluding it contradicts it.",
                   _site_value, _F)
 SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body site (lung sounds per lobe) is a claim "
                   "about each site its positions name, judged as a site statement; no verdict leaves it to the others.",
