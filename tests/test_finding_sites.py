@@ -74,6 +74,7 @@ def _stated(line: str, labels=METAVISION) -> list[tuple[str, list[str]]]:
     ("Vomited after turning, zofran given", []),
     ("Cough strong, able to clear secretions", []),
     ("Sputum sent for culture", []),
+    ("Suctioned for copious oral secretions", []),  # oral or tracheal: not the sputum items
 ])
 def test_site_statements_metavision(line, expected):
     assert _stated(line) == expected
