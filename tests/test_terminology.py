@@ -250,3 +250,11 @@ def test_clinician_shorthand_of_one_liners_and_problem_headings():
         assert [m.code for m in t.match(phrase)][:1] == [code], phrase
     # an ordinal is no other vertebra's
     assert "80506" not in [m.code for m in t.match("C7 fracture", threshold=80.0, limit=5)]
+
+
+def test_a_qualifier_is_covered_only_as_written():
+    # "placement" is a qualifier: no spelling variant of "replacement" names that title
+    t = Terminology([Title("procedures_icd", "3193", "Replacement of laryngeal or tracheal stent"),
+                     Title("procedures_icd", "3990", "Insertion of non-drug-eluting peripheral vessel stent(s)")])
+    assert [m.code for m in t.match("stent placement")] != ["3193"]
+    assert [m.code for m in t.match("tracheal stent replacement")][:1] == ["3193"]
