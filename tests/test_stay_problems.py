@@ -106,3 +106,20 @@ def test_concept_key_meets_shorthand_and_words():
     assert concept_key("ATN") == concept_key("acute tubular necrosis")
     assert concept_key("septic shock") == concept_key("Septic  Shock")
     assert concept_key("ATN") != concept_key("CKD")
+
+
+def test_the_shipped_reading_takes_billed_procedures_of_the_one_liner(monkeypatch):
+    from ehrlib.pipeline.offline import extract, icd_match
+
+    monkeypatch.setattr(extract, "stay_reads", lambda: frozenset({"identification", "billed_procedures"}))
+    calls = []
+
+    def closely(tools, phrase, tables=("diagnoses_icd",), billed_only=False):
+        calls.append((phrase, tables, billed_only))
+        return True
+
+    monkeypatch.setattr(extract, "names_icd_concept_closely", closely)
+    diagnosis, procedure = extract.stay_problem_tests(object())
+    assert not diagnosis("septic shock") and procedure("ex-lap")
+    assert calls == [("ex-lap", ("procedures_icd",), True)]
+    assert icd_match.names_icd_concept_closely is not closely  # the module's own function is untouched

@@ -67,7 +67,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
-from ehrlib.pipeline.offline.stay_problems import concept_key, with_stay_problems
+from ehrlib.pipeline.offline.stay_problems import concept_key, stay_reads, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -278,6 +278,21 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
     return out
 
 
+def stay_problem_tests(tools: object) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
+    """The diagnosis and procedure tests of a one-liner's parts, as ``stay_problems.read`` asks:
+    a procedure only when this stay billed it ("billed_procedures": "CAD s/p CABG" names a
+    remote operation, which is history) and no diagnosis unless "diagnoses" is read.
+    """
+    reads = stay_reads()
+    procedure = functools.partial(names_icd_concept_closely, tools, tables=("procedures_icd",),
+                                  billed_only="billed_procedures" in reads)
+
+    def diagnosis(phrase: str) -> bool:
+        return "diagnoses" in reads and names_icd_concept_closely(tools, phrase)
+
+    return diagnosis, procedure
+
+
 def _stay_concept(diagnosis: Callable[[str], bool], procedure: Callable[[str], bool], phrase: str) -> str | None:
     """The kind of ICD concept a part of a one-liner or problem heading names confidently."""
     if diagnosis(phrase):
@@ -301,8 +316,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         tools = env.toolset
         prose = functools.partial(names_icd_concept_strictly, tools)
         procedure_prose = functools.partial(names_icd_concept_strictly, tools, tables=("procedures_icd",))
-        stay = functools.partial(_stay_concept, functools.partial(names_icd_concept_closely, tools),
-                                 functools.partial(names_icd_concept_closely, tools, tables=("procedures_icd",)))
+        stay = functools.partial(_stay_concept, *stay_problem_tests(tools))
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         if env is not None:

@@ -223,18 +223,20 @@ def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = 
     return bool(res.named) or bool(res.concepts and res.concepts[0].coverage >= 0.75)
 
 
-def names_icd_concept_closely(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",)) -> bool:
+def names_icd_concept_closely(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",),
+                              billed_only: bool = False) -> bool:
     """Whether a part of a shorthand list ("liver lac", "ATN", "R hemicolectomy") names an ICD
     concept closely: a title (billed or of the dictionary) states every word of the phrase
     (or of one of its synonym forms) and the phrase states at least half of the title's
     content words. A list part is two or three words cut from their sentence; a loose
-    match ("liver" for "Injury to liver", "resolved") names nothing.
+    match ("liver" for "Injury to liver", "resolved") names nothing. ``billed_only``: a
+    billed title of the patient only.
     """
     dictionary = dictionary_for(tools)
     if dictionary is None:
         return False
     billed = [t for t in billed_titles(tools, tables) if t.table in tables]
-    found = dictionary.match(phrase, tables=tables, limit=3)
+    found = [] if billed_only else dictionary.match(phrase, tables=tables, limit=3)
     if billed:
         found += Terminology(billed).match(phrase, tables=tables, threshold=BILLED_THRESHOLD, limit=3)
     forms = [set(f) - qualifier_words() for f in phrase_forms(normalise(phrase))]

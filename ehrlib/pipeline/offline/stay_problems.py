@@ -26,12 +26,17 @@ from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.terminology import normalise, qualifier_words, search_forms
 
 __all__ = ["identification_span", "heading_span", "list_parts", "stay_problem_mentions", "with_stay_problems",
-           "concept_key"]
+           "concept_key", "stay_reads"]
 
 
 @functools.lru_cache(maxsize=1)
 def _reads() -> frozenset[str]:
     return frozenset(load_data("diagnosis_wording.yaml")["stay_problems"]["read"])
+
+
+def stay_reads() -> frozenset[str]:
+    """What ``stay_problems.read`` of ``diagnosis_wording.yaml`` says is read."""
+    return _reads()
 
 
 @functools.lru_cache(maxsize=1)
