@@ -213,3 +213,40 @@ def test_organism_and_site_billed_as_two_codes():
     assert billed_in_parts("renal failure", billed) == ()
     assert billed_in_parts("acute cholangitis", billed) == ()
     assert billed_in_parts("Pseudomonas cholangitis", billed[1:2]) == ()
+
+
+def test_a_list_part_names_a_concept_closely_only(monkeypatch):
+    from ehrlib.pipeline.offline import icd_match
+
+    term = Terminology([Title("diagnoses_icd", "5719", "Unspecified chronic liver disease without mention of alcohol"),
+                        Title("diagnoses_icd", "5733", "Hepatitis, unspecified"),
+                        Title("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis"),
+                        Title("diagnoses_icd", "7855", "Shock without mention of trauma"),
+                        Title("procedures_icd", "5419", "Other laparotomy")])
+    monkeypatch.setattr(icd_match, "dictionary_for", lambda tools: term)
+    monkeypatch.setattr(icd_match, "billed_titles", lambda tools, tables=icd_match.ICD_TABLES: [])
+    tools = object()  # the dictionary and billing come from the patched lookups
+
+    def closely(phrase, tables=("diagnoses_icd",)):
+        return icd_match.names_icd_concept_closely(tools, phrase, tables)
+
+    assert closely("ATN") and closely("hepatitis")
+    assert closely("ex-lap", ("procedures_icd",)) and not closely("ex-lap")
+    assert not closely("liver")  # one word of a longer title
+    assert closely("shock")
+
+
+def test_billed_only_names_a_billed_title_only(monkeypatch):
+    from ehrlib.pipeline.offline import icd_match
+
+    term = Terminology([Title("procedures_icd", "3610", "Aortocoronary bypass for heart revascularization"),
+                        Title("procedures_icd", "5419", "Other laparotomy")])
+    monkeypatch.setattr(icd_match, "dictionary_for", lambda tools: term)
+    monkeypatch.setattr(icd_match, "billed_titles", lambda tools, tables=icd_match.ICD_TABLES: [
+        Title("procedures_icd", "5419", "Other laparotomy")])
+    tools = object()
+    assert icd_match.names_icd_concept_closely(tools, "ex-lap", ("procedures_icd",), billed_only=True)
+    # a remote operation ("CAD s/p CABG") names the dictionary's title but nothing this stay billed
+    assert icd_match.names_icd_concept_closely(tools, "aortocoronary bypass", ("procedures_icd",))
+    assert not icd_match.names_icd_concept_closely(tools, "aortocoronary bypass", ("procedures_icd",),
+                                                   billed_only=True)

@@ -2,7 +2,12 @@
 from __future__ import annotations
 
 from ehrlib.pipeline.offline.mention import Mention
-from ehrlib.pipeline.offline.procedures import aside_procedures, listed_entries, merge_entry_fragments
+from ehrlib.pipeline.offline.procedures import (
+    aside_procedures,
+    listed_entries,
+    merge_entry_fragments,
+    shared_conjunct,
+)
 
 #: entries a stand-in ICD procedure dictionary names
 NAMED = {"infusion of fresh frozen plasma", "left internal mammary graft to diagonal", "lima-diag", "cabg x3"}
@@ -70,3 +75,10 @@ def test_a_procedure_told_done_in_prose():
     assert [m.text for m in prose_procedure_mentions(text, 4, [held], confident)] == ["tunneled dialysis catheter"]
     assert prose_procedure_mentions("Gastrostomy tube not placed.", 0, [], confident) == []
     assert prose_procedure_mentions("Then gastrostomy placed.", 0, [], lambda p: True) == []  # one word is vague
+
+
+def test_a_one_word_conjunct_shares_the_modifiers_before_it():
+    assert shared_conjunct("posterior lumbar laminectomy", "fusion") == "posterior lumbar fusion"
+    assert shared_conjunct("EGD", "banding") == "banding"  # nothing to share
+    assert shared_conjunct("open cholecystectomy", "liver biopsy") == "liver biopsy"
+    assert shared_conjunct(None, "tracheostomy") == "tracheostomy"

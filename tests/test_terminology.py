@@ -223,3 +223,38 @@ def test_a_synonym_with_function_words_is_found_in_the_normalised_phrase():
     assert [m.code for m in t.match("LIMA to LAD")] == ["3615"]
     # a variant left with one word ("on pump") is not looked for as that word
     assert [m.code for m in t.match("intra-aortic balloon pump")] == ["3761"]
+
+
+def test_clinician_shorthand_of_one_liners_and_problem_headings():
+    # word-level shorthand inside a longer name ("fx", "lac", "R", "CM") and shorthand names
+    t = Terminology([Title("diagnoses_icd", "80507", "Closed fracture of seventh cervical vertebra"),
+                     Title("diagnoses_icd", "80506", "Closed fracture of sixth cervical vertebra"),
+                     Title("diagnoses_icd", "86504", "Injury to spleen without mention of open wound into cavity, "
+                                                    "massive parenchymal disruption"),
+                     Title("diagnoses_icd", "5845", "Acute kidney failure with lesion of tubular necrosis"),
+                     Title("diagnoses_icd", "4254", "Other primary cardiomyopathies"),
+                     Title("diagnoses_icd", "I255", "Ischemic cardiomyopathy"),
+                     Title("diagnoses_icd", "4263", "Other left bundle branch block"),
+                     Title("diagnoses_icd", "2851", "Acute posthemorrhagic anemia"),
+                     Title("procedures_icd", "4573", "Open and other right hemicolectomy"),
+                     Title("procedures_icd", "4575", "Open and other left hemicolectomy"),
+                     Title("procedures_icd", "5419", "Other laparotomy"),
+                     Title("procedures_icd", "7935", "Open reduction of fracture with internal fixation, femur"),
+                     Title("procedures_icd", "9910", "Injection or infusion of thrombolytic agent"),
+                     Title("procedures_icd", "5491", "Percutaneous abdominal drainage")])
+    for phrase, code in [("C7 fx", "80507"), ("c6 fracture", "80506"), ("splenic lac", "86504"),
+                         ("ATN", "5845"), ("ischemic CM", "I255"), ("new LBBB", "4263"),
+                         ("blood loss anemia", "2851"), ("R hemicolectomy", "4573"), ("lt hemicolectomy", "4575"),
+                         ("ex-lap x2", "5419"), ("L femur ORIF", "7935"), ("tPA", "9910"),
+                         ("IR drain", "5491")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+    # an ordinal is no other vertebra's
+    assert "80506" not in [m.code for m in t.match("C7 fracture", threshold=80.0, limit=5)]
+
+
+def test_a_qualifier_is_covered_only_as_written():
+    # "placement" is a qualifier: no spelling variant of "replacement" names that title
+    t = Terminology([Title("procedures_icd", "3193", "Replacement of laryngeal or tracheal stent"),
+                     Title("procedures_icd", "3990", "Insertion of non-drug-eluting peripheral vessel stent(s)")])
+    assert [m.code for m in t.match("stent placement")] != ["3193"]
+    assert [m.code for m in t.match("tracheal stent replacement")][:1] == ["3193"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
@@ -35,6 +35,7 @@ from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     NO_CONCEPT_RULE,
     names_icd_concept,
+    names_icd_concept_closely,
     names_icd_concept_strictly,
     one_title_states,
 )
@@ -58,6 +59,7 @@ from ehrlib.pipeline.offline.procedures import (
     listed_entries,
     merge_entry_fragments,
     prose_procedure_mentions,
+    shared_conjunct,
 )
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.routing import tables_for_section
@@ -65,6 +67,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
+from ehrlib.pipeline.offline.stay_problems import concept_key, stay_reads, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -203,15 +206,19 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
         if i == seg.start_line and ":" in text:
             head = text.index(":") + 1
         for ca, cb in listed_entries(text, head):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
+            before: str | None = None
             for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", text[ca:cb]):
                 a = ca + part.start()
                 b = a + len(part.group(0))
-                words = part.group(0).strip()
+                # the connective that opens a later part is not the procedure's name ("and fusion")
+                words = re.sub(r"^\s*(?:with|and|s/p)\s+", "", part.group(0), flags=re.I).strip()
+                previous, before = before, words
                 if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
                                                                        for m in found):
                     continue
                 off = text.find(words, a)
-                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code", words))
+                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code",
+                                   shared_conjunct(previous, words)))
     return out
 
 
@@ -271,6 +278,28 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
     return out
 
 
+def stay_problem_tests(tools: object) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
+    """The diagnosis and procedure tests of a one-liner's parts, as ``stay_problems.read`` asks:
+    a procedure only when this stay billed it ("billed_procedures": "CAD s/p CABG" names a
+    remote operation, which is history) and no diagnosis unless "diagnoses" is read.
+    """
+    reads = stay_reads()
+    procedure = functools.partial(names_icd_concept_closely, tools, tables=("procedures_icd",),
+                                  billed_only="billed_procedures" in reads)
+
+    def diagnosis(phrase: str) -> bool:
+        return "diagnoses" in reads and names_icd_concept_closely(tools, phrase)
+
+    return diagnosis, procedure
+
+
+def _stay_concept(diagnosis: Callable[[str], bool], procedure: Callable[[str], bool], phrase: str) -> str | None:
+    """The kind of ICD concept a part of a one-liner or problem heading names confidently."""
+    if diagnosis(phrase):
+        return "diagnosis"
+    return "procedure_code" if procedure(phrase) else None
+
+
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
               env: StageEnv | None = None,
@@ -287,6 +316,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         tools = env.toolset
         prose = functools.partial(names_icd_concept_strictly, tools)
         procedure_prose = functools.partial(names_icd_concept_strictly, tools, tables=("procedures_icd",))
+        stay = functools.partial(_stay_concept, *stay_problem_tests(tools))
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         if env is not None:
@@ -295,6 +325,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             found = [part for m in found for part in split_listed(m, names, whole)]
         return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
     out: list[tuple[_Paragraph, list[Mention]]] = []
+    stated: set[frozenset[str]] = set()  # the diagnoses the segment stated so far
     if seg.section == "procedures":
         per_line: list[Mention] = []
         for i in range(seg.start_line, seg.end_line + 1):
@@ -325,6 +356,8 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         ms, gone = split_non_statements(para.text, found)
         if prose is not None:
             ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
+            ms = with_stay_problems(para.text, para.lines[0], ms, found, stay, frozenset(stated))
+            stated |= {concept_key(m.value or m.text) for m in ms if m.kind == "diagnosis"}
         if procedure_prose is not None:
             done = prose_procedure_mentions(para.text, para.lines[0], found, procedure_prose)
             ms = sorted([*ms, *done], key=lambda m: (m.start, m.end)) if done else ms

@@ -35,7 +35,7 @@ from ehrlib.pipeline.offline.terminology import (
 
 __all__ = ["matching_rows", "search_queries", "ICD_TABLES", "icd_parent", "Resolution", "resolve",
            "dictionary_for", "billed_titles", "names_icd_concept", "names_icd_concept_strictly", "NO_CONCEPT_RULE",
-           "one_title_states", "parenthesised_aliases", "billed_in_parts"]
+           "one_title_states", "parenthesised_aliases", "billed_in_parts", "names_icd_concept_closely"]
 
 ICD_TABLES = ("diagnoses_icd", "procedures_icd")
 #: the terminology score a billed title needs (the whole dictionary keeps the matcher's 90)
@@ -221,6 +221,33 @@ def names_icd_concept_strictly(tools: Any, phrase: str, tables: Sequence[str] = 
         return False
     res = resolve(phrase, dictionary, billed_titles(tools, tables), tables)
     return bool(res.named) or bool(res.concepts and res.concepts[0].coverage >= 0.75)
+
+
+def names_icd_concept_closely(tools: Any, phrase: str, tables: Sequence[str] = ("diagnoses_icd",),
+                              billed_only: bool = False) -> bool:
+    """Whether a part of a shorthand list ("liver lac", "ATN", "R hemicolectomy") names an ICD
+    concept closely: a title (billed or of the dictionary) states every word of the phrase
+    (or of one of its synonym forms) and the phrase states at least half of the title's
+    content words. A list part is two or three words cut from their sentence; a loose
+    match ("liver" for "Injury to liver", "resolved") names nothing. ``billed_only``: a
+    billed title of the patient only.
+    """
+    dictionary = dictionary_for(tools)
+    if dictionary is None:
+        return False
+    billed = [t for t in billed_titles(tools, tables) if t.table in tables]
+    found = [] if billed_only else dictionary.match(phrase, tables=tables, limit=3)
+    if billed:
+        found += Terminology(billed).match(phrase, tables=tables, threshold=BILLED_THRESHOLD, limit=3)
+    forms = [set(f) - qualifier_words() for f in phrase_forms(normalise(phrase))]
+    for m in found:
+        if m.coverage < 1.0:
+            continue
+        title = set(normalise(m.title)) - qualifier_words()
+        # one word names a title only whole ("shock"; not "liver" for "Disorders of liver")
+        if any(f and (title <= f if len(f) == 1 else 2 * len(title & f) >= len(title)) for f in forms):
+            return True
+    return False
 
 
 #: the connectives of a compound entry, which no ICD title's wording needs to match it whole

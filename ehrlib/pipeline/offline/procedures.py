@@ -17,7 +17,7 @@ from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
 
 __all__ = ["procedure_mention", "procedure_claim", "blood_product_mention", "listed_entries", "merge_entry_fragments",
-           "aside_procedures", "prose_procedure_mentions"]
+           "aside_procedures", "prose_procedure_mentions", "shared_conjunct"]
 
 _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
@@ -178,3 +178,13 @@ def prose_procedure_mentions(text: str, line: int, mentions: list[Mention],
                                    text[w.start():b]))
                 break
     return out
+
+
+def shared_conjunct(previous: str | None, words: str) -> str:
+    """A one-word conjunct completed with the modifiers of the part before it ("anterior
+    cervical discectomy and fusion": the fusion is an anterior cervical fusion); other parts as written.
+    """
+    head = previous.split() if previous else []
+    if len(words.split()) == 1 and len(head) >= 2:
+        return " ".join([*head[:-1], words])
+    return words

@@ -409,7 +409,9 @@ class Terminology:
                     continue
                 if want_codes is not None and t.code not in want_codes:
                     continue
-                hits = [tok for tok in fset if _covered(tok, self._raw[i])]
+                # a qualifier is covered only as written: "placement" is no spelling of "replacement"
+                raw_i = self._raw[i]
+                hits = [tok for tok in fset if tok in raw_i or (tok not in loose and _covered(tok, raw_i))]
                 # a stated qualifier the title leaves out narrows, it does not name another concept
                 # ("open cholecystectomy", "right femoral line"); a contrary one is excluded below
                 counted = len(fset) - sum(1 for tok in fset if tok in loose and tok not in hits)
