@@ -38,6 +38,7 @@ from ehrlib.pipeline.offline.icd_match import (
     names_icd_concept_strictly,
     one_title_states,
 )
+from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
@@ -376,6 +377,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             items = align(placed, lex, pairs)
             if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
+            if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
+                items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
+                                       pairs, items)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
