@@ -38,6 +38,7 @@ from ehrlib.pipeline.offline.icd_match import (
     names_icd_concept_strictly,
     one_title_states,
 )
+from ehrlib.pipeline.offline.lab_categories import categorical_results
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -418,6 +419,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
+        out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
+                                   [(e.line, e.span) for e in (*known, *out)])
     return StageOutput(tuple(out), dropped=tuple(dropped))
 
 

@@ -11,10 +11,12 @@ from typing import Any
 
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
+from ehrlib.pipeline.offline.lab_categories import LAB_CATEGORY
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
 from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification import (
+    categories,
     diagnoses,
     events,
     findings,
@@ -60,6 +62,8 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
         return diagnoses.RULES
     if kind == "finding" and parsed.concept == DATA_CONCEPT:
         return (findings.DATA_VALUE,)
+    if kind == "finding" and parsed.concept == LAB_CATEGORY:  # "Nitrite-NEG": a result word, by grade
+        return (categories.RESULT_GRADE, findings.DATA_VALUE)
     return events.CHAIN
 
 
@@ -73,5 +77,5 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
 
 ALL_RULES: RuleBook[Any] = RuleBook([
     *numbers.RULES, *trends.RULES, *states.RULES, *medications.RULES, *events.RULES, *findings.RULES,
-    *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES,
+    *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
 ])
