@@ -40,6 +40,13 @@ def test_a_body_fluid_named_before_the_analyte_reads_its_fluid_item() -> None:
     # serum values of the same sentence's other clause, and a fluid the patient has no item of, stay
     assert _labels("Pleural fluid tapped. Bili 1.2 in serum", "Bili", "bilirubin") == ["Bilirubin, Total"]
     assert _labels("Ascitic fluid K 3.4", "K", "potassium") == ["Potassium", "Potassium, Whole Blood"]
+    # fluid given or held is no specimen
+    assert _labels("fluid bolus 1 L given, amylase 310", "amylase", "amylase") == ["Amylase"]
+    assert _labels("on fluid restriction, bili 2.0", "bili", "bilirubin") == ["Bilirubin, Total"]
+
+
+def test_passing_gas_is_no_blood_gas() -> None:
+    assert _labels("abd soft, passing gas, T 37.9", "T 37.9", "temperature") == ["Temperature Celsius"]
 
 
 def test_clause_and_rule() -> None:
