@@ -151,3 +151,12 @@ def test_oral_intake_is_a_volume_and_a_dose_unit_makes_it_a_dose() -> None:
 def test_a_diastolic_pressure_is_its_own_item() -> None:
     found = [(m.concept, m.value) for m in find_mentions("SBP 88-140, DBP 40-72 overnight", 0, load_lexicon())]
     assert found == [("blood_pressure", "88-140"), ("diastolic_bp", "40-72")]
+
+
+def test_base_excess_keeps_its_sign_in_blocks_and_prose() -> None:
+    # a results block's joining hyphen before a minus sign; a signed prose value; a positive one
+    assert _values("BLOOD Type-ART pO2-88 Base XS--7", "base_excess") == [("Base XS--7", -7.0)]
+    assert _values("VBG with a base excess of -11", "base_excess")[0][1] == -11.0
+    assert _values("BE 3 on the repeat", "base_excess")[0][1] == 3.0
+    # analytes that cannot be negative still refuse a doubled hyphen
+    assert not _values("Hgb--3", "hemoglobin")

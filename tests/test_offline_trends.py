@@ -22,3 +22,15 @@ def test_trend_word_is_the_first_in_the_text(text: str, want: tuple[str, str] | 
 ])
 def test_verb_direction(verb: str, want: str | None) -> None:
     assert verb_direction(verb, None) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("continues to climb despite diuresis", ("up", "continues to climb")),
+    ("has continued to fall", ("down", "continued to fall")),
+    ("Cr drifting up over 48h", ("up", "drifting up")),
+    ("slowly drifted down", ("down", "drifted down")),
+    ("expected to rise", ("up", "to rise")),
+    ("continues on insulin", None),
+])
+def test_infinitive_and_drift_trend_phrases(text: str, want: tuple[str, str] | None) -> None:
+    assert trend_word(text) == want

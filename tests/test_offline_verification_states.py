@@ -49,3 +49,19 @@ def test_state_attached_to_a_value(value, label):
     # the window's records would say otherwise: the attached value decides
     tools = FakeTools({"chartevents:1": [row("2199-02-03", 2.0 if value == "1.4" else 1.4)]})
     assert_decided(verify(e, tools, line=line), "states.attached_value", label)
+
+
+@pytest.mark.parametrize("word, criterion, negated, mcv, label", [
+    ("normocytic", "microcytosis", True, 74.0, "inconsistent"),    # 74 fL is below the 80 fL bound
+    ("normocytic", "microcytosis", True, 88.0, "consistent"),
+    ("microcytic", "microcytosis", False, 71.0, "consistent"),
+    ("macrocytic", "macrocytosis", False, 94.0, "inconsistent"),   # 94 fL is not above 100 fL
+])
+def test_red_cell_size_words_are_judged_on_the_mcv(word, criterion, negated, mcv, label):
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+
+    term = load_lexicon().term_index[word]
+    assert (term.criterion, term.negated) == (criterion, negated)
+    e = entity(word, "interpretation", criterion=criterion, concept="mcv", negated=negated)
+    assert_decided(verify(e, FakeTools({"chartevents:1": [row("2199-02-03", mcv)]})), "states.lexicon_threshold",
+                   label)

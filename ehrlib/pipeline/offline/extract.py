@@ -39,6 +39,8 @@ from ehrlib.pipeline.offline.icd_match import (
     names_icd_concept_strictly,
     one_title_states,
 )
+from ehrlib.pipeline.offline.lab_categories import categorical_results
+from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
@@ -409,6 +411,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             items = align(placed, lex, pairs)
             if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
+            if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
+                items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
+                                       pairs, items)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -447,6 +452,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             out.append(_entity(placed, seg, items, window, ttext, step))
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
+        out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
+                                   [(e.line, e.span) for e in (*known, *out)])
     out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement
     return StageOutput(tuple(out), dropped=tuple(dropped))
 

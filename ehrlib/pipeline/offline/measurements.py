@@ -127,8 +127,8 @@ def _value_text(written: str, val: dict[str, Any]) -> str:
     ("Hgb-9.8*" states 9.8, not -9.8) when the parsed value is not negative.
     """
     text = written.strip(" :=")
-    if re.match(r"-\d", text) and float(val.get("value") or 0) >= 0:
-        text = text[1:]
+    if re.match(r"-\d", text) and float(val.get("value") or 0) >= 0 or re.match(r"--\d", text):
+        text = text[1:]  # "Base XS--5" states -5
     return text.rstrip("*").strip() or text
 
 

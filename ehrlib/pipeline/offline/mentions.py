@@ -9,6 +9,7 @@ records whose ``claim`` carries what the statement says, typed):
 * ``abd soft NT ND +BS`` / ``1+ pitting edema BLE`` / ``A&Ox3``  :mod:`.exam_findings`
 * ``s/p R IJ CVL placement`` / ``extubated`` / ``2u PRBC``  :mod:`.procedures`
 * ``vanc/zosyn started [**10-23**]`` / ``lasix 40 mg IV x1``  :mod:`.medications`
+* ``Vanco-33.9*`` / ``dilantin 6.2`` / ``vanc 1 g IV (trough 14.2)``  :mod:`.drug_levels`
 * ``BCx 2/4 GPC in clusters`` / ``UCx NGTD``  :mod:`.microbiology`
 
 Negation and other context cues come from :mod:`.context`. Only mentions a table can
@@ -22,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.drug_levels import drug_level_mentions
 from ehrlib.pipeline.offline.event_items import EventForm, event_item_mentions
 from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
 from ehrlib.pipeline.offline.interpretations import interpretation_mentions
@@ -72,6 +74,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
             if _concept_mention(raw, line, m, concept, lex, starts, out, taken):
                 break
 
+    out.extend(drug_level_mentions(raw, line, lex, taken))  # "Vanco-33.9*", "dilantin 6.2": levels, not doses
     out.extend(medication_mentions(raw, line, lex, patient_drugs, taken))
     cultures = microbiology_mentions(raw, line, lex, taken, micro_tests)
     # a drug word inside a culture's test name ("influenza DFA negative") names the test

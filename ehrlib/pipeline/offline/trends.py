@@ -20,9 +20,11 @@ TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|ro
 _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), d) for p, d in (
     (r"\b(?:down-?trending|trending\s+down|trended\s+down|decreas(?:ing|ed)|declin(?:ing|ed)|falling|fell|dropp(?:ing|ed)|"
      r"drop|down|downward|down-?trended|came\s+down|coming\s+down|lower(?:ing)?|cleared|normalized|normali[sz]ing|"
-     r"resolv(?:ed|ing))\b", "down"),
+     r"resolv(?:ed|ing)|(?:to|continues?\s+to|continued\s+to)\s+(?:fall|drop|decline|decrease|drift\s+down|trend\s+down)|"
+     r"drift(?:ing|ed)\s+down)\b", "down"),
     (r"\b(?:up-?trending|trending\s+up|trended\s+up|increas(?:ing|ed)|ris(?:ing|en)|rose|elevat(?:ing)|climb(?:ing|ed)|"
-     r"up|upward|bump(?:ed)?|went\s+up|uptrended|peaked)\b", "up"),
+     r"up|upward|bump(?:ed)?|went\s+up|uptrended|peaked|(?:to|continues?\s+to|continued\s+to)\s+(?:climb|rise|increase|"
+     r"drift\s+up|trend\s+up)|drift(?:ing|ed)\s+up)\b", "up"),
     (r"\b(?:stable|unchanged|flat|steady|stabilized|at\s+baseline|plateau(?:ed)?)\b", "stable"),
     (r"\b(?:improv(?:ing|ed|ement)|better)\b", "improving"),
     (r"\b(?:worsen(?:ing|ed)|wors(?:e|t))\b", "worsening"),

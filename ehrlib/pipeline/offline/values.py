@@ -68,7 +68,7 @@ def parse_bp(text: str) -> dict[str, float] | None:
 _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq/l|k/ul|g/dl|bpm|mmhg|cc/hr|ml/hr|cc/h|"
          r"ml/h|"
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
-_SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
+_SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=-?\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
         r"remains|remained|stays|stayed|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
         + TREND_VERB + r"?(?:(?:at|to)\s+)?")
 _ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"

@@ -12,10 +12,12 @@ from typing import Any
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.finding_sites import SITE_CONCEPT
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
+from ehrlib.pipeline.offline.lab_categories import LAB_CATEGORY
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
 from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification import (
+    categories,
     diagnoses,
     events,
     findings,
@@ -63,6 +65,8 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
         return (findings.DATA_VALUE,)
     if kind == "finding" and parsed.concept == SITE_CONCEPT:
         return (findings.SITE_VALUE,)
+    if kind == "finding" and parsed.concept == LAB_CATEGORY:  # "Nitrite-NEG": a result word, by grade
+        return (categories.RESULT_GRADE, findings.DATA_VALUE)
     return events.CHAIN
 
 
@@ -76,5 +80,5 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
 
 ALL_RULES: RuleBook[Any] = RuleBook([
     *numbers.RULES, *trends.RULES, *states.RULES, *medications.RULES, *events.RULES, *findings.RULES,
-    *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES,
+    *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
 ])
