@@ -99,10 +99,13 @@ PLACE_FORMS = event_forms(patient_event_items(PLACE_PAIRS))
 
 @pytest.mark.parametrize("line, texts, labels", [
     # a move to a place is charted on leaving, the move back on return
-    ("Went to the OR at 1400 for washout.", ["to the OR"], ["OR Sent"]),
-    ("Returned from OR ~2100, extubated.", ["from OR"], ["OR Received"]),
+    ("Went to the OR at 1400 for washout.", ["Went to the OR"], ["OR Sent"]),
+    ("Returned from OR ~2100, extubated.", ["Returned from OR"], ["OR Received"]),
     ("back from the operating room at 0020", ["back from the operating room"], ["OR Received"]),
     ("Pt to IR this AM for a drain", ["to IR"], ["Interventional Radiology"]),
+    # a move named as the time of something else, or as where the patient came from, is no event
+    ("Pupils 3 mm (4 mm on return from OR)", [], []),
+    ("Admitted from OR s/p Whipple, arrived 1500", [], []),
     # a lower-case "or" is a conjunction, never the place
     ("Continue cefepime or meropenem, to or from the floor", [], []),
     # a label's last word in the plural

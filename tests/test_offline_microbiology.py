@@ -200,6 +200,19 @@ def test_each_culture_owns_the_susceptibilities_after_it_whatever_the_scan_order
     assert found[-1] == ("cipro", "sputum|bronch", "klebsiella", (("ciprofloxacin", "R"),))
 
 
+@pytest.mark.parametrize("line", [
+    "# SEPSIS / KLEBSIELLA BACTEREMIA",                      # a problem title names the diagnosis
+    "admitted with cholangitis and E. coli bacteremia / shock",
+])
+def test_an_undated_bacteremia_is_a_diagnosis(line):
+    assert _all(line) == []
+
+
+def test_an_identification_after_an_arrow_is_the_same_organism():
+    found = _all("BCx 1/4 GPC in clusters -> coag-neg staph, oxacillin R")
+    assert [t for t, *_ in found] == ["BCx", "oxacillin"]
+
+
 def test_a_specimen_sourcing_an_earlier_organism_states_its_susceptibilities():
     # "<organism> bacteremia" is the blood culture's organism; the parenthesized blood cx only sources
     # the susceptibilities, it is no second statement

@@ -123,7 +123,15 @@ def place_pattern(names: str, direction: str) -> re.Pattern[str]:
     to = r"(?:to|into)"
     back = r"(?:back\s+)?from"
     prep = to if direction == "to" else back if direction == "from" else f"(?:{to}|{back})"
-    return re.compile(r"(?<![A-Za-z])(?i:" + prep + r")\s+(?i:the\s+)?(?:" + names + r")(?![A-Za-z])")
+    verb = r"(?:(?:was|were|is)\s+)?(?:taken|went|brought|sent|returned|came|transferred|transported|rushed)\s+"
+    return re.compile(r"(?<![A-Za-z])(?i:" + verb + r")?(?i:" + prep + r")\s+(?i:the\s+)?(?:" + names
+                      + r")(?![A-Za-z])")
+
+
+#: a move named as the time of another observation ("on return from OR") or as where the
+#: patient was admitted from: no event statement
+_MOVE_AS_TIME = re.compile(r"(?:\b(?:on|upon|after|since)\s+(?:(?:his|her|the)\s+)?(?:return|arrival|coming\s+back)|"
+                           r"\badmitted|\bpost)\s*$", re.I)
 
 
 def _last_word(w: str) -> str:
@@ -197,7 +205,7 @@ def event_item_mentions(raw: str, line: int, forms: Sequence[EventForm], taken: 
                   key=lambda h: (-(h[1] - h[0]), h[0]))
     out: list[Mention] = []
     for a, b in hits:
-        if overlaps(taken, a, b) or (b - a <= 4 and _DAY_COUNT.match(raw[b:])):
+        if overlaps(taken, a, b) or (b - a <= 4 and _DAY_COUNT.match(raw[b:])) or _MOVE_AS_TIME.search(raw[:a]):
             continue
         claim, action = procedure_claim(raw, a, b)
         emit(out, taken, Mention(line, a, b, raw[a:b].strip(), "procedure", EVENT_ITEM, action, claim))

@@ -147,10 +147,11 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
         a, b = r.span  # type: ignore[misc]
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
             # the post-modifier of an earlier statement, or a time inside another finding's own
-            # words ("ST overnight -> SR this AM"): that statement's time, not this one's
+            # words ("ST overnight -> SR this AM") or a culture's ("BCx from 3/2 grew E. coli,
+            # started on cipro"): that statement's time, not this one's
             claimed = any(o is not m and ((o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
                                            and "," not in text[o.end:a])
-                                          or (o.kind == "finding" and o.start < a and b <= o.end))
+                                          or (o.kind in ("finding", "microbiology") and o.start < a and b <= o.end))
                           for o in others)
             if not claimed:
                 return r

@@ -125,7 +125,8 @@ def _after_specimen(raw: str, start: int, specimens: list[tuple[re.Pattern[str],
 #: a morphology seen on a gram stain ("GNRs + GPRs" is one stain's reading, not two organisms)
 _MORPHOLOGY = re.compile(r"^(?:gp|gn|gram)", re.I)
 #: between two organisms of one culture ("MSSA and Stenotrophomonas", "E. coli + Kleb")
-_ORGANISM_JOIN = re.compile(r"^(?:\s|,|\+|&|/|\band\b|\bwith\b|->|\bthen\b|\blater\b|\balso\b|\bplus\b)*$", re.I)
+#: ("GPC in clusters -> coag-neg staph" is one organism identified further: no list word)
+_ORGANISM_JOIN = re.compile(r"^(?:\s|,|\+|&|\band\b|\bwith\b|\balso\b|\bplus\b)*$", re.I)
 
 
 def _organisms_in(clause: str, lex: Lexicon) -> list[tuple[int, int, str, str]]:
@@ -171,14 +172,20 @@ def _sentence_start(raw: str, pos: int) -> int:
     return ends[-1] if ends else 0
 
 
+#: a culture's date or specimen after "<organism> bacteremia": the result of that culture
+_CULTURE_DETAIL = re.compile(r"^\s*(?:`+[\d/-]+`+|_{3,}|\d{1,2}/\d{1,2}\b|\(\s*(?:blood|bcx|b\s*cx)|(?:on|from)\s+"
+                             r"(?:`+[\d/-]+`+|_{3,}|\d{1,2}/\d{1,2}\b))", re.I)
+
+
 def _bacteremia(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
-    """"MSSA bacteremia", "candidemia"-style "<organism> fungemia": an organism grown from
-    blood, stated by the infection's name.
+    """"MSSA bacteremia [**4-2**]", "E. coli bacteremia (blood cx 2/4 ...)": an organism grown
+    from blood, stated by the infection's name with the culture's date or specimen. Without
+    either ("# Proteus bacteremia", "admitted with E. coli bacteremia") it names a diagnosis.
     """
     organisms = "|".join(f"(?:{p.pattern})" for p, _ in lex.organisms)
     out: list[Mention] = []
     for m in re.finditer(r"(?<![A-Za-z])(?P<org>" + organisms + r")\s+(?:bacter|fung)(?:a)?emia\b", raw, re.I):
-        if overlaps(taken, m.start(), m.end()):
+        if overlaps(taken, m.start(), m.end()) or not _CULTURE_DETAIL.match(raw[m.end():]):
             continue
         otext = m.group("org")
         oword = next(w for p, w in lex.organisms if p.fullmatch(otext) or p.match(otext))
