@@ -93,7 +93,8 @@ def test_a_size_unit_after_a_number_may_be_written_short():
 
 
 PLACES = ("OR Sent", "OR Received", "Interventional Radiology", "Bronchoscopy", "Colonoscopy")
-PLACE_PAIRS = [(ItemRef("procedureevents_mv", label, str(i)), f"procedureevents_mv:{i}") for i, label in enumerate(PLACES)]
+PLACE_PAIRS = [(ItemRef("procedureevents_mv", label, str(i)), f"procedureevents_mv:{i}")
+               for i, label in enumerate(PLACES)]
 PLACE_FORMS = event_forms(patient_event_items(PLACE_PAIRS))
 
 

@@ -30,7 +30,8 @@ _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compi
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)_]*(?:(?:also|again|now|still|too)\s+)?(?:came\s+back\s+)?(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)_]*(?:(?:also|again|now|still|too)\s+)?(?:came\s+back\s+)?"
+                            r"(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
                             r"ngtd|no\s+growth|"
                             r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
                             r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with))", re.I)

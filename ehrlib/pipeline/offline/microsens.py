@@ -40,7 +40,8 @@ _LIST = rf"{_WORD}(?:\s*(?:,|/|and|&)\s*{_WORD}){{0,5}}"
 _LVL = r"(?P<lvl>sensitive|susceptible|resistant|intermediate|(?-i:[SRI]))"
 _PREFIX = re.compile(rf"\b(?:{_LVL}|(?P<sens>sens(?:itivity)?))\s+to\s+(?P<abs>{_LIST})", re.I)
 _SUFFIX = re.compile(rf"\b(?P<ab>{_WORD})\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
-_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+to\s+(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
+_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+to\s+"
+                          r"(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
                           re.I)
 _NAME_AFTER = re.compile(r"\s*(?:-|:)?\s*(?:(?-i:[SRI])|sensitive|susceptible|resistant)\b(?!/|\s*(?:x\b|\d))", re.I)
 _CULTURE_CONTEXT = re.compile(r"\b(?:cx|cultures?|grew|growing|isolate|sensitiv|resistan|susceptib|MRSA|MSSA|coli|"
@@ -50,7 +51,9 @@ _PAN = re.compile(r"\bpan-?\s?(?:sensitive|susceptible|sens)\b", re.I)
 
 @functools.cache
 def _abbreviations() -> dict[str, str]:
-    return {str(k).lower(): str(v) for k, v in load_data("verification_terms.yaml")["susceptibility_abbreviations"].items()}
+    """The antibiotic abbreviations of susceptibility reports ("amp", "oxa") -> generic names."""
+    terms = load_data("verification_terms.yaml")["susceptibility_abbreviations"]
+    return {str(k).lower(): str(v) for k, v in terms.items()}
 
 
 def _generic(word: str, lex: Lexicon) -> str | None:

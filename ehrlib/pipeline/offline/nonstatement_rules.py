@@ -198,8 +198,9 @@ def _therapy_as_circumstance(v: MentionView) -> bool:
     if _PAREN_OPEN.fullmatch(gap):
         return True
     word = _CIRCUMSTANCE_WORD.search(gap)
-    return bool(word) and not (word.group("verb") and _START_VERB.match(word.group("verb"))) and (
-        prev.kind in ("medication", "infusion") or not re.search(r"\bvia\b", word.group(0), re.I))
+    if word is None or (word.group("verb") and _START_VERB.match(word.group("verb"))):
+        return False
+    return prev.kind in ("medication", "infusion") or not re.search(r"\bvia\b", word.group(0), re.I)
 
 
 def _consult_request(v: MentionView) -> bool:
