@@ -220,3 +220,11 @@ def test_a_specimen_sourcing_an_earlier_organism_states_its_susceptibilities():
     assert found == [("Enterococcus bacteremia", "blood cult", "enterococ", ()),
                      ("amp", "blood cult", "enterococ", (("ampicillin", "S"),)),
                      ("vanc", "blood cult", "enterococ", (("vancomycin", "R"),))]
+
+
+@pytest.mark.parametrize("line, every", [("All blood cultures no growth to date.", True),
+                                         ("all of her prior urine cx negative", True),
+                                         ("Blood cultures no growth to date.", False)])
+def test_a_result_of_every_culture(line, every):
+    (m,) = [x for x in microbiology_mentions(line, 0, load_lexicon(), [])]
+    assert (m.claim.every, m.claim.negative) == (every, True)

@@ -123,6 +123,9 @@ def _after_specimen(raw: str, start: int, specimens: list[tuple[re.Pattern[str],
     return any(re.search("(?:" + p.pattern.split("(?=")[0] + r")$", before, re.I) for p, _ in (*_BARE, *specimens))
 
 
+#: "all blood cultures", "all of her prior cultures": a statement about every culture so far
+_EVERY = re.compile(r"\b(?:all|every)\s+(?:(?:of\s+)?(?:the|his|her|prior|previous|repeat|subsequent|surveillance|"
+                    r"other)\s+)*$", re.I)
 #: a morphology seen on a gram stain ("GNRs + GPRs" is one stain's reading, not two organisms)
 _MORPHOLOGY = re.compile(r"^(?:gp|gn|gram)", re.I)
 #: between two organisms of one culture ("MSSA and Stenotrophomonas", "E. coli + Kleb")
@@ -225,6 +228,8 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
                 continue  # "stool C. diff positive": the bare word is the named test's specimen
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
+            if _EVERY.search(raw[:m.start()]):
+                attrs["every"] = True
             # the organism named first (ties: the lexicon's more specific pattern)
             found = _organisms_in(clause, lex)
             if found:
