@@ -115,6 +115,10 @@ def offline_anchors(ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ..
 
 # --- entities -----------------------------------------------------------------------------------
 
+#: the value of a susceptibility mention (.microbiology): its interpretation
+_LEVELS = ("S", "R", "I")
+
+
 def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Sequence[Mention]) -> TimeRef | None:
     """The time expression a mention's statement carries.
 
@@ -130,6 +134,13 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
 
     if is_stamped(text):
         return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
+    if m.kind == "microbiology" and m.value in _LEVELS:
+        # a susceptibility (its value the level) is its culture's fact: the culture's time
+        # ("MSSA bacteremia [**4-2**] (oxa S)")
+        owner = max((o for o in others if o.kind == "microbiology" and o.end <= m.start and o.value not in _LEVELS
+                     and same_sentence(o.end, m.start)), key=lambda o: o.end, default=None)
+        if owner is not None:
+            return _governing_ref(owner, refs, text, others)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
