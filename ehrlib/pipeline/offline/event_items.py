@@ -123,7 +123,8 @@ def place_pattern(names: str, direction: str) -> re.Pattern[str]:
     to = r"(?:to|into)"
     back = r"(?:back\s+)?from"
     prep = to if direction == "to" else back if direction == "from" else f"(?:{to}|{back})"
-    verb = r"(?:(?:was|were|is)\s+)?(?:taken|went|brought|sent|returned|came|transferred|transported|rushed)\s+"
+    # the verb on the same line only: a statement is located at its first word's line
+    verb = r"(?:(?:was|were|is)[ \t]+)?(?:taken|went|brought|sent|returned|came|transferred|transported|rushed)[ \t]+"
     return re.compile(r"(?<![A-Za-z])(?i:" + verb + r")?(?i:" + prep + r")\s+(?i:the\s+)?(?:" + names
                       + r")(?![A-Za-z])")
 
