@@ -104,6 +104,7 @@ PLACE_FORMS = event_forms(patient_event_items(PLACE_PAIRS))
     ("Returned from OR ~2100, extubated.", ["Returned from OR"], ["OR Received"]),
     ("back from the operating room at 0020", ["back from the operating room"], ["OR Received"]),
     ("Pt to IR this AM for a drain", ["to IR"], ["Interventional Radiology"]),
+    ("intubated and taken\nto IR for embolization", ["to IR"], ["Interventional Radiology"]),  # verb on its own line
     # a move named as the time of something else, or as where the patient came from, is no event
     ("Pupils 3 mm (4 mm on return from OR)", [], []),
     ("Admitted from OR s/p Whipple, arrived 1500", [], []),
