@@ -90,3 +90,30 @@ def test_a_size_unit_after_a_number_may_be_written_short():
     assert texts("PIVs: 16g L AC and 22 ga R hand.") == ["16g", "22 ga"]
     assert texts("16 gauge placed.") == ["16 gauge"]
     assert texts("received 22 g of protein") == []  # a one-letter unit only joined to its number
+
+
+PLACES = ("OR Sent", "OR Received", "Interventional Radiology", "Bronchoscopy", "Colonoscopy")
+PLACE_PAIRS = [(ItemRef("procedureevents_mv", label, str(i)), f"procedureevents_mv:{i}")
+               for i, label in enumerate(PLACES)]
+PLACE_FORMS = event_forms(patient_event_items(PLACE_PAIRS))
+
+
+@pytest.mark.parametrize("line, texts, labels", [
+    # a move to a place is charted on leaving, the move back on return
+    ("Went to the OR at 1400 for washout.", ["Went to the OR"], ["OR Sent"]),
+    ("Returned from OR ~2100, extubated.", ["Returned from OR"], ["OR Received"]),
+    ("back from the operating room at 0020", ["back from the operating room"], ["OR Received"]),
+    ("Pt to IR this AM for a drain", ["to IR"], ["Interventional Radiology"]),
+    ("intubated and taken\nto IR for embolization", ["to IR"], ["Interventional Radiology"]),  # verb on its own line
+    # a move named as the time of something else, or as where the patient came from, is no event
+    ("Pupils 3 mm (4 mm on return from OR)", [], []),
+    ("Admitted from OR s/p Whipple, arrived 1500", [], []),
+    # a lower-case "or" is a conjunction, never the place
+    ("Continue cefepime or meropenem, to or from the floor", [], []),
+    # a label's last word in the plural
+    ("s/p two bronchoscopies and a colonoscopy", ["bronchoscopies", "colonoscopy"], ["Bronchoscopy", "Colonoscopy"]),
+])
+def test_places_and_plural_labels(line, texts, labels):
+    found = event_item_mentions(line, 0, PLACE_FORMS, [])
+    assert [m.text for m in found] == texts
+    assert [it.label for m in found for it, _ in event_item_pairs(m.text, PLACE_PAIRS)] == labels

@@ -19,6 +19,29 @@ def test_a_time_inside_another_statement_is_that_statements_own() -> None:
     assert _governing_ref(drug, [ref], text, ms) is None
 
 
+def test_a_date_inside_a_culture_statement_is_the_cultures() -> None:
+    # the culture's collection date does not date the drug started after its result
+    text = "Urine cx from 4/12 grew Serratia, started on cefepime."
+    ms = find_mentions(text, 0, load_lexicon(), ("Cefepime",), "other")
+    culture = next(m for m in ms if m.kind == "microbiology")
+    drug = next(m for m in ms if m.kind == "medication")
+    at = text.index("4/12")
+    ref = TimeRef(0, "4/12", TimeSpan("2150-04-12 00:00:00", "2150-04-12 23:59:59"), span=(at, at + 4))
+    assert culture.start < at < culture.end
+    assert _governing_ref(culture, [ref], text, ms) is ref
+    assert _governing_ref(drug, [ref], text, ms) is None
+
+
+def test_a_susceptibility_takes_its_cultures_time() -> None:
+    text = "MSSA bacteremia 4/2 (blood cx levo S, oxacillin S), done."
+    ms = find_mentions(text, 0, load_lexicon(), (), "other")
+    at = text.index("4/2")
+    ref = TimeRef(0, "4/2", TimeSpan("2150-04-02 00:00:00", "2150-04-02 23:59:59"), span=(at, at + 3))
+    sus = [m for m in ms if m.kind == "microbiology" and m.value in ("S", "R", "I")]
+    assert [m.text for m in sus] == ["levo", "oxacillin"]
+    assert all(_governing_ref(m, [ref], text, ms) is ref for m in sus)
+
+
 def test_pod_counts_from_the_tables_operation_when_the_note_dates_none() -> None:
     from ehrlib.corpus.records import Note
     from ehrlib.pipeline.offline.extract import time_context

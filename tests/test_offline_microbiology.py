@@ -54,7 +54,9 @@ def test_organism_words_that_state_a_susceptibility(line, organism, sensitivitie
 def test_each_susceptibility_belongs_to_the_organism_named_before_it():
     line = "Urine: >100K KLEBSIELLA (S to cefepime) and E. COLI (R to cipro)."
     found = {m.text: m.claim.organism for m in microbiology_mentions(line, 0, load_lexicon(), [])}
-    assert found == {"Urine": "klebsiella", "cefepime": "klebsiella", "cipro": "escherichia|e\\. ?coli"}
+    # the second organism is its own statement too
+    assert found == {"Urine": "klebsiella", "cefepime": "klebsiella", "E. COLI": "escherichia|e\\. ?coli",
+                     "cipro": "escherichia|e\\. ?coli"}
 
 
 @pytest.mark.parametrize("line, want", [
@@ -132,3 +134,97 @@ def test_a_drug_word_inside_a_test_name_names_the_test():
     assert [(m.text, m.kind) for m in found] == [("influenza DFA", "microbiology"), ("oseltamivir", "medication")]
     # without the test name the drug word stays a drug
     assert [m.kind for m in find_mentions("influenza vaccine given", 0, load_lexicon(), drugs)] == ["medication"]
+
+
+def _all(line: str) -> list[tuple[str, str, str | None, tuple[tuple[str, str], ...]]]:
+    return [(m.text, m.claim.specimen, m.claim.organism, m.claim.sensitivities)
+            for m in find_mentions(line, 0, load_lexicon()) if m.kind == "microbiology"]
+
+
+@pytest.mark.parametrize("line, want", [
+    # a specimen, its masked date ("___" in MIMIC-IV, a bracketed date in MIMIC-III) and a colon, then the result
+    ("Sputum ___: H. flu, urine ___: negative.", [("Sputum", "sputum|bronch", "haemophilus", ()),
+                                                 ("urine", "urine", None, ())]),
+    ("UCX ``````4-2``````: Acinetobacter", [("UCX", "urine", "acinetobacter", ())]),
+    # a mini-BAL is the lavage specimen
+    ("mini-BAL from yesterday w/ Serratia", [("mini-BAL", "sputum|bronch|\\bbal\\b", "serratia", ())]),
+    # a second specimen with "also" reads its own result
+    ("Wound cx grew Proteus; blood also w/ proteus.", [("Wound cx", "wound|swab", "proteus", ()),
+                                                      ("blood", "blood cult", "proteus", ())]),
+    # a C. diff sample sent is a stool culture
+    ("C diff was sent this morning.", [("C diff was sent", "stool|feces", None, ())]),
+])
+def test_specimens_written_with_dates_and_results(line, want):
+    assert _all(line) == want
+
+
+@pytest.mark.parametrize("line, want", [
+    # every specimen a culture verb lists is a culture collected, however bare
+    ("Pan-cultured this AM: blood x2, urine, sputum.", ["blood", "urine", "sputum"]),
+    ("Re-cultured (urine) overnight for a temp of 38.6", ["urine"]),
+    ("pt pan cultured (blood, stool) at 2200", ["blood", "stool"]),
+    ("Blood cultured again today.", ["Blood cultured"]),
+    # a specimen written with its own culture words is read by the culture scanner, once
+    ("Pan-cultured: BCx pending, sputum with GNRs", ["BCx", "sputum"]),
+    # no culture verb: no culture
+    ("Stool soft, sputum thin and clear.", []),
+])
+def test_specimens_listed_by_a_culture_verb(line, want):
+    assert [t for t, *_ in _all(line)] == want
+
+
+@pytest.mark.parametrize("line, want", [
+    # each further organism of one culture is its own statement; susceptibilities bind to the one before them
+    ("BAL ``````5-5``````: Klebsiella and Stenotrophomonas (steno S to bactrim)",
+     [("BAL", "klebsiella", ()), ("Stenotrophomonas", "stenotrophomonas", ()),
+      ("bactrim", "stenotrophomonas", (("sulfameth", "S"),))]),
+    ("Blood cx 1/2 E. coli + Enterobacter", [("Blood cx", "escherichia|e\\. ?coli", ()),
+                                             ("Enterobacter", "enterobacter", ())]),
+    # two morphologies on one gram stain are the stain's one reading
+    ("Drain fluid gram stain: GNRs + GPRs", [("gram stain", "escherichia|klebsiella|pseudomonas|proteus|enterobacter|"
+                                                           "serratia|gram negative", ())]),
+    # abbreviated antibiotics of a susceptibility report
+    ("Urine: E. coli (amp R, TMP-SMX S)", [("Urine", "escherichia|e\\. ?coli", ()),
+                                           ("amp", "escherichia|e\\. ?coli", (("ampicillin", "R"),)),
+                                           ("TMP-SMX", "escherichia|e\\. ?coli", (("sulfameth", "S"),))]),
+    ("Sputum w/ Pseudomonas, sens to cefepime", [("Sputum", "pseudomonas", ()),
+                                                 ("cefepime", "pseudomonas", (("cefepime", "S"),))]),
+])
+def test_organisms_and_susceptibilities_each_a_statement(line, want):
+    assert [(t, o, s) for t, _, o, s in _all(line)] == want
+
+
+def test_each_culture_owns_the_susceptibilities_after_it_whatever_the_scan_order():
+    # the bare urine culture is found after the sputum one; the susceptibilities stay the sputum's
+    found = _all("Micro: urine ``````3-1`````` Proteus. Sputum ``````3-2``````: Klebsiella (cipro R)")
+    assert found[-1] == ("cipro", "sputum|bronch", "klebsiella", (("ciprofloxacin", "R"),))
+
+
+@pytest.mark.parametrize("line", [
+    "# SEPSIS / KLEBSIELLA BACTEREMIA",                      # a problem title names the diagnosis
+    "admitted with cholangitis and E. coli bacteremia / shock",
+])
+def test_an_undated_bacteremia_is_a_diagnosis(line):
+    assert _all(line) == []
+
+
+def test_an_identification_after_an_arrow_is_the_same_organism():
+    found = _all("BCx 1/4 GPC in clusters -> coag-neg staph, oxacillin R")
+    assert [t for t, *_ in found] == ["BCx", "oxacillin"]
+
+
+def test_a_specimen_sourcing_an_earlier_organism_states_its_susceptibilities():
+    # "<organism> bacteremia" is the blood culture's organism; the parenthesized blood cx only sources
+    # the susceptibilities, it is no second statement
+    found = _all("# Enterococcus bacteremia ``````6-1`````` (blood cx amp S, vanc R), on linezolid.")
+    assert found == [("Enterococcus bacteremia", "blood cult", "enterococ", ()),
+                     ("amp", "blood cult", "enterococ", (("ampicillin", "S"),)),
+                     ("vanc", "blood cult", "enterococ", (("vancomycin", "R"),))]
+
+
+@pytest.mark.parametrize("line, every", [("All blood cultures no growth to date.", True),
+                                         ("all of her prior urine cx negative", True),
+                                         ("Blood cultures no growth to date.", False)])
+def test_a_result_of_every_culture(line, every):
+    (m,) = [x for x in microbiology_mentions(line, 0, load_lexicon(), [])]
+    assert (m.claim.every, m.claim.negative) == (every, True)

@@ -81,7 +81,7 @@ def _reasons(text: str) -> dict[str, str | None]:
     ("CV: sinus rhythm 80s, no ectopy.", "sinus rhythm", False),
     ("Subjective: pt reports feeling better.", "pt", True),
     ("PT 14.2, INR 1.3", "PT", False),
-    ("Fluid balance", "bal", True),
+    ("Angiocath tip sent", "cath tip", True),   # a specimen word inside a longer word
     ("FSBS 124-184, covered w/ regular insulin SSI.", "SSI", True),
     ("FSBS 124-184, covered w/ regular insulin SSI.", "insulin", False),
     ("on vanc/zosyn day 5", "zosyn", False),

@@ -86,3 +86,19 @@ def test_a_collection_charted_as_a_bedside_procedure(rows, attributes, label, ru
     e = entity("wound cx", "microbiology", keys=(), specimen="wound|swab", **attributes)
     items = [(ItemRef("procedureevents_mv", "Wound Culture", 225401), BEDSIDE)]
     assert_decided(verify(e, FakeTools({BEDSIDE: rows}), patient_items=items), rule, label)
+
+
+@pytest.mark.parametrize("every, label", [(True, "inconsistent"), (False, "consistent")])
+def test_a_result_of_all_cultures_covers_the_stay_so_far(every, label):
+    # "All blood cultures no growth to date": one grew a week before the note's day; a later
+    # culture, after the note, is not among them
+    micro = [_culture("2199-01-31", organism="STAPH AUREUS COAG +"), _culture(), _culture("2199-02-10")]
+    e = _bcx(negative=True, every=every)
+    rule = "microbiology.result_sign" if every else "microbiology.collected"
+    assert_decided(verify(e, FakeTools(micro=micro)), rule, label)
+
+
+def test_all_cultures_so_far_end_at_the_statement():
+    micro = [_culture(), _culture("2199-02-10", organism="ESCHERICHIA COLI")]  # grew only after the note
+    assert_decided(verify(_bcx(negative=True, every=True), FakeTools(micro=micro)), "microbiology.collected",
+                   "consistent")

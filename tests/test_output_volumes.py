@@ -49,3 +49,16 @@ def test_a_device_named_before_a_stated_output_of_its_kind_is_that_statement():
     assert [(m.text, m.kind) for m in found] == [("UOP", "output")]
     found = find_mentions("Foley draining dark urine. Creatinine 2.1.", 0, load_lexicon())
     assert [m.kind for m in found] == ["procedure", "measurement"]   # no output stated: the device stays
+
+
+@pytest.mark.parametrize("line, volumes", [
+    # a volume in a series after a site's volume reads the same site
+    ("R pigtail put out ~1.4 L on placement; 310 mL since midnight", [("drain_output", 1400.0),
+                                                                       ("drain_output", 310.0)]),
+    ("JP 60 cc today, 45 cc yesterday", [("drain_output", 60.0), ("drain_output", 45.0)]),
+    # a fluid given after it is no output
+    ("Chest tube 150 cc; 1 L NS bolus given", [("chest_tube", 150.0)]),
+])
+def test_a_volume_series_shares_its_site(line, volumes):
+    found = output_volume_mentions(line, 0, [])
+    assert [(m.concept, m.claim.reading.value) for m in found] == volumes

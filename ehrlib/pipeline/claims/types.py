@@ -256,10 +256,12 @@ class MicrobiologyClaim(Claim):
     pan_sensitive: bool = False
     #: per-antibiotic statements: (antibiotic, "S" / "R" / "I")
     sensitivities: tuple[tuple[str, str], ...] = ()
+    #: "all blood cultures negative": every culture of the specimen in the stay so far
+    every: bool = False
 
     TYPE: ClassVar[str] = "microbiology"
     FLAT_KEYS: ClassVar[tuple[str, ...]] = ("specimen", "organism", "organism_text", "negative", "positive", "pending",
-                                          "susceptibility", "antibiotics", "pan_sensitive", "sensitivities")
+                                          "susceptibility", "antibiotics", "pan_sensitive", "sensitivities", "every")
 
     def __post_init__(self) -> None:
         Claim.__post_init__(self)
@@ -282,7 +284,8 @@ class MicrobiologyClaim(Claim):
                    positive=bool(a.get("positive")), pending=bool(a.get("pending")),
                    susceptibility=a.get("susceptibility"), antibiotics=tuple(a.get("antibiotics") or ()),
                    pan_sensitive=bool(a.get("pan_sensitive")),
-                   sensitivities=tuple((str(p[0]), str(p[1])) for p in a.get("sensitivities") or ()))
+                   sensitivities=tuple((str(p[0]), str(p[1])) for p in a.get("sensitivities") or ()),
+                   every=bool(a.get("every")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,6 +109,38 @@ def _size_units() -> dict[str, tuple[str, ...]]:
     return {k.lower(): tuple(v) for k, v in units.items()}
 
 
+@functools.cache
+def _places() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+    """(label pattern, place names, direction) of the places a patient is taken to and back from."""
+    places = load_data("verification_terms.yaml")["event_items"].get("places") or ()
+    return tuple((re.compile(p["label"], re.I), "|".join(p["names"]), p.get("direction", "")) for p in places)
+
+
+def place_pattern(names: str, direction: str) -> re.Pattern[str]:
+    """"taken to the OR" / "back from OR" / "to IR": a move to (or back from) a place; its
+    names keep their case (an upper-case "OR" is the operating room, no conjunction).
+    """
+    to = r"(?:to|into)"
+    back = r"(?:back\s+)?from"
+    prep = to if direction == "to" else back if direction == "from" else f"(?:{to}|{back})"
+    # the verb on the same line only: a statement is located at its first word's line
+    verb = r"(?:(?:was|were|is)[ \t]+)?(?:taken|went|brought|sent|returned|came|transferred|transported|rushed)[ \t]+"
+    return re.compile(r"(?<![A-Za-z])(?i:" + verb + r")?(?i:" + prep + r")\s+(?i:the\s+)?(?:" + names
+                      + r")(?![A-Za-z])")
+
+
+#: a move named as the time of another observation ("on return from OR") or as where the
+#: patient was admitted from: no event statement
+_MOVE_AS_TIME = re.compile(r"(?:\b(?:on|upon|after|since)\s+(?:(?:his|her|the)\s+)?(?:return|arrival|coming\s+back)|"
+                           r"\badmitted|\bpost)\s*$", re.I)
+
+
+def _last_word(w: str) -> str:
+    """A label's last word with its plural: "Bronchoscopy" -> "bronchoscopies"."""
+    return re.escape(w[:-1]) + "(?:y|ies)" if len(w) > 3 and w[-1] in "yY" and w[-2] not in "aeiouAEIOU" \
+        else re.escape(w)
+
+
 def _phrase_pattern(words: Sequence[str]) -> str:
     """A label's words joined by a space, hyphen or slash; a size unit after a number may be
     written short ("18 Gauge" as "18g", "20 ga").
@@ -122,7 +154,7 @@ def _phrase_pattern(words: Sequence[str]) -> str:
             joined = [re.escape(x) for x in short if len(x) == 1]
             body += "(?:" + "|".join([join + "(?:" + "|".join(spaced) + ")", *joined]) + ")"
         else:
-            body += (join if i else "") + re.escape(w)
+            body += (join if i else "") + (_last_word(w) if i == len(words) - 1 else re.escape(w))
     return r"(?<![A-Za-z0-9])" + body + r"(?:s|es|d|ed|ing)?(?![A-Za-z0-9])"
 
 
@@ -139,6 +171,9 @@ def event_forms(items: tuple[tuple[str, str], ...]) -> tuple[EventForm, ...]:
             out.append(EventForm(key, label, pattern))
             for abbr in _abbreviations().get(" ".join(words).lower(), ()):
                 out.append(EventForm(key, label, re.compile(_phrase_pattern(abbr.split()), re.I)))
+        for label_re, names, direction in _places():
+            if label_re.search(label):
+                out.append(EventForm(key, label, place_pattern(names, direction)))
         for device, edge in edge_phrases(label):
             body = r"[\s\-/]*".join(re.escape(w) for w in device)
             out.append(EventForm(key, label, re.compile(
@@ -171,7 +206,7 @@ def event_item_mentions(raw: str, line: int, forms: Sequence[EventForm], taken: 
                   key=lambda h: (-(h[1] - h[0]), h[0]))
     out: list[Mention] = []
     for a, b in hits:
-        if overlaps(taken, a, b) or (b - a <= 4 and _DAY_COUNT.match(raw[b:])):
+        if overlaps(taken, a, b) or (b - a <= 4 and _DAY_COUNT.match(raw[b:])) or _MOVE_AS_TIME.search(raw[:a]):
             continue
         claim, action = procedure_claim(raw, a, b)
         emit(out, taken, Mention(line, a, b, raw[a:b].strip(), "procedure", EVENT_ITEM, action, claim))

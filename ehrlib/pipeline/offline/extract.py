@@ -120,6 +120,10 @@ def offline_anchors(ctx: NoteContext, env: StageEnv, segments: tuple[Segment, ..
 
 # --- entities -----------------------------------------------------------------------------------
 
+#: the value of a susceptibility mention (.microbiology): its interpretation
+_LEVELS = ("S", "R", "I")
+
+
 def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Sequence[Mention]) -> TimeRef | None:
     """The time expression a mention's statement carries.
 
@@ -135,6 +139,13 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
 
     if is_stamped(text):
         return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
+    if m.kind == "microbiology" and m.value in _LEVELS:
+        # a susceptibility (its value the level) is its culture's fact: the culture's time
+        # ("MSSA bacteremia [**4-2**] (oxa S)")
+        owner = max((o for o in others if o.kind == "microbiology" and o.end <= m.start and o.value not in _LEVELS
+                     and same_sentence(o.end, m.start)), key=lambda o: o.end, default=None)
+        if owner is not None:
+            return _governing_ref(owner, refs, text, others)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
@@ -152,10 +163,11 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
         a, b = r.span  # type: ignore[misc]
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
             # the post-modifier of an earlier statement, or a time inside another finding's own
-            # words ("ST overnight -> SR this AM"): that statement's time, not this one's
+            # words ("ST overnight -> SR this AM") or a culture's ("BCx from 3/2 grew E. coli,
+            # started on cipro"): that statement's time, not this one's
             claimed = any(o is not m and ((o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
                                            and "," not in text[o.end:a])
-                                          or (o.kind == "finding" and o.start < a and b <= o.end))
+                                          or (o.kind in ("finding", "microbiology") and o.start < a and b <= o.end))
                           for o in others)
             if not claimed:
                 return r

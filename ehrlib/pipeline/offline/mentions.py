@@ -31,7 +31,7 @@ from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, later_values, measurement_mention
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
-from ehrlib.pipeline.offline.microbiology import culture_starts, microbiology_mentions
+from ehrlib.pipeline.offline.microbiology import culture_starts, listed_cultures, microbiology_mentions
 from ehrlib.pipeline.offline.output_volumes import drop_site_devices, output_volume_mentions
 from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
@@ -58,6 +58,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     interpretation_mentions(raw, line, lex, out, taken)
     blood_gas_and_flow_mentions(raw, line, out, taken)
     panel_mentions(raw, line, lex, out, taken)
+    out.extend(listed_cultures(raw, line, lex, taken))  # "pan-cultured: blood, sputum, stool"
 
     # concept mentions: measurements, outputs, findings, procedures; a concept's name ends
     # the previous concept's observation, unless it is a day count ("HD 3", "POD 2")

@@ -21,7 +21,7 @@ from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
 
-__all__ = ["microbiology_mentions", "culture_starts", "patient_test_names"]
+__all__ = ["microbiology_mentions", "culture_starts", "patient_test_names", "listed_cultures"]
 
 _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compile(r"\burine\b", re.I), "urine"),
                    (re.compile(r"\bblood\b", re.I), "blood cult"), (re.compile(r"\bwound(?:\s+swab)?\b", re.I),
@@ -30,7 +30,8 @@ _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compi
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)]*(?:came\s+back\s+)?(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
+_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)_]*(?:(?:also|again|now|still|too)\s+)?(?:came\s+back\s+)?"
+                            r"(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
                             r"ngtd|no\s+growth|"
                             r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
                             r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with))", re.I)
@@ -52,7 +53,7 @@ def _bare_specimens(lex: Lexicon) -> list[tuple[re.Pattern[str], str]]:
     ("sputum grew yeast", "Sputum: GNRs", "bile and sputum cx sent").
     """
     organisms = "|".join(p.pattern for p, _ in lex.organisms)
-    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)]*(?:>\s*\d+\s*k\s+)?(?:" + organisms + r"))"
+    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)_]*(?:>\s*\d+\s*k\s+)?(?:" + organisms + r"))"
     return [(re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word) for p, word in _BARE]
 
 
@@ -111,8 +112,9 @@ def patient_test_names(labels: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], 
 
 
 #: "culture grew ...", "cx positive": a culture of no named specimen is one of any specimen
-_UNNAMED = re.compile(r"(?<![A-Za-z])(?:cultures?|cx)(?=\s+(?:grew|growing|positive|negative|with|was\s+(?:positive|"
-                      r"negative)|came\s+back))", re.I)
+_UNNAMED = re.compile(r"(?<![A-Za-z])(?:(?:cultures?|cx)(?=\s+(?:grew|growing|positive|negative|with|was\s+(?:positive|"
+                      r"negative)|came\s+back))|gram\s+stain(?=\s*(?::|with|w/|showed|shows|positive|negative|[+-]|\d\+|"
+                      r"(?:few|rare|many|moderate|\d\+)?\s*(?:gp|gn|gram|yeast|pmn|no\s+organisms))))", re.I)
 
 
 def _after_specimen(raw: str, start: int, specimens: list[tuple[re.Pattern[str], str]]) -> bool:
@@ -121,9 +123,92 @@ def _after_specimen(raw: str, start: int, specimens: list[tuple[re.Pattern[str],
     return any(re.search("(?:" + p.pattern.split("(?=")[0] + r")$", before, re.I) for p, _ in (*_BARE, *specimens))
 
 
-def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
-              tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
+#: "all blood cultures", "all of her prior cultures": a statement about every culture so far
+_EVERY = re.compile(r"\b(?:all|every)\s+(?:(?:of\s+)?(?:the|his|her|prior|previous|repeat|subsequent|surveillance|"
+                    r"other)\s+)*$", re.I)
+#: a morphology seen on a gram stain ("GNRs + GPRs" is one stain's reading, not two organisms)
+_MORPHOLOGY = re.compile(r"^(?:gp|gn|gram)", re.I)
+#: between two organisms of one culture ("MSSA and Stenotrophomonas", "E. coli + Kleb")
+#: ("GPC in clusters -> coag-neg staph" is one organism identified further: no list word)
+_ORGANISM_JOIN = re.compile(r"^(?:\s|,|\+|&|\band\b|\bwith\b|\balso\b|\bplus\b)*$", re.I)
+
+
+def _organisms_in(clause: str, lex: Lexicon) -> list[tuple[int, int, str, str]]:
+    """(start, end, table words, note words) of each organism named in ``clause``, left to
+    right without overlaps; at one place the lexicon's more specific (earlier) pattern wins.
+    """
+    hits = sorted((om.start(), i, om.end(), oword) for i, (opat, oword) in enumerate(lex.organisms)
+                  for om in opat.finditer(clause))
+    out: list[tuple[int, int, str, str]] = []
+    for a, _, b, oword in hits:
+        if not out or a >= out[-1][1]:
+            out.append((a, b, oword, clause[a:b]))
+    return out
+
+
+def _further_organisms(clause: str, found: list[tuple[int, int, str, str]]) -> list[tuple[int, int, str, str]]:
+    """The organisms after the first that the culture also grew, each its own statement
+    ("growing MSSA and Stenotrophomonas"): joined to the one before by a list word, outside
+    parentheses (a parenthesis holds the previous one's details: "Steno sensitive to ..."),
+    a different organism, and not one more morphology of a gram stain's reading.
+    """
+    out: list[tuple[int, int, str, str]] = []
+    named = {found[0][2]} if found else set()
+    prev = found[0] if found else None
+    for cur in found[1:]:
+        assert prev is not None
+        head = clause[:cur[0]]
+        if head.count("(") > head.count(")"):
+            continue  # inside a parenthesis: the previous organism's details
+        gap = re.sub(r"\([^()]*\)", " ", clause[prev[1]:cur[0]])
+        if not _ORGANISM_JOIN.match(gap):
+            break
+        if cur[2] not in named and not (_MORPHOLOGY.match(prev[3]) and _MORPHOLOGY.match(cur[3])):
+            out.append(cur)
+            named.add(cur[2])
+        prev = cur
+    return out
+
+
+def _sentence_start(raw: str, pos: int) -> int:
+    """Where the sentence holding ``pos`` begins (not at a genus initial: "E. coli")."""
+    ends = [m.end() for m in re.finditer(r"(?:;|(?<!\b[A-Za-z])\.)(?:\s|$)", raw[:pos])]
+    return ends[-1] if ends else 0
+
+
+#: a culture's date or specimen after "<organism> bacteremia": the result of that culture
+_CULTURE_DETAIL = re.compile(r"^\s*(?:`+[\d/-]+`+|_{3,}|\d{1,2}/\d{1,2}\b|\(\s*(?:blood|bcx|b\s*cx)|(?:on|from)\s+"
+                             r"(?:`+[\d/-]+`+|_{3,}|\d{1,2}/\d{1,2}\b))", re.I)
+
+
+def _bacteremia(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    """"MSSA bacteremia [**4-2**]", "E. coli bacteremia (blood cx 2/4 ...)": an organism grown
+    from blood, stated by the infection's name with the culture's date or specimen. Without
+    either ("# Proteus bacteremia", "admitted with E. coli bacteremia") it names a diagnosis.
+    """
+    organisms = "|".join(f"(?:{p.pattern})" for p, _ in lex.organisms)
     out: list[Mention] = []
+    for m in re.finditer(r"(?<![A-Za-z])(?P<org>" + organisms + r")\s+(?:bacter|fung)(?:a)?emia\b", raw, re.I):
+        if overlaps(taken, m.start(), m.end()) or not _CULTURE_DETAIL.match(raw[m.end():]):
+            continue
+        otext = m.group("org")
+        oword = next(w for p, w in lex.organisms if p.fullmatch(otext) or p.match(otext))
+        claim = MicrobiologyClaim(**{"specimen": "blood cult", "organism": oword, "organism_text": otext,
+                                      **_implied(otext)})
+        out.append(Mention(line, m.start(), m.end(), m.group(0), "microbiology", "culture", None, claim))
+        taken.append((m.start(), m.end()))
+    return out
+
+
+def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
+              tests: tuple[tuple[re.Pattern[str], str], ...] = ()
+              ) -> tuple[list[Mention], list[Mention], set[int]]:
+    """(cultures, further organisms of them, starts of cultures that only source an
+    organism named before them: "MSSA bacteremia (blood cx levo S)").
+    """
+    out: list[Mention] = _bacteremia(raw, line, lex, taken)
+    extra: list[Mention] = []
+    sources: set[int] = set()
     specimens = [*lex.specimens, *_bare_specimens(lex), *tests]
     for pattern, table_word in [*specimens, (_UNNAMED, "")]:
         for m in pattern.finditer(raw):
@@ -143,14 +228,25 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
                 continue  # "stool C. diff positive": the bare word is the named test's specimen
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
+            if _EVERY.search(raw[:m.start()]):
+                attrs["every"] = True
             # the organism named first (ties: the lexicon's more specific pattern)
-            hits = [(om.start(), i, om.group(0), oword) for i, (opat, oword) in enumerate(lex.organisms)
-                    if (om := opat.search(clause))]
-            if hits:
-                _, _, otext, oword = min(hits)
+            found = _organisms_in(clause, lex)
+            if found:
+                otext, oword = found[0][3], found[0][2]
                 attrs["organism"] = oword
                 attrs["organism_text"] = otext
                 attrs.update(_implied(otext))
+                for a, b, ow, ot in _further_organisms(clause, found):
+                    extra.append(Mention(line, m.end() + a, m.end() + b, ot, "microbiology", "culture", ot,
+                                         MicrobiologyClaim(**{"specimen": table_word, "organism": ow,
+                                                              "organism_text": ot, **_implied(ot)})))
+            elif parse_susceptibilities(clause, lex)[0]:
+                # the specimen sources the susceptibilities of an organism named before it in the sentence
+                before = _organism_before(raw, _sentence_start(raw, m.start()), m.start(), lex)
+                if before is not None:
+                    attrs["organism"], attrs["organism_text"] = before
+                    sources.add(m.start())
             # a test named with its result ("C. diff negative", "C. diff toxin positive")
             own = m.group(0) + " " if re.search(r"\b(?:positive|pos|negative|neg)\b|[+-]\s*$", m.group(0), re.I) else ""
             if "organism" not in attrs and lex.micro_negative.search(own + clause[:60]):
@@ -179,7 +275,9 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
             out.append(Mention(line, m.start(), end, m.group(0).strip(), "microbiology", "culture",
                                clause.strip()[:80] or None, claim))
             taken.append((m.start(), end))
-    return out
+    extra = [x for x in extra if not overlaps(taken, x.start, x.end)]
+    taken.extend((x.start, x.end) for x in extra)
+    return sorted(out, key=lambda x: x.start), extra, sources
 
 
 #: a collection stated before the result, in its own clause ("sent, positive per lab")
@@ -211,6 +309,34 @@ def _organism_before(raw: str, start: int, end: int, lex: Lexicon) -> tuple[str,
     return (best[1], best[2]) if best else None
 
 
+#: a verb of collecting cultures ("cultured", "pan-cultured", "re-cultured"): the specimens it lists are cultures
+_CULTURE_VERB = re.compile(r"(?<![A-Za-z])(?:(?:pan|re)-?\s?)?cultured\b", re.I)
+
+
+def listed_cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]]) -> list[Mention]:
+    """The bare specimens a culture verb lists ("Pan-cultured: blood, sputum, stool",
+    "re-cultured (blood) tonight"): each is a culture collected, its own statement. A
+    specimen written with its own culture words ("blood cx x2") is left to the culture
+    scanner, and the list ends with the sentence.
+    """
+    out: list[Mention] = []
+    bare = _bare_specimens(lex)
+    for verb in _CULTURE_VERB.finditer(raw):
+        stop = re.search(r"[;]|(?<!\b[A-Za-z])\.(?:\s|$)", raw[verb.end():])
+        end = verb.end() + (stop.start() if stop else len(raw) - verb.end())
+        for pattern, word in _BARE:
+            for m in pattern.finditer(raw, verb.end(), end):
+                if overlaps(taken, m.start(), m.end()) or any(
+                        b.match(raw, m.start()) for b, _ in bare) or any(
+                        s.match(raw, m.start()) or (x := s.search(raw, max(0, m.start() - 20), m.end() + 20)) and
+                        x.start() <= m.start() < x.end() for s, _ in lex.specimens):
+                    continue  # the culture scanner reads it with its own result
+                out.append(Mention(line, m.start(), m.end(), m.group(0), "microbiology", "culture", None,
+                                   MicrobiologyClaim(specimen=word)))
+                taken.append((m.start(), m.end()))
+    return sorted(out, key=lambda x: x.start)
+
+
 def culture_starts(raw: str, lex: Lexicon) -> set[int]:
     """Where a named culture ("sputum cx", "BCx") begins: the observation before it ends there."""
     return {m.start() for pattern, _ in lex.specimens for m in pattern.finditer(raw)
@@ -223,14 +349,16 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
     are the patient's own test names (:func:`patient_test_names`).
     """
     out: list[Mention] = []
-    micro = _cultures(raw, line, lex, taken, tests)
+    micro, extra, sources = _cultures(raw, line, lex, taken, tests)
     claims = susceptibility_mentions(raw, micro, lex)
     for culture in micro:
         found = culture.claim
         assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
         own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
-        # the organism and each susceptibility are separate statements, each verified on its own
-        out.append(culture)
+        # the organism and each susceptibility are separate statements, each verified on its own;
+        # a specimen sourcing an organism named before it restates that organism's culture
+        if culture.start not in sources:
+            out.append(culture)
         # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
         own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)
         for a, b, drug, level in own:
@@ -240,4 +368,4 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
             claim = replace(own_claim, organism=org[0], organism_text=org[1]) if org else own_claim
             out.append(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
                                replace(claim, sensitivities=((drug, level),))))
-    return out
+    return sorted([*out, *extra], key=lambda x: x.start)

@@ -18,10 +18,12 @@ Rules:
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
@@ -36,9 +38,10 @@ _AB_SHAPE = re.compile(r"cillin|mycin|micin|floxacin|^cef|penem|cycline|bactam|^
 _LIST = rf"{_WORD}(?:\s*(?:,|/|and|&)\s*{_WORD}){{0,5}}"
 #: single letters only upper-case ("levo R", "R to cipro"); words in any case
 _LVL = r"(?P<lvl>sensitive|susceptible|resistant|intermediate|(?-i:[SRI]))"
-_PREFIX = re.compile(rf"\b{_LVL}\s+to\s+(?P<abs>{_LIST})", re.I)
+_PREFIX = re.compile(rf"\b(?:{_LVL}|(?P<sens>sens(?:itivity)?))\s+to\s+(?P<abs>{_LIST})", re.I)
 _SUFFIX = re.compile(rf"\b(?P<ab>{_WORD})\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
-_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant)\s+to\s+(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
+_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+to\s+"
+                          r"(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
                           re.I)
 _NAME_AFTER = re.compile(r"\s*(?:-|:)?\s*(?:(?-i:[SRI])|sensitive|susceptible|resistant)\b(?!/|\s*(?:x\b|\d))", re.I)
 _CULTURE_CONTEXT = re.compile(r"\b(?:cx|cultures?|grew|growing|isolate|sensitiv|resistan|susceptib|MRSA|MSSA|coli|"
@@ -46,11 +49,18 @@ _CULTURE_CONTEXT = re.compile(r"\b(?:cx|cultures?|grew|growing|isolate|sensitiv|
 _PAN = re.compile(r"\bpan-?\s?(?:sensitive|susceptible|sens)\b", re.I)
 
 
+@functools.cache
+def _abbreviations() -> dict[str, str]:
+    """The antibiotic abbreviations of susceptibility reports ("amp", "oxa") -> generic names."""
+    terms = load_data("verification_terms.yaml")["susceptibility_abbreviations"]
+    return {str(k).lower(): str(v) for k, v in terms.items()}
+
+
 def _generic(word: str, lex: Lexicon) -> str | None:
     w = word.strip(" -").lower()
     if not w:
         return None
-    generic = lex.drugs.get(w)
+    generic = lex.drugs.get(w) or _abbreviations().get(w)
     if generic is not None:
         return generic
     if _AB_SHAPE.search(w):
@@ -97,7 +107,7 @@ def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, s
     """([(generic antibiotic, S|R|I)], pan-sensitive) stated in a culture clause."""
     found: list[tuple[str, str]] = []
     for m in _PREFIX.finditer(clause):
-        level = _LEVEL[m.group("lvl").lower()]
+        level = _LEVEL[(m.group("lvl") or "s").lower()]
         for part, _ in _prefix_parts(clause, m):
             for g, _, _ in _names(part, lex):
                 if (g, level) not in found:
@@ -134,7 +144,7 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
         stop = c.end + end_sentence.start() if end_sentence else stop
         seg = raw[c.start:stop]
         for m in _PREFIX.finditer(seg):
-            level = _LEVEL[m.group("lvl").lower()]
+            level = _LEVEL[(m.group("lvl") or "s").lower()]
             for part, pos in _prefix_parts(seg, m):
                 for g, sub, off in _names(part, lex):
                     out.append((c.start + pos + off, c.start + pos + off + len(sub), g, level))

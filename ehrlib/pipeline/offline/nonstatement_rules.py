@@ -173,6 +173,36 @@ def _device_as_route(v: MentionView) -> bool:
         m.concept in _PRESENT_ONLY and re.match(r"^\s*(?:in\s+place|intact)\b", v.after, re.I)))
 
 
+#: the kinds of statement a device or therapy may be the circumstance of
+_CIRCUMSTANCE_OF = ("measurement", "trend", "range", "interpretation", "diagnosis", "medication", "infusion")
+_CIRCUMSTANCE_WORD = re.compile(r"(?:^|[\s(])(?P<verb>[A-Za-z]+\s+)?(?:" + _alt("circumstance_words")
+                                + r")\s+(?:the\s+|an?\s+|his\s+|her\s+)?$", re.I)
+_PAREN_OPEN = re.compile(r"[^()]{0,25}\(\s*(?:(?:" + _alt("circumstance_words") + r")\s+)?(?:the\s+)?", re.I)
+_START_VERB = re.compile(r"^(?:" + _alt("therapy_start_verbs") + r")\s+$", re.I)
+
+
+def _therapy_as_circumstance(v: MentionView) -> bool:
+    """A device or therapy that qualifies the statement before it in its clause: inside a
+    parenthesis right after it ("Cr 1.2 (on CRRT)", "Ca gluconate (CRRT)") or after "on",
+    "via", "per" ("Cr creeping up on CRRT", "ESRD on HD", "metoprolol via PEG"). A verb of
+    the therapy's own course before "on" ("started on CRRT", "remains on HD") makes it a
+    claim, and so does a procedure before it ("Hemodialysis (CRRT)", "Swan (R IJ)").
+    """
+    m = v.m
+    clause_start = m.start - len(v.before)
+    prev = max((o for o in v.others if o is not m and o.line == m.line and clause_start <= o.start
+                and o.end <= m.start), key=lambda o: o.end, default=None)
+    if prev is None or prev.kind not in _CIRCUMSTANCE_OF:
+        return False
+    gap = v.text[prev.end:m.start]
+    if _PAREN_OPEN.fullmatch(gap):
+        return True
+    word = _CIRCUMSTANCE_WORD.search(gap)
+    if word is None or (word.group("verb") and _START_VERB.match(word.group("verb"))):
+        return False
+    return prev.kind in ("medication", "infusion") or not re.search(r"\bvia\b", word.group(0), re.I)
+
+
 def _consult_request(v: MentionView) -> bool:
     return bool(_CONSULT.match(v.after))
 
@@ -309,6 +339,9 @@ NON_STATEMENT_RULES: RuleBook[Callable[[MentionView], bool]] = RuleBook([
          "statement as the product mention.", _generic_transfusion),
     Rule("nonstatement.device_as_route", "A line or tube named as the route or site of something else asserts "
          "nothing about the device.", _device_as_route),
+    Rule("nonstatement.therapy_as_circumstance", "A device or therapy named as the circumstance of the result, "
+         "problem or drug before it (in a parenthesis after it, or after on / via / per) asserts nothing about the "
+         "device or therapy.", _therapy_as_circumstance, ("procedure",)),
     Rule("nonstatement.consult_request", "A procedure named in a consult request is the request, not the "
          "procedure.", _consult_request, ("procedure",)),
     Rule("nonstatement.elsewhere_event", "An event at an outside hospital or in the ED happened before this stay's "

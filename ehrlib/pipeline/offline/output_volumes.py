@@ -25,6 +25,8 @@ from ehrlib.pipeline.offline.values import numeric_claim
 __all__ = ["output_volume_mentions", "drop_site_devices"]
 
 _VOLUME = re.compile(r"(?<![\d.,/])(?P<approx>~\s*)?(?P<n>\d{1,2},\d{3}|\d+(?:\.\d+)?)\s*(?P<u>cc|ml|mls|l)\b", re.I)
+#: between two volumes of one site's series: a few words, one clause break ("out initially; ")
+_SERIES_GAP = re.compile(r"[^.;\d]{0,25}[;,]\s*(?:(?:and|then|another|plus)\s+)?~?\s*")
 #: how far before a volume its site word may stand, within one sentence
 _REACH = 70
 
@@ -104,9 +106,14 @@ def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
         if overlaps(taken, v.start(), v.end()) or re.match(r"\s*(?:/|per)\s*(?:h|hr|hour)\b", raw[v.end():], re.I):
             continue  # another statement's value, or a rate ("30 cc/hr") the hourly rules read
         site = _site(raw, v)
-        if site is None:
+        if site is None and out and _SERIES_GAP.fullmatch(raw[out[-1].end:v.start()]) and not (
+                _intake().match(raw[v.end():].lstrip()) or _intake().search(raw[out[-1].end:v.start()])):
+            # "~2.1 L out initially; 845 mL since MN": a volume in a series reads the site of the one before
+            concept, a, b = out[-1].concept, v.start(), v.start()
+        elif site is None:
             continue
-        concept, a, b = site
+        else:
+            concept, a, b = site
         if found is not None:
             found[:] = [m for m in found if not (m.kind == "procedure" and not getattr(m.claim, "action", None)
                                                  and m.start < b and a < m.end)]

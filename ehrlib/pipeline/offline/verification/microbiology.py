@@ -74,10 +74,22 @@ def _timeline(c: Case, time: str) -> Rows:
     return list(res.rows) if res else []
 
 
+def _so_far(c: Case, spec: re.Pattern[str]) -> Rows:
+    """Every culture of the specimen in the admission up to the statement's window end
+    ("all blood cultures no growth to date" is about each of them, not the note's day).
+    """
+    end = parse_time(c.entity.window.end) if c.entity.window else None
+    return [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label") or ""))
+            and (end is None or (t := parse_time(r.get("time"))) is None or t <= end)]
+
+
 def _specimen_in_window(c: Case) -> Verdict | None:
     e, a, spec = c.entity, _culture(c), _specimen(c)
-    rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
-    rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
+    if a.every and (a.negative or a.positive):
+        rows = _so_far(c, spec)
+    else:
+        rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
+        rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
     if not rows and not e.time_text and core_window(e.window) is not None and (
             a.organism or a.negative or a.positive):
         rows = _lookback(c, spec)  # a stated date is the specimen's: no look-back then
@@ -186,9 +198,9 @@ def _collected(c: Case) -> Verdict | None:
 
 
 SPECIMEN_IN_WINDOW = Rule("microbiology.specimen_in_window", "A culture statement needs a specimen of that type in "
-                          "its window (an undated result looks back a few days; a bare collection may be charted as a "
-                          "bedside culture procedure); none in the admission is missing, one only on other days a "
-                          "time error.",
+                          "its window (an undated result looks back a few days, one of all cultures spans the stay so "
+                          "far, a bare collection may be a bedside event); none in the stay is missing, one only "
+                          "on other days a time error.",
                           _specimen_in_window, _K)
 ORGANISM_GROWN = Rule("microbiology.organism_grown", "A stated organism must have grown from the specimen.",
                       _organism, _K)
