@@ -4,18 +4,29 @@ part of the note's day, or on a date (rules of the :mod:`.medications` chain).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
 
-from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
+from ehrlib.pipeline.offline.verification.clocktime import (
+    CHARTING_DELAY,
+    edge_matches,
+    infusion_runs,
+    is_timed,
+    parse_clock,
+    part_of_day,
+    timed_within,
+)
 from ehrlib.pipeline.offline.verification.medrows import course as _course
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
+from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time"]
+__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans", "COURSE_GAP"]
 
 #: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
 #: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
@@ -74,22 +85,109 @@ def timed_administration(c: Case) -> Verdict | None:
     return None
 
 
-def dated_edge(c: Case) -> Verdict | None:
-    """A dated start or stop: an order must begin (or end) inside the window."""
-    e, action, actions = c.entity, _action(c), terms()["actions"]
-    if not e.time_text:
-        return None
+#: a day with no record of the drug ends its course: a later record starts a new one (order
+#: renewals and doses a dosing interval apart belong to one course)
+COURSE_GAP = timedelta(hours=24)
+
+
+def course_spans(rows: Iterable[Mapping[str, Any]], gap: timedelta = COURSE_GAP
+                 ) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
+    """The drug's courses, sorted by start: each item's rows (one product of one table)
+    merged while less than ``gap`` separates one from the next.
+    """
+    by_item: dict[str, list[tuple[datetime, datetime, Mapping[str, Any]]]] = {}
+    for r in rows:
+        if iv := row_interval(r):
+            by_item.setdefault(f"{r.get('table')}|{r.get('label') or r.get('item') or ''}", []).append((*iv, r))
+    out: list[tuple[datetime, datetime, list[Mapping[str, Any]]]] = []
+    for spans in by_item.values():
+        mine: list[tuple[datetime, datetime, list[Mapping[str, Any]]]] = []
+        for a, b, r in sorted(spans, key=lambda x: x[0]):
+            if mine and a <= mine[-1][1] + gap:
+                mine[-1] = (mine[-1][0], max(mine[-1][1], b), mine[-1][2] + [r])
+            else:
+                mine.append((a, b, [r]))
+        out += mine
+    return sorted(out, key=lambda x: x[0])
+
+
+def _edge_in(moment: datetime, rows: list[Mapping[str, Any]], edge: str, ws: datetime, we: datetime) -> bool:
+    """Whether a course edge falls in [ws, we]. An edge set by a date-only row (an order's
+    date) is a day, met when that day touches the window; an order's end date may be the
+    day after its last dose.
+    """
+    if any(is_timed(r) for r in rows):
+        return ws <= moment <= we
+    day = datetime(moment.year, moment.month, moment.day)
+    late = timedelta(days=1) if edge == "end" else timedelta(0)
+    return day <= we and day + timedelta(days=1) + late > ws
+
+
+def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
+    """The span a dated start or stop claims: a part of the note's day ("early this AM")
+    give or take the charting delay; the first day of a "since [date]" range; else the
+    statement's window.
+    """
+    e = c.entity
     ws, we = (parse_time(e.window.start), parse_time(e.window.end)) if e.window else (None, None)
+    if ws is None or we is None:
+        return None
+    text = re.sub(r"^(?:early|late)\s+", "", (e.time_text or "").strip(), flags=re.I)
+    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(text, c.ctx.default_window().start)
+    if span is not None:
+        return span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
+    if _SINCE.match(e.time_text or "") and ws.hour == 0 and ws.minute == 0:  # a dated "since"
+        return ws, min(we, ws + timedelta(days=1) - timedelta(seconds=1))
+    return ws, we
+
+
+#: a time relative to an event without naming its day ("before discharge", "late in the stay")
+_VAGUE = re.compile(r"\s*(?:before|after|prior\s+to|by|until|till|during|through(?:out)?|over|late|in\s+the)\b", re.I)
+#: a time stated as a course's beginning ("vanc/zosyn since [date]", "flagyl from HD 3")
+_SINCE = re.compile(r"\s*(?:since|from)\b", re.I)
+
+
+def dated_edge(c: Case) -> Verdict | None:
+    """A dated start or stop ("started today", "added HD 2", "since [date]", "d/c'd [date]"):
+    a course of the drug, not merely a row, must begin (or end) in the stated span. Every
+    row of a drug starts and ends somewhere (order renewals, rate changes, hourly charting),
+    so the edges compared are those of its courses (:func:`course_spans`); a restart or hold
+    may also be a run's edge (a pause of more than an hour, :func:`.clocktime.infusion_runs`).
+    """
+    e, action, actions = c.entity, _action(c), terms()["actions"]
+    if not e.time_text or parse_clock(e.time_text) is not None or _VAGUE.match(e.time_text):
+        return None  # a clock time is the clock edge rule's; "before discharge" names no day
+    if not action and _SINCE.match(e.time_text):
+        action = "started"  # "vanc/zosyn since [date]": the course began then
+    span = _edge_window(c)
+    if span is None:
+        return None
+    ws, we = span
+    every = _course(c)
+    given = [r for r in every if str(r.get("table", "")).startswith("inputevents")]
+    if given and (_med(c).route or "IV") == "IV":
+        every = given  # the drip's charted runs, not its order (written before it was hung, outliving it)
+    courses = course_spans(every)
     if action in actions["dated_start"]:
-        starts = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[0] <= we]
-        if not starts:
-            return verdict(c, False, f"{_names(c)}: no order started in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = starts
+        edges = [(a, rs) for a, _, rs in courses]
+        if action in actions.get("restarts", ()):
+            edges += [(a, rs) for a, _, rs in infusion_runs(every)]
+        hits = [rs for a, rs in edges if _edge_in(a, rs, "start", ws, we)]
+        if not hits:
+            shown = ", ".join(f"{a:%Y-%m-%d %H:%M}" for a, _ in edges[:4]) or "none"
+            return verdict(c, False, f"{_names(c)}: no course started in {ws:%Y-%m-%d %H:%M} to {we:%Y-%m-%d %H:%M} "
+                           f"(courses started {shown})", [r for _, rs in edges[:4] for r in rs[:1]])
+        c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     if action.startswith(tuple(actions["dated_stop_prefixes"])):
-        ends = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[1] <= we]
-        if not ends:
-            return verdict(c, False, f"{_names(c)}: no order ended in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = ends
+        ends = [(b, rs) for _, b, rs in courses]
+        if action.startswith(tuple(actions.get("pauses", ()))):
+            ends += [(b, rs) for _, b, rs in infusion_runs(every)]
+        hits = [rs for b, rs in ends if _edge_in(b, rs, "end", ws, we)]
+        if not hits:
+            shown = ", ".join(f"{b:%Y-%m-%d %H:%M}" for b, _ in ends[:4]) or "none"
+            return verdict(c, False, f"{_names(c)}: no course ended in {ws:%Y-%m-%d %H:%M} to {we:%Y-%m-%d %H:%M} "
+                           f"(courses ended {shown})", [r for _, rs in ends[:4] for r in rs[-1:]])
+        c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     return None
 
 
