@@ -410,3 +410,18 @@ def test_a_dated_stop_is_a_course_end_and_a_vague_time_names_no_day():
 
 
 WIDE = TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59")
+
+
+def test_units_given_at_a_clock_time_are_the_units_charted_then():
+    """"1 u PRBC given at 0200": a unit charted at 0200 is it; another charted the evening
+    before is another statement's (point-charted rows, CareVue style)."""
+    def unit(t: str) -> dict:
+        return row(t, 375.0, key="inputevents_cv:1", table="inputevents_cv", unit="ml")
+    tools = FakeTools({"inputevents_cv:1": [unit("2199-02-02 23:00:00"), unit("2199-02-03 02:00:00")]})
+    at_two = TimeSpan("2199-02-02 00:00:00", "2199-02-03 04:00:00")
+    e = entity("u PRBC", "medication", keys=("inputevents_cv:1",), time_text="at 0200", window=at_two,
+               concept="transfusion", units=1, drugs=["prbc"])
+    assert verify(e, tools).label == "consistent"
+    three = entity("u PRBC", "medication", keys=("inputevents_cv:1",), time_text="at 0200", window=at_two,
+                   concept="transfusion", units=3, drugs=["prbc"])
+    assert_decided(verify(three, tools), "medications.transfusion_volume", "inconsistent", "contradiction")

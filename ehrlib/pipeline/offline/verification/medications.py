@@ -269,8 +269,8 @@ CHAIN = (
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
-          "charted that day and their volume, at the product's volume a unit, is short too; pooled products are not "
-          "counted.", transfusion_units),
+          "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
+          "pooled products are not counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", clock_edge),
     _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
