@@ -425,3 +425,39 @@ def test_units_given_at_a_clock_time_are_the_units_charted_then():
     three = entity("u PRBC", "medication", keys=("inputevents_cv:1",), time_text="at 0200", window=at_two,
                    concept="transfusion", units=3, drugs=["prbc"])
     assert_decided(verify(three, tools), "medications.transfusion_volume", "inconsistent", "contradiction")
+
+
+def _drip(start: str, end: str, rate: float = 5.0) -> dict:
+    return _given(start, end, extra={"rate": rate, "rate_unit": "mg/hr"})
+
+
+def test_a_drip_starts_with_its_first_long_rated_run():
+    """"furosemide gtt started [**2-3**]" after IV pushes on 02-02; "norepi started early this
+    AM" after hours off overnight; a drip hung the evening before with an order dated that
+    day was not started this morning."""
+    day = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+    pushes_then_drip = _drug(_given("2199-02-02 20:00:00", "2199-02-02 20:01:00"),
+                             _drip("2199-02-03 13:00:00", "2199-02-04 02:00:00"))
+    e = entity("lasix", "infusion", keys=("inputevents_mv:1",), time_text="[**2-3**]", window=day,
+               drugs=["furosemide"], action="started", infusion=True)
+    assert verify(e, pushes_then_drip).label == "consistent"
+    off_overnight = _drug(_drip("2199-02-02 04:00:00", "2199-02-03 01:00:00", 0.05),
+                          _drip("2199-02-03 05:30:00", "2199-02-03 20:00:00", 0.03))
+    am = entity("levophed", "medication", keys=("inputevents_mv:1",), time_text="this AM", window=MORNING,
+                drugs=["norepinephrine"], action="started")
+    assert verify(am, off_overnight).label == "consistent"
+    hung_last_evening = FakeTools({"inputevents_mv:1": [_drip("2199-02-02 20:00:00", "2199-02-04 08:00:00", 0.05)],
+                                   "prescriptions:1": [_order("2199-02-02", "2199-02-06")]})
+    am = entity("levophed", "medication", keys=("inputevents_mv:1", "prescriptions:1"), time_text="this AM",
+                window=MORNING, drugs=["norepinephrine"], action="started")
+    assert_decided(verify(am, hung_last_evening), "medications.dated_edge", "inconsistent", "contradiction")
+
+
+def test_an_intermittent_drug_stops_with_its_order_or_its_last_dose():
+    """"acyclovir stopped on [**2-3**]": the last dose on 02-02 and the order ending 02-03 both tell a stop."""
+    day = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+    tools = FakeTools({"inputevents_mv:1": [_given("2199-02-02 08:00:00", "2199-02-02 08:01:00")],
+                       "prescriptions:1": [_order("2199-01-30", "2199-02-03")]})
+    e = entity("acyclovir", "medication", keys=("inputevents_mv:1", "prescriptions:1"), time_text="on [**2-3**]",
+               window=day, drugs=["acyclovir"], action="stopped")
+    assert verify(e, tools).label == "consistent"

@@ -26,7 +26,8 @@ from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans", "COURSE_GAP"]
+__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans", "drip_runs",
+           "COURSE_GAP"]
 
 #: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
 #: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
@@ -88,6 +89,8 @@ def timed_administration(c: Case) -> Verdict | None:
 #: a day with no record of the drug ends its course: a later record starts a new one (order
 #: renewals and doses a dosing interval apart belong to one course)
 COURSE_GAP = timedelta(hours=24)
+#: how much of a stated span an order's date must hold to date an edge in it
+DAY_SHARE = timedelta(hours=6)
 
 
 def course_spans(rows: Iterable[Mapping[str, Any]], gap: timedelta = COURSE_GAP
@@ -113,14 +116,31 @@ def course_spans(rows: Iterable[Mapping[str, Any]], gap: timedelta = COURSE_GAP
 
 def _edge_in(moment: datetime, rows: list[Mapping[str, Any]], edge: str, ws: datetime, we: datetime) -> bool:
     """Whether a course edge falls in [ws, we]. An edge set by a date-only row (an order's
-    date) is a day, met when that day touches the window; an order's end date may be the
-    day after its last dose.
+    date) is a day, met when that day holds six hours or more of the span; an order's end
+    date may be the day after its last dose.
     """
-    if any(is_timed(r) for r in rows):
-        return ws <= moment <= we
+    if any(is_timed(r) for r in rows) or (moment.hour, moment.minute) not in ((0, 0), (23, 59)):
+        return ws <= moment <= we  # a timed row, or an order stamped with its time (MIMIC-IV)
     day = datetime(moment.year, moment.month, moment.day)
     late = timedelta(days=1) if edge == "end" else timedelta(0)
-    return day <= we and day + timedelta(days=1) + late > ws
+    # the day must hold a good part of the span, not just the charting delay before a morning
+    return min(we, day + timedelta(days=1) + late) - max(ws, day) >= DAY_SHARE
+
+
+#: a drip: rated administrations running at least this long (an intermittent dose runs an
+#: hour or two), and off for at least this long before it runs again
+DRIP_HOURS = timedelta(hours=3)
+
+
+def drip_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
+    """The drug's drip runs: timed administrations with a rate, merged per item while off
+    for less than :data:`DRIP_HOURS` (hourly charting skips an hour now and then), that
+    last at least as long. A drip hung after boluses of its drug, or again after hours
+    off, starts then.
+    """
+    rated = [r for r in rows if is_timed(r) and (r.get("extra") or {}).get("rate") is not None
+             and str(r.get("table", "")).startswith("inputevents")]
+    return [run for run in course_spans(rated, DRIP_HOURS) if run[1] - run[0] >= DRIP_HOURS]
 
 
 def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
@@ -136,7 +156,7 @@ def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
     span = None if c.ctx.note_type == "discharge_summary" else part_of_day(text, c.ctx.default_window().start)
     if span is not None:
         return span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
-    if _SINCE.match(e.time_text or "") and ws.hour == 0 and ws.minute == 0:  # a dated "since"
+    if _SINCE.match(e.time_text or "") and "[**" in (e.time_text or ""):  # "since [date]": that day
         return ws, min(we, ws + timedelta(days=1) - timedelta(seconds=1))
     return ws, we
 
@@ -151,8 +171,9 @@ def dated_edge(c: Case) -> Verdict | None:
     """A dated start or stop ("started today", "added HD 2", "since [date]", "d/c'd [date]"):
     a course of the drug, not merely a row, must begin (or end) in the stated span. Every
     row of a drug starts and ends somewhere (order renewals, rate changes, hourly charting),
-    so the edges compared are those of its courses (:func:`course_spans`); a restart or hold
-    may also be a run's edge (a pause of more than an hour, :func:`.clocktime.infusion_runs`).
+    so the edges compared are those of its courses (:func:`course_spans`) and of its drip
+    runs (:func:`drip_runs`: a drip hung after boluses, or again after hours off); a restart
+    or hold may be any run's edge (a pause of more than an hour, :func:`.clocktime.infusion_runs`).
     """
     e, action, actions = c.entity, _action(c), terms()["actions"]
     if not e.time_text or parse_clock(e.time_text) is not None or _VAGUE.match(e.time_text):
@@ -164,12 +185,13 @@ def dated_edge(c: Case) -> Verdict | None:
         return None
     ws, we = span
     every = _course(c)
-    given = [r for r in every if str(r.get("table", "")).startswith("inputevents")]
-    if given and (_med(c).route or "IV") == "IV":
-        every = given  # the drip's charted runs, not its order (written before it was hung, outliving it)
+    drips = drip_runs(every)
+    if drips and (_med(c).route or "IV") == "IV":
+        # a drip's charted administrations, not its order (written before it was hung, outliving it)
+        every = [r for r in every if str(r.get("table", "")).startswith("inputevents")]
     courses = course_spans(every)
     if action in actions["dated_start"]:
-        edges = [(a, rs) for a, _, rs in courses]
+        edges = [(a, rs) for a, _, rs in courses + drips]
         if action in actions.get("restarts", ()):
             edges += [(a, rs) for a, _, rs in infusion_runs(every)]
         hits = [rs for a, rs in edges if _edge_in(a, rs, "start", ws, we)]
@@ -179,7 +201,7 @@ def dated_edge(c: Case) -> Verdict | None:
                            f"(courses started {shown})", [r for _, rs in edges[:4] for r in rs[:1]])
         c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     if action.startswith(tuple(actions["dated_stop_prefixes"])):
-        ends = [(b, rs) for _, b, rs in courses]
+        ends = [(b, rs) for _, b, rs in courses + drips]
         if action.startswith(tuple(actions.get("pauses", ()))):
             ends += [(b, rs) for _, b, rs in infusion_runs(every)]
         hits = [rs for b, rs in ends if _edge_in(b, rs, "end", ws, we)]
