@@ -27,13 +27,14 @@ from ehrlib.pipeline.offline.verification.doses import (
     total_matches,
     unitless_matches,
 )
-from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound, short_window
+from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
 from ehrlib.pipeline.offline.verification.medtimes import (
     clock_edge,
     dated_edge,
+    stopped,
     template_dose_time,
     timed_administration,
 )
@@ -64,34 +65,6 @@ def _negated(c: Case) -> Verdict | None:
     if inside:
         return verdict(c, False, f"note says no {_names(c)}, but it was given in the window", inside)
     return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])
-
-
-def _stopped(c: Case) -> Verdict | None:
-    """"off octreotide", "lasix held": not running at the end of the statement's day (a
-    progress note's own day, not the day after its widened window). When the drug's
-    administrations are charted, they decide: an order (a PRN bolus order, a renewal) may
-    run on after the drip it covered was stopped.
-    """
-    e = c.entity
-    if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
-        return None
-    inside, every = c.item_rows()
-    given = [r for r in every if _is_administration(r)]
-    if given:  # an order outlives its drip ("fentanyl gtt off (prn boluses)"): the charted runs tell
-        inside = [r for r in inside if _is_administration(r)]
-    core = core_window(e.window) if short_window(e.window) else None
-    end = (core or e.window).end if e.window else None
-    we_ = parse_time(end) if end else None
-    running = [r for r in inside if (iv := row_interval(r)) and we_ and iv[0] <= we_ <= iv[1]]
-    if running:
-        return verdict(c, False, f"note says {_names(c)} stopped, but it runs past the window", running[:4])
-    return verdict(c, True, f"{_names(c)} not running at the end of the window, as stated",
-                   inside[-2:] or every[-2:])
-
-
-def _is_administration(r: Mapping[str, Any]) -> bool:
-    """Whether a row charts the drug given (an input event), not an order for it."""
-    return str(r.get("table", "")).startswith("inputevents")
 
 
 def _record_in_window(c: Case) -> Verdict | None:
@@ -265,7 +238,7 @@ CHAIN = (
     _rule("negated_absent", "A drug said not to be given claims that no order or administration of it overlaps "
           "the window.", _negated),
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
-          "when the statement's day ends; charted administrations, when there are any, decide over orders.", _stopped),
+          "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "

@@ -1,5 +1,6 @@
-"""The time checks of medication statements: a start, stop or dose at a clock time, in a
-part of the note's day, or on a date (rules of the :mod:`.medications` chain).
+"""The time checks of medication statements: a stop at the end of the day; a start, stop
+or dose at a clock time, in a part of the note's day, or on a date (rules of the
+:mod:`.medications` chain).
 """
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from ehrlib.pipeline.offline.verification.medrows import course as _course
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
+from ehrlib.pipeline.offline.verification.medrows import short_window
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval
+from ehrlib.pipeline.offline.verification.windows import core_window, parse_time, row_interval
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans", "drip_runs",
-           "COURSE_GAP"]
+__all__ = ["stopped", "clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans",
+           "drip_runs", "COURSE_GAP"]
 
 #: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
 #: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
@@ -37,6 +39,34 @@ _TEMPLATE_TIME = re.compile(r"^\s*-\s*(?:\[\*\*[^\]]*\*\*\]\s*)?(?P<time>(?:[01]
 
 def _action(c: Case) -> str:
     return _med(c).action or ""
+
+
+def stopped(c: Case) -> Verdict | None:
+    """"off octreotide", "lasix held": not running at the end of the statement's day (a
+    progress note's own day, not the day after its widened window). When the drug's
+    administrations are charted, they decide: an order (a PRN bolus order, a renewal) may
+    run on after the drip it covered was stopped.
+    """
+    e = c.entity
+    if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
+        return None
+    inside, every = c.item_rows()
+    given = [r for r in every if _is_administration(r)]
+    if given:  # an order outlives its drip ("fentanyl gtt off (prn boluses)"): the charted runs tell
+        inside = [r for r in inside if _is_administration(r)]
+    core = core_window(e.window) if short_window(e.window) else None
+    end = (core or e.window).end if e.window else None
+    we_ = parse_time(end) if end else None
+    running = [r for r in inside if (iv := row_interval(r)) and we_ and iv[0] <= we_ <= iv[1]]
+    if running:
+        return verdict(c, False, f"note says {_names(c)} stopped, but it runs past the window", running[:4])
+    return verdict(c, True, f"{_names(c)} not running at the end of the window, as stated",
+                   inside[-2:] or every[-2:])
+
+
+def _is_administration(r: Mapping[str, Any]) -> bool:
+    """Whether a row charts the drug given (an input event), not an order for it."""
+    return str(r.get("table", "")).startswith("inputevents")
 
 
 def clock_edge(c: Case) -> Verdict | None:
@@ -139,7 +169,7 @@ def drip_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, datetim
     off, starts then.
     """
     rated = [r for r in rows if is_timed(r) and (r.get("extra") or {}).get("rate") is not None
-             and str(r.get("table", "")).startswith("inputevents")]
+             and _is_administration(r)]
     return [run for run in course_spans(rated, DRIP_HOURS) if run[1] - run[0] >= DRIP_HOURS]
 
 
@@ -188,7 +218,7 @@ def dated_edge(c: Case) -> Verdict | None:
     drips = drip_runs(every)
     if drips and (_med(c).route or "IV") == "IV":
         # a drip's charted administrations, not its order (written before it was hung, outliving it)
-        every = [r for r in every if str(r.get("table", "")).startswith("inputevents")]
+        every = [r for r in every if _is_administration(r)]
     courses = course_spans(every)
     if action in actions["dated_start"]:
         edges = [(a, rs) for a, _, rs in courses + drips]
