@@ -216,12 +216,8 @@ def dated_edge(c: Case) -> Verdict | None:
     ws, we = span
     every = _course(c)
     drips = drip_runs(every)
-    if drips and (_med(c).route or "IV") == "IV":
-        # a drip's charted administrations, not its order (written before it was hung, outliving it)
-        every = [r for r in every if _is_administration(r)]
-    courses = course_spans(every)
-    if action in actions["dated_start"]:
-        edges = [(a, rs) for a, _, rs in courses + drips]
+    if action in actions["dated_start"]:  # an order's date may start a course its first charted dose follows
+        edges = [(a, rs) for a, _, rs in course_spans(every) + drips]
         if action in actions.get("restarts", ()):
             edges += [(a, rs) for a, _, rs in infusion_runs(every)]
         hits = [rs for a, rs in edges if _edge_in(a, rs, "start", ws, we)]
@@ -231,7 +227,9 @@ def dated_edge(c: Case) -> Verdict | None:
                            f"(courses started {shown})", [r for _, rs in edges[:4] for r in rs[:1]])
         c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     if action.startswith(tuple(actions["dated_stop_prefixes"])):
-        ends = [(b, rs) for _, b, rs in courses + drips]
+        if drips and (_med(c).route or "IV") == "IV":
+            every = [r for r in every if _is_administration(r)]  # a drip's order outlives it
+        ends = [(b, rs) for _, b, rs in course_spans(every) + drips]
         if action.startswith(tuple(actions.get("pauses", ()))):
             ends += [(b, rs) for _, b, rs in infusion_runs(every)]
         hits = [rs for b, rs in ends if _edge_in(b, rs, "end", ws, we)]
