@@ -118,3 +118,17 @@ def test_an_oral_intake_is_no_drug_and_a_drug_keeps_its_route() -> None:
     got = [(m.text, m.claim.drugs, m.claim.dose, m.claim.dose_unit, m.claim.route)
            for m in _drugs("Eating well, PO 600 cc; oral intake 1,200 mL yesterday. Tylenol 650 mg PO q6h")]
     assert got == [("Tylenol", ("acetaminophen",), 650.0, "mg", "PO")]
+
+
+def test_a_state_word_is_the_drug_s_after_another_drug_s_stop() -> None:
+    """The action before a name is the nearest run of action words after the last comma:
+    a stop told of one drug is not the next drug's state ("remains on", "still on")."""
+    cases = {
+        "Neo weaned off by 0500, remains on vasopressin 0.03 units/min": ("vasopressin", "on"),
+        "propofol off since this morning; still on fentanyl 50 mcg/hr": ("fentanyl", "on"),
+        "was started on heparin gtt per protocol": ("heparin", "started"),
+        "dopamine stopped; continued on norepinephrine 0.1 mcg/kg/min": ("norepinephrine", "continued"),
+    }
+    for text, (drug, action) in cases.items():
+        got = {m.text.lower(): m.claim.action for m in _drugs(text)}
+        assert got[drug] == action, (text, got)

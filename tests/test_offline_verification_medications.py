@@ -331,3 +331,133 @@ def test_a_rate_in_a_stated_times_window_is_read_in_all_of_it():
                  _given("2199-02-03 08:00:00", "2199-02-03 12:00:00", extra={"rate": 0.05, "rate_unit": "mcg/kg/min"}))
     assert verify(_med("by 2/4", rate=0.2, rate_unit="mcg/kg/min"), peak).label == "consistent"
     assert_decided(verify(_med(rate=0.2, rate_unit="mcg/kg/min"), peak), "medications.rate", "inconsistent")
+
+
+def _order(start: str, end: str) -> dict:
+    return row(start, None, key="prescriptions:1", table="prescriptions", end=end)
+
+
+def test_a_stop_is_judged_by_the_charted_runs_not_an_order_that_outlives_them():
+    """"fentanyl gtt off, prn pushes": the drip's runs end in the window; the PRN order runs on."""
+    tools = FakeTools({"inputevents_mv:1": [_given("2199-02-02 08:00:00", "2199-02-03 06:00:00")],
+                       "prescriptions:1": [_order("2199-02-01", "2199-02-09")]})
+    e = entity("fentanyl", "medication", keys=("inputevents_mv:1", "prescriptions:1"), drugs=["fentanyl"],
+               action="off")
+    assert_decided(verify(e, tools), "medications.stopped_at_window_end", "consistent")
+    orders_only = FakeTools({"prescriptions:1": [_order("2199-02-01", "2199-02-09")]})
+    e = entity("lasix", "medication", keys=("prescriptions:1",), drugs=["furosemide"], action="held")
+    assert_decided(verify(e, orders_only), "medications.stopped_at_window_end", "inconsistent")
+
+
+def test_a_stop_is_the_notes_day_not_a_restart_the_next_morning():
+    """"Off pressors since this afternoon" on 02-03: restarted at 0300 on 02-04 is the next day's."""
+    tools = _drug(_given("2199-02-02 08:00:00", "2199-02-03 16:30:00"), _given("2199-02-04 03:00:00",
+                                                                               "2199-02-05 08:00:00"))
+    assert_decided(verify(_med(action="off"), tools), "medications.stopped_at_window_end", "consistent")
+    running = _drug(_given("2199-02-02 08:00:00", "2199-02-04 08:00:00"))
+    assert_decided(verify(_med(action="off"), running), "medications.stopped_at_window_end", "inconsistent")
+
+
+MORNING = TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59")
+
+
+@pytest.mark.parametrize("time_text, window", [("this AM", MORNING), ("early this morning", MORNING),
+                                               ("today", MORNING), ("on 2/3", TimeSpan("2199-02-03 00:00:00",
+                                                                                       "2199-02-03 23:59:59"))])
+def test_a_dated_start_is_a_course_start_not_any_row_of_the_day(time_text, window):
+    """"levo started early this AM", "nystatin started today": a drip hung the evening before
+    (its hourly rows and rate changes go on through the day) or an order renewed that day
+    was not started then."""
+    hung_before = _drug(_given("2199-02-02 19:00:00", "2199-02-03 02:00:00"),
+                        _given("2199-02-03 02:00:00", "2199-02-03 09:00:00"))
+    e = entity("heparin", "medication", keys=("inputevents_mv:1",), time_text=time_text, window=window,
+               drugs=["heparin"], action="started")
+    want = "inconsistent" if time_text != "today" else "consistent"  # "today" of a night note spans last evening
+    assert verify(e, hung_before).label == want
+    hung_then = _drug(_given("2199-02-03 05:00:00", "2199-02-03 09:00:00"),
+                      _given("2199-02-03 09:00:00", "2199-02-03 11:00:00"))
+    assert verify(e, hung_then).label == "consistent"
+    renewed = FakeTools({"prescriptions:1": [_order("2199-01-31", "2199-02-03"), _order("2199-02-03", "2199-02-06")]})
+    e = entity("nystatin", "medication", keys=("prescriptions:1",), time_text=time_text, window=window,
+               drugs=["nystatin"], action="added")
+    assert_decided(verify(e, renewed), "medications.dated_edge", "inconsistent", "contradiction")
+
+
+def test_since_a_date_claims_the_course_began_that_day():
+    """"vanc/zosyn since [**2-1**]": the course that runs now must have begun on 02-01."""
+    since = TimeSpan("2199-02-01 00:00:00", "2199-02-03 00:00:00")
+    e = entity("zosyn", "medication", keys=("prescriptions:1",), time_text="since [**2-1**]", window=since,
+               drugs=["piperacillin"])
+    later = FakeTools({"prescriptions:1": [_order("2199-01-30", "2199-01-31"), _order("2199-02-02", "2199-02-06")]})
+    assert_decided(verify(e, later), "medications.dated_edge", "inconsistent", "contradiction")
+    began = FakeTools({"prescriptions:1": [_order("2199-02-01", "2199-02-04"), _order("2199-02-04", "2199-02-06")]})
+    assert verify(e, began).label == "consistent"
+
+
+def test_a_dated_stop_is_a_course_end_and_a_vague_time_names_no_day():
+    """"vanc d/c'd [**2-3**]": orders renewed through 02-06 did not end then; "added before
+    discharge" names no day to compare."""
+    day = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+    renewed = FakeTools({"prescriptions:1": [_order("2199-01-31", "2199-02-03"), _order("2199-02-03", "2199-02-06")]})
+    e = entity("vanc", "medication", keys=("prescriptions:1",), time_text="[**2-3**]", window=day,
+               drugs=["vancomycin"], action="d/c'd")
+    assert_decided(verify(e, renewed), "medications.dated_edge", "inconsistent", "contradiction")
+    ended = FakeTools({"prescriptions:1": [_order("2199-01-31", "2199-02-02"), _order("2199-02-02", "2199-02-03")]})
+    assert verify(e, ended).label == "consistent"
+    vague = entity("fentanyl", "medication", keys=("prescriptions:1",), time_text="before discharge", window=WIDE,
+                   drugs=["fentanyl"], action="added")
+    assert verify(vague, renewed).label == "consistent"
+
+
+WIDE = TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59")
+
+
+def test_units_given_at_a_clock_time_are_the_units_charted_then():
+    """"1 u PRBC given at 0200": a unit charted at 0200 is it; another charted the evening
+    before is another statement's (point-charted rows, CareVue style)."""
+    def unit(t: str) -> dict:
+        return row(t, 375.0, key="inputevents_cv:1", table="inputevents_cv", unit="ml")
+    tools = FakeTools({"inputevents_cv:1": [unit("2199-02-02 23:00:00"), unit("2199-02-03 02:00:00")]})
+    at_two = TimeSpan("2199-02-02 00:00:00", "2199-02-03 04:00:00")
+    e = entity("u PRBC", "medication", keys=("inputevents_cv:1",), time_text="at 0200", window=at_two,
+               concept="transfusion", units=1, drugs=["prbc"])
+    assert verify(e, tools).label == "consistent"
+    three = entity("u PRBC", "medication", keys=("inputevents_cv:1",), time_text="at 0200", window=at_two,
+                   concept="transfusion", units=3, drugs=["prbc"])
+    assert_decided(verify(three, tools), "medications.transfusion_volume", "inconsistent", "contradiction")
+
+
+def _drip(start: str, end: str, rate: float = 5.0) -> dict:
+    return _given(start, end, extra={"rate": rate, "rate_unit": "mg/hr"})
+
+
+def test_a_drip_starts_with_its_first_long_rated_run():
+    """"furosemide gtt started [**2-3**]" after IV pushes on 02-02; "norepi started early this
+    AM" after hours off overnight; a drip hung the evening before with an order dated that
+    day was not started this morning."""
+    day = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+    pushes_then_drip = _drug(_given("2199-02-02 20:00:00", "2199-02-02 20:01:00"),
+                             _drip("2199-02-03 13:00:00", "2199-02-04 02:00:00"))
+    e = entity("lasix", "infusion", keys=("inputevents_mv:1",), time_text="[**2-3**]", window=day,
+               drugs=["furosemide"], action="started", infusion=True)
+    assert verify(e, pushes_then_drip).label == "consistent"
+    off_overnight = _drug(_drip("2199-02-02 04:00:00", "2199-02-03 01:00:00", 0.05),
+                          _drip("2199-02-03 05:30:00", "2199-02-03 20:00:00", 0.03))
+    am = entity("levophed", "medication", keys=("inputevents_mv:1",), time_text="this AM", window=MORNING,
+                drugs=["norepinephrine"], action="started")
+    assert verify(am, off_overnight).label == "consistent"
+    hung_last_evening = FakeTools({"inputevents_mv:1": [_drip("2199-02-02 20:00:00", "2199-02-04 08:00:00", 0.05)],
+                                   "prescriptions:1": [_order("2199-02-02", "2199-02-06")]})
+    am = entity("levophed", "medication", keys=("inputevents_mv:1", "prescriptions:1"), time_text="this AM",
+                window=MORNING, drugs=["norepinephrine"], action="started")
+    assert_decided(verify(am, hung_last_evening), "medications.dated_edge", "inconsistent", "contradiction")
+
+
+def test_an_intermittent_drug_stops_with_its_order_or_its_last_dose():
+    """"acyclovir stopped on [**2-3**]": the last dose on 02-02 and the order ending 02-03 both tell a stop."""
+    day = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+    tools = FakeTools({"inputevents_mv:1": [_given("2199-02-02 08:00:00", "2199-02-02 08:01:00")],
+                       "prescriptions:1": [_order("2199-01-30", "2199-02-03")]})
+    e = entity("acyclovir", "medication", keys=("inputevents_mv:1", "prescriptions:1"), time_text="on [**2-3**]",
+               window=day, drugs=["acyclovir"], action="stopped")
+    assert verify(e, tools).label == "consistent"

@@ -93,6 +93,23 @@ def _owned_by_drug_before(raw: str, at: int, spans: list[tuple[int, int, list[st
     return any(b <= at and _NAME_TO_ACTION.fullmatch(raw[b:at]) for _, b, _ in spans)
 
 
+def _nearest_action(lead: str) -> re.Match[str] | None:
+    """The action word of the text right before a drug's name: the run of action words
+    nearest the name, read from its first word ("started on heparin" is a start), after the
+    lead's last comma or semicolon ("levophed weaned off, remains on vasopressin": the stop
+    is the other drug's, the state word "on" is vasopressin's).
+    """
+    tail = re.split(r"[,;]", lead)[-1]
+    found = list(_MED_ACTION.finditer(tail))
+    if not found:
+        return None
+    first = len(found) - 1
+    while first > 0 and not tail[found[first - 1].end():found[first].start()].strip():
+        first -= 1
+    got = _MED_ACTION.match(lead, len(lead) - len(tail) + found[first].start())
+    return got
+
+
 def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
     a, b = base + d.start(), base + d.end()
     route = d.group("route")
@@ -279,7 +296,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             attrs["freq"] = freq.group(1).lower()
         near = raw[max(0, s - 25):s]
         lead = clause_before(near, len(near), "phrase")
-        lead_act = _MED_ACTION.search(lead)
+        lead_act = _nearest_action(lead)
         if lead_act and _owned_by_drug_before(raw, s - len(lead) + lead_act.start(), spans):
             lead_act = None  # "TPN d/c'd this AM, TF advanced": the action is TPN's, told after its name
         act = _MED_ACTION.search(own[:60]) or lead_act

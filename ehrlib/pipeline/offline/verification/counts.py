@@ -7,15 +7,24 @@ merged (:func:`.doses.administrations`).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
 
+from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.verification.clocktime import clock_moments, parse_clock
 from ehrlib.pipeline.offline.verification.doses import administrations
 from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import tool_spec
+from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["transfusion_units", "administration_count"]
+
+Rows = list[Mapping[str, Any]]
+#: how long a unit of blood usually runs: a point-charted unit may be logged that long after its start
+UNIT_HOURS = timedelta(hours=4)
 
 
 def transfusion_units(c: Case) -> Verdict | None:
@@ -33,7 +42,7 @@ def transfusion_units(c: Case) -> Verdict | None:
     per_unit = next((v for pat, v in terms()["unit_volumes"].items() if re.search(pat, e.text, re.I)), 300.0)
     if per_unit is None:
         return None  # a pooled product: one charted bag may be several units
-    inside = day_rows(c)
+    inside = _near_clock(day_rows(c), e.time_text, e.window)
     given = administrations([r for r in inside if "ml" in str(r.get("unit") or "").lower()], float(per_unit))
     volume = sum(float(r["valuenum"]) for r in inside
                  if r.get("valuenum") is not None and "ml" in str(r.get("unit") or "").lower())
@@ -47,6 +56,22 @@ def transfusion_units(c: Case) -> Verdict | None:
     counted = f"{len(given)} administration(s), " if given is not None else ""
     return verdict(c, False, f"{e.text}: stated {int(units)} unit(s), recorded {counted}{volume:.0f} mL "
                    f"(~{estimate:.1f} units) in {tool_spec(e.window)}", inside[:6])
+
+
+def _near_clock(rows: Rows, time_text: str | None, window: TimeSpan | None) -> Rows:
+    """The rows of a stated clock time ("1 u PRBC given at 0200"): those charted within the
+    clock tolerance of it on a day of the window (a point-charted unit is logged when it
+    ends, so up to a unit's usual four hours after); all of them without a clock or when
+    none is charted then.
+    """
+    clock = parse_clock(time_text)
+    if clock is None:
+        return rows
+    moments = clock_moments(clock, window)
+    tol = clock.tolerance
+    out = [r for r in rows if (iv := row_interval(r)) and any(iv[0] - UNIT_HOURS - tol <= m <= iv[1] + tol
+                                                              for m in moments)]
+    return out or rows  # nothing charted then: the time is the timed-administration rule's to judge
 
 
 def administration_count(c: Case) -> Verdict | None:

@@ -34,6 +34,7 @@ from ehrlib.pipeline.offline.verification.medrows import rows as _rows
 from ehrlib.pipeline.offline.verification.medtimes import (
     clock_edge,
     dated_edge,
+    stopped,
     template_dose_time,
     timed_administration,
 )
@@ -64,20 +65,6 @@ def _negated(c: Case) -> Verdict | None:
     if inside:
         return verdict(c, False, f"note says no {_names(c)}, but it was given in the window", inside)
     return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])
-
-
-def _stopped(c: Case) -> Verdict | None:
-    """"off octreotide", "lasix held": not running at the end of the window."""
-    e = c.entity
-    if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
-        return None
-    inside, every = c.item_rows()
-    we_ = parse_time(e.window.end) if e.window else None
-    running = [r for r in inside if (iv := row_interval(r)) and we_ and iv[1] >= we_]
-    if running:
-        return verdict(c, False, f"note says {_names(c)} stopped, but it runs past the window", running[:4])
-    return verdict(c, True, f"{_names(c)} not running at the end of the window, as stated",
-                   inside[-2:] or every[-2:])
 
 
 def _record_in_window(c: Case) -> Verdict | None:
@@ -251,12 +238,12 @@ CHAIN = (
     _rule("negated_absent", "A drug said not to be given claims that no order or administration of it overlaps "
           "the window.", _negated),
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
-          "when the window ends.", _stopped),
+          "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing, one only on other days a time error.", _record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
-          "charted that day and their volume, at the product's volume a unit, is short too; pooled products are not "
-          "counted.", transfusion_units),
+          "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
+          "pooled products are not counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", clock_edge),
     _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
@@ -265,8 +252,8 @@ CHAIN = (
     _rule("template_dose_time", "An ICU template's drug entry with a time (\"Vancomycin - 1400\") states when the "
           "drug was last given: a charted administration must fall at that clock time or part of the note's day.",
           template_dose_time),
-    _rule("dated_edge", "A start or stop stated with a date claims that an order began or ended inside that "
-          "window.", dated_edge),
+    _rule("dated_edge", "A start or stop stated with a day (a date, today, this AM, HD 3, since a date) claims that "
+          "a course of the drug, not merely a row, began or ended in it.", dated_edge),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day (in all of a stated "
           "time's window) and from the stated time.", _rate),
     _rule("dose", "A stated dose must match, on the note's day when that day records one, a row or a sum of "

@@ -1,21 +1,35 @@
-"""The time checks of medication statements: a start, stop or dose at a clock time, in a
-part of the note's day, or on a date (rules of the :mod:`.medications` chain).
+"""The time checks of medication statements: a stop at the end of the day; a start, stop
+or dose at a clock time, in a part of the note's day, or on a date (rules of the
+:mod:`.medications` chain).
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
 
-from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
+from ehrlib.pipeline.offline.verification.clocktime import (
+    CHARTING_DELAY,
+    edge_matches,
+    infusion_runs,
+    is_timed,
+    parse_clock,
+    part_of_day,
+    timed_within,
+)
 from ehrlib.pipeline.offline.verification.medrows import course as _course
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
+from ehrlib.pipeline.offline.verification.medrows import short_window
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
+from ehrlib.pipeline.offline.verification.windows import core_window, parse_time, row_interval
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["clock_edge", "timed_administration", "dated_edge", "template_dose_time"]
+__all__ = ["stopped", "clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans",
+           "drip_runs", "COURSE_GAP"]
 
 #: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
 #: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
@@ -25,6 +39,34 @@ _TEMPLATE_TIME = re.compile(r"^\s*-\s*(?:\[\*\*[^\]]*\*\*\]\s*)?(?P<time>(?:[01]
 
 def _action(c: Case) -> str:
     return _med(c).action or ""
+
+
+def stopped(c: Case) -> Verdict | None:
+    """"off octreotide", "lasix held": not running at the end of the statement's day (a
+    progress note's own day, not the day after its widened window). When the drug's
+    administrations are charted, they decide: an order (a PRN bolus order, a renewal) may
+    run on after the drip it covered was stopped.
+    """
+    e = c.entity
+    if not _action(c).startswith(tuple(terms()["actions"]["stopped_prefixes"])) or e.time_text:
+        return None
+    inside, every = c.item_rows()
+    given = [r for r in every if _is_administration(r)]
+    if given:  # an order outlives its drip ("fentanyl gtt off (prn boluses)"): the charted runs tell
+        inside = [r for r in inside if _is_administration(r)]
+    core = core_window(e.window) if short_window(e.window) else None
+    end = (core or e.window).end if e.window else None
+    we_ = parse_time(end) if end else None
+    running = [r for r in inside if (iv := row_interval(r)) and we_ and iv[0] <= we_ <= iv[1]]
+    if running:
+        return verdict(c, False, f"note says {_names(c)} stopped, but it runs past the window", running[:4])
+    return verdict(c, True, f"{_names(c)} not running at the end of the window, as stated",
+                   inside[-2:] or every[-2:])
+
+
+def _is_administration(r: Mapping[str, Any]) -> bool:
+    """Whether a row charts the drug given (an input event), not an order for it."""
+    return str(r.get("table", "")).startswith("inputevents")
 
 
 def clock_edge(c: Case) -> Verdict | None:
@@ -74,22 +116,128 @@ def timed_administration(c: Case) -> Verdict | None:
     return None
 
 
-def dated_edge(c: Case) -> Verdict | None:
-    """A dated start or stop: an order must begin (or end) inside the window."""
-    e, action, actions = c.entity, _action(c), terms()["actions"]
-    if not e.time_text:
-        return None
+#: a day with no record of the drug ends its course: a later record starts a new one (order
+#: renewals and doses a dosing interval apart belong to one course)
+COURSE_GAP = timedelta(hours=24)
+#: how much of a stated span an order's date must hold to date an edge in it
+DAY_SHARE = timedelta(hours=6)
+
+
+def course_spans(rows: Iterable[Mapping[str, Any]], gap: timedelta = COURSE_GAP
+                 ) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
+    """The drug's courses, sorted by start: each item's rows (one product of one table)
+    merged while less than ``gap`` separates one from the next.
+    """
+    by_item: dict[str, list[tuple[datetime, datetime, Mapping[str, Any]]]] = {}
+    for r in rows:
+        if iv := row_interval(r):
+            by_item.setdefault(f"{r.get('table')}|{r.get('label') or r.get('item') or ''}", []).append((*iv, r))
+    out: list[tuple[datetime, datetime, list[Mapping[str, Any]]]] = []
+    for spans in by_item.values():
+        mine: list[tuple[datetime, datetime, list[Mapping[str, Any]]]] = []
+        for a, b, r in sorted(spans, key=lambda x: x[0]):
+            if mine and a <= mine[-1][1] + gap:
+                mine[-1] = (mine[-1][0], max(mine[-1][1], b), mine[-1][2] + [r])
+            else:
+                mine.append((a, b, [r]))
+        out += mine
+    return sorted(out, key=lambda x: x[0])
+
+
+def _edge_in(moment: datetime, rows: list[Mapping[str, Any]], edge: str, ws: datetime, we: datetime) -> bool:
+    """Whether a course edge falls in [ws, we]. An edge set by a date-only row (an order's
+    date) is a day, met when that day holds six hours or more of the span; an order's end
+    date may be the day after its last dose.
+    """
+    if any(is_timed(r) for r in rows) or (moment.hour, moment.minute) not in ((0, 0), (23, 59)):
+        return ws <= moment <= we  # a timed row, or an order stamped with its time (MIMIC-IV)
+    day = datetime(moment.year, moment.month, moment.day)
+    late = timedelta(days=1) if edge == "end" else timedelta(0)
+    # the day must hold a good part of the span, not just the charting delay before a morning
+    return min(we, day + timedelta(days=1) + late) - max(ws, day) >= DAY_SHARE
+
+
+#: a drip: rated administrations running at least this long (an intermittent dose runs an
+#: hour or two), and off for at least this long before it runs again
+DRIP_HOURS = timedelta(hours=3)
+
+
+def drip_runs(rows: Iterable[Mapping[str, Any]]) -> list[tuple[datetime, datetime, list[Mapping[str, Any]]]]:
+    """The drug's drip runs: timed administrations with a rate, merged per item while off
+    for less than :data:`DRIP_HOURS` (hourly charting skips an hour now and then), that
+    last at least as long. A drip hung after boluses of its drug, or again after hours
+    off, starts then.
+    """
+    rated = [r for r in rows if is_timed(r) and (r.get("extra") or {}).get("rate") is not None
+             and _is_administration(r)]
+    return [run for run in course_spans(rated, DRIP_HOURS) if run[1] - run[0] >= DRIP_HOURS]
+
+
+def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
+    """The span a dated start or stop claims: a part of the note's day ("early this AM")
+    give or take the charting delay; the first day of a "since [date]" range; else the
+    statement's window.
+    """
+    e = c.entity
     ws, we = (parse_time(e.window.start), parse_time(e.window.end)) if e.window else (None, None)
-    if action in actions["dated_start"]:
-        starts = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[0] <= we]
-        if not starts:
-            return verdict(c, False, f"{_names(c)}: no order started in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = starts
+    if ws is None or we is None:
+        return None
+    text = re.sub(r"^(?:early|late)\s+", "", (e.time_text or "").strip(), flags=re.I)
+    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(text, c.ctx.default_window().start)
+    if span is not None:
+        return span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
+    if _SINCE.match(e.time_text or "") and "[**" in (e.time_text or ""):  # "since [date]": that day
+        return ws, min(we, ws + timedelta(days=1) - timedelta(seconds=1))
+    return ws, we
+
+
+#: a time relative to an event without naming its day ("before discharge", "late in the stay")
+_VAGUE = re.compile(r"\s*(?:before|after|prior\s+to|by|until|till|during|through(?:out)?|over|late|in\s+the)\b", re.I)
+#: a time stated as a course's beginning ("vanc/zosyn since [date]", "flagyl from HD 3")
+_SINCE = re.compile(r"\s*(?:since|from)\b", re.I)
+
+
+def dated_edge(c: Case) -> Verdict | None:
+    """A dated start or stop ("started today", "added HD 2", "since [date]", "d/c'd [date]"):
+    a course of the drug, not merely a row, must begin (or end) in the stated span. Every
+    row of a drug starts and ends somewhere (order renewals, rate changes, hourly charting),
+    so the edges compared are those of its courses (:func:`course_spans`) and of its drip
+    runs (:func:`drip_runs`: a drip hung after boluses, or again after hours off); a restart
+    or hold may be any run's edge (a pause of more than an hour, :func:`.clocktime.infusion_runs`).
+    """
+    e, action, actions = c.entity, _action(c), terms()["actions"]
+    if not e.time_text or parse_clock(e.time_text) is not None or _VAGUE.match(e.time_text):
+        return None  # a clock time is the clock edge rule's; "before discharge" names no day
+    if not action and _SINCE.match(e.time_text):
+        action = "started"  # "vanc/zosyn since [date]": the course began then
+    span = _edge_window(c)
+    if span is None:
+        return None
+    ws, we = span
+    every = _course(c)
+    drips = drip_runs(every)
+    if action in actions["dated_start"]:  # an order's date may start a course its first charted dose follows
+        edges = [(a, rs) for a, _, rs in course_spans(every) + drips]
+        if action in actions.get("restarts", ()):
+            edges += [(a, rs) for a, _, rs in infusion_runs(every)]
+        hits = [rs for a, rs in edges if _edge_in(a, rs, "start", ws, we)]
+        if not hits:
+            shown = ", ".join(f"{a:%Y-%m-%d %H:%M}" for a, _ in edges[:4]) or "none"
+            return verdict(c, False, f"{_names(c)}: no course started in {ws:%Y-%m-%d %H:%M} to {we:%Y-%m-%d %H:%M} "
+                           f"(courses started {shown})", [r for _, rs in edges[:4] for r in rs[:1]])
+        c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     if action.startswith(tuple(actions["dated_stop_prefixes"])):
-        ends = [r for r in _rows(c) if (iv := row_interval(r)) and ws and we and ws <= iv[1] <= we]
-        if not ends:
-            return verdict(c, False, f"{_names(c)}: no order ended in {tool_spec(e.window)}", _rows(c)[:4])
-        c.narrowed = ends
+        if drips and (_med(c).route or "IV") == "IV":
+            every = [r for r in every if _is_administration(r)]  # a drip's order outlives it
+        ends = [(b, rs) for _, b, rs in course_spans(every) + drips]
+        if action.startswith(tuple(actions.get("pauses", ()))):
+            ends += [(b, rs) for _, b, rs in infusion_runs(every)]
+        hits = [rs for b, rs in ends if _edge_in(b, rs, "end", ws, we)]
+        if not hits:
+            shown = ", ".join(f"{b:%Y-%m-%d %H:%M}" for b, _ in ends[:4]) or "none"
+            return verdict(c, False, f"{_names(c)}: no course ended in {ws:%Y-%m-%d %H:%M} to {we:%Y-%m-%d %H:%M} "
+                           f"(courses ended {shown})", [r for _, rs in ends[:4] for r in rs[-1:]])
+        c.narrowed = [r for r in _rows(c) if any(r in rs for rs in hits)] or _rows(c)
     return None
 
 
