@@ -109,17 +109,17 @@ def test_concept_key_meets_shorthand_and_words():
 
 
 def test_the_shipped_reading_takes_billed_procedures_of_the_one_liner(monkeypatch):
-    from ehrlib.pipeline.offline import extract, icd_match
+    from ehrlib.pipeline.offline import icd_match
 
-    monkeypatch.setattr(extract, "stay_reads", lambda: frozenset({"identification", "billed_procedures"}))
+    monkeypatch.setattr(stay_problems, "stay_reads", lambda: frozenset({"identification", "billed_procedures"}))
     calls = []
 
     def closely(tools, phrase, tables=("diagnoses_icd",), billed_only=False):
         calls.append((phrase, tables, billed_only))
         return True
 
-    monkeypatch.setattr(extract, "names_icd_concept_closely", closely)
-    diagnosis, procedure = extract.stay_problem_tests(object())
+    monkeypatch.setattr(stay_problems, "names_icd_concept_closely", closely)
+    diagnosis, procedure = stay_problems.concept_tests(object())
     assert not diagnosis("septic shock") and procedure("ex-lap")
     assert calls == [("ex-lap", ("procedures_icd",), True)]
     assert icd_match.names_icd_concept_closely is not closely  # the module's own function is untouched

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
@@ -35,7 +35,6 @@ from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     NO_CONCEPT_RULE,
     names_icd_concept,
-    names_icd_concept_closely,
     names_icd_concept_strictly,
     one_title_states,
 )
@@ -69,7 +68,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
-from ehrlib.pipeline.offline.stay_problems import concept_key, stay_reads, with_stay_problems
+from ehrlib.pipeline.offline.stay_problems import concept_key, concept_tests, stay_concept, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
 from ehrlib.pipeline.stages import NoteContext, StageEnv, StageOutput, Timeline
@@ -292,28 +291,6 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
     return out
 
 
-def stay_problem_tests(tools: object) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
-    """The diagnosis and procedure tests of a one-liner's parts, as ``stay_problems.read`` asks:
-    a procedure only when this stay billed it ("billed_procedures": "CAD s/p CABG" names a
-    remote operation, which is history) and no diagnosis unless "diagnoses" is read.
-    """
-    reads = stay_reads()
-    procedure = functools.partial(names_icd_concept_closely, tools, tables=("procedures_icd",),
-                                  billed_only="billed_procedures" in reads)
-
-    def diagnosis(phrase: str) -> bool:
-        return "diagnoses" in reads and names_icd_concept_closely(tools, phrase)
-
-    return diagnosis, procedure
-
-
-def _stay_concept(diagnosis: Callable[[str], bool], procedure: Callable[[str], bool], phrase: str) -> str | None:
-    """The kind of ICD concept a part of a one-liner or problem heading names confidently."""
-    if diagnosis(phrase):
-        return "diagnosis"
-    return "procedure_code" if procedure(phrase) else None
-
-
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
               env: StageEnv | None = None,
@@ -330,7 +307,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         tools = env.toolset
         prose = functools.partial(names_icd_concept_strictly, tools)
         procedure_prose = functools.partial(names_icd_concept_strictly, tools, tables=("procedures_icd",))
-        stay = functools.partial(_stay_concept, *stay_problem_tests(tools))
+        stay = functools.partial(stay_concept, *concept_tests(tools))
     if seg.section == "discharge_diagnosis":
         found = diagnosis_mentions(ctx.lines, seg)
         if env is not None:

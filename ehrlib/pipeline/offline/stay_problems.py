@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.icd_match import names_icd_concept_closely
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.terminology import normalise, qualifier_words, search_forms
 
@@ -158,3 +159,25 @@ def with_stay_problems(text: str, line: int, kept: list[Mention], found: list[Me
         return kept
     rest = [m for m in kept if not any(d.start <= m.start and m.end <= d.end for d in dx)]
     return sorted([*rest, *dx], key=lambda m: (m.start, m.end))
+
+
+def concept_tests(tools: object) -> tuple[Callable[[str], bool], Callable[[str], bool]]:
+    """The diagnosis and procedure tests of a one-liner's parts, as ``stay_problems.read`` asks:
+    a procedure only when this stay billed it ("billed_procedures": "CAD s/p CABG" names a
+    remote operation, which is history) and no diagnosis unless "diagnoses" is read.
+    """
+    reads = stay_reads()
+    procedure = functools.partial(names_icd_concept_closely, tools, tables=("procedures_icd",),
+                                  billed_only="billed_procedures" in reads)
+
+    def diagnosis(phrase: str) -> bool:
+        return "diagnoses" in reads and names_icd_concept_closely(tools, phrase)
+
+    return diagnosis, procedure
+
+
+def stay_concept(diagnosis: Callable[[str], bool], procedure: Callable[[str], bool], phrase: str) -> str | None:
+    """The kind of ICD concept a part of a one-liner or problem heading names confidently."""
+    if diagnosis(phrase):
+        return "diagnosis"
+    return "procedure_code" if procedure(phrase) else None
