@@ -181,7 +181,16 @@ def ray_local():
         pytest.skip("ray is not installed (pip install 'ehrlib[ray]')")
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+    # Ray waits a fixed 30 s for its local node; on a machine busy with other work the first
+    # start can miss that, so one failed start is retried before the error is reported.
+    for attempt in (1, 2):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+            break
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
     yield ray
     ray.shutdown()
 
