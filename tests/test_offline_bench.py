@@ -87,6 +87,8 @@ def test_unmatched_share_counts_predictions_no_gold_entity_was_paired_with():
     rows = score_rows(gold, preds, judged, {"a": "nursing"}, "c", "inspector", "lenient", None)
     top = next(r for r in rows if r["scope"] == "all")
     assert top["unmatched_share"] == 0.5  # predictions 1 and 3: the harsh pairing does not count here
+    # the ceiling counts a2 too (paired, wrong label): recall 2/2, precision 2/4
+    assert top["ceiling_f1"] == round(2 * 1.0 * 0.5 / 1.5, 4) and top["f1"] == round(2 * 0.5 * 0.25 / 0.75, 4)
     assert next(r for r in rows if r["scope"] == "consistent_only")["unmatched_share"] == ""
 
 

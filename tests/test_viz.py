@@ -233,3 +233,17 @@ def test_method_scores_draws_one_bar_per_corpus_and_method_and_stars_only_presen
     assert "scored once" in ax.get_xlabel()
     unmarked = plot_method_scores(table, marked=("absent",), mark_note="scored once")
     assert "scored once" not in unmarked.axes[0].get_xlabel()
+
+
+def test_method_scores_ceiling_extends_only_the_bars_that_have_one():
+    from ehrlib.viz import plot_method_scores
+
+    table = pd.DataFrame({"corpus": ["a", "a", "b", "b"], "method": ["x", "y", "x", "y"],
+                          "f1": [0.9, 0.6, 0.7, 0.5], "n_notes": [3, 3, 4, 4],
+                          "ceiling": [0.95, "", 0.8, ""]})
+    ax = plot_method_scores(table, ceiling="ceiling", ceiling_note="headroom").axes[0]
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert sorted(round(p.get_x() + p.get_width(), 6) for p in hatched) == [80.0, 95.0]
+    assert "headroom" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plain = plot_method_scores(table.drop(columns="ceiling")).axes[0]
+    assert not [p for p in plain.patches if p.get_hatch()]

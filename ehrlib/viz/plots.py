@@ -502,12 +502,38 @@ def plot_dataset_scores(table: pd.DataFrame, *, label: str = "dataset",
     return fig
 
 
+def _ceiling_segments(ax: Any, table: pd.DataFrame, label: str, hue: str, names: Sequence[str], column: str,
+                      note: str) -> None:
+    """A hatched outline from each bar's end to its row's ``column`` value: the headroom
+    (bars come per hue level, in ``names`` order); the legend gains one entry for it.
+    """
+    from matplotlib.patches import Patch
+
+    values = pd.to_numeric(table[column], errors="coerce")
+    levels = list(dict.fromkeys(table[hue]))
+    drawn = False
+    for level, container in zip(levels, ax.containers, strict=False):
+        for name, patch in zip(names, container.patches, strict=False):
+            v = values[(table[label] == name) & (table[hue] == level)].dropna()
+            if len(v) and 100 * float(v.iloc[0]) > patch.get_width():
+                ax.barh(patch.get_y() + patch.get_height() / 2, 100 * float(v.iloc[0]) - patch.get_width(),
+                        left=patch.get_width(), height=patch.get_height(), color="none", edgecolor="0.35",
+                        hatch="////", linewidth=0.6)
+                drawn = True
+    if drawn:
+        handles, labels = ax.get_legend_handles_labels()
+        ax.legend(handles + [Patch(facecolor="none", edgecolor="0.35", hatch="////")], labels + [note])
+
+
 def plot_method_scores(table: pd.DataFrame, *, label: str = "corpus", hue: str = "method",
-                       marked: Sequence[str] = (), mark_note: str = "",
+                       marked: Sequence[str] = (), mark_note: str = "", ceiling: str | None = None,
+                       ceiling_note: str = "ceiling",
                        title: str = "F1 per corpus and method") -> Figure:
     """F1 (%) per corpus as horizontal bars, one per method (``hue``), so the gap between a
     method and its baseline reads off each row. Corpora named in ``marked`` get a star
-    and ``mark_note`` says what the star means (e.g. a set scored only once).
+    and ``mark_note`` says what the star means (e.g. a set scored only once). A
+    ``ceiling`` column (F1 in [0, 1], empty where it does not apply) extends the bar it
+    belongs to with a hatched outline, ``ceiling_note`` in the legend: how far it could go.
     Input: ``label``, ``hue``, f1, n_notes (one row per corpus and method).
     """
     table = _require(table, [label, hue, "f1", "n_notes"], "plot_method_scores")
@@ -516,13 +542,18 @@ def plot_method_scores(table: pd.DataFrame, *, label: str = "corpus", hue: str =
     fig, (ax,) = _figure(width=7.0, height=0.3 * len(names) * table[hue].nunique() + 1.4)
     sns.barplot(data=table.assign(_v=100 * table["f1"]), y=label, x="_v", hue=hue, order=names, ax=ax, orient="h",
                 palette=_PALETTE, errorbar=None)
-    for container in ax.containers:
-        ax.bar_label(container, fmt="%.1f", fontsize=7, padding=2)
+    with_ceiling = ceiling is not None and ceiling in table.columns
+    for container in list(ax.containers):
+        # inside the bar when a ceiling segment may start at its end
+        ax.bar_label(container, fmt="%.1f", fontsize=7, padding=-22 if with_ceiling else 2,
+                     color="white" if with_ceiling else None)
+    if with_ceiling:
+        _ceiling_segments(ax, table, label, hue, names, str(ceiling), ceiling_note)
     notes = {n: int(table.loc[table[label] == n, "n_notes"].iloc[0]) for n in names}
     ax.set_yticks(range(len(names)), [f"{'★ ' if n in marked else ''}{n}\n({notes[n]} notes)" for n in names])
     ax.set_xlim(0, 105)
     ax.set_xlabel("F1 (%)" + (f"   ★ {mark_note}" if marked and mark_note else ""))
     ax.set_ylabel("")
-    sns.move_legend(ax, "lower right", fontsize=7, title=None)
+    sns.move_legend(ax, "upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, fontsize=7, title=None, frameon=False)
     ax.set_title(title)
     return fig
