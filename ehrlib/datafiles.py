@@ -41,10 +41,10 @@ def load_data(name: str) -> Any:
     stem = name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     schema_ref = importlib.resources.files("ehrlib").joinpath("data", "schemas", f"{stem}.schema.json")
     if schema_ref.is_file():
-        import jsonschema  # deferred: only files with a schema pay for the import
+        from ehrlib.jsonschemas import validation_errors  # deferred: only files with a schema pay for it
 
         schema = json.loads(schema_ref.read_text(encoding="utf-8"))
-        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+        errors = sorted(validation_errors(doc, schema), key=lambda e: list(e.path))
         if errors:
             err = errors[0]
             where = "/".join(str(p) for p in err.path) or "(top level)"

@@ -25,3 +25,16 @@ def test_a_better_score_still_ranks_first_and_zero_scores_are_dropped() -> None:
     hits = index.search("glucose", k=3)
     assert hits[0].item.key == "labevents:2"
     assert "labevents:3" not in [h.item.key for h in hits]
+
+
+def test_l2_rows_matches_sklearn_normalize_and_keeps_empty_rows_zero():
+    import numpy as np
+    from scipy import sparse
+    from sklearn.preprocessing import normalize
+
+    from ehrlib.tools.ngrams import _l2_rows
+
+    m = sparse.csr_matrix(np.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 1.0]], np.float32))
+    got = _l2_rows(m).toarray()
+    assert np.allclose(got, normalize(m, norm="l2").toarray())
+    assert np.allclose(got[0], [0.6, 0.8, 0.0]) and not got[1].any()

@@ -15,8 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
+from ehrlib.jsonschemas import best_error
 from ehrlib.llm import safejson
 from ehrlib.llm.errors import LLMCallError, MalformedReply
 from ehrlib.llm.records import CallUsage, GenerationConfig, LLMClient, Message
@@ -32,8 +31,7 @@ def schema_error(value: Any, schema: Mapping[str, Any] | None) -> str | None:
     """The first JSON Schema violation of `value`, as one readable line, or None."""
     if schema is None:
         return None
-    validator = jsonschema.Draft202012Validator(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+    error = best_error(value, schema)
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(root)"

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from sklearn.preprocessing import normalize
 
 __all__ = ["CharWbTfidf", "word_ngrams", "char_wb_ngrams"]
 
@@ -43,6 +42,13 @@ def char_wb_ngrams(text: str) -> list[str]:
     """scikit-learn's char_wb analyzer output (n = 2..4) for one text."""
     return [g for w in _words(text) for g in word_ngrams(w)]
 
+
+
+def _l2_rows(m: sparse.csr_matrix) -> sparse.csr_matrix:
+    """Rows scaled to unit L2 norm; all-zero rows stay zero (scipy only: sklearn costs seconds to import)."""
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sparse.csr_matrix(sparse.diags(1.0 / norms) @ m)
 
 class CharWbTfidf:
     """Fit once over labels; ``columns`` is the L2-normalised (texts x n-grams) matrix, CSC."""
@@ -72,7 +78,7 @@ class CharWbTfidf:
         self.idf = (np.log((1.0 + n_texts) / (1.0 + df)) + 1.0).astype(np.float32)
         counts.data = (1.0 + np.log(counts.data)).astype(np.float32)
         weighted = counts @ sparse.diags(self.idf)
-        self.columns = normalize(weighted.tocsr(), norm="l2", copy=False).astype(np.float32).tocsc()
+        self.columns = _l2_rows(weighted.tocsr()).astype(np.float32).tocsc()
         self.vocabulary = vocab
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
