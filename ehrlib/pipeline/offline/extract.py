@@ -141,8 +141,10 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     if m.kind == "microbiology" and m.value in _LEVELS:
         # a susceptibility (its value the level) is its culture's fact: the culture's time
         # ("MSSA bacteremia [**4-2**] (oxa S)")
+        # ("S to cefepime; R to cipro": a semicolon inside the report does not end it, .microsens)
         owner = max((o for o in others if o.kind == "microbiology" and o.end <= m.start and o.value not in _LEVELS
-                     and same_sentence(o.end, m.start)), key=lambda o: o.end, default=None)
+                     and not has_break(text[o.end:m.start].replace(";", ","), "sentence")),
+                    key=lambda o: o.end, default=None)
         if owner is not None:
             return _governing_ref(owner, refs, text, others)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]

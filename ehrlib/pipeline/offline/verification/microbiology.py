@@ -42,17 +42,26 @@ def _interpretation(row: Mapping[str, Any]) -> str:
     return str((row.get("extra") or {}).get("interpretation") or "").upper()[:1]
 
 
+def _same_drug(ab: str, row: Mapping[str, Any]) -> bool:
+    """Whether a row tests the antibiotic (first six letters: MIMIC writes "PIPERACILLIN/TAZO")."""
+    return ab[:6] in _antibiotic(row) or _antibiotic(row)[:6] in ab
+
+
 def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[tuple[str, str]], pan: bool
                            ) -> tuple[bool, str, Rows]:
     """(consistent, reason, evidence) of the claims against one organism's rows."""
     tested = [r for r in rows if _antibiotic(r)]
     if pan:
-        resistant = [r for r in tested if _interpretation(r) == "R"]
+        # "pan-sensitive (cefazolin R)": the resistances the report states are its exceptions,
+        # each judged as its own statement
+        excepted = [ab for ab, level in claims if level == "R"]
+        claims = [(ab, level) for ab, level in claims if level != "R"]
+        resistant = [r for r in tested if _interpretation(r) == "R" and not any(_same_drug(ab, r) for ab in excepted)]
         if resistant:
             names = sorted({_antibiotic(r) for r in resistant})
             return False, f"stated pan-sensitive, resistant to {', '.join(names[:4])}", resistant[:4]
     for ab, level in claims:
-        ab_rows = [r for r in tested if ab[:6] in _antibiotic(r) or _antibiotic(r)[:6] in ab]
+        ab_rows = [r for r in tested if _same_drug(ab, r)]
         if ab_rows and not any(_interpretation(r) == level for r in ab_rows):
             got = sorted({_interpretation(r) for r in ab_rows})
             return False, f"{ab}: stated {level}, recorded {'/'.join(got)}", ab_rows[:4]
