@@ -272,7 +272,9 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
                 further = [(m.end() + a, m.end() + b, ow, ot) for a, b, ow, ot in _further_organisms(clause, found)]
                 nxt = min((x.start() for pat, _ in specimens if (x := pat.search(raw, m.end() + len(clause)))),
                           default=len(raw))
-                for a, b, ow, ot in [*further, *_also_organisms(raw, m.end() + len(clause), nxt, lex)]:
+                further += [x for x in _also_organisms(raw, m.end() + found[0][1], nxt, lex)
+                            if all(x[0] >= b or x[1] <= a for a, b, _, _ in further)]
+                for a, b, ow, ot in further:
                     extra.append(Mention(line, a, b, ot, "microbiology", "culture", ot,
                                          MicrobiologyClaim(**{"specimen": table_word, "organism": ow,
                                                               "organism_text": ot, **_implied(ot)})))

@@ -15,6 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.events import stated_day_part
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
 from ehrlib.pipeline.records import Verdict
@@ -202,6 +203,23 @@ def _result_sign(c: Case) -> Verdict | None:
     return None
 
 
+def _collection_day_part(c: Case) -> Verdict | None:
+    """"Blood cultures sent this AM": a collection dated by a part of the day claims a
+    specimen drawn in that part of that day; specimens that were all drawn at other hours
+    (date-only rows, charted at midnight, say nothing of the hour) are a time error.
+    """
+    a = _culture(c)
+    if a.organism or a.negative or a.positive or a.every:
+        return None
+    part = stated_day_part(c)
+    timed = [(t, r) for r in c.narrowed or [] if (t := parse_time(r.get("time"))) is not None
+             and (t.hour, t.minute, t.second) != (0, 0, 0)]
+    if part is None or not timed or any(part[0] <= t <= part[1] for t, _ in timed):
+        return None
+    drawn = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in timed})[:3])
+    return verdict(c, False, f"{c.entity.text}: stated {part[2]}, drawn {drawn}", [r for _, r in timed][:4])
+
+
 def _collected(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} collected in the window", c.narrowed or [])
 
@@ -220,8 +238,11 @@ ANTIBIOTIC = Rule("microbiology.antibiotic_interpretation", "An antibiotic named
                   "recorded with the opposite interpretation.", _antibiotic_interpretation, _K)
 RESULT_SIGN = Rule("microbiology.result_sign", "A culture stated positive needs growth and one stated negative "
                    "needs none.", _result_sign, _K)
+COLLECTION_DAY_PART = Rule("microbiology.collection_day_part", "A culture collection dated by a part of the day "
+                           "(this AM, overnight) claims a specimen drawn in that part of that day.",
+                           _collection_day_part, _K)
 COLLECTED = Rule("microbiology.collected", "A culture statement without a result is confirmed by the specimen's "
                  "collection in the window.", _collected, _K)
 
-CHAIN = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, RESULT_SIGN, COLLECTED)
-RULES = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, SUSCEPTIBILITY, ANTIBIOTIC, RESULT_SIGN, COLLECTED)
+CHAIN = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, RESULT_SIGN, COLLECTION_DAY_PART, COLLECTED)
+RULES = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, SUSCEPTIBILITY, ANTIBIOTIC, RESULT_SIGN, COLLECTION_DAY_PART, COLLECTED)
