@@ -11,7 +11,10 @@ Rules:
 * A claim "S" is met by an S row of that antibiotic, "R" by R, "I" by I; a claim is
   contradicted when the organism has rows for that antibiotic and none with the stated
   interpretation. An antibiotic never tested is not judged.
-* "pan-sensitive" is contradicted by any R row of the organism.
+* "pan-sensitive" is contradicted by any R row of the organism, except the antibiotics the
+  report itself states resistant ("pan-sensitive (cefazolin R)").
+* A report goes on past a semicolon when the next clause opens with a susceptibility
+  ("S to cefepime, meropenem; R to cipro").
 * A susceptibility word binds to the drug next to it: "resistant to X, Y" binds forward
   over the list, but a list item followed by its own level word ("resistant to X,
   Y sensitive") ends the list there and binds backward to that word.

@@ -5,7 +5,7 @@ progress note may be about a specimen up to :data:`MICRO_LOOKBACK_DAYS` before i
 Susceptibility claims (parsed by :mod:`ehrlib.pipeline.offline.microsens`) are checked on
 the organism's rows: "S" is met by an S row of that antibiotic (first six letters of the
 generic name), "R" by R; an antibiotic never tested is not judged; "pan-sensitive" is
-contradicted by any R row.
+contradicted by any R row but those of the resistances the report states with it.
 """
 from __future__ import annotations
 
