@@ -56,3 +56,15 @@ def test_pod_counts_from_the_tables_operation_when_the_note_dates_none() -> None
                                                                                    "2150-01-06")]
     undated = NoteContext(note, 1, 1, admittime="2150-01-01 10:00:00", dischtime="2150-01-09 12:00:00")
     assert resolve_line(note.text, 0, time_context(undated)) == []
+
+
+def test_an_organism_added_to_a_report_takes_its_cultures_time() -> None:
+    from ehrlib.pipeline.offline.mention import clean_line
+
+    text = clean_line("Sputum [**5-5**] Pseudomonas - S to cefepime; R to cipro, also Staph aureus, MSSA; vanc S")
+    ms = find_mentions(text, 0, load_lexicon(), (), "other")
+    at = text.index("5-5")
+    ref = TimeRef(0, "5-5", TimeSpan("2150-05-05 00:00:00", "2150-05-05 23:59:59"), span=(at, at + 3))
+    later = [m for m in ms if m.kind == "microbiology" and m.text in ("cipro", "Staph aureus", "MSSA", "vanc")]
+    assert [m.text for m in later] == ["cipro", "Staph aureus", "MSSA", "vanc"]
+    assert all(_governing_ref(m, [ref], text, ms) is ref for m in later)

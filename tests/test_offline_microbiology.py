@@ -228,3 +228,52 @@ def test_a_specimen_sourcing_an_earlier_organism_states_its_susceptibilities():
 def test_a_result_of_every_culture(line, every):
     (m,) = [x for x in microbiology_mentions(line, 0, load_lexicon(), [])]
     assert (m.claim.every, m.claim.negative) == (every, True)
+
+
+def _report(line: str) -> list[tuple[str, str | None, tuple, bool]]:
+    from ehrlib.pipeline.offline.mention import clean_line
+
+    return [(m.text, m.claim.organism, tuple(m.claim.sensitivities), m.claim.pan_sensitive)
+            for m in microbiology_mentions(clean_line(line), 0, load_lexicon(), [])]
+
+
+def test_a_semicolon_inside_a_susceptibility_report_does_not_end_it():
+    got = _report("BAL 3/2: Pseudomonas, S to cefepime and meropenem; R to cipro; gent I.")
+    assert [(t, s) for t, _, s, _ in got[1:]] == [("cefepime", (("cefepime", "S"),)),
+                                                  ("meropenem", (("meropenem", "S"),)),
+                                                  ("cipro", (("ciprofloxacin", "R"),)),
+                                                  ("gent", (("gentamicin", "I"),))]
+
+
+@pytest.mark.parametrize("line, organisms", [
+    # "also" adds an organism to the culture's report, past a semicolon or a susceptibility list
+    ("Sputum 4/1 grew Klebsiella, R to ceftriaxone; also MRSA.", ["MRSA"]),
+    ("wound swab: E. coli (amp R), also yeast", ["yeast"]),
+    # a class word right after the organism restates its susceptibility: a claim of its own
+    ("Sputum [**5-5**] Pseudomonas, cipro R, also Staph aureus, MSSA; vanc S", ["Staph aureus", "MSSA"]),
+])
+def test_organisms_added_to_a_report(line, organisms):
+    got = _report(line)
+    cultures = [t for t, org, sens, _ in got if org and (not sens or t in ("MRSA", "MSSA"))]
+    assert cultures[1:] == organisms
+    if "MSSA" in organisms:
+        assert ("MSSA", "aureus", (("oxacillin", "S"),), False) in got
+        assert ("vanc", "staph", (("vancomycin", "S"),), False) in got  # vanc S is the staph's
+
+
+@pytest.mark.parametrize("line, excepted", [
+    ("Urine cx 6/2: E. coli, pan-sensitive.", ()),
+    # the resistances the report itself states are the exceptions of its pan-sensitive
+    ("Sputum: Klebsiella pan-sensitive (ampicillin R)", (("ampicillin", "R"),)),
+])
+def test_pan_sensitive_is_its_own_statement(line, excepted):
+    got = _report(line)
+    pan = [x for x in got if x[3]]
+    assert [(t, s) for t, _, s, _ in pan] == [("pan-sensitive", excepted)]
+    assert not got[0][3]  # the culture states the organism only
+
+
+@pytest.mark.parametrize("line", ["Stool [**3-2**] C. diff: negative", "C. difficile toxin negative x1"])
+def test_a_c_diff_test_with_its_result(line):
+    got = microbiology_mentions(line, 0, load_lexicon(), [])
+    assert [(m.claim.specimen, m.claim.negative) for m in got] == [("stool|feces", True)]

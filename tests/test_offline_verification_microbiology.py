@@ -102,3 +102,27 @@ def test_all_cultures_so_far_end_at_the_statement():
     micro = [_culture(), _culture("2199-02-10", organism="ESCHERICHIA COLI")]  # grew only after the note
     assert_decided(verify(_bcx(negative=True, every=True), FakeTools(micro=micro)), "microbiology.collected",
                    "consistent")
+
+
+@pytest.mark.parametrize("excepted, label", [((), "inconsistent"), ((("cefazolin", "R"),), "consistent")])
+def test_pan_sensitive_excepts_the_resistances_the_report_states(excepted, label):
+    e = _bcx(organism="klebsiella", organism_text="Klebsiella", sensitivities=[list(x) for x in excepted],
+             pan_sensitive=True)
+    micro = [_culture(organism="KLEBSIELLA PNEUMONIAE", antibiotic="CEFAZOLIN", interpretation="R"),
+             _culture(organism="KLEBSIELLA PNEUMONIAE", antibiotic="MEROPENEM", interpretation="S")]
+    assert_decided(verify(e, FakeTools(micro=micro)), "microbiology.susceptibility", label)
+
+
+@pytest.mark.parametrize("time_text, drawn, label, rule", [
+    ("this AM", "2199-02-03 07:30:00", "consistent", "microbiology.collected"),
+    ("this AM", "2199-02-03 19:40:00", "inconsistent", "microbiology.collection_day_part"),  # drawn in the evening
+    ("overnight", "2199-02-03 02:10:00", "consistent", "microbiology.collected"),
+    ("this evening", "2199-02-03 00:00:00", "consistent", "microbiology.collected"),  # a date-only row: no hour
+])
+def test_a_collection_dated_by_a_part_of_the_day(time_text, drawn, label, rule):
+    from ehrlib.pipeline.records import TimeSpan
+
+    e = entity("blood cultures sent", "microbiology", keys=(), specimen="blood", time_text=time_text,
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    micro = [row(drawn, None, key="microbiologyevents", table="microbiologyevents", item="BLOOD CULTURE")]
+    assert_decided(verify(e, FakeTools(micro=micro)), rule, label)

@@ -66,3 +66,15 @@ def test_a_listed_line_of_several_diagnoses_is_split_only_when_each_part_names_o
                                                                    ("pneumonia", 32, 9)]
     title = Mention(5, 0, 31, "Pneumonia, organism unspecified", "diagnosis", "diagnosis")
     assert split_listed(title, lambda p: p.lower() in KNOWN) == [title]
+
+
+def test_a_list_with_one_unknown_part_is_still_a_list():
+    # two or more parts naming concepts make the commas a list; the part naming none ("NSCLC"
+    # without a synonym) stays an entry of its own for the no-concept rule to judge
+    from ehrlib.pipeline.offline.prose_diagnoses import split_listed
+
+    line = "NSCLC, sepsis, pneumonia"
+    m = Mention(3, 0, len(line), line, "diagnosis", "diagnosis", line)
+    assert [p.text for p in split_listed(m, lambda p: p.lower() in KNOWN)] == ["NSCLC", "sepsis", "pneumonia"]
+    one = Mention(3, 0, 24, "Pneumonia, left lower lobe", "diagnosis", "diagnosis")
+    assert split_listed(one, lambda p: p.lower() in KNOWN) == [one]

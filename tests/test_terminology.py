@@ -258,3 +258,23 @@ def test_a_qualifier_is_covered_only_as_written():
                      Title("procedures_icd", "3990", "Insertion of non-drug-eluting peripheral vessel stent(s)")])
     assert [m.code for m in t.match("stent placement")] != ["3193"]
     assert [m.code for m in t.match("tracheal stent replacement")][:1] == ["3193"]
+
+
+@pytest.mark.parametrize("phrase, code", [
+    # ICD-10-PCS codes a catheterization of the heart as a measurement of the heart's pressures
+    ("Cardiac catheterization", "4A023N7"),
+    ("s/p right heart cath", "4A023N6"),
+    # ICD-9-CM codes a bronchoalveolar lavage with the bronchoscopic biopsy
+    ("Bronchoscopy with mini-BAL", "3324"),
+    # a lung cancer by its histology's abbreviation, in either version's title
+    ("NSCLC", "C3490"),
+])
+def test_clinical_names_meet_both_icd_versions_wording(phrase, code):
+    titles = [Title("procedures_icd", "4A023N7", "Measurement of Cardiac Sampling and Pressure, Left Heart, "
+                                                 "Percutaneous Approach"),
+              Title("procedures_icd", "4A023N6", "Measurement of Cardiac Sampling and Pressure, Right Heart, "
+                                                 "Percutaneous Approach"),
+              Title("procedures_icd", "3324", "Closed [endoscopic] biopsy of bronchus"),
+              Title("diagnoses_icd", "C3490", "Malignant neoplasm of unspecified part of unspecified bronchus or "
+                                              "lung")]
+    assert [m.code for m in Terminology(titles).match(phrase, limit=1)] == [code]

@@ -138,11 +138,16 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
 
     if is_stamped(text):
         return stamp_ref(text, refs)  # a results record: its stamp times every value (.statement_time)
-    if m.kind == "microbiology" and m.value in _LEVELS:
-        # a susceptibility (its value the level) is its culture's fact: the culture's time
-        # ("MSSA bacteremia [**4-2**] (oxa S)")
+    if m.kind == "microbiology" and (m.value in _LEVELS or m.value == m.text):
+        # a susceptibility (its value the level), a further organism or a "pan-sensitive" (its
+        # value its own words) is its culture's fact: the culture's time ("MSSA bacteremia
+        # [**4-2**] (oxa S)"; "Sputum [**5-5**] Pseudomonas; also Staph aureus"); a semicolon
+        # inside the report does not end it ("S to cefepime; R to cipro", .microsens)
+        fact = m.value in _LEVELS
         owner = max((o for o in others if o.kind == "microbiology" and o.end <= m.start and o.value not in _LEVELS
-                     and same_sentence(o.end, m.start)), key=lambda o: o.end, default=None)
+                     and (fact or o.value != o.text)
+                     and not has_break(text[o.end:m.start].replace(";", ","), "sentence")),
+                    key=lambda o: o.end, default=None)
         if owner is not None:
             return _governing_ref(owner, refs, text, others)
     spans = sorted((r for r in refs if r.span is not None), key=lambda r: r.span[0])  # type: ignore[index]

@@ -8,7 +8,8 @@ qualifiers that decide between close titles). Then the admission's billing decid
 - a billed code whose title the statement names, or a billed code in the same place of
   the ICD hierarchy as the resolved concept (:func:`icd_parent`: the code one level up,
   "584.9" and "584.5" are both "584 Acute kidney failure") whose title does not state the
-  opposite of the statement, is the statement's code;
+  opposite of the statement, is the statement's code, and so is a billed diagnosis code
+  that is the concept's code in the other ICD version (:mod:`.icd_versions`, the GEMs);
 - a concept the dictionary names but nothing billed matches is a missing code;
 - a phrase no dictionary title names is no diagnosis statement at all (no prediction).
 
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ehrlib.pipeline.offline.icd_versions import counterparts
 from ehrlib.pipeline.offline.terminology import (
     Terminology,
     TermMatch,
@@ -153,6 +155,11 @@ def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title]
         # "572.3 Portal hypertension" is not "572.2 Hepatic encephalopathy") and states no opposite
         related = [t for t in billed if (t.table, icd_parent(t.table, t.code)) in parents
                    and words & set(normalise(t.title)) and not contradicts(forms, t.title)]
+        # the concept's code in the other ICD version (GEMs): the same condition in other words
+        # ("Crohn's disease, unspecified" billed as "Regional enteritis of unspecified site")
+        bridged = {c for m in top if m.table == "diagnoses_icd" for c in counterparts(m.code)}
+        related += [t for t in billed if t.table == "diagnoses_icd" and t.code.replace(".", "").upper() in bridged
+                    and t not in related and not contradicts(forms, t.title)]
     return Resolution(concepts, named, tuple(related))
 
 

@@ -19,7 +19,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, line_clause, overlaps
-from ehrlib.pipeline.offline.microsens import parse_susceptibilities, susceptibility_mentions
+from ehrlib.pipeline.offline.microsens import pan_sensitive_span, parse_susceptibilities, susceptibility_mentions
 
 __all__ = ["microbiology_mentions", "culture_starts", "patient_test_names", "listed_cultures"]
 
@@ -166,7 +166,39 @@ def _further_organisms(clause: str, found: list[tuple[int, int, str, str]]) -> l
         if cur[2] not in named and not (_MORPHOLOGY.match(prev[3]) and _MORPHOLOGY.match(cur[3])):
             out.append(cur)
             named.add(cur[2])
+        elif _implied(cur[3]) and not _implied(prev[3]):
+            out.append(cur)  # "Staph aureus, MSSA": the class word restates the organism's susceptibility
         prev = cur
+    return out
+
+
+#: a word that adds one more organism to a culture's report ("...; also MRSA", "also Staph aureus")
+_ALSO = re.compile(r"(?<![A-Za-z])(?:also|plus)\s+(?:(?:grew|growing|with|w/)\s+)?", re.I)
+#: a sentence end that is no genus initial ("E. coli" goes on); a semicolon does not end a report
+_REPORT_END = re.compile(r"(?<!\b[A-Za-z])\.(?:\s|$)")
+
+
+def _also_organisms(raw: str, pos: int, end: int, lex: Lexicon) -> list[tuple[int, int, str, str]]:
+    """(start, end, table words, note words) in ``raw`` of the organisms that the culture's
+    report adds after ``pos`` with "also" / "plus" ("Klebsiella - R to ceftriaxone; also
+    MRSA", "Pseudomonas - S to cefepime; R to cipro, also Staph aureus, MSSA"), up to the
+    sentence end or ``end`` (the next specimen), outside parentheses; each is its own
+    statement, and a class word right after it ("MSSA") restates its susceptibility.
+    """
+    stop = _REPORT_END.search(raw, pos, end)
+    end = stop.start() if stop else end
+    out: list[tuple[int, int, str, str]] = []
+    for j in _ALSO.finditer(raw, pos, end):
+        head = raw[pos:j.start()]
+        if head.count("(") > head.count(")"):
+            continue
+        hit = _organisms_in(raw[j.end():end][:60], lex)
+        if not hit or hit[0][0] != 0:
+            continue
+        clause = line_clause(raw, j.end())[:80]
+        found = _organisms_in(clause, lex)
+        for a, b, oword, otext in found[:1] + _further_organisms(clause, found):
+            out.append((j.end() + a, j.end() + b, oword, otext))
     return out
 
 
@@ -237,8 +269,13 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
                 attrs["organism"] = oword
                 attrs["organism_text"] = otext
                 attrs.update(_implied(otext))
-                for a, b, ow, ot in _further_organisms(clause, found):
-                    extra.append(Mention(line, m.end() + a, m.end() + b, ot, "microbiology", "culture", ot,
+                further = [(m.end() + a, m.end() + b, ow, ot) for a, b, ow, ot in _further_organisms(clause, found)]
+                nxt = min((x.start() for pat, _ in specimens if (x := pat.search(raw, m.end() + len(clause)))),
+                          default=len(raw))
+                further += [x for x in _also_organisms(raw, m.end() + found[0][1], nxt, lex)
+                            if all(x[0] >= b or x[1] <= a for a, b, _, _ in further)]
+                for a, b, ow, ot in further:
+                    extra.append(Mention(line, a, b, ot, "microbiology", "culture", ot,
                                          MicrobiologyClaim(**{"specimen": table_word, "organism": ow,
                                                               "organism_text": ot, **_implied(ot)})))
             elif parse_susceptibilities(clause, lex)[0]:
@@ -350,14 +387,27 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
     """
     out: list[Mention] = []
     micro, extra, sources = _cultures(raw, line, lex, taken, tests)
-    claims = susceptibility_mentions(raw, micro, lex)
-    for culture in micro:
+    # each organism's report runs to the next organism or culture ("also Staph aureus; vanc S")
+    reports = sorted([*micro, *extra], key=lambda x: x.start)
+    claims = susceptibility_mentions(raw, reports, lex)
+    for culture in reports:
         found = culture.claim
         assert isinstance(found, MicrobiologyClaim)  # what _cultures builds
-        own = [c for c in claims if next(m for m in reversed(micro) if m.start <= c[0]) is culture]
+        own = [c for c in claims if next(m for m in reversed(reports) if m.start <= c[0]) is culture]
         # the organism and each susceptibility are separate statements, each verified on its own;
         # a specimen sourcing an organism named before it restates that organism's culture
-        if culture.start not in sources:
+        further = any(culture is x for x in extra)
+        pan = pan_sensitive_span(raw, culture.start, min([x.start for x in reports if x.start > culture.start]
+                                                         + [len(raw)])) if found.pan_sensitive else None
+        if pan is not None:
+            # "pan-sensitive" interprets every susceptibility row: its own statement, excepting
+            # the antibiotics the report itself states resistant ("pan-sensitive (cefazolin R)")
+            culture = replace(culture, claim=replace(found, pan_sensitive=False))
+            excepted = tuple(dict.fromkeys([*(s for s in found.sensitivities if s[1] == "R"),
+                                            *((d, lvl) for _, _, d, lvl in own if lvl == "R")]))
+            out.append(Mention(line, pan[0], pan[1], raw[pan[0]:pan[1]], "microbiology", "culture", "pan-sensitive",
+                               replace(found, sensitivities=excepted, antibiotics=(), susceptibility=None)))
+        if culture.start not in sources and not further:
             out.append(culture)
         # each antibiotic's statement keeps the culture, not the culture's summary susceptibility
         own_claim = replace(found, antibiotics=(), susceptibility=None, pan_sensitive=False)

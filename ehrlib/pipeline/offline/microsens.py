@@ -11,7 +11,10 @@ Rules:
 * A claim "S" is met by an S row of that antibiotic, "R" by R, "I" by I; a claim is
   contradicted when the organism has rows for that antibiotic and none with the stated
   interpretation. An antibiotic never tested is not judged.
-* "pan-sensitive" is contradicted by any R row of the organism.
+* "pan-sensitive" is contradicted by any R row of the organism, except the antibiotics the
+  report itself states resistant ("pan-sensitive (cefazolin R)").
+* A report goes on past a semicolon when the next clause opens with a susceptibility
+  ("S to cefepime, meropenem; R to cipro").
 * A susceptibility word binds to the drug next to it: "resistant to X, Y" binds forward
   over the list, but a list item followed by its own level word ("resistant to X,
   Y sensitive") ends the list there and binds backward to that word.
@@ -27,7 +30,8 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
 from ehrlib.pipeline.offline.lexicon import Lexicon
 
-__all__ = ["parse_susceptibilities", "is_susceptibility_name", "susceptibility_mentions"]
+__all__ = ["parse_susceptibilities", "is_susceptibility_name", "susceptibility_mentions", "report_end",
+           "pan_sensitive_span"]
 
 _LEVEL = {"sensitive": "S", "susceptible": "S", "sens": "S", "s": "S", "resistant": "R", "resistance": "R",
           "r": "R", "res": "R", "intermediate": "I", "i": "I"}
@@ -128,6 +132,31 @@ def is_susceptibility_name(raw: str, start: int, end: int) -> bool:
     return bool(_NAME_BEFORE.search(raw[max(0, start - 30):start]) or _NAME_AFTER.match(raw[end:end + 16]))
 
 
+#: a sentence ends at ". " or ";" but not at a genus initial ("E. coli", "S. aureus")
+_SENTENCE_END = re.compile(r"(?:;|(?<!\b[A-Za-z])\.)(?:\s|$)")
+def pan_sensitive_span(raw: str, start: int, end: int) -> tuple[int, int] | None:
+    """(start, end) of the first "pan-sensitive" in ``raw[start:end]`` before a sentence end."""
+    stop = re.search(r"(?<!\b[A-Za-z])\.(?:\s|$)", raw[start:end])
+    m = _PAN.search(raw, start, start + stop.start() if stop else end)
+    return (m.start(), m.end()) if m else None
+
+
+def report_end(text: str, lex: Lexicon) -> int:
+    """Where an organism's susceptibility report ends in ``text``: at the sentence end, unless
+    the clause after a semicolon opens with one more susceptibility ("S to cefepime,
+    meropenem; R to cipro" reports both levels of one organism).
+    """
+    pos = 0
+    while (m := _SENTENCE_END.search(text, pos)) is not None:
+        lead = len(text) - len(text[m.end():].lstrip())
+        suffix = _SUFFIX.match(text, lead)
+        if not m.group(0).startswith(";") or not (
+                _PREFIX.match(text, lead) or suffix and _generic(suffix.group("ab"), lex) is not None):
+            return m.start()
+        pos = m.end()
+    return len(text)
+
+
 def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> list[tuple[int, int, str, str]]:
     """(start, end, generic antibiotic, S|R|I) of every antibiotic claim that follows a
     culture mention with an organism on the line, up to the next culture or sentence end:
@@ -139,9 +168,7 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
         if not getattr(c.claim, "organism", None):
             continue
         stop = min([s for s in starts if s > c.start] + [len(raw)])
-        # a sentence ends at ". " but not at a genus initial ("E. coli", "S. aureus")
-        end_sentence = re.search(r"(?:;|(?<!\b[A-Za-z])\.)(?:\s|$)", raw[c.end:stop])
-        stop = c.end + end_sentence.start() if end_sentence else stop
+        stop = c.end + report_end(raw[c.end:stop], lex)
         seg = raw[c.start:stop]
         for m in _PREFIX.finditer(seg):
             level = _LEVEL[(m.group("lvl") or "s").lower()]

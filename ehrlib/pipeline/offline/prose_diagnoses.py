@@ -85,9 +85,10 @@ def with_prose_diagnoses(text: str, line: int, kept: list[Mention], found: list[
 def split_listed(m: Mention, names: Callable[[str], bool],
                  one_title: Callable[[str], bool] = lambda _: True) -> list[Mention]:
     """A listed entry that joins several diagnoses with commas ("Meningioma, encephalopathy,
-    pneumonia") as one mention per diagnosis, when every part names an ICD concept on its
-    own (or its head does, before a connective); otherwise the entry as written
-    ("Pneumonia, organism unspecified" is one title). Each part is then cut at its
+    pneumonia") as one mention per diagnosis, when two or more parts name an ICD concept on
+    their own (or their heads do, before a connective); otherwise the entry as written
+    ("Pneumonia, organism unspecified" is one title). A part of a list that names none is
+    still an entry, which the no-concept rule drops when nothing resolves it. Each part is then cut at its
     connectives (:func:`.diagnosis_parts.split_compound`; ``one_title`` keeps an entry
     one ICD title states whole, and keeps every entry by default).
     """
@@ -99,7 +100,10 @@ def split_listed(m: Mention, names: Callable[[str], bool],
         pieces = connective_pieces(p)
         return names(p) or (len(pieces) > 1 and names(p[pieces[0][0]:pieces[0][1]]))
 
-    if len(parts) >= 2 and all(part_names(p) for _, p in parts):
+    named = [part_names(p) for _, p in parts]
+    # two parts naming concepts of their own make the commas a list ("NSCLC, COPD, HTN, anemia"
+    # with one abbreviation the dictionary lacks); a single one is a title with its qualifiers
+    if sum(named) >= 2:
         listed = [Mention(m.line, m.start + a, m.start + a + len(p), p, m.kind, m.concept, p, m.claim, m.group)
                   for a, p in parts]
     else:

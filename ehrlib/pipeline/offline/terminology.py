@@ -140,11 +140,13 @@ def contradicts(forms: Iterable[tuple[str, ...]], title: str) -> bool:
     word the phrase states ("without mention of bleeding" for a bleed), or carries only the
     opposite of a stated qualifier ("chronic" for "acute", "right" for "left").
     """
-    said = {t for f in forms for t in f}
+    opposite = _opposites()
+    # a rewrite that reads one side into a phrase naming the other ("right heart cath" ->
+    # "right heart cardiac catheterization" -> "... left heart ...") states neither side
+    said = {t for f in forms if not any(w in opposite and opposite[w] & set(f) for w in f) for t in f}
     raw = set(_raw_tokens(title))
     if said & _excluded(title):
         return True
-    opposite = _opposites()
     return any(w in opposite and w not in raw and raw & opposite[w] for w in said)
 
 

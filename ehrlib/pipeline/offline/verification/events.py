@@ -22,7 +22,7 @@ from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "CHAIN"]
+__all__ = ["RULES", "CHAIN", "stated_day_part"]
 
 
 def _procedure(c: Case) -> bool:
@@ -138,6 +138,14 @@ def _time_words(c: Case) -> str | None:
     return f"{e.time_text} {nxt.group(1)}" if nxt else e.time_text
 
 
+def stated_day_part(c: Case) -> tuple[datetime, datetime, str] | None:
+    """(from, to, words) of the part of the day a statement is dated by ("sent this AM",
+    "yesterday morning"), with the day-part tolerance; None without one.
+    """
+    e = c.entity
+    return None if e.window is None else _day_part(_time_words(c), e.window.end)
+
+
 def _procedure_day_part(c: Case) -> Verdict | None:
     """"TTE this AM", "EGD yesterday morning": a procedure dated by a part of the day claims
     a record starting in that part of that day; records that all start at other times of
@@ -146,7 +154,7 @@ def _procedure_day_part(c: Case) -> Verdict | None:
     e = c.entity
     if not _procedure(c) or e.claim.negated or e.window is None:
         return None
-    part = _day_part(_time_words(c), e.window.end)
+    part = stated_day_part(c)
     if part is None:
         return None
     course = [(iv[0], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]

