@@ -18,10 +18,11 @@ from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_
 from ehrlib.pipeline.offline.finding_sites import item_states, named_sites, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.periods import whole_period_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
-__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "WHOLE_PERIOD", "SITE_VALUE", "judge_data_finding",
+__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "SITE_VALUE", "judge_data_finding",
            "judge_site_finding", "pitting_grade"]
 
 Rows = list[Mapping[str, Any]]
@@ -169,32 +170,6 @@ def _charted_state(c: Case) -> Verdict | None:
     return verdict(c, True, f"{e.text}: {', '.join(sorted(stated))} charted in the window", hits)
 
 
-def _whole_period(c: Case) -> Verdict | None:
-    """"NSR throughout", "remains in SR": a state said to hold through the period is
-    contradicted by a charted state that excludes it (any other state of a single-valued
-    finding), even when the stated state is charted too.
-    """
-    e, concept = c.entity, _concept(c)
-    cue = _vocab().get("whole_period")
-    said = f"{e.text} {e.value or ''}"
-    if not cue or c.claim_as(FindingClaim).negated or not re.search(
-            cue["timed"] if concept in cue["spatial"] else cue["note"], said, re.I):
-        return None
-    stated = _stated(c)
-    if not stated:
-        return None
-    opposites = _vocab()["opposites"]
-    excluding = ({o for st in stated for o in opposites[concept].get(st, ())} if concept in opposites
-                 else None)
-    rows = [(r, got) for r in c.item_rows()[0]
-            if (got := _states(concept, str(r.get("value") or "").lower(), "chart"))]
-    against = [r for r, got in rows if not got & stated and (excluding is None or got & excluding)]
-    if not against:
-        return None
-    shown = ", ".join(sorted({str(r.get("value")) for r in against})[:4])
-    return verdict(c, False, f"{e.text}: stated for the whole period, but the table also charts {shown}", against[:4])
-
-
 def _opposed(stated: frozenset[str], charted: frozenset[str]) -> bool:
     return any((stated & set(x) and charted & set(y)) or (stated & set(y) and charted & set(x))
                for x, y in _vocab()["opposed_values"])
@@ -291,9 +266,7 @@ EDEMA_PRESENCE = Rule("findings.edema_presence", "Edema is present when any amou
 CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be charted in the window; it is "
                      "contradicted only by a charted state that excludes it, and not judged when the charted "
                      "values use other words.", _charted_state, _F)
-WHOLE_PERIOD = Rule("findings.whole_period", "A state said to hold through the whole period (throughout, all shift, "
-                    "remains) is contradicted by any charted state of the window that excludes it, even when it was "
-                    "charted as well.", _whole_period, _F)
+WHOLE_PERIOD = whole_period_rule(_vocab, _states, _stated)
 DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
