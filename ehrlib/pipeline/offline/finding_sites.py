@@ -125,7 +125,7 @@ _FILLER = frozenset({"and", "with", "w", "some", "amt", "amount", "of", "a", "in
 
 
 # words that date or place a state in the shift ("intact by 1100", "copious thin after bronch")
-_WHEN = re.compile(r"(?:by|at|since|after|before|until|from|overnight|tonight|today|this|am|pm|morning|afternoon|"
+_WHEN = re.compile(r"(?:then|by|at|since|after|before|until|from|overnight|tonight|today|this|am|pm|morning|afternoon|"
                    r"evening|noon|midnight|mn|now|later|earlier|initially|briefly|bronch|suctioning|suction|turning|"
                    r"shift|hrs?|h|min)$")
 
