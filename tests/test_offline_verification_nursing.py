@@ -88,3 +88,15 @@ def test_components_at_different_times_do_not_sum():
                        "chartevents:2": [row("2199-02-03 09:00:00", 1.0, key="chartevents:2")],
                        "chartevents:3": [row("2199-02-03 10:00:00", 1.0, key="chartevents:3")]})
     assert _gcs("GCS 3", tools, value=3.0).rule_id != "numbers.component_sum"
+
+
+# --- a stable range: the range is the claim --------------------------------------------------------
+
+@pytest.mark.parametrize("charted, rule, label", [
+    ((84.0, 97.0, 106.0), "numbers.value_in_window", "consistent"),
+    ((84.0, 91.0, 95.0), "numbers.value_in_window", "inconsistent"),   # "HR stable 80s-100s": none in the 100s
+])
+def test_stable_range_is_judged_as_a_range(charted, rule, label):
+    e = entity("HR", "trend", concept="heart_rate", direction="stable", min=80.0, min_hi=89.0, max_lo=100.0, max=109.0)
+    tools = FakeTools({"chartevents:1": [row(f"2199-02-03 {8 + i:02d}:00:00", v) for i, v in enumerate(charted)]})
+    assert_decided(verify(e, tools), rule, label)
