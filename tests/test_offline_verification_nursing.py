@@ -17,6 +17,16 @@ def _charted(*values: str) -> FakeTools:
 
 # --- findings.whole_period ------------------------------------------------------------------------
 
+def test_whole_period_word_before_the_finding():
+    line = "Afebrile. Remains in NSR, no ectopy"
+    e = entity("NSR", "finding", shown="NSR", concept="heart_rhythm", span=(21, 24))
+    tools = _charted("SR (Sinus Rhythm)", "AF (Atrial Fibrillation)")
+    assert_decided(verify(e, tools, line=line), "findings.whole_period", "inconsistent")
+    other = "Remained afebrile. NSR, no ectopy"  # the word belongs to another sentence
+    e = entity("NSR", "finding", shown="NSR", concept="heart_rhythm", span=(19, 22))
+    assert_decided(verify(e, tools, line=other), "findings.charted_state", "consistent")
+
+
 @pytest.mark.parametrize("text, concept, charted, rule, label", [
     # a rhythm said to hold all shift: another rhythm charted in the window contradicts it
     ("NSR throughout", "heart_rhythm", ("SR (Sinus Rhythm)", "AF (Atrial Fibrillation)"), "findings.whole_period",

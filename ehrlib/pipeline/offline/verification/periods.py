@@ -19,6 +19,14 @@ from ehrlib.pipeline.records import Verdict
 __all__ = ["whole_period_rule"]
 
 
+def _lead(c: Case) -> str:
+    """The words of the statement's clause before its finding ("Remains in" NSR)."""
+    e, lines = c.entity, c.ctx.lines
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    start = e.span[0] if e.span else max(line.find(e.text), 0)
+    return re.split(r"[.;,:]", line[max(0, start - 30):start])[-1]
+
+
 def whole_period_rule(vocab: Callable[[], Mapping[str, Any]], states: Callable[[str, str, str], set[str]],
                       stated_of: Callable[[Case], set[str]]) -> Rule[Any]:
     """The rule, bound to the finding vocabulary and its readers (``verification/findings.py``)."""
@@ -30,7 +38,7 @@ def whole_period_rule(vocab: Callable[[], Mapping[str, Any]], states: Callable[[
         """
         e, concept = c.entity, str(c.entity.claim.concept)
         cue = vocab().get("whole_period")
-        said = f"{e.text} {e.value or ''}"
+        said = f"{_lead(c)} {e.text} {e.value or ''}"
         if not cue or c.claim_as(FindingClaim).negated or not re.search(
                 cue["timed"] if concept in cue["spatial"] else cue["note"], said, re.I):
             return None
