@@ -42,7 +42,8 @@ CAREVUE = ["seizure pads", "Corneal Reflex [Right]", "Corneal Reflex [Left]", "V
     ("Small soft brown BM this AM", [("soft brown BM", ["Stool Color", "Stool Consistency"])]),
     ("Stool sent for C diff", []),
     # skin and safety
-    ("Sacrum with stage III pressure ulcer, dressing changed", [("stage III pressure ulcer", ["Pressure Ulcer Stage #1"])]),
+    ("Sacrum with stage III pressure ulcer, dressing changed", [
+        ("stage III pressure ulcer", ["Pressure Ulcer Stage #1"])]),
     ("Pt on kinair bed, turned side to side", [("kinair bed", ["Therapeutic Bed"]), ("turned", ["Turn"])]),
     ("Cooling blanket applied for T 102", [("Cooling blanket applied", ["Cooling Device", "Cooling Device Status"])]),
     ("Family in to visit, questions answered", [("Family in to visit", ["Family Communication"])]),
@@ -56,13 +57,15 @@ def test_carevue_labels():
     assert _stated("seizure pads on", CAREVUE) == [("seizure pads on", ["seizure pads"])]
     assert _stated("bilat corneals intact", CAREVUE) == [("corneals intact", [
         "Corneal Reflex [Left]", "Corneal Reflex [Right]"])]
-    assert _stated("Stool liquid, green", CAREVUE) == [("Stool liquid, green", ["Stool [Color]", "Stool [Consistency]"])]
+    assert _stated("Stool liquid, green", CAREVUE) == [
+        ("Stool liquid, green", ["Stool [Color]", "Stool [Consistency]"])]
 
 
 @pytest.mark.parametrize("line, expected", [
     # a change of state: each side is a statement of its own
     ("Suctioned for scant -> copious secretions", [("scant", ["Sputum Amount"]), ("copious", ["Sputum Amount"])]),
-    ("Stool formed, then loose by evening", [("Stool formed", ["Stool Consistency"]), ("loose", ["Stool Consistency"])]),
+    ("Stool formed, then loose by evening", [("Stool formed", ["Stool Consistency"]),
+                                             ("loose", ["Stool Consistency"])]),
     # a later state dated apart after a comma
     ("Gag intact at start of shift, absent by 0400", [("Gag intact", ["Gag Reflex"]), ("absent", ["Gag Reflex"])]),
     # a comma phrase of values only still continues the same statement
