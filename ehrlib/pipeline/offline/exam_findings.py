@@ -15,6 +15,7 @@ from dataclasses import replace
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.finding_attributes import attribute_values
+from ehrlib.pipeline.offline.finding_sites import STATE_CHANGE
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import plausible
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
@@ -24,7 +25,7 @@ __all__ = ["finding_mention", "device_attribute_mention"]
 
 _FLAGS = concept_flags()
 #: a change between two states of one finding ("oriented x2 -> oriented x3 by noon"): two statements
-_CHANGE = re.compile(r"->|→|\bthen\b|\b(?:changed|improved|progressed|went)\s+to\b", re.I)
+_CHANGE = STATE_CHANGE
 # a sentence end (not a decimal point: "ETT 7.5mm"), a semicolon or the next system label
 _FINDING_STOP = re.compile(r"(?<!\d)\.(?!\d)|;|\b(?:HR|BP|RR|T|SpO2|Neuro|CV|Resp|GI|GU|Abd|Ext|Skin|Lungs?|Heart)\b"
                            r"\s*:", re.I)

@@ -23,13 +23,16 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
-__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "SiteStatement", "site_statements",
+__all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "STATE_CHANGE", "SiteStatement", "site_statements",
            "named_sites", "item_states", "stated_states", "opposed"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
 #: the section kinds whose phrases may be site statements (bedside observations of the window)
 SITE_SECTIONS: frozenset[str] = frozenset(load_data("finding_sites.yaml")["sections"])
+#: a change between two states of one finding ("oriented x2 -> oriented x3", "amber -> yellow"):
+#: each side is a statement of its own, about its own time
+STATE_CHANGE = re.compile(r"->|→|\bthen\b|\b(?:changed|improved|progressed|went)\s+to\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +124,16 @@ def _values(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, Value
 _FILLER = frozenset({"and", "with", "w", "some", "amt", "amount", "of", "a", "in", "noted", "sputum", "urine", "at"})
 
 
-def _continues(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, ValueClass]] | None:
+# words that date or place a state in the shift ("intact by 1100", "copious thin after bronch")
+_WHEN = re.compile(r"(?:then|by|at|since|after|before|until|from|overnight|tonight|today|this|am|pm|morning|afternoon|"
+                   r"evening|noon|midnight|mn|now|later|earlier|initially|briefly|bronch|suctioning|suction|turning|"
+                   r"shift|hrs?|h|min)$")
+
+
+def _continues(site: Site, text: str, a: int, b: int) -> tuple[list[tuple[int, int, ValueClass]], bool] | None:
     """The value words of a following comma phrase made only of values of the site's classes
-    ("Sputum thick, blood tinged"), else None.
+    ("Sputum thick, blood tinged"), and whether the phrase dates them apart ("gag absent
+    overnight, intact by 1100": a later state, a statement of its own); else None.
     """
     vals = _values(site, text, a, b)
     if not vals:
@@ -131,7 +141,20 @@ def _continues(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, Va
     rest = text[a:b]
     for v0, v1, _ in sorted(vals, reverse=True):
         rest = rest[:v0 - a] + " " + rest[v1 - a:]
-    return vals if all(w in _FILLER for w in re.findall(r"[a-z]+", rest.lower())) else None
+    words = re.findall(r"[a-z]+", rest.lower())
+    if not all(w in _FILLER or _WHEN.match(w) for w in words):
+        return None
+    return vals, any(w not in _FILLER for w in words) or bool(re.search(r"\d{3,4}", rest))
+
+
+def _parts(text: str, vals: list[tuple[int, int, ValueClass]]) -> list[list[tuple[int, int, ValueClass]]]:
+    """The values split at each change of state between them ("thick tan -> copious")."""
+    parts: list[list[tuple[int, int, ValueClass]]] = [[]]
+    for v in vals:
+        if parts[-1] and STATE_CHANGE.search(text, parts[-1][-1][1], v[0]):
+            parts.append([])
+        parts[-1].append(v)
+    return parts
 
 
 _INDICATION = re.compile(r"\b(?:for|after|before|during|prn|if)\s+$", re.I)
@@ -163,30 +186,47 @@ def site_statements(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[Sit
             if all(any(v0 <= m.start() < v1 for v0, v1, _ in vals) for _, m in group) and \
                     _INDICATION.search(text, a, min(starts)):
                 continue  # "haldol for agitation", "emesis after turning": a reason or a time, not an observation
+            parts = _parts(text, vals)
             j = ci + 1
             while j < len(chunks) and text[chunks[j - 1][1]:chunks[j][0]] == "," and not named[j]:
                 more = _continues(site, text, *chunks[j])
                 if more is None:
                     break
-                vals += more
-                ends += [v[1] for v in more]
+                if more[1]:
+                    parts += _parts(text, more[0])  # a later state, dated apart
+                else:
+                    parts[-1] += more[0]
                 j += 1
-            start, end = min(starts), max(ends)
-            if tail := _TAIL.match(text, end, b):
-                end = tail.end()  # "DP/PT pulses bilat": the site's noun and sides written after it
-            sides, levels = _positions(text[a:end])
-            stated = {vc.cid for _, _, vc in vals}
+            sides, levels = _positions(text[a:max(b, parts[-1][-1][1])])
             labels = [s.label for s, _ in guarded_ok]
-            hits = tuple((it, k) for it, k in items
-                         if any(p.search(it.label or "") for p in labels)
-                         and any(vc.cid in stated and (vc.label is None or vc.label.search(it.label or ""))
-                                 for vc in site.classes)
-                         and _fits(it.label or "", sides, levels))
-            if not hits:
-                continue
-            value = ", ".join(text[v0:v1] for v0, v1, _ in vals)
-            out.append(SiteStatement(start, end, value, hits))
+            names = [(m.start(), m.end()) for _, m in guarded_ok]
+            for k, part in enumerate(parts):
+                own = [n for n in names if (k == 0 and n[0] < part[0][0]) or part[0][0] <= n[0] < part[-1][1]]
+                start = min([part[0][0]] + [n[0] for n in own])
+                end = max([part[-1][1]] + [n[1] for n in own])
+                if len(parts) == 1:
+                    start, end = min(starts), max([end] + ends)
+                if tail := _TAIL.match(text, end, max(b, end)):
+                    end = tail.end()  # "DP/PT pulses bilat": the site's noun and sides written after it
+                st = _statement(text, items, site, labels, part, start, end, (sides, levels))
+                if st is not None:
+                    out.append(st)
     return _merge_asides(text, sorted(out, key=lambda st: st.start))
+
+
+def _statement(text: str, items: Sequence[tuple[ItemRef, str]], site: Site, labels: Sequence[re.Pattern[str]],
+               vals: Sequence[tuple[int, int, ValueClass]], start: int, end: int,
+               where: tuple[set[str], set[str]]) -> SiteStatement | None:
+    """The statement of ``vals`` about the patient's items of the site that chart their classes."""
+    stated = {vc.cid for _, _, vc in vals}
+    hits = tuple((it, k) for it, k in items
+                 if any(p.search(it.label or "") for p in labels)
+                 and any(vc.cid in stated and (vc.label is None or vc.label.search(it.label or ""))
+                         for vc in site.classes)
+                 and _fits(it.label or "", *where))
+    if not hits:
+        return None
+    return SiteStatement(start, end, ", ".join(text[v0:v1] for v0, v1, _ in vals), hits)
 
 
 def _merge_asides(text: str, found: list[SiteStatement]) -> list[SiteStatement]:

@@ -51,8 +51,8 @@ def normalise_value(text: str) -> frozenset[str]:
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&+/-]*")
-_PHRASE_END = re.compile(r"[,;.:()]")
 #: what may stand between a finding's name and a site statement it heads: "Lungs: faint ..."
+_PHRASE_END = re.compile(r"[,;.:()]")
 _LEAD = re.compile(r"[\s:-]*(?:[A-Za-z]+\s+)?")
 
 
@@ -204,8 +204,9 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         sited: list[tuple[int, int]] = []
         for st in site_statements(text, items) if sites_here else ():
             a = max((m.end() for m in _PHRASE_END.finditer(text, 0, st.start)), default=0)
-            if any(a <= x < st.end for x, _ in used):
-                continue  # a vocabulary statement starts in its phrase ("LS clear bilat"); one running on does not
+            if any(a <= x < st.end and st.start < y for x, y in used):
+                continue  # a statement of its phrase reads these words ("LS clear bilat"); a device before
+                # them ("Foley w/ icteric urine") or one running on from an earlier phrase does not
             sited.append((st.start, st.end))
             out.append(_data_entity(text, i, seg, st.items, st.value, st.start, st.end, SITE_CONCEPT))
         for ch in re.finditer(r"[^,;.:()]+", text) if seg.section in _SECTIONS else ():

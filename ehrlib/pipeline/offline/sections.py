@@ -143,11 +143,19 @@ _DAY_MARKER = re.compile(
     r"(?:\s*\([^)]*\))?\s*(?::|-|–)", re.I)
 
 
+@cache
+def _nursing_systems() -> frozenset[str]:
+    """Headers that open a system of a nursing note's shift assessment ("Social:")."""
+    return frozenset(load_data("offline_sections.yaml").get("nursing_systems") or ())
+
+
 def _classify(title: str, note_type: str) -> SectionRule | None:
     """The rule of a known title; a trailing parenthesised qualifier ("Vitals (last 24h)")
     is tried away when the whole title is unknown.
     """
     t = re.sub(r"\s+", " ", title.strip().lower())
+    if note_type == "nursing" and t in _nursing_systems():
+        return SectionRule("nursing_system", "active", re.compile(re.escape(t)))  # "Social: family visited"
     for cand in dict.fromkeys((t, _TRAILING_QUALIFIER.sub("", t))):
         for rule in section_rules():
             if rule.pattern.fullmatch(cand):

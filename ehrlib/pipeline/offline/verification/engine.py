@@ -24,6 +24,7 @@ from ehrlib.pipeline.offline.verification import (
     medications,
     microbiology,
     numbers,
+    score_totals,
     states,
     surface,
     trends,
@@ -54,7 +55,7 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
     if kind in ("measurement", "range") or (kind == "output" and numeric.has_numbers):
         if kind == "output" and numeric.per_hour:
             return events.CHAIN
-        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, *numbers.CHAIN)
+        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, score_totals.COMPONENT_SUM, *numbers.CHAIN)
     if kind in ("medication", "infusion"):
         return medications.CHAIN
     if kind == "microbiology":
@@ -79,6 +80,6 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
 
 
 ALL_RULES: RuleBook[Any] = RuleBook([
-    *numbers.RULES, *trends.RULES, *states.RULES, *medications.RULES, *events.RULES, *findings.RULES,
-    *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
+    *numbers.RULES, score_totals.COMPONENT_SUM, *trends.RULES, *states.RULES, *medications.RULES, *events.RULES,
+    *findings.RULES, *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
 ])

@@ -18,6 +18,7 @@ from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_
 from ehrlib.pipeline.offline.finding_sites import item_states, named_sites, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.periods import whole_period_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
@@ -55,9 +56,10 @@ def _concept(c: Case) -> str:
 
 def _stated(c: Case) -> set[str]:
     concept, e = _concept(c), c.entity
+    absence = (_vocab().get("absence_states") or {}).get(concept)
+    if absence and c.entity.claim.negated:
+        return {absence}  # "no edema", "no BS", "no eye opening": the absence is the claim
     note = f"{e.value or ''}" if concept not in _vocab()["self_named"] else f"{e.text} {e.value or ''}"
-    if concept in ("edema", "ectopy", "gcs_eye") and c.entity.claim.negated:
-        note = "no"  # "no edema", "no ectopy", "no eye opening": the absence is the claim
     return _states(concept, note.lower(), "note")
 
 
@@ -264,6 +266,7 @@ EDEMA_PRESENCE = Rule("findings.edema_presence", "Edema is present when any amou
 CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be charted in the window; it is "
                      "contradicted only by a charted state that excludes it, and not judged when the charted "
                      "values use other words.", _charted_state, _F)
+WHOLE_PERIOD = whole_period_rule(_vocab, _states, _stated)
 DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
@@ -274,5 +277,5 @@ SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body 
                   "about each site its positions name, judged as a site statement; no verdict leaves it to the others.",
                   _site_state, _F)
 
-CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, CHARTED_STATE)
+CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, WHOLE_PERIOD, CHARTED_STATE)
 RULES = (*CHAIN, DATA_VALUE, SITE_VALUE)

@@ -1,0 +1,100 @@
+"""Known answers for the nursing-assessment sites (finding_sites.yaml): neuro reflexes, seizure
+activity, the GCS verbal response, secretions, stool, skin and safety items, and changes of
+state written in one phrase."""
+from __future__ import annotations
+
+import pytest
+from test_finding_sites import _entity, _stated
+
+from ehrlib.pipeline.offline.verification.findings import judge_site_finding
+
+METAVISION = ["Gag Reflex", "Cough Reflex", "Cough Effort", "Corneal Reflex Right", "Corneal Reflex Left",
+              "Seizure Activity", "GCS - Verbal Response", "GCS - Eye Opening", "GCS - Motor Response",
+              "Therapeutic Bed", "Cooling Device", "Cooling Device Status", "Family Communication", "Stool Color",
+              "Stool Consistency", "Sputum Color", "Sputum Consistency", "Sputum Amount", "Pressure Ulcer Stage #1",
+              "Urine Color", "Turn"]
+CAREVUE = ["seizure pads", "Corneal Reflex [Right]", "Corneal Reflex [Left]", "Verbal Response", "Cooling [Device]",
+           "Cooling [Status]", "Stool [Color]", "Stool [Consistency]", "Pressure Sore #1 [Stage]", "Sputum [Amount]"]
+
+
+@pytest.mark.parametrize("line, expected", [
+    # reflexes of a neuro check: one item each, the corneal reflex per side
+    ("Neuro: corneals present bilaterally, gag weak", [
+        ("corneals present bilaterally", ["Corneal Reflex Left", "Corneal Reflex Right"]),
+        ("gag weak", ["Gag Reflex"])]),
+    ("R corneal absent", [("corneal absent", ["Corneal Reflex Right"])]),
+    ("no gag", [("no gag", ["Gag Reflex"])]),
+    ("cough reflex intact", [("cough reflex intact", ["Cough Reflex"])]),
+    ("Weak cough, unable to clear", []),  # the cough's effort, charted apart
+    # seizure activity, not seizure precautions or medicines
+    ("No seizures noted overnight", [("No seizures noted", ["Seizure Activity"])]),
+    ("Focal seizure of L arm x2 min", [("Focal seizure", ["Seizure Activity"])]),
+    ("Remains on seizure precautions; keppra given", []),
+    # GCS components written as codes, not a rhythm's "VT"
+    ("GCS 6 (E1, V1, M4)", [("E1", ["GCS - Eye Opening"]), ("V1", ["GCS - Verbal Response"]),
+                            ("M4", ["GCS - Motor Response"])]),
+    ("brief run of VT", []),
+    # suctioned secretions are the sputum items; oral secretions are not
+    ("Suctioned q2h for moderate amts of white secretions", [
+        ("moderate amts of white secretions", ["Sputum Amount", "Sputum Color"])]),
+    ("Copious oral secretions, suctioned with yankauer", []),
+    # stool colour and consistency
+    ("Small soft brown BM this AM", [("soft brown BM", ["Stool Color", "Stool Consistency"])]),
+    ("Stool sent for C diff", []),
+    # skin and safety
+    ("Sacrum with stage III pressure ulcer, dressing changed", [
+        ("stage III pressure ulcer", ["Pressure Ulcer Stage #1"])]),
+    ("Pt on kinair bed, turned side to side", [("kinair bed", ["Therapeutic Bed"]), ("turned", ["Turn"])]),
+    ("Cooling blanket applied for T 102", [("Cooling blanket applied", ["Cooling Device", "Cooling Device Status"])]),
+    ("Family in to visit, questions answered", [("Family in to visit", ["Family Communication"])]),
+    ("Daughter phoned, updated by RN", []),  # no family word: who called is not named as family
+])
+def test_nursing_sites(line, expected):
+    assert _stated(line, METAVISION) == expected
+
+
+def test_carevue_labels():
+    assert _stated("seizure pads on", CAREVUE) == [("seizure pads on", ["seizure pads"])]
+    assert _stated("bilat corneals intact", CAREVUE) == [("corneals intact", [
+        "Corneal Reflex [Left]", "Corneal Reflex [Right]"])]
+    assert _stated("Stool liquid, green", CAREVUE) == [
+        ("Stool liquid, green", ["Stool [Color]", "Stool [Consistency]"])]
+
+
+@pytest.mark.parametrize("line, expected", [
+    # a change of state: each side is a statement of its own
+    ("Suctioned for scant -> copious secretions", [("scant", ["Sputum Amount"]), ("copious", ["Sputum Amount"])]),
+    ("Stool formed, then loose by evening", [("Stool formed", ["Stool Consistency"]),
+                                             ("loose", ["Stool Consistency"])]),
+    # a later state dated apart after a comma
+    ("Gag intact at start of shift, absent by 0400", [("Gag intact", ["Gag Reflex"]), ("absent", ["Gag Reflex"])]),
+    # a comma phrase of values only still continues the same statement
+    ("Sputum thick, yellow", [("Sputum thick, yellow", ["Sputum Color", "Sputum Consistency"])]),
+])
+def test_changes_of_state(line, expected):
+    assert _stated(line, METAVISION) == expected
+
+
+@pytest.mark.parametrize("value, charted, expected", [
+    ("absent", {"Gag Reflex": ["Impaired", "Absent"]}, True),
+    ("intact", {"Corneal Reflex Right": ["Absent"], "Corneal Reflex Left": ["Impaired"]}, False),
+    ("weak", {"Gag Reflex": ["Impaired"]}, True),
+    ("no", {"Seizure Activity": ["None"]}, True),
+    ("no", {"Seizure Activity": ["Focal"]}, False),
+    ("generalized", {"Seizure Activity": ["General", "None"]}, True),
+    ("V1", {"GCS - Verbal Response": ["No Response-ETT"]}, True),
+    ("V1", {"Verbal Response": ["1.0 ET/Trach"]}, True),
+    ("V5", {"GCS - Verbal Response": ["No Response"]}, False),
+    ("stage 2", {"Pressure Ulcer Stage #1": ["Partial thickness skin loss through epidermis and/or dermis"]}, True),
+    ("stage 2", {"Pressure Sore #1 [Stage]": ["Red, Unbroken"]}, False),
+    ("stage 1", {"Pressure Ulcer Stage #1": ["Red; unbroken"]}, True),
+    ("air", {"Therapeutic Bed": ["AtmosAir Mattress"]}, True),
+    ("visited", {"Family Communication": ["Family Called"]}, None),  # another contact: no claim either way
+    ("called", {"Family Communication": ["Family Called"]}, True),
+    ("liquid, brown", {"Stool Consistency": ["Liquid"], "Stool Color": ["Golden"]}, True),
+    ("formed", {"Stool Consistency": ["Liquid"]}, False),
+    ("on", {"seizure pads": ["on"]}, True),
+])
+def test_judge_nursing_site(value, charted, expected):
+    ok, reason, _ = judge_site_finding(_entity(value), [(k, [{"value": v} for v in vs]) for k, vs in charted.items()])
+    assert ok is expected, reason
