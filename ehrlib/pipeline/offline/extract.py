@@ -39,6 +39,7 @@ from ehrlib.pipeline.offline.icd_match import (
     one_title_states,
 )
 from ehrlib.pipeline.offline.lab_categories import categorical_results
+from ehrlib.pipeline.offline.lab_results import catalog_fluids, record_results
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -443,6 +444,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
         out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
                                    [(e.line, e.span) for e in (*known, *out)])
+        out += record_results(ctx.lines, seg, pairs, env.item_profile,  # "VitB12-1214*", "Lymphs-1.6*"
+                              catalog_fluids(env.toolset), (*known, *out))
     out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement
     return StageOutput(tuple(out), dropped=tuple(dropped))
 

@@ -1,0 +1,177 @@
+"""Open-vocabulary lab results: a results record's ``Name-value`` the vocabulary does not name.
+
+A laboratory reports far more analytes than any fixed vocabulary lists (ferritin, D-dimer,
+vitamin B12, the differential's lymphocytes and monocytes, urine sodium and osmolality, drug
+levels such as "tacroFK"), and a MIMIC results record writes each as the laboratory's own
+short form of its label joined to the value (``Lymphs-1.6*``, ``VitB12-1214*``,
+``D-Dimer-2361*``). So the name is resolved against the lab dictionary of the database,
+restricted to the items the patient actually has, rather than against a word list:
+
+* the name is the label, or the shipped abbreviation list expands it to the label
+  (``abbreviations.yaml``), or it is a short form of the label's first word
+  (:func:`.lab_categories.abbreviates`), or of the label read as one word ("VitB12" for
+  "Vitamin B12", "UreaN" for "Urea Nitrogen": its first two letters and the rest in order);
+* the item's specimen (d_labitems ``fluid``) is the one the record names after its stamp
+  (``BLOOD``, ``URINE``, ``ASCITES``) or its line's cue (``UA:``, "urine"); blood without one;
+* the item records numbers (its profile of values holds a number).
+
+Each value becomes a measurement entity judged by the number rules like any analyte; its
+time is the record's stamp, which the line's other values already carry. Specimen words
+are data (``lab_results.yaml``).
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.datafiles import load_data
+from ehrlib.pipeline.claims import NumericClaim, Reading
+from ehrlib.pipeline.offline.lab_categories import abbreviates
+from ehrlib.pipeline.offline.lexicon import load_lexicon
+from ehrlib.pipeline.offline.numparse import block_items
+from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.statement_time import stamp_clock
+from ehrlib.pipeline.records import Entity, Segment
+
+__all__ = ["LAB_RESULT", "record_results", "label_score", "line_fluid", "catalog_fluids", "RULE"]
+
+#: ``claim.concept`` of the entities this module emits (no vocabulary concept: the label decides)
+LAB_RESULT = "lab_result"
+#: how many items a name may resolve to (the number rules read the first six)
+_MAX_ITEMS = 3
+
+
+@functools.lru_cache(maxsize=1)
+def _data() -> Mapping[str, Any]:
+    data = load_data("lab_results.yaml")
+    return {"fluids": [(re.compile(f["cue"], re.I), f["fluid"]) for f in data["fluids"]],
+            "default": data["default_fluid"]}
+
+
+@functools.lru_cache(maxsize=1)
+def _expansions() -> Mapping[str, tuple[str, ...]]:
+    """Abbreviation (lower case) -> the label words it stands for (``abbreviations.yaml``)."""
+    raw = load_data("abbreviations.yaml")["abbreviations"]
+    return {str(k).lower(): tuple(_squeeze(v) for v in vals) for k, vals in raw.items()}
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+def _in_order(short: str, long: str) -> bool:
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def label_score(name: str, label: str) -> int:
+    """How closely a written lab name names a dictionary label: 3 the label itself or its
+    listed abbreviation, 2 its first word, 1 a short form of it, 0 none.
+    """
+    n, whole = _squeeze(name), _squeeze(label)
+    if not n or not whole:
+        return 0
+    if n == whole or whole in _expansions().get(name.lower(), ()):
+        return 3
+    first = abbreviates(name, label)
+    if first:
+        return first
+    # the label read as one word: "VitB12" is "Vitamin B12", "AnGap" is "Anion Gap"
+    return 1 if len(n) >= 3 and n[:2] == whole[:2] and _in_order(n, whole) else 0
+
+
+def line_fluid(text: str) -> str:
+    """The specimen (a d_labitems ``fluid``) a results line names: the word after its stamp
+    or a cue on the line; the default (blood) without one.
+    """
+    for cue, fluid in _data()["fluids"]:
+        if cue.search(text):
+            return str(fluid)
+    return str(_data()["default"])
+
+
+def _numeric(values: Sequence[str]) -> bool:
+    """Whether an item's profile of values holds a number (an empty profile is unknown: kept)."""
+    return not values or any(re.fullmatch(r"[<>]?\s*-?\d+(?:\.\d+)?", str(v).strip()) for v in values)
+
+
+def _items_for(name: str, fluid: str, labs: Sequence[tuple[ItemRef, str]],
+               fluid_of: Callable[[str], str | None], profile: Callable[[str], Sequence[str]]
+               ) -> list[tuple[ItemRef, str]]:
+    scored = [(label_score(name, it.label or ""), (it, k)) for it, k in labs
+              if (fluid_of(k) or fluid).lower().startswith(fluid.lower())]
+    best = max((s for s, _ in scored), default=0)
+    if not best:
+        return []
+    # the closest labels first, the shortest of them first ("Lymphocytes" before "Lymphocytes, Percent")
+    kept = sorted((p for s, p in scored if s == best and _numeric(profile(p[1]))), key=lambda p: len(p[0].label or ""))
+    return kept[:_MAX_ITEMS]
+
+
+def catalog_fluids(tools: Any) -> Callable[[str], str | None]:
+    """The d_labitems ``fluid`` of an item key, read from the tools' item catalogue (None
+    without a catalogue or for an item of no fluid).
+    """
+    catalog = getattr(getattr(tools, "env", None), "catalog", None)
+
+    def fluid(key: str) -> str | None:
+        item = catalog.get(key) if catalog is not None else None
+        return getattr(item, "fluid", None)
+    return fluid
+
+
+def _is_record(text: str) -> bool:
+    return stamp_clock(text) is not None or len(block_items(text)) >= 2
+
+
+def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
+                   profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None],
+                   known: Iterable[Entity] = ()) -> list[Entity]:
+    """Measurement entities of the results-record values of ``seg`` that no extracted entity
+    covers (``known``), each aligned to the patient's lab item its name and specimen name.
+
+    A value takes the window (and time text) of an entity already read on its line, which
+    the record's stamp timed, else the segment's window.
+    """
+    labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label]
+    if not labs:
+        return []
+    used: dict[int, list[tuple[int, int]]] = {}
+    timed: dict[int, tuple[TimeSpan | None, str | None]] = {}
+    for e in known:
+        if e.span is not None:
+            used.setdefault(e.line, []).append(e.span)
+            timed.setdefault(e.line, (e.window, e.time_text))
+    concepts = load_lexicon()
+    out: list[Entity] = []
+    for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
+        text = lines[i]
+        if not _is_record(text):
+            continue
+        fluid = line_fluid(text)
+        for item in block_items(text):
+            a, b = item.start, item.reading.end + (1 if item.reading.flagged else 0)
+            if item.reading.value is None or any(x < b and a < y for x, y in used.get(i, ())):
+                continue
+            if concepts.concepts_for(item.name):
+                continue  # a vocabulary name the concept scanner read (or chose not to)
+            found = _items_for(item.name, fluid, labs, fluid_of, profile)
+            if not found:
+                continue
+            window, ttext = timed.get(i, (seg.default_window, None))
+            value = item.reading.value
+            claim = NumericClaim(concept=LAB_RESULT, section=seg.section, reading=Reading(value=value))
+            out.append(Entity(
+                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="measurement", segment=seg.index,
+                value=f"{value:g}", claim=claim, items=tuple(it for it, _ in found),
+                item_keys=tuple(k for _, k in found), time_text=ttext, window=window, source="ontology",
+                span=(a, b)))
+    return out
+
+
+RULE = Rule("extract.record_result", "A results record's Name-value the vocabulary lacks is the value of the "
+            "patient's lab item whose label the name abbreviates, of the specimen the record names.",
+            record_results, ("measurement",))
