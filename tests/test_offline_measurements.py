@@ -123,6 +123,17 @@ def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
     assert [v for _, v in _values("lactate trending down, 2.2 -> 1.5", "lactate")] == [None]
 
 
+def test_an_extreme_word_and_an_arrow_introduce_later_values() -> None:
+    # an extreme word before a later value makes it the course's maximum or minimum
+    got = [m for m in find_mentions("Cr 1.7 on admission, peaking at 1.8, then down to 1.1", 0, load_lexicon())
+           if m.concept == "creatinine"]
+    assert [(m.kind, m.claim.reading.max) for m in got[1:2] if isinstance(m.claim, NumericClaim)] == [("range", 1.8)]
+    assert [v for _, v in _values("Hgb 10.1 on HD 1, nadir of 7.1 on HD 6", "hemoglobin")] == [10.1, 7.1]
+    # four digits right after an arrow continue the series: a value, not a clock time
+    assert [v for _, v in _values("AST 2651 -> peak 3905 -> 2159", "ast")] == [2651.0, 3905.0, 2159.0]
+    assert [v for _, v in _values("CK 890 -> 1450, repeat at 2130", "ck")] == [890.0, 1450.0]  # "at" keeps the clock
+
+
 def test_later_values_rule_states_its_principle() -> None:
     from ehrlib.pipeline.offline.measurements import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle

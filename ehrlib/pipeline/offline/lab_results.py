@@ -36,7 +36,8 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.records import Entity, Segment
 
-__all__ = ["LAB_RESULT", "record_results", "label_score", "line_fluid", "catalog_fluids", "RULE"]
+__all__ = ["LAB_RESULT", "record_results", "record_specimen_items", "label_score", "line_fluid", "catalog_fluids",
+           "RULE", "SPECIMEN_RULE"]
 
 #: ``claim.concept`` of the entities this module emits (no vocabulary concept: the label decides)
 LAB_RESULT = "lab_result"
@@ -127,6 +128,20 @@ def _is_record(text: str) -> bool:
     return stamp_clock(text) is not None or len(block_items(text)) >= 2
 
 
+def record_specimen_items(text: str, name: str, items: Sequence[tuple[ItemRef, str]],
+                          pairs: Sequence[tuple[ItemRef, str]], profile: Callable[[str], Sequence[str]],
+                          fluid_of: Callable[[str], str | None]) -> list[tuple[ItemRef, str]]:
+    """The items of an analyte read by the vocabulary on a results record of another specimen
+    than blood (``___ 04:10PM URINE RBC-3 WBC-12``): the patient's items of that specimen the
+    name names, when there are any; else ``items``.
+    """
+    fluid = line_fluid(text)
+    if fluid == _data()["default"] or not _is_record(text):
+        return list(items)
+    labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label and fluid_of(k)]
+    return _items_for(name, fluid, labs, fluid_of, profile) or list(items)
+
+
 def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
                    profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None],
                    known: Iterable[Entity] = ()) -> list[Entity]:
@@ -172,6 +187,9 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
     return out
 
 
+SPECIMEN_RULE = Rule("extract.record_specimen", "An analyte on a results record of a specimen other than blood (a "
+                     "urine record's WBC or sodium) is that specimen's item of the patient, not the blood item of the "
+                     "same name.", record_specimen_items, ("measurement",))
 RULE = Rule("extract.record_result", "A results record's Name-value the vocabulary lacks is the value of the "
             "patient's lab item whose label the name abbreviates, of the specimen the record names.",
             record_results, ("measurement",))
