@@ -134,6 +134,16 @@ def test_an_extreme_word_and_an_arrow_introduce_later_values() -> None:
     assert [v for _, v in _values("CK 890 -> 1450, repeat at 2130", "ck")] == [890.0, 1450.0]  # "at" keeps the clock
 
 
+def test_a_cleared_marker_states_its_value_not_a_denied_state() -> None:
+    # "cleared" tells the course's end (the value reached, improving), not that the state never held
+    for text in ("Lactate cleared to 1.7 by mid-morning.", "lactic acid cleared to 0.9 after fluids"):
+        got = [m for m in find_mentions(text, 0, load_lexicon()) if m.concept in ("lactate", "lactic_acidosis")]
+        assert [(m.concept, m.claim.reading.value) for m in got if isinstance(m.claim, NumericClaim)] == [
+            ("lactate", float(text.split("to ")[1].split()[0]))]
+        assert all(isinstance(m.claim, NumericClaim) and m.claim.trend is not None
+                   and m.claim.trend.direction == "improving" for m in got)
+
+
 def test_later_values_rule_states_its_principle() -> None:
     from ehrlib.pipeline.offline.measurements import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle
