@@ -39,7 +39,7 @@ from ehrlib.pipeline.offline.icd_match import (
     one_title_states,
 )
 from ehrlib.pipeline.offline.lab_categories import categorical_results
-from ehrlib.pipeline.offline.lab_results import catalog_fluids, record_results, record_specimen_items
+from ehrlib.pipeline.offline.lab_results import catalog_fluids, dictionary_results, record_specimen_items
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -446,8 +446,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
         out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
                                    [(e.line, e.span) for e in (*known, *out)])
-        out += record_results(ctx.lines, seg, pairs, env.item_profile,  # "VitB12-1214*", "Lymphs-1.6*"
-                              fluids, (*known, *out))
+        out += dictionary_results(ctx.lines, seg, pairs, env.item_profile, fluids, (*known, *out),  # "VitB12-1214*"
+                                  env.toolset)
     out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement
     return StageOutput(tuple(out), dropped=tuple(dropped))
 

@@ -31,12 +31,13 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import NumericClaim, Reading
 from ehrlib.pipeline.offline.lab_categories import abbreviates
 from ehrlib.pipeline.offline.lexicon import load_lexicon
-from ehrlib.pipeline.offline.numparse import block_items
+from ehrlib.pipeline.offline.numparse import NUMBER, block_items
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["LAB_RESULT", "record_results", "record_specimen_items", "label_score", "line_fluid", "catalog_fluids",
+           "catalog_labs", "prose_results", "dictionary_results", "PROSE_RULE",
            "RULE", "SPECIMEN_RULE"]
 
 #: ``claim.concept`` of the entities this module emits (no vocabulary concept: the label decides)
@@ -100,16 +101,35 @@ def _numeric(values: Sequence[str]) -> bool:
 
 
 def _items_for(name: str, fluid: str, labs: Sequence[tuple[ItemRef, str]],
-               fluid_of: Callable[[str], str | None], profile: Callable[[str], Sequence[str]]
+               fluid_of: Callable[[str], str | None], profile: Callable[[str], Sequence[str]], least: int = 1
                ) -> list[tuple[ItemRef, str]]:
     scored = [(label_score(name, it.label or ""), (it, k)) for it, k in labs
               if (fluid_of(k) or fluid).lower().startswith(fluid.lower())]
     best = max((s for s, _ in scored), default=0)
-    if not best:
+    if best < least:
         return []
     # the closest labels first, the shortest of them first ("Lymphocytes" before "Lymphocytes, Percent")
     kept = sorted((p for s, p in scored if s == best and _numeric(profile(p[1]))), key=lambda p: len(p[0].label or ""))
     return kept[:_MAX_ITEMS]
+
+
+def catalog_labs(tools: Any) -> list[tuple[ItemRef, str]]:
+    """Every lab item of the tools' database (the d_labitems dictionary) with its key."""
+    catalog = getattr(getattr(tools, "env", None), "catalog", None)
+    if catalog is None:
+        return []
+    got = _CATALOG_LABS.get(id(catalog))
+    if got is None or got[0] is not catalog:
+        if len(_CATALOG_LABS) > 4:
+            _CATALOG_LABS.clear()
+        got = (catalog, [(ItemRef("labevents", i.label, i.value), i.key) for i in catalog.items
+                         if i.table == "labevents" and i.label])
+        _CATALOG_LABS[id(catalog)] = got
+    return got[1]
+
+
+#: the lab items of a catalogue, built once per catalogue (a catalogue holds a dict: not hashable)
+_CATALOG_LABS: dict[int, tuple[Any, list[tuple[ItemRef, str]]]] = {}
 
 
 def catalog_fluids(tools: Any) -> Callable[[str], str | None]:
@@ -144,15 +164,18 @@ def record_specimen_items(text: str, name: str, items: Sequence[tuple[ItemRef, s
 
 def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
                    profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None],
-                   known: Iterable[Entity] = ()) -> list[Entity]:
+                   known: Iterable[Entity] = (), catalog: Sequence[tuple[ItemRef, str]] = ()) -> list[Entity]:
     """Measurement entities of the results-record values of ``seg`` that no extracted entity
     covers (``known``), each aligned to the patient's lab item its name and specimen name.
 
-    A value takes the window (and time text) of an entity already read on its line, which
-    the record's stamp timed, else the segment's window.
+    A name none of the patient's items takes is looked up in the database's lab dictionary
+    (``catalog``), where it must be the label or its first word: the record states a result
+    the admission has no row of (a missing record, not an unknown word). A value takes the
+    window (and time text) of an entity already read on its line, which the record's stamp
+    timed, else the segment's window.
     """
     labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label]
-    if not labs:
+    if not labs and not catalog:
         return []
     used: dict[int, list[tuple[int, int]]] = {}
     timed: dict[int, tuple[TimeSpan | None, str | None]] = {}
@@ -173,7 +196,8 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
                 continue
             if concepts.concepts_for(item.name):
                 continue  # a vocabulary name the concept scanner read (or chose not to)
-            found = _items_for(item.name, fluid, labs, fluid_of, profile)
+            found = _items_for(item.name, fluid, labs, fluid_of, profile) or \
+                _items_for(item.name, fluid, catalog, fluid_of, lambda k: (), least=2)
             if not found:
                 continue
             window, ttext = timed.get(i, (seg.default_window, None))
@@ -187,9 +211,82 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
     return out
 
 
+#: a lab name in prose and its value: "ferritin 442", "D-dimer of 1120", "phenobarb level 19.5"
+_PROSE = re.compile(r"(?<![\w\-/.])(?P<name>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)(?P<level>\s+levels?)?"
+                    r"(?:\s+(?:of|was|is|at)|\s*[:=])?\s*(?P<v>" + NUMBER + r")(?![\d/]|[.,]\d)")
+#: what after the number makes it no lab value: a dose, a count, a duration, a time of day
+_NOT_LAB = re.compile(r"\s*(?:(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|l|tabs?|caps?|x|q|hours?|hrs?|h|"
+                      r"days?|d|min|weeks?|years?|yo|am|pm)\b(?!\s*/)|x\d|q\d|-\d|:\d)", re.I)
+
+
+def _lab_context(seg: Segment, line: int, known: Sequence[Entity]) -> bool:
+    """A results section, or a line on which another lab value is already read."""
+    return seg.section == "results" or any(e.line == line and any(it.table == "labevents" for it in e.items)
+                                           for e in known)
+
+
+def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
+                  profile: Callable[[str], Sequence[str]], known: Sequence[Entity] = (),
+                  catalog: Sequence[tuple[ItemRef, str]] = ()) -> list[Entity]:
+    """Measurement entities of lab values written in prose in a labs context ("ferritin 442",
+    "D-dimer of 1120 on admission", "VPA level 46") whose name the vocabulary lacks: the name
+    is a lab label (or its listed abbreviation), or with a level word a short form of one,
+    among the patient's blood items, else the database's (a result the admission lacks).
+    """
+    labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label]
+    lex = load_lexicon()
+    used: dict[int, list[tuple[int, int]]] = {}
+    for e in known:
+        if e.span is not None:
+            used.setdefault(e.line, []).append(e.span)
+    out: list[Entity] = []
+    for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
+        text = lines[i]
+        if _is_record(text):
+            continue
+        context = _lab_context(seg, i, known)
+        for m in _PROSE.finditer(text):
+            a, b = m.start(), m.end()
+            if any(x < b and a < y for x, y in used.get(i, ())) or _NOT_LAB.match(text, b):
+                continue
+            if not (context or m.group("level")):
+                continue  # a level word itself tells a measured concentration
+            name = m.group("name")
+            if lex.concepts_for(name) or (not m.group("level") and lex.drug_re.fullmatch(name)):
+                continue
+            least = 1 if m.group("level") else 3
+            blood = str(_data()["default"])
+            found = _items_for(name, blood, labs, lambda k: None, profile, least) or \
+                _items_for(name, blood, catalog, lambda k: None, lambda k: (), max(least, 2))
+            if not found:
+                continue
+            value = float(m.group("v").replace(",", ""))
+            claim = NumericClaim(concept=LAB_RESULT, section=seg.section, reading=Reading(value=value))
+            out.append(Entity(
+                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="measurement", segment=seg.index,
+                value=f"{value:g}", claim=claim, items=tuple(it for it, _ in found),
+                item_keys=tuple(k for _, k in found), time_text=None, window=seg.default_window, source="ontology",
+                span=(a, b)))
+            used.setdefault(i, []).append((a, b))
+    return out
+
+
+def dictionary_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
+                       profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None],
+                       known: Sequence[Entity], tools: Any) -> list[Entity]:
+    """The lab values of ``seg`` the vocabulary lacks, on results records and then in prose,
+    resolved against the lab dictionary of the tools' database."""
+    catalog = catalog_labs(tools)
+    found = record_results(lines, seg, pairs, profile, fluid_of, known, catalog)
+    return found + prose_results(lines, seg, pairs, profile, (*known, *found), catalog)
+
+
 SPECIMEN_RULE = Rule("extract.record_specimen", "An analyte on a results record of a specimen other than blood (a "
                      "urine record's WBC or sodium) is that specimen's item of the patient, not the blood item of the "
                      "same name.", record_specimen_items, ("measurement",))
+PROSE_RULE = Rule("extract.prose_result", "In a labs context, a lab's dictionary name followed by a number (not a "
+                  "dose, count or time) is that lab's value, of the patient's item or, when the admission has none, "
+                  "a result the record lacks.", prose_results, ("measurement",))
 RULE = Rule("extract.record_result", "A results record's Name-value the vocabulary lacks is the value of the "
             "patient's lab item whose label the name abbreviates, of the specimen the record names.",
             record_results, ("measurement",))
