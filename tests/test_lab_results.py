@@ -4,10 +4,12 @@ from __future__ import annotations
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.lab_results import (
+    PROSE_RULE,
     RULE,
     SPECIMEN_RULE,
     label_score,
     line_fluid,
+    prose_results,
     record_results,
     record_specimen_items,
 )
@@ -19,7 +21,7 @@ _LABS = {51244: ("Lymphocytes", "Blood", ("22", "9.5")), 51254: ("Monocytes", "B
          51100: ("Sodium, Urine", "Urine", ("40",)), 50983: ("Sodium", "Blood", ("140",)),
          51093: ("Osmolality, Urine", "Urine", ("410",)), 51427: ("Lymphocytes", "Other Body Fluid", ("60",)),
          51498: ("Specific Gravity", "Urine", ("1.015",)), 51508: ("Urine Color", "Urine", ("Yellow",)),
-         50986: ("tacroFK", "Blood", ("7.5",))}
+         50986: ("tacroFK", "Blood", ("7.5",)), 50966: ("Phenobarbital", "Blood", ("21",))}
 _PAIRS = [(ItemRef("labevents", label, itemid), f"labevents:{itemid}") for itemid, (label, _, _) in _LABS.items()]
 _FLUID = {f"labevents:{i}": fluid for i, (_, fluid, _) in _LABS.items()}
 _PROFILE = {f"labevents:{i}": values for i, (_, _, values) in _LABS.items()}
@@ -67,7 +69,7 @@ def test_vocabulary_names_taken_values_and_prose_are_left_alone() -> None:
 
 def test_label_scores() -> None:
     assert label_score("Ferritin", "Ferritin") == 3 and label_score("Lymphs", "Lymphocytes") == 1
-    assert label_score("VitB12", "Vitamin B12") == 1 and label_score("AnGap", "Anion Gap") == 1
+    assert label_score("VitB12", "Vitamin B12") == 3 and label_score("AnGap", "Anion Gap") == 1  # listed; one word
     assert label_score("Lymphs", "Monocytes") == 0 and label_score("Na", "Sodium, Urine") == 0
     assert RULE.rule_id == "extract.record_result" and "specimen" in RULE.principle
 
@@ -83,3 +85,39 @@ def test_a_vocabulary_analyte_on_a_urine_record_is_the_urine_item() -> None:
     assert record_specimen_items("___ 03:12PM URINE Potassium-30 Na-2", "Potassium", serum, _PAIRS,
                                  lambda k: (), _FLUID.get) == serum
     assert SPECIMEN_RULE.rule_id == "extract.record_specimen"
+
+
+_CATALOG = [*_PAIRS, (ItemRef("labevents", "Haptoglobin", 50935), "labevents:50935"),
+            (ItemRef("labevents", "Valproic Acid", 51008), "labevents:51008")]
+
+
+def _prose(line: str, section: str = "results", known: tuple[Entity, ...] = ()) -> list[tuple[str, tuple[int, ...]]]:
+    seg = Segment(0, 0, 0, "Labs", section)
+    got = prose_results([line], seg, _PAIRS, lambda k: _PROFILE.get(k, ()), known, _CATALOG)
+    return [(e.text, tuple(int(it.itemid) for it in e.items)) for e in got]  # type: ignore[arg-type]
+
+
+def test_a_lab_name_in_prose_is_its_value_in_a_labs_context() -> None:
+    assert _prose("Ferritin 442, D-dimer of 1120 on admission") == [("Ferritin 442", (50924,)),
+                                                                    ("D-dimer of 1120", (51196,))]
+    assert _prose("FK506 4.2 (was 7.5)") == [("FK506 4.2", (50986,))]           # the listed abbreviation
+    # the admission has no haptoglobin: the dictionary's item, a result the record lacks
+    assert _prose("haptoglobin: 12") == [("haptoglobin: 12", (50935,))]
+    # a level word is a lab context of its own, and lets a short form name the patient's drug level
+    assert _prose("Phenobarb level 19.5, VPA level 46", section="nursing") == [
+        ("Phenobarb level 19.5", (50966,)), ("VPA level 46", (51008,))]
+
+
+def test_prose_without_a_labs_context_doses_and_times_are_no_lab_values() -> None:
+    assert _prose("ferritin 442", section="assessment") == []      # no labs context on the line
+    assert _prose("Ferritin 3 days ago, lymphocytes 2 weeks") == []
+    assert _prose("valproic acid 500 mg PO BID") == []             # a dose
+    assert _prose("Monos at 0400") == []                          # short forms need a level word
+    assert PROSE_RULE.rule_id == "extract.prose_result"
+
+
+def test_a_record_name_only_the_dictionary_holds_is_a_result_the_admission_lacks() -> None:
+    seg = Segment(0, 0, 0, "Pertinent Results", "results")
+    got = record_results(["___ 09:00AM BLOOD Hapto-40 Haptoglobin-35"], seg, _PAIRS, lambda k: (), _FLUID.get,
+                         (), _CATALOG)
+    assert [(e.text, [it.itemid for it in e.items]) for e in got] == [("Haptoglobin-35", [50935])]  # short: not enough
