@@ -144,6 +144,16 @@ def catalog_fluids(tools: Any) -> Callable[[str], str | None]:
     return fluid
 
 
+def _value_entity(seg: Segment, line: int, span: tuple[int, int], text: str, value: float,
+                  found: Sequence[tuple[ItemRef, str]], window: TimeSpan | None, time_text: str | None) -> Entity:
+    """A measurement entity of one lab value aligned to ``found``."""
+    claim = NumericClaim(concept=LAB_RESULT, section=seg.section, reading=Reading(value=value))
+    return Entity(entity_id=f"L{line}:{span[0]}", line=line, text=text, kind="measurement", segment=seg.index,
+                  value=f"{value:g}", claim=claim, items=tuple(it for it, _ in found),
+                  item_keys=tuple(k for _, k in found), time_text=time_text, window=window, source="ontology",
+                  span=span)
+
+
 def _is_record(text: str) -> bool:
     return stamp_clock(text) is not None or len(block_items(text)) >= 2
 
@@ -201,13 +211,7 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
             if not found:
                 continue
             window, ttext = timed.get(i, (seg.default_window, None))
-            value = item.reading.value
-            claim = NumericClaim(concept=LAB_RESULT, section=seg.section, reading=Reading(value=value))
-            out.append(Entity(
-                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="measurement", segment=seg.index,
-                value=f"{value:g}", claim=claim, items=tuple(it for it, _ in found),
-                item_keys=tuple(k for _, k in found), time_text=ttext, window=window, source="ontology",
-                span=(a, b)))
+            out.append(_value_entity(seg, i, (a, b), text[a:b], item.reading.value, found, window, ttext))
     return out
 
 
@@ -261,12 +265,7 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             if not found:
                 continue
             value = float(m.group("v").replace(",", ""))
-            claim = NumericClaim(concept=LAB_RESULT, section=seg.section, reading=Reading(value=value))
-            out.append(Entity(
-                entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="measurement", segment=seg.index,
-                value=f"{value:g}", claim=claim, items=tuple(it for it, _ in found),
-                item_keys=tuple(k for _, k in found), time_text=None, window=seg.default_window, source="ontology",
-                span=(a, b)))
+            out.append(_value_entity(seg, i, (a, b), text[a:b], value, found, seg.default_window, None))
             used.setdefault(i, []).append((a, b))
     return out
 
@@ -275,7 +274,8 @@ def dictionary_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple
                        profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None],
                        known: Sequence[Entity], tools: Any) -> list[Entity]:
     """The lab values of ``seg`` the vocabulary lacks, on results records and then in prose,
-    resolved against the lab dictionary of the tools' database."""
+    resolved against the lab dictionary of the tools' database.
+    """
     catalog = catalog_labs(tools)
     found = record_results(lines, seg, pairs, profile, fluid_of, known, catalog)
     return found + prose_results(lines, seg, pairs, profile, (*known, *found), catalog)
