@@ -113,6 +113,7 @@ def test_prose_without_a_labs_context_doses_and_times_are_no_lab_values() -> Non
     assert _prose("Ferritin 3 days ago, lymphocytes 2 weeks") == []
     assert _prose("valproic acid 500 mg PO BID") == []             # a dose
     assert _prose("Monos at 0400") == []                          # short forms need a level word
+    assert _prose("FK506 2340: 7.1, tacro 0653 8.2") == []          # a draw time before the value
     assert PROSE_RULE.rule_id == "extract.prose_result"
 
 

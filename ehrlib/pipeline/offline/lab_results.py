@@ -218,9 +218,10 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
 #: a lab name in prose and its value: "ferritin 442", "D-dimer of 1120", "phenobarb level 19.5"
 _PROSE = re.compile(r"(?<![\w\-/.])(?P<name>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)?)(?P<level>\s+levels?)?"
                     r"(?:\s+(?:of|was|is|at)|\s*[:=])?\s*(?P<v>" + NUMBER + r")(?![\d/]|[.,]\d)")
-#: what after the number makes it no lab value: a dose, a count, a duration, a time of day
+#: what after the number makes it no lab value: a dose, a count, a duration, a time of day,
+#: or another value (the number is then the time the value was drawn: "ABG 2340: 7.44/46")
 _NOT_LAB = re.compile(r"\s*(?:(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|l|tabs?|caps?|x|q|hours?|hrs?|h|"
-                      r"days?|d|min|weeks?|years?|yo|am|pm)\b(?!\s*/)|x\d|q\d|-\d|:\d)", re.I)
+                      r"days?|d|min|weeks?|years?|yo|am|pm)\b(?!\s*/)|x\d|q\d|-\d|:\s*\.?\d|\d)", re.I)
 
 
 def _lab_context(seg: Segment, line: int, known: Sequence[Entity]) -> bool:
