@@ -27,6 +27,12 @@ def test_mimic_results_block_values_are_positive_and_flags_kept():
     assert all(r.value > 0 for r in got.values())
 
 
+def test_a_hyphenated_block_name_is_one_analyte():
+    got = _block("___ 12:35AM BLOOD CK(CPK)-129 CK-MB-7 D-Dimer-2361* Base XS--2")
+    assert {k: r.value for k, r in got.items()} == {"CK(CPK)": 129.0, "CK-MB": 7.0, "D-Dimer": 2361.0,
+                                                   "Base XS": -2.0}
+
+
 def test_block_second_hyphen_is_a_sign_only_for_signed_analytes():
     got = _block("pO2-64* pCO2-52* pH-7.28* calTCO2-25 Base XS--2 Hgb--3")
     assert got["Base XS"].value == -2.0

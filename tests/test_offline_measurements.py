@@ -123,6 +123,27 @@ def test_later_values_after_an_arrow_not_after_a_trend_word() -> None:
     assert [v for _, v in _values("lactate trending down, 2.2 -> 1.5", "lactate")] == [None]
 
 
+def test_an_extreme_word_and_an_arrow_introduce_later_values() -> None:
+    # an extreme word before a later value makes it the course's maximum or minimum
+    got = [m for m in find_mentions("Cr 1.7 on admission, peaking at 1.8, then down to 1.1", 0, load_lexicon())
+           if m.concept == "creatinine"]
+    assert [(m.kind, m.claim.reading.max) for m in got[1:2] if isinstance(m.claim, NumericClaim)] == [("range", 1.8)]
+    assert [v for _, v in _values("Hgb 10.1 on HD 1, nadir of 7.1 on HD 6", "hemoglobin")] == [10.1, 7.1]
+    # four digits right after an arrow continue the series: a value, not a clock time
+    assert [v for _, v in _values("AST 2651 -> peak 3905 -> 2159", "ast")] == [2651.0, 3905.0, 2159.0]
+    assert [v for _, v in _values("CK 890 -> 1450, repeat at 2130", "ck")] == [890.0, 1450.0]  # "at" keeps the clock
+
+
+def test_a_cleared_marker_states_its_value_not_a_denied_state() -> None:
+    # "cleared" tells the course's end (the value reached, improving), not that the state never held
+    for text in ("Lactate cleared to 1.7 by mid-morning.", "lactic acid cleared to 0.9 after fluids"):
+        got = [m for m in find_mentions(text, 0, load_lexicon()) if m.concept in ("lactate", "lactic_acidosis")]
+        assert [(m.concept, m.claim.reading.value) for m in got if isinstance(m.claim, NumericClaim)] == [
+            ("lactate", float(text.split("to ")[1].split()[0]))]
+        assert all(isinstance(m.claim, NumericClaim) and m.claim.trend is not None
+                   and m.claim.trend.direction == "improving" for m in got)
+
+
 def test_later_values_rule_states_its_principle() -> None:
     from ehrlib.pipeline.offline.measurements import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle

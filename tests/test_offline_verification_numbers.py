@@ -101,6 +101,19 @@ def test_an_undated_stamp_times_the_value_to_its_clock(value, label):
     assert_decided(verify(e, _TWO_DRAWS, line=line), "numbers.value_in_window", label)
 
 
+@pytest.mark.parametrize("value, label", [(12.3, "consistent"), (4.5, "consistent"), (9.9, "inconsistent")])
+def test_a_masked_stamp_is_a_draw_of_any_day_of_the_stay(value, label):
+    # the window (the note's day) holds a 02:52 draw of 4.5; the stay's last day one of 12.3
+    tools = FakeTools({KEY: [row("2199-02-03 02:52:00", 4.5), row("2199-02-09 02:52:00", 12.3),
+                             row("2199-02-09 14:00:00", 9.9)]})
+    line = f"___ 02:52AM BLOOD WBC-{value:g}* Hgb-9.6*"
+    e = entity("WBC", "measurement", concept="wbc", value=value, span=spanned(line, f"WBC-{value:g}"))
+    assert_decided(verify(e, tools, line=line), "numbers.value_in_window", label)
+    dated = f"[**2199-2-3**] 02:52AM BLOOD WBC-{value:g}*"  # a written date keeps its own day
+    e = entity("WBC", "measurement", concept="wbc", value=value, span=spanned(dated, f"WBC-{value:g}"))
+    assert verify(e, tools, line=dated).label == ("consistent" if value == 4.5 else "inconsistent")
+
+
 def test_a_stamp_at_a_clock_the_item_never_has_leaves_the_window():
     line = "___ 02:00AM BLOOD K-5.0"
     e = entity("K", "measurement", concept="potassium", value=5.0, span=spanned(line, "K-5.0"))

@@ -39,6 +39,7 @@ from ehrlib.pipeline.offline.icd_match import (
     one_title_states,
 )
 from ehrlib.pipeline.offline.lab_categories import categorical_results
+from ehrlib.pipeline.offline.lab_results import catalog_fluids, dictionary_results, record_specimen_items
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.long_text import piece_spans
@@ -377,6 +378,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
     forms = event_forms(patient_event_items(pairs))
+    fluids = catalog_fluids(env.toolset)  # d_labitems fluid of a lab item (.lab_results)
     absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
     tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
                                              if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
@@ -408,6 +410,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)
+                items = record_specimen_items(ctx.lines[line], m.text, items, pairs, env.item_profile, fluids)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -448,6 +451,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
         out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
                                    [(e.line, e.span) for e in (*known, *out)])
+        out += dictionary_results(ctx.lines, seg, pairs, env.item_profile, fluids, (*known, *out),  # "VitB12-1214*"
+                                  env.toolset)
     out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement
     return StageOutput(tuple(out), dropped=tuple(dropped))
 

@@ -304,6 +304,13 @@ _NOT_A_VALUE_AFTER = re.compile(r"\s*(?:/|:\d|x\b|%|°|[FC]\b|mg|mcg|g\b|gm|gram
                                 r"liters?|"
                                 r"hours?|hrs?|h\b|days?|d\b|min|weeks?|years?|yo\b|y/o|times|pm\b|am\b|-\d)", re.I)
 _LATER_SEP = re.compile(r"\s*(?:,|;|\)|->|-->|→|\bthen\b|\band\b|\bbut\b)")
+#: an extreme word before a later value ("Cr 1.7 on admission, peaking at 1.8", "-> peak 270"):
+#: the value is the course's maximum or minimum, read by the value parser with its word
+_EXTREME_CUE = re.compile(r"\b(?:peak(?:ed|ing)?|nadir(?:ed|ing)?|max(?:imum)?|min(?:imum)?|highest|lowest)"
+                          r"(?:\s+(?:value|level))?(?:\s+(?:of|at|was|is|=|:))?\s*$", re.I)
+#: an arrow right before a number (an extreme word between): the next value of a series,
+#: never a clock time ("AST 2651 -> peak 3905 -> 2159")
+_AFTER_ARROW = re.compile(r"(?:->|-->|→|=>)\s*(?:(?:peak|nadir|max|min)\w*\s*(?:of|at)?\s*)?$", re.I)
 
 
 def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int, int]], stops: list[int],
@@ -327,22 +334,27 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
                    + [_stop(raw, anchor.end, stops)])
         for n in re.finditer(r"(?<![\w.,`\-])(?:" + NUMBER + r")(?![\w`])", raw[anchor.end:stop]):
             a, b = anchor.end + n.start(), anchor.end + n.end()
-            if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a]) \
-                    or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]):
+            cue = _EXTREME_CUE.search(raw, max(anchor.end, a - 30), a)
+            start = cue.start() if cue and not overlaps(taken, cue.start(), a) else a
+            if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]) or (
+                    start == a and _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a])):
                 continue
-            if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)):
+            if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)) and not _AFTER_ARROW.search(raw, anchor.end, a):
                 continue  # "gtt started 1149": four bare digits that read as a clock are a time
             if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
                 continue  # "Hct 30.0 (26.3)": a bare number in brackets may be a prior, a reference or a unit
             v = float(n.group(0).replace(",", ""))
+            parsed = parse_value(raw[start:], concept) if start < a else None
+            parsed = {k: x for k, x in parsed.items() if not k.startswith("_")} if parsed else {"value": v}
             if not plausible({"value": v}, concept):
                 continue
             sep = _LATER_SEP.search(raw, b, stop)
             later = [x.start for x in out if x.start >= b]
             e = min([sep.start() if sep else stop, b + 40, *later])
             e = len(raw[:e].rstrip())
-            mention = Mention(line, a, e, anchor.text, "measurement", anchor.concept, raw[a:e].strip("` "),
-                              numeric_claim({"value": v}))
+            kind = "range" if any(k in parsed for k in ("min", "max")) else "measurement"
+            mention = Mention(line, start, e, anchor.text, kind, anchor.concept, raw[start:e].strip("` "),
+                              numeric_claim(parsed))
             emit(found, taken, mention)
     return found
 

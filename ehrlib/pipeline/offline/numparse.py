@@ -279,7 +279,8 @@ def _comparator_at(text: str, pos: int) -> Reading | None:
 @functools.lru_cache(maxsize=1)
 def _block_re() -> re.Pattern[str]:
     two = "|".join(re.escape(n).replace(r"\ ", r"\s") for n in sorted(_data()["block_names"], key=len, reverse=True))
-    name = r"(?:" + two + r"|[A-Za-z][A-Za-z0-9]*(?:\([A-Za-z0-9]+\))?\+{0,2})"
+    # a hyphenated name is one analyte ("D-Dimer-2361", "CK-MB-7"): its hyphen joins two words
+    name = r"(?:" + two + r"|[A-Za-z]+-[A-Za-z][A-Za-z0-9]*|[A-Za-z][A-Za-z0-9]*(?:\([A-Za-z0-9]+\))?\+{0,2})"
     return re.compile(r"(?<![\w\-/.])(?P<name>" + name + r")-(?P<neg>-)?(?P<cmp><=|>=|<|>)?(?P<v>" + NUMBER + r")"
                       r"(?:-(?P<v2>" + NUMBER + r"))?(?P<flag>\*)?(?![\w.\-/])")
 

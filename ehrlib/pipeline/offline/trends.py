@@ -15,7 +15,7 @@ __all__ = ["TREND_VERB", "trend_word", "verb_direction"]
 TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|"
               r"trended\s+up|"
               r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
-              r"normalized|peaked|nadired|drifted(?:\s+(?:down|up))?|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
+              r"normalized|cleared|peaked|nadired|drifted(?:\s+(?:down|up))?|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
 
 _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), d) for p, d in (
     (r"\b(?:down-?trending|trending\s+down|trended\s+down|decreas(?:ing|ed)|declin(?:ing|ed)|falling|fell|dropp(?:ing|ed)|"
@@ -37,11 +37,11 @@ _DOWN_VERB = re.compile(r"decreas|fell|drop|declin|improv|came\s+down|drifted\s+
 
 
 def verb_direction(verb: str, concept: Concept | None) -> str | None:
-    """The direction a trend verb states ("fell" down, "improved" improving; "normalized" none)."""
+    """The direction a trend verb states ("fell" down, "improved" or "cleared" improving; "normalized" none)."""
     if not verb:
         return None
-    if re.search(r"improv|worsen", verb, re.I):
-        return "improving" if re.search(r"improv", verb, re.I) else "worsening"
+    if re.search(r"improv|worsen|clear", verb, re.I):  # a marker "cleared" as it improved
+        return "improving" if re.search(r"improv|clear", verb, re.I) else "worsening"
     if re.search(r"normaliz|\bback\b|\bdrifted\b(?!\s+(?:up|down))", verb, re.I):
         return None  # "normalized", "back to", a bare "drifted to": no direction stated
     return "down" if _DOWN_VERB.search(verb) else "up"

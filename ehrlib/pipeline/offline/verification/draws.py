@@ -12,7 +12,7 @@ from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.windows import parse_time, widened_back
 
-__all__ = ["series_rows", "at_stamp"]
+__all__ = ["series_rows", "at_stamp", "masked_draw"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -38,20 +38,43 @@ def series_rows(c: Case) -> Rows | None:
 _STAMP_SLACK_MIN = 5
 
 
+def _at_clock(rows: Rows, clock: tuple[int, int]) -> Rows:
+    want = clock[0] * 60 + clock[1]
+    at: Rows = []
+    for r in rows:
+        t = parse_time(r.get("time"))
+        if t is not None and min(abs(t.hour * 60 + t.minute - want), 1440 - abs(t.hour * 60 + t.minute - want)) \
+                <= _STAMP_SLACK_MIN:
+            at.append(r)
+    return at
+
+
+#: a results record whose stamp's date is de-identified (``___ 02:52AM BLOOD ...``)
+_MASKED_STAMP = re.compile(r"\s*_{2,}\s+\d{1,2}:\d{2}")
+
+
+def masked_draw(c: Case) -> Rows:
+    """The rows of the draw a results record names when its date is de-identified: the item's
+    numeric rows at the stamp's clock time on any day of the stay (the line may report a
+    draw from the stay's last day under an admission heading); empty for any other line.
+    """
+    line = c.line()
+    clock = stamp_clock(line) if line is not None else None
+    if clock is None or line is None or not _MASKED_STAMP.match(line):
+        return []
+    stay = [r for k in c.keys()[:6] for r in c.session.rows(k, None)[1] if r.get("valuenum") is not None]
+    return _at_clock(stay, clock)
+
+
 def at_stamp(c: Case, numeric: Rows) -> Rows:
     """The rows of the draw a results record's stamp names (:func:`.statement_time.stamp_clock`,
-    ``___ 11:34PM BLOOD K-5.3``): those charted at its clock time on any day of the window;
-    all of ``numeric`` when the line has no stamp or no row of the item is at that clock.
+    ``___ 11:34PM BLOOD K-5.3``): those charted at its clock time on any day of the stay when
+    the date is de-identified (:func:`masked_draw`: a wrong day's draw at that clock is no
+    evidence against it), else on any day of the window; all of ``numeric`` when the line
+    has no stamp or no row of the item is at that clock.
     """
     line = c.line()
     clock = stamp_clock(line) if line is not None else None
     if clock is None:
         return numeric
-    want = clock[0] * 60 + clock[1]
-    at: Rows = []
-    for r in numeric:
-        t = parse_time(r.get("time"))
-        if t is not None and min(abs(t.hour * 60 + t.minute - want), 1440 - abs(t.hour * 60 + t.minute - want)) \
-                <= _STAMP_SLACK_MIN:
-            at.append(r)
-    return at or numeric
+    return masked_draw(c) or _at_clock(numeric, clock) or numeric

@@ -1,0 +1,124 @@
+"""Known answers for open-vocabulary results-record values (ehrlib.pipeline.offline.lab_results)."""
+from __future__ import annotations
+
+from ehrlib.corpus.records import ItemRef, TimeSpan
+from ehrlib.pipeline.claims import NumericClaim
+from ehrlib.pipeline.offline.lab_results import (
+    PROSE_RULE,
+    RULE,
+    SPECIMEN_RULE,
+    label_score,
+    line_fluid,
+    prose_results,
+    record_results,
+    record_specimen_items,
+)
+from ehrlib.pipeline.records import Entity, Segment
+
+_LABS = {51244: ("Lymphocytes", "Blood", ("22", "9.5")), 51254: ("Monocytes", "Blood", ("6", "4.1")),
+         51200: ("Eosinophils", "Blood", ("1.2",)), 50924: ("Ferritin", "Blood", ("450",)),
+         51010: ("Vitamin B12", "Blood", ("512",)), 51196: ("D-Dimer", "Blood", ("900",)),
+         51100: ("Sodium, Urine", "Urine", ("40",)), 50983: ("Sodium", "Blood", ("140",)),
+         51093: ("Osmolality, Urine", "Urine", ("410",)), 51427: ("Lymphocytes", "Other Body Fluid", ("60",)),
+         51498: ("Specific Gravity", "Urine", ("1.015",)), 51508: ("Urine Color", "Urine", ("Yellow",)),
+         50986: ("tacroFK", "Blood", ("7.5",)), 50966: ("Phenobarbital", "Blood", ("21",))}
+_PAIRS = [(ItemRef("labevents", label, itemid), f"labevents:{itemid}") for itemid, (label, _, _) in _LABS.items()]
+_FLUID = {f"labevents:{i}": fluid for i, (_, fluid, _) in _LABS.items()}
+_PROFILE = {f"labevents:{i}": values for i, (_, _, values) in _LABS.items()}
+
+
+def _found(*lines: str, known: tuple[Entity, ...] = ()) -> list[tuple[str, float | None, tuple[int, ...]]]:
+    seg = Segment(0, 0, len(lines) - 1, "Pertinent Results", "results")
+    got = record_results(list(lines), seg, _PAIRS, lambda k: _PROFILE.get(k, ()), _FLUID.get, known)
+    out = []
+    for e in got:
+        assert isinstance(e.claim, NumericClaim) and e.kind == "measurement"
+        out.append((e.text, e.claim.reading.value, tuple(int(it.itemid) for it in e.items)))  # type: ignore[arg-type]
+    return out
+
+
+def test_a_record_name_resolves_to_the_patients_own_label_of_its_specimen() -> None:
+    got = _found("[**2130-2-4**] 12:35AM BLOOD Neuts-70.1 Lymphs-19.6 Monos-6.0* Eos-1.2")
+    assert got == [("Lymphs-19.6", 19.6, (51244,)), ("Monos-6.0*", 6.0, (51254,)), ("Eos-1.2", 1.2, (51200,))]
+    # the label read as one word, a hyphenated name, a drug level the laboratory abbreviates
+    assert _found("___ 05:39PM BLOOD VitB12-1214* Ferritn-88 D-Dimer-2361*") == [
+        ("VitB12-1214*", 1214.0, (51010,)), ("Ferritn-88", 88.0, (50924,)), ("D-Dimer-2361*", 2361.0, (51196,))]
+    assert _found("2101-03-04 08:00AM BLOOD tacroFK-4.2 Lymphs-11") == [("tacroFK-4.2", 4.2, (50986,)),
+                                                                        ("Lymphs-11", 11.0, (51244,))]
+
+
+def test_the_specimen_word_picks_the_fluid_item() -> None:
+    # a urine record's sodium is the urine sodium, not the serum one
+    assert _found("___ 03:12PM URINE Osmolal-410 Lymphs-2") == [("Osmolal-410", 410.0, (51093,))]  # no urine lymphs
+    assert _found("___ 04:00PM OTHER BODY FLUID Lymphs-60")[0][2] == (51427,)
+    assert _found("UA: SpecGr-1.015 Color-Yellow") == []   # one item is no record line
+    assert line_fluid("___ 10:00AM ASCITES TotPro-1.2") == "Ascites" and line_fluid("BLOOD WBC-4") == "Blood"
+
+
+def test_vocabulary_names_taken_values_and_prose_are_left_alone() -> None:
+    assert _found("___ 02:52AM BLOOD WBC-12.3* Hgb-9.6*") == []            # concept names: the scanner's
+    assert _found("Lymphocytes were 19 percent on the smear, ferritin pending") == []
+    known = (Entity("e1", 0, "Lymphs-19.6", "measurement", span=(30, 41),
+                    window=TimeSpan("2130-02-04 00:00:00", "2130-02-04 23:59:59"), time_text="[**2130-2-4**]"),)
+    got = record_results(["[**2130-2-4**] 12:35AM BLOOD Lymphs-19.6 Monos-6.0*"],
+                         Segment(0, 0, 0, "Pertinent Results", "results"), _PAIRS,
+                         lambda k: _PROFILE.get(k, ()), _FLUID.get, known)
+    assert [(e.text, e.time_text) for e in got] == [("Monos-6.0*", "[**2130-2-4**]")]  # the stamp's time
+    assert _found("___ 09:00AM BLOOD Zinc-80 Qwerty-5") == []   # no such item for this patient
+
+
+def test_label_scores() -> None:
+    assert label_score("Ferritin", "Ferritin") == 3 and label_score("Lymphs", "Lymphocytes") == 1
+    assert label_score("VitB12", "Vitamin B12") == 3 and label_score("AnGap", "Anion Gap") == 1  # listed; one word
+    assert label_score("Lymphs", "Monocytes") == 0 and label_score("Na", "Sodium, Urine") == 0
+    assert RULE.rule_id == "extract.record_result" and "specimen" in RULE.principle
+
+
+def test_a_vocabulary_analyte_on_a_urine_record_is_the_urine_item() -> None:
+    serum = [(ItemRef("labevents", "Sodium", 50983), "labevents:50983")]
+    got = record_specimen_items("___ 03:12PM URINE Creat-88 Sodium-40", "Sodium", serum, _PAIRS,
+                                lambda k: _PROFILE.get(k, ()), _FLUID.get)
+    assert [it.itemid for it, _ in got] == [51100]
+    # a blood record, prose, or a patient without the urine item keep the items as aligned
+    assert record_specimen_items("___ 03:12PM BLOOD Na-140 K-4", "Na", serum, _PAIRS, lambda k: (), _FLUID.get) == serum
+    assert record_specimen_items("urine sodium sent", "sodium", serum, _PAIRS, lambda k: (), _FLUID.get) == serum
+    assert record_specimen_items("___ 03:12PM URINE Potassium-30 Na-2", "Potassium", serum, _PAIRS,
+                                 lambda k: (), _FLUID.get) == serum
+    assert SPECIMEN_RULE.rule_id == "extract.record_specimen"
+
+
+_CATALOG = [*_PAIRS, (ItemRef("labevents", "Haptoglobin", 50935), "labevents:50935"),
+            (ItemRef("labevents", "Valproic Acid", 51008), "labevents:51008")]
+
+
+def _prose(line: str, section: str = "results", known: tuple[Entity, ...] = ()) -> list[tuple[str, tuple[int, ...]]]:
+    seg = Segment(0, 0, 0, "Labs", section)
+    got = prose_results([line], seg, _PAIRS, lambda k: _PROFILE.get(k, ()), known, _CATALOG)
+    return [(e.text, tuple(int(it.itemid) for it in e.items)) for e in got]  # type: ignore[arg-type]
+
+
+def test_a_lab_name_in_prose_is_its_value_in_a_labs_context() -> None:
+    assert _prose("Ferritin 442, D-dimer of 1120 on admission") == [("Ferritin 442", (50924,)),
+                                                                    ("D-dimer of 1120", (51196,))]
+    assert _prose("FK506 4.2 (was 7.5)") == [("FK506 4.2", (50986,))]           # the listed abbreviation
+    # the admission has no haptoglobin: the dictionary's item, a result the record lacks
+    assert _prose("haptoglobin: 12") == [("haptoglobin: 12", (50935,))]
+    # a level word is a lab context of its own, and lets a short form name the patient's drug level
+    assert _prose("Phenobarb level 19.5, VPA level 46", section="nursing") == [
+        ("Phenobarb level 19.5", (50966,)), ("VPA level 46", (51008,))]
+
+
+def test_prose_without_a_labs_context_doses_and_times_are_no_lab_values() -> None:
+    assert _prose("ferritin 442", section="assessment") == []      # no labs context on the line
+    assert _prose("Ferritin 3 days ago, lymphocytes 2 weeks") == []
+    assert _prose("valproic acid 500 mg PO BID") == []             # a dose
+    assert _prose("Monos at 0400") == []                          # short forms need a level word
+    assert _prose("FK506 2340: 7.1, tacro 0653 8.2") == []          # a draw time before the value
+    assert PROSE_RULE.rule_id == "extract.prose_result"
+
+
+def test_a_record_name_only_the_dictionary_holds_is_a_result_the_admission_lacks() -> None:
+    seg = Segment(0, 0, 0, "Pertinent Results", "results")
+    got = record_results(["___ 09:00AM BLOOD Hapto-40 Haptoglobin-35"], seg, _PAIRS, lambda k: (), _FLUID.get,
+                         (), _CATALOG)
+    assert [(e.text, [it.itemid for it in e.items]) for e in got] == [("Haptoglobin-35", [50935])]  # short: not enough
