@@ -29,6 +29,8 @@ _TEMP = _FLAGS["temperature"]
 _REPLETION: Mapping[str, str] = _FLAGS["repletion"]
 _REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
 _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
+#: a device noun right after a number makes the number the device's size ("8.0 ETT", "7.5 trach", "16 Fr")
+_DEVICE_SIZE = re.compile(r"\s*(?:mm\s*)?(?:ett|et\s+tube|endotracheal|trach\w*|portex|shiley|fr\b|french)", re.I)
 #: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
 _PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
@@ -51,6 +53,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
             val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
+        elif _DEVICE_SIZE.match(raw, m.end() + int(val["_end"])):
+            val = None  # "Resp: 8.0 ETT": the number is the tube's size
         elif concept.cid in _FLAGS.get("volume_unit_concepts", ()) and not _VOLUME.match(str(val.get("unit") or "")):
             val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
