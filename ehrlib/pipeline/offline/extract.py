@@ -398,7 +398,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
-            if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
+            if m.kind in ("measurement", "range", "output") and items:  # "art BP": arterial; "JP medial": that drain
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),

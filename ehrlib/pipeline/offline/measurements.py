@@ -17,6 +17,7 @@ from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
 from ehrlib.pipeline.offline.numparse import NUMBER
+from ehrlib.pipeline.offline.output_volumes import states_period
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word
@@ -81,6 +82,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         elif day and concept.kind == "output":
             val["per_day"] = True
             end += day.end()
+        elif concept.kind == "output" and states_period(raw, end):
+            val["per_day"] = True  # "UOP 35 mL for the day", "I/O: ... OGT 300": the period's total
         elif concept.kind == "output" and float(val.get("value") or 0) >= _FLAGS["day_total_min"]:
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
         if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
@@ -231,8 +234,8 @@ def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
         return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
-    if unit and _VOLUME.match(unit.strip()):
-        return False
+    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or ""):
+        return False  # a volume is no lab's unit, but a tidal volume's own
     if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in _FLAGS["flow_unit_concepts"]:
         return False
     return True
