@@ -3,7 +3,8 @@
 A ventilator setting is a (setting, value) pair bound to the setting named nearest before
 the value, but the ventilator's shorthand leaves names out. After a volume-control mode
 ("AC 500 x 12", "A/C 450/14") or a tidal-volume name ("Vt 550 x 20") two numbers are the set
-tidal volume (mL) and the set breath rate; in a ventilator clause a bare "rate" ("-> rate
+tidal volume (mL) and the set breath rate, and one number in a tidal volume's range ("AC
+450") is the tidal volume alone; in a ventilator clause a bare "rate" ("-> rate
 10") is the set rate, not the patient's respiratory rate. The mode word itself states the
 charted Ventilator Mode ("AC" is charted "Assist Control" or "CMV/ASSIST/AutoFlow"),
 judged by mode class (``finding_states.yaml`` ``ventilator_mode``). A mode word counts only in a
@@ -27,6 +28,8 @@ __all__ = ["ventilator_mentions"]
 #: volume x rate right after a mode or a tidal-volume name ("500 x 12", ": 450/14", "550cc x 20")
 _VOL_X_RATE = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?\s*(?:x|/|×)\s*(?P<b>\d{1,2})(?![\d.])",
                          re.I)
+#: a tidal volume alone after a volume-control mode ("AC 450, FiO2 0.8")
+_VOL_ONLY = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?(?![\d.]|\s*(?:x|/|×|%))", re.I)
 #: a pressure pair after a pressure mode ("PS 12/5", "CPAP/PSV 10/5")
 _PRESSURES = re.compile(r"\s*:?\s*\d{1,2}\s*/\s*\d{1,2}(?![\d.])")
 #: the number of a rate word ("rate 10", "rate of 14", "rate decreased to 12")
@@ -70,12 +73,16 @@ def ventilator_mentions(raw: str, line: int, out: list[Mention], taken: list[tup
              and not d["not_after"].match(raw[m.end():])]
     vent_clause_starts: list[int] = []
     for i, m in enumerate(modes):
-        x = _VOL_X_RATE.match(raw, m.end()) if d["volume_modes"].match(m.group(0)) else None
+        volume_mode = bool(d["volume_modes"].match(m.group(0)))
+        x = _VOL_X_RATE.match(raw, m.end()) if volume_mode else None
+        vol = _VOL_ONLY.match(raw, m.end()) if volume_mode and x is None else None
+        if vol and not 150 <= int(vol.group("a")) <= 1200:
+            vol = None
         pressures = _PRESSURES.match(raw, m.end())
         arrow = (i + 1 < len(modes) and _ARROW.fullmatch(raw[m.end():modes[i + 1].start()])) or (
             i > 0 and _ARROW.fullmatch(raw[modes[i - 1].end():m.start()]))
         cue = d["context"].search(raw[max(0, m.start() - 25):m.start()])
-        if not (x or pressures or arrow or cue):
+        if not (x or vol or pressures or arrow or cue):
             continue
         head = _HEADING.search(raw, 0, m.start())
         if head:  # "Ventilator mode: AC": the heading names what the mode word states
@@ -85,6 +92,9 @@ def ventilator_mentions(raw: str, line: int, out: list[Mention], taken: list[tup
         vent_clause_starts.append(m.start())
         if x:
             _volume_and_rate(raw, line, x.start("a"), x, out, taken)
+        elif vol and not overlaps(taken, vol.start("a"), vol.end("a")):
+            emit(out, taken, _numeric(line, vol.start("a"), vol.end("a"), vol.group("a"), "tidal_volume",
+                                      vol.group("a"), "mL"))
     for v in d["vt_words"].finditer(raw):
         x = _VOL_X_RATE.match(raw, v.end())
         if x and not overlaps(taken, v.start(), v.end()):

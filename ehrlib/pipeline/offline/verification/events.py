@@ -13,6 +13,7 @@ import re
 from datetime import datetime, timedelta
 
 from ehrlib.pipeline.claims import ProcedureClaim
+from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
@@ -188,6 +189,14 @@ def _procedure_side(c: Case) -> Verdict | None:
         return None
     located = [r for r in c.item_rows()[0] if (r.get("extra") or {}).get("location")]
     want = "right" if side == "r" else "left"
+    if not located:  # a CareVue line slot charts its site as an item of its own ("INV Line#1 [Site]")
+        line = c.line() or c.entity.text
+        a, b = c.entity.span or (0, len(line))
+        charted = [r for k in site_keys(c.entity.items, c.entity.item_keys) for r in c.session.rows(k, c.entity.window)[0]]
+        sites = site_rows(line[max(0, a - 25):b], charted)
+        if sites and not [r for r in sites if want in str(r.get("value")).lower()]:
+            return verdict(c, False, f"{c.entity.text}: side {want} not charted at that site (charted "
+                           f"{', '.join(sorted({str(r.get('value')) for r in sites}))})", sites[:4])
     if located and not [r for r in located if want in str(r["extra"]["location"]).lower()
                         or str(r["extra"]["location"]).lower().startswith(want[0] + " ")]:
         return verdict(c, False, f"{c.entity.text}: side {want} not recorded (recorded "
