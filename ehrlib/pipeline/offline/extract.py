@@ -402,8 +402,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             if m.kind in ("measurement", "range", "output") and items:  # "art BP": arterial; "JP medial": that drain
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             if m.kind == "procedure":  # "L radial A-line": the side is charted in the line's site item
-                items = with_site_items(para.text[max(0, m.start - 25):m.end], getattr(m.claim, "side", None),
-                                        items, pairs)
+                items = with_site_items(para.text[max(0, m.start - 25):m.end], para.text[m.end:m.end + 20],
+                                        getattr(m.claim, "side", None), items, pairs)
             if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)

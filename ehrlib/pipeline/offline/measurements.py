@@ -82,7 +82,7 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         elif day and concept.kind == "output":
             val["per_day"] = True
             end += day.end()
-        elif concept.kind == "output" and states_period(raw, end):
+        elif concept.kind == "output" and states_period(raw, end) and "/" not in str(val.get("unit") or ""):
             val["per_day"] = True  # "UOP 35 mL for the day", "I/O: ... OGT 300": the period's total
         elif concept.kind == "output" and float(val.get("value") or 0) >= _FLAGS["day_total_min"]:
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting

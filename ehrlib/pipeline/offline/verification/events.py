@@ -193,7 +193,7 @@ def _procedure_side(c: Case) -> Verdict | None:
         line = c.line() or c.entity.text
         a, b = c.entity.span or (0, len(line))
         charted = [r for k in site_keys(c.entity.items, c.entity.item_keys) for r in c.session.rows(k, c.entity.window)[0]]
-        sites = site_rows(line[max(0, a - 25):b], charted)
+        sites = site_rows(line[max(0, a - 25):b], line[b:b + 20], charted)
         if sites and not [r for r in sites if want in str(r.get("value")).lower()]:
             return verdict(c, False, f"{c.entity.text}: side {want} not charted at that site (charted "
                            f"{', '.join(sorted({str(r.get('value')) for r in sites}))})", sites[:4])
