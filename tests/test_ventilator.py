@@ -25,7 +25,8 @@ def _found(line: str) -> list[tuple[str, str, float | str | None]]:
     ("TV 600cc x 18 and FiO2 35%", [("tidal_volume", "TV 600", 600.0), ("vent_rate", "18", 18.0),
                                     ("fio2", "FiO2 35%", 35.0)]),
     # a bare rate in a ventilator clause is the set rate
-    ("Placed on SIMV, rate decreased to 8", [("ventilator_mode", "SIMV", "SIMV"), ("vent_rate", "rate decreased to 8", 8.0)]),
+    ("Placed on SIMV, rate decreased to 8", [("ventilator_mode", "SIMV", "SIMV"),
+                                             ("vent_rate", "rate decreased to 8", 8.0)]),
 ])
 def test_volume_x_rate_and_set_rate(line, want):
     assert _found(line) == want
@@ -56,7 +57,8 @@ def test_qualified_readings_are_read(line, concept, text):
 def test_a_qualifier_narrows_to_its_item():
     from ehrlib.corpus.records import ItemRef
     from ehrlib.pipeline.offline.findings_data import narrow_by_modality
-    items = [(ItemRef("chartevents", "Respiratory Rate", 1), "k1"), (ItemRef("chartevents", "Respiratory Rate (Total)", 2), "k2"),
+    items = [(ItemRef("chartevents", "Respiratory Rate", 1), "k1"),
+             (ItemRef("chartevents", "Respiratory Rate (Total)", 2), "k2"),
              (ItemRef("chartevents", "Respiratory Rate (Set)", 3), "k3")]
     assert [it.label for it, _ in narrow_by_modality("RR total 25-32", items)] == ["Respiratory Rate (Total)"]
     assert [it.label for it, _ in narrow_by_modality("rate set 12", items)] == ["Respiratory Rate (Set)"]

@@ -40,8 +40,8 @@ from ehrlib.pipeline.offline.icd_match import (
 )
 from ehrlib.pipeline.offline.lab_categories import categorical_results
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
-from ehrlib.pipeline.offline.line_sites import with_site_items
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
+from ehrlib.pipeline.offline.line_sites import with_site_items
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions

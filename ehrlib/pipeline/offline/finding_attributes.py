@@ -106,7 +106,8 @@ def attribute_values(concept: str, text: str, head_start: int, head_end: int, en
     for a in specs:
         found += [(m.start(), m.end(), a) for m in a.pattern.finditer(text, head_end, end)]
         if lead is not None:
-            found += [(m.start(), m.end(), a) for m in a.pattern.finditer(text, lead, head_end) if m.start() < head_start]
+            found += [(m.start(), m.end(), a) for m in a.pattern.finditer(text, lead, head_end)
+                      if m.start() < head_start]
     found.sort(key=lambda x: x[0])
     out: list[AttributeValue] = []
     current = head_side

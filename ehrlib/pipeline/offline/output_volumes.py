@@ -175,6 +175,6 @@ def positioned_outputs(raw: str, line: int, taken: list[tuple[int, int]]) -> lis
             if states_period(raw, m.end()) or value >= concept_flags()["day_total_min"]:
                 parsed["per_day"] = True
             name = raw[m.start():m.start("n")].strip().rstrip(":").strip()
-            emit(out, taken, Mention(line, m.start(), m.end(), name, "output", concept, raw[m.start("n"):m.end()].strip(),
-                                     numeric_claim(parsed)))
+            emit(out, taken, Mention(line, m.start(), m.end(), name, "output", concept,
+                                     raw[m.start("n"):m.end()].strip(), numeric_claim(parsed)))
     return out

@@ -21,9 +21,10 @@ from collections.abc import Mapping
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.mention import Mention, emit, overlaps
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.values import numeric_claim
 
-__all__ = ["ventilator_mentions"]
+__all__ = ["ventilator_mentions", "RULE"]
 
 #: volume x rate right after a mode or a tidal-volume name ("500 x 12", ": 450/14", "550cc x 20")
 _VOL_X_RATE = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?\s*(?:x|/|×)\s*(?P<b>\d{1,2})(?![\d.])",
@@ -33,8 +34,8 @@ _VOL_ONLY = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?(?!
 #: a pressure pair after a pressure mode ("PS 12/5", "CPAP/PSV 10/5")
 _PRESSURES = re.compile(r"\s*:?\s*\d{1,2}\s*/\s*\d{1,2}(?![\d.])")
 #: the number of a rate word ("rate 10", "rate of 14", "rate decreased to 12")
-_RATE_VALUE = re.compile(r"\s*(?:(?:of|to|at|is|was|(?:de|in)creased\s+to|changed\s+to)\s+)?(?P<n>\d{1,2})(?![\d.%/]|\s*(?:cc|ml|mg|mcg|units?|%))",
-                         re.I)
+_RATE_VALUE = re.compile(r"\s*(?:(?:of|to|at|is|was|(?:de|in)creased\s+to|changed\s+to)\s+)?(?P<n>\d{1,2})"
+                         r"(?![\d.%/]|\s*(?:cc|ml|mg|mcg|units?|%))", re.I)
 #: a heading naming the mode right before it
 _HEADING = re.compile(r"\b(?:ventilator|vent)\s+mode\s*:?\s*$", re.I)
 _ARROW = re.compile(r"\s*(?:->|→|-->|>)\s*")
@@ -109,3 +110,9 @@ def ventilator_mentions(raw: str, line: int, out: list[Mention], taken: list[tup
         if 4 <= int(n.group("n")) <= 40:
             emit(out, taken, _numeric(line, r.start(), n.end("n"), raw[r.start():n.end("n")], "vent_rate",
                                       n.group("n"), "insp/min"))
+
+
+RULE = Rule("extract.ventilator_shorthand", "A ventilator setting is bound to the setting named nearest before it; "
+            "after a volume-control mode or a tidal-volume name two numbers are the set tidal volume x the set rate, "
+            "a bare rate in a ventilator clause is the set rate, and a mode word in a ventilator context is a claim "
+            "about the charted mode.", ventilator_mentions, ("measurement", "finding"))

@@ -192,7 +192,8 @@ def _procedure_side(c: Case) -> Verdict | None:
     if not located:  # a CareVue line slot charts its site as an item of its own ("INV Line#1 [Site]")
         line = c.line() or c.entity.text
         a, b = c.entity.span or (0, len(line))
-        charted = [r for k in site_keys(c.entity.items, c.entity.item_keys) for r in c.session.rows(k, c.entity.window)[0]]
+        charted = [r for k in site_keys(c.entity.items, c.entity.item_keys)
+                   for r in c.session.rows(k, c.entity.window)[0]]
         sites = site_rows(line[max(0, a - 25):b], line[b:b + 20], charted)
         if sites and not [r for r in sites if want in str(r.get("value")).lower()]:
             return verdict(c, False, f"{c.entity.text}: side {want} not charted at that site (charted "
@@ -231,7 +232,8 @@ PROCEDURE_EDGE_DAY = Rule("events.procedure_edge_day", "A placement or removal d
                           "the dwell (its start or end) in the statement's window, not a dwell spanning it.",
                           _procedure_edge_day)
 PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
-                      "procedure.", _procedure_side)
+                      "procedure, or the charted site of a line stated with its vessel (L radial A-line).",
+                      _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
                         "window.", _negated_recorded)
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
