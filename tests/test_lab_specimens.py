@@ -52,3 +52,15 @@ def test_passing_gas_is_no_blood_gas() -> None:
 def test_clause_and_rule() -> None:
     assert statement_clause("Hgb 7.1. FiO2 40% on the gas; K 4.0", 9, 13) == " FiO2 40% on the gas"
     assert RULE.rule_id == "extract.specimen_item" and "specimen" in RULE.principle
+
+
+def test_a_setting_without_a_bedside_item_reads_the_gas_record() -> None:
+    lex = load_lexicon()
+    labs = [(ItemRef("labevents", "PEEP", 50819), "labevents:50819"),
+            (ItemRef("labevents", "Oxygen Saturation", 50817), "labevents:50817"),
+            (ItemRef("labevents", "Temperature", 50825), "labevents:50825")]
+    # no chart rows (a build without chartevents): the laboratory's record of the setting
+    assert [it.label for it, _ in specimen_items("on the vent, PEEP 10", lex.concepts["peep"], labs, [])] == ["PEEP"]
+    assert [it.label for it, _ in specimen_items("SvO2 64%", lex.concepts["svo2"], labs, [])] == ["Oxygen Saturation"]
+    # a temperature is no setting: a gas's temperature is not the patient's
+    assert specimen_items("Tmax 38.4", lex.concepts["temperature"], labs, []) == []

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from verification_kit import FakeTools, assert_decided, entity, row, verify
+from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
 
 from ehrlib.corpus.records import TimeSpan
 
@@ -130,3 +130,22 @@ def test_a_date_that_bounds_the_dwell_dates_no_edge():
                window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
     line = "intubated for airway protection until 2-3"
     assert_decided(verify(e, _proc(VENTED), line=line), "events.record_in_window", "consistent")
+
+
+SITE = "chartevents:8392"
+
+
+@pytest.mark.parametrize("line, charted, label, rule", [
+    # a CareVue line slot charts the site as an item of its own: the stated vessel's site decides the side
+    ("Lines: L radial A-line, R IJ TLC", "Right Radial", "inconsistent", "events.procedure_side"),
+    ("Lines: L radial A-line, R IJ TLC", "Left Radial", "consistent", "events.record_in_window"),
+    ("Lines: L femoral A-line", "Right Radial", "consistent", "events.record_in_window"),  # no site of that vessel
+])
+def test_procedure_side_on_a_charted_line_site(line, charted, label, rule):
+    import dataclasses
+
+    from ehrlib.corpus.records import ItemRef
+    e = entity("A-line", "procedure", keys=(SITE,), side="l", span=spanned(line, "A-line"))
+    e = dataclasses.replace(e, items=(ItemRef("chartevents", "INV Line#1 [Site]", 8392),))
+    tools = FakeTools({SITE: [row("2199-02-03 08:00:00", None, key=SITE, value=charted)]})
+    assert_decided(verify(e, tools, line=line), rule, label)

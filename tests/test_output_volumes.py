@@ -62,3 +62,42 @@ def test_a_device_named_before_a_stated_output_of_its_kind_is_that_statement():
 def test_a_volume_series_shares_its_site(line, volumes):
     found = output_volume_mentions(line, 0, [])
     assert [(m.concept, m.claim.reading.value) for m in found] == volumes
+
+
+def _outputs(line: str) -> list[tuple[str, str, float, bool, bool]]:
+    from ehrlib.pipeline.offline.lexicon import load_lexicon
+    from ehrlib.pipeline.offline.mentions import find_mentions
+    return [(m.text, m.concept, m.claim.reading.value, bool(m.claim.per_day), bool(m.claim.per_hour))
+            for m in find_mentions(line, 0, load_lexicon()) if m.kind == "output"]
+
+
+@pytest.mark.parametrize("line, want", [
+    # a period word after the volume, or an intake/output heading, makes it the period's total
+    ("GU: UOP only 45 cc for the day", [("45 cc", "urine_output", 45.0, True, False)]),
+    ("Ins/Outs: NGT 250, urine 900 cc", [("NGT", "gastric_output", 250.0, True, False),
+                                         ("urine", "urine_output", 900.0, True, False)]),
+    ("NGT 250 cc at 0400", [("NGT", "gastric_output", 250.0, False, False)]),          # one charting
+])
+def test_period_totals(line, want):
+    assert _outputs(line) == want
+
+
+@pytest.mark.parametrize("line, want", [
+    # an hourly range after an output's site is the range of its hourly chartings
+    ("Foley with ~900 cc today, 15-80 cc/hr", [("Foley", "urine_output", 900.0, True, False),
+                                               ("15-80 cc/hr", "urine_output", 15.0, False, True)]),
+    ("Urine output running 30 to 70 mL/hr", [("30 to 70 mL/hr", "urine_output", 30.0, False, True)]),
+    ("NS at 75-100 cc/hr overnight", []),                                                 # a fluid given
+])
+def test_hourly_ranges(line, want):
+    assert _outputs(line) == want
+
+
+@pytest.mark.parametrize("line, want", [
+    # a drain named with its position: which drain, and its bare volume in mL
+    ("I/O: JP medial 120, JP lateral 35 serous", [("JP medial", "drain_output", 120.0, True, False),
+                                                   ("JP lateral", "drain_output", 35.0, True, False)]),
+    ("drain #2 60 cc since midnight", [("drain #2", "drain_output", 60.0, True, False)]),
+])
+def test_positioned_drains(line, want):
+    assert _outputs(line) == want

@@ -18,7 +18,7 @@ from ehrlib.pipeline.offline.finding_attributes import attribute_values
 from ehrlib.pipeline.offline.finding_sites import STATE_CHANGE
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import plausible
-from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
+from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit, overlaps
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
 __all__ = ["finding_mention", "device_attribute_mention"]
@@ -105,6 +105,10 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
     return True
 
 
+#: a tube's size written right before its name ("8.0 ETT", "7.5mm ETT")
+_LEAD_SIZE = re.compile(r"(?<![\d.,/])\d(?:\.\d)?\s*(?:mm)?\s*$")
+
+
 def device_attribute_mention(raw: str, line: int, m: re.Match[str], concept: Concept, nxt: int | None,
                              out: list[Mention], taken: list[tuple[int, int]]) -> bool:
     """"ETT 7.5mm, 22 cm at the lip": a device named with its charted attributes right after
@@ -114,29 +118,34 @@ def device_attribute_mention(raw: str, line: int, m: re.Match[str], concept: Con
     end = stop.start() if stop else len(raw)
     if nxt is not None and m.end() <= nxt < end:
         end = nxt
-    return _attribute_mentions(raw, line, m, concept, end, out, taken, adjacent=True)
+    # a size written right before the device ("8.0 ETT", "7.5 mm ETT") is its size attribute
+    lead = _LEAD_SIZE.search(raw, 0, m.start())
+    return _attribute_mentions(raw, line, m, concept, end, out, taken, adjacent=True,
+                               lead=lead.start() if lead and not overlaps(taken, lead.start(), lead.end()) else None)
 
 
 def _attribute_mentions(raw: str, line: int, m: re.Match[str], concept: Concept, end: int, out: list[Mention],
-                        taken: list[tuple[int, int]], adjacent: bool = False) -> bool:
+                        taken: list[tuple[int, int]], adjacent: bool = False, lead: int | None = None) -> bool:
     """One mention per attribute value of a finding that states several (``finding_attributes``);
     False when its words state none, so the finding is read as a whole (``adjacent``: only
     when the first value follows the name directly).
     """
-    found = attribute_values(concept.cid, raw, m.start(), m.end(), end)
-    if not found or (adjacent and not re.fullmatch(r"[\s:,-]{0,3}", raw[m.end():found[0].start])):
+    found = attribute_values(concept.cid, raw, m.start(), m.end(), end, lead)
+    if not found or (adjacent and found[0].start > m.end()
+                     and not re.fullmatch(r"[\s:,-]{0,3}", raw[m.end():found[0].start])):
         return False
     group = f"L{line}F{m.start()}"
     for i, v in enumerate(found):
         if v.side_start is not None:
             start = v.side_start  # "L sluggish"
         elif i == 0 and v.attribute.number:
-            start = m.start()  # "pupils 3mm": the name with its first size
+            start = min(m.start(), v.start)  # "pupils 3mm": the name with its first size; "8.0 ETT"
         else:
             start = v.start  # "... and brisk"
         value = raw[v.start:v.end].strip()
         words = f"{v.side} {value}" if v.side else value
-        emit(out, taken, Mention(line, start, v.end, raw[start:v.end].strip(), "finding", v.attribute.concept, value,
+        stop = m.end() if v.start < m.start() else v.end  # a size before the name: "8.0 ETT"
+        emit(out, taken, Mention(line, start, stop, raw[start:stop].strip(), "finding", v.attribute.concept, value,
                                  FindingClaim(words=words), group))
     taken.append((m.start(), m.end()))
     return True

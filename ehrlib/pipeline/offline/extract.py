@@ -42,6 +42,7 @@ from ehrlib.pipeline.offline.lab_categories import categorical_results
 from ehrlib.pipeline.offline.lab_results import catalog_fluids, dictionary_results, record_specimen_items
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
+from ehrlib.pipeline.offline.line_sites import with_site_items
 from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
@@ -405,8 +406,11 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
             items = align(placed, lex, pairs)
-            if m.kind in ("measurement", "range") and items:  # "art BP 84-123": the arterial items
+            if m.kind in ("measurement", "range", "output") and items:  # "art BP": arterial; "JP medial": that drain
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
+            if m.kind == "procedure":  # "L radial A-line": the side is charted in the line's site item
+                items = with_site_items(para.text[max(0, m.start - 25):m.end], para.text[m.end:m.end + 20],
+                                        getattr(m.claim, "side", None), items, pairs)
             if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)

@@ -89,11 +89,13 @@ def _side_in(text: str) -> tuple[str | None, int | None]:
     return side_of(last.group("side")), last.start()
 
 
-def attribute_values(concept: str, text: str, head_start: int, head_end: int, end: int) -> list[AttributeValue]:
+def attribute_values(concept: str, text: str, head_start: int, head_end: int, end: int,
+                     lead: int | None = None) -> list[AttributeValue]:
     """The attribute values of a finding whose name is ``text[head_start:head_end]`` and whose
     words run to ``end``: each with its side (a side word right before it, else the last side
     stated so far, else the name's own; a side word right after, "brisk bilaterally", counts
-    for a value with none before).
+    for a value with none before). ``lead``: where a value written before the name starts
+    ("8.0 ETT": a tube's size stands before it as often as after).
     """
     specs = attributes_of(concept)
     if not specs:
@@ -103,6 +105,9 @@ def attribute_values(concept: str, text: str, head_start: int, head_end: int, en
     found: list[tuple[int, int, Attribute]] = []
     for a in specs:
         found += [(m.start(), m.end(), a) for m in a.pattern.finditer(text, head_end, end)]
+        if lead is not None:
+            found += [(m.start(), m.end(), a) for m in a.pattern.finditer(text, lead, head_end)
+                      if m.start() < head_start]
     found.sort(key=lambda x: x[0])
     out: list[AttributeValue] = []
     current = head_side

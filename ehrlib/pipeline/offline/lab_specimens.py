@@ -3,7 +3,9 @@
 The same name reads a different item when its sentence names the specimen: "Temp 38.0 on
 that gas" and "FiO2 60% on the ABG" are the values the laboratory recorded with a blood
 gas (labevents Temperature, Oxygen), not the bedside charting; "drain fluid: bili 7.2,
-amylase 76" is a body-fluid chemistry ("Bilirubin, Total, Ascites"), not serum. The
+amylase 76" is a body-fluid chemistry ("Bilirubin, Total, Ascites"), not serum. A
+ventilator setting (PEEP, tidal volume, FiO2, set rate) with no bedside item of the patient
+reads the gas item too, since the laboratory records the settings with every gas. The
 fluid item is found among the patient's own labels: the concept's blood label followed by
 a fluid suffix. Cues, items and suffixes are data (``lab_specimens.yaml``); without such
 an item in the patient's tables the items stay as aligned.
@@ -31,6 +33,7 @@ def _data() -> Mapping[str, Any]:
     data = load_data("lab_specimens.yaml")
     return {"gas_cue": re.compile(data["gas"]["cue"], re.I),
             "gas_items": {k: re.compile(v, re.I) for k, v in data["gas"]["items"].items()},
+            "settings": frozenset(data["gas"].get("settings", ())),
             "fluid_cue": re.compile(data["fluids"]["cue"], re.I),
             "suffix": data["fluids"]["suffix"], "suffix_re": re.compile(data["fluids"]["suffix"], re.I)}
 
@@ -54,7 +57,9 @@ def specimen_items(clause: str, concept: Concept | None, pairs: Sequence[tuple[I
     d = _data()
     labs = [(it, k) for it, k in pairs if it.table == "labevents"]
     gas = d["gas_items"].get(concept.cid)
-    if gas is not None and d["gas_cue"].search(clause):
+    if gas is not None and (not items and concept.cid in d["settings"] or d["gas_cue"].search(clause)):
+        # a ventilator setting is also recorded with every blood gas: with no bedside item
+        # of the patient (a build without chart rows), the gas's record is the setting's
         found = [(it, k) for it, k in labs if gas.search(it.label or "")]
         if found:
             return found

@@ -17,6 +17,7 @@ from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
 from ehrlib.pipeline.offline.numparse import NUMBER
+from ehrlib.pipeline.offline.output_volumes import states_period
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word
@@ -29,6 +30,8 @@ _TEMP = _FLAGS["temperature"]
 _REPLETION: Mapping[str, str] = _FLAGS["repletion"]
 _REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
 _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
+#: a device noun right after a number makes the number the device's size ("8.0 ETT", "7.5 trach", "16 Fr")
+_DEVICE_SIZE = re.compile(r"\s*(?:mm\s*)?(?:ett|et\s+tube|endotracheal|trach\w*|portex|shiley|fr\b|french)", re.I)
 #: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
 _PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
@@ -51,6 +54,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
             val = None  # "A/P: 62F" is an age, "Resp: on 4L" an oxygen flow
+        elif _DEVICE_SIZE.match(raw, m.end() + int(val["_end"])):
+            val = None  # "Resp: 8.0 ETT": the number is the tube's size
         elif concept.cid in _FLAGS.get("volume_unit_concepts", ()) and not _VOLUME.match(str(val.get("unit") or "")):
             val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
@@ -77,6 +82,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         elif day and concept.kind == "output":
             val["per_day"] = True
             end += day.end()
+        elif concept.kind == "output" and states_period(raw, end) and "/" not in str(val.get("unit") or ""):
+            val["per_day"] = True  # "UOP 35 mL for the day", "I/O: ... OGT 300": the period's total
         elif concept.kind == "output" and float(val.get("value") or 0) >= _FLAGS["day_total_min"]:
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
         if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
@@ -227,8 +234,8 @@ def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
         return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
-    if unit and _VOLUME.match(unit.strip()):
-        return False
+    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or ""):
+        return False  # a volume is no lab's unit, but a tidal volume's own
     if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in _FLAGS["flow_unit_concepts"]:
         return False
     return True

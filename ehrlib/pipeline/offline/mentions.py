@@ -32,12 +32,13 @@ from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, la
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
 from ehrlib.pipeline.offline.microbiology import culture_starts, listed_cultures, microbiology_mentions
-from ehrlib.pipeline.offline.output_volumes import drop_site_devices, output_volume_mentions
+from ehrlib.pipeline.offline.output_volumes import drop_site_devices, output_volume_mentions, positioned_outputs
 from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
 from ehrlib.pipeline.offline.product_spans import concept_hits_outside_products
 from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
+from ehrlib.pipeline.offline.ventilator import ventilator_mentions
 
 #: ``find_mentions`` is the entry point; the others are re-exported from their owning modules
 __all__ = ["Mention", "find_mentions", "parse_bp", "parse_value", "clean_line", "negated_before", "trend_word"]
@@ -58,6 +59,8 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     interpretation_mentions(raw, line, lex, out, taken)
     blood_gas_and_flow_mentions(raw, line, out, taken)
     panel_mentions(raw, line, lex, out, taken)
+    ventilator_mentions(raw, line, out, taken)  # "AC 500 x 12", "Vt 550 x 20", "-> rate 10"
+    out.extend(positioned_outputs(raw, line, taken))  # "JP medial 190": which drain, and its volume
     out.extend(listed_cultures(raw, line, lex, taken))  # "pan-cultured: blood, sputum, stool"
 
     # concept mentions: measurements, outputs, findings, procedures; a concept's name ends

@@ -22,11 +22,16 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit, overlaps
 from ehrlib.pipeline.offline.values import numeric_claim
 
-__all__ = ["output_volume_mentions", "drop_site_devices"]
+__all__ = ["output_volume_mentions", "drop_site_devices", "states_period", "positioned_outputs"]
 
 _VOLUME = re.compile(r"(?<![\d.,/])(?P<approx>~\s*)?(?P<n>\d{1,2},\d{3}|\d+(?:\.\d+)?)\s*(?P<u>cc|ml|mls|l)\b", re.I)
 #: between two volumes of one site's series: a few words, one clause break ("out initially; ")
 _SERIES_GAP = re.compile(r"[^.;\d]{0,25}[;,]\s*(?:(?:and|then|another|plus)\s+)?~?\s*")
+#: an hourly output range ("10-50 cc/hr", "20 to 140 mL/h")
+_HOURLY_RANGE = re.compile(r"(?<![\d.,/])(?P<a>\d{1,4})\s*(?:-|–|to)\s*(?P<b>\d{1,4})\s*(?:cc|ml|mls)?\s*(?:/|per)\s*"
+                           r"(?:h|hr|hour)\b", re.I)
+#: a drain's position between its site word and its volume ("JP medial 190", "CT #2: 40 cc")
+_POSITION = r"(?:medial|lateral|anterior|posterior|superior|inferior|upper|lower|left|right|[RL]|#\s*\d)"
 #: how far before a volume its site word may stand, within one sentence
 _REACH = 70
 
@@ -48,6 +53,20 @@ def _period() -> re.Pattern[str]:
 def _intake() -> re.Pattern[str]:
     words = load_data("verification_terms.yaml")["output_intake_words"]
     return re.compile(r"(?<![A-Za-z])(?:" + "|".join(words) + r")(?![A-Za-z])", re.I)
+
+
+@functools.cache
+def _headings() -> re.Pattern[str]:
+    words = load_data("verification_terms.yaml")["output_period_headings"]
+    return re.compile(r"^\W*(?:" + "|".join(words) + r")\s*(?:\([^)]*\)\s*)?:", re.I)
+
+
+def states_period(raw: str, end: int) -> bool:
+    """Whether the volume ending at ``end`` is a period's total: a period word follows it
+    ("for the day", "today", "since MN"), or it is listed under an intake/output heading
+    ("I/O: UOP 1.2 L, JP 190"), which sums each site over the period.
+    """
+    return bool(_period().match(raw[end:end + 40]) or _headings().match(raw))
 
 
 def _sentence_before(raw: str, start: int) -> str:
@@ -102,6 +121,15 @@ def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
     statement: it is removed from ``found``; one placed or removed stays its own.
     """
     out: list[Mention] = []
+    for v in _HOURLY_RANGE.finditer(raw):
+        # "UOP ~600 cc for the day (10-50 cc/hr)": the range of the site's hourly chartings
+        site = None if overlaps(taken, v.start(), v.end()) else _site(raw, v)
+        if site is not None:
+            lo, hi = float(v.group("a")), float(v.group("b"))
+            if lo < hi:
+                emit(out, taken, Mention(line, v.start(), v.end(), v.group(0), "output", site[0], v.group(0),
+                                         numeric_claim({"value": lo, "min": lo, "max": hi, "unit": "mL",
+                                                        "per_hour": True})))
     for v in _VOLUME.finditer(raw):
         if overlaps(taken, v.start(), v.end()) or re.match(r"\s*(?:/|per)\s*(?:h|hr|hour)\b", raw[v.end():], re.I):
             continue  # another statement's value, or a rate ("30 cc/hr") the hourly rules read
@@ -119,10 +147,34 @@ def output_volume_mentions(raw: str, line: int, taken: list[tuple[int, int]],
                                                  and m.start < b and a < m.end)]
         value = float(v.group("n").replace(",", "")) * (1000.0 if v.group("u").lower() == "l" else 1.0)
         parsed: dict[str, Any] = {"value": value, "unit": "mL"}
-        if _period().match(raw[v.end():v.end() + 40]) or value >= concept_flags()["day_total_min"]:
+        if states_period(raw, v.end()) or value >= concept_flags()["day_total_min"]:
             parsed["per_day"] = True
         if v.group("approx"):
             parsed["approx"] = True
         emit(out, taken, Mention(line, v.start(), v.end(), v.group(0).strip(), "output", concept, v.group(0).strip(),
                                  numeric_claim(parsed)))
+    return out
+
+
+def positioned_outputs(raw: str, line: int, taken: list[tuple[int, int]]) -> list[Mention]:
+    """Outputs of a site named with its position and a bare volume ("JP medial 190", "JP
+    lateral 450 serosang", "CT #2 40 cc"): the position says which of the site's drains, so
+    the mention's name keeps it (the items are narrowed by it); without a unit the number is
+    the site's volume in mL. Under an intake/output heading or before a period word it is
+    the period's total.
+    """
+    out: list[Mention] = []
+    for concept, pat in _sites():
+        for m in re.finditer(r"(?P<site>" + pat.pattern + r")\s+" + _POSITION + r"\s*:?\s*"
+                             r"(?P<n>\d{1,2},\d{3}|\d+(?:\.\d+)?)\s*(?P<u>cc|ml|mls|l)?(?![\w./%-])", raw, re.I):
+            if overlaps(taken, m.start(), m.end()) or re.match(r"\s*(?:/|per)\s*h", raw[m.end():], re.I) or \
+                    _intake().match(raw[m.end():].lstrip()):
+                continue
+            value = float(m.group("n").replace(",", "")) * (1000.0 if (m.group("u") or "").lower() == "l" else 1.0)
+            parsed: dict[str, Any] = {"value": value, "unit": "mL"}
+            if states_period(raw, m.end()) or value >= concept_flags()["day_total_min"]:
+                parsed["per_day"] = True
+            name = raw[m.start():m.start("n")].strip().rstrip(":").strip()
+            emit(out, taken, Mention(line, m.start(), m.end(), name, "output", concept,
+                                     raw[m.start("n"):m.end()].strip(), numeric_claim(parsed)))
     return out

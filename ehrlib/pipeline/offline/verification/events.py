@@ -13,6 +13,7 @@ import re
 from datetime import datetime, timedelta
 
 from ehrlib.pipeline.claims import ProcedureClaim
+from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
@@ -196,6 +197,15 @@ def _procedure_side(c: Case) -> Verdict | None:
         return None
     located = [r for r in c.item_rows()[0] if (r.get("extra") or {}).get("location")]
     want = "right" if side == "r" else "left"
+    if not located:  # a CareVue line slot charts its site as an item of its own ("INV Line#1 [Site]")
+        line = c.line() or c.entity.text
+        a, b = c.entity.span or (0, len(line))
+        charted = [r for k in site_keys(c.entity.items, c.entity.item_keys)
+                   for r in c.session.rows(k, c.entity.window)[0]]
+        sites = site_rows(line[max(0, a - 25):b], line[b:b + 20], charted)
+        if sites and not [r for r in sites if want in str(r.get("value")).lower()]:
+            return verdict(c, False, f"{c.entity.text}: side {want} not charted at that site (charted "
+                           f"{', '.join(sorted({str(r.get('value')) for r in sites}))})", sites[:4])
     if located and not [r for r in located if want in str(r["extra"]["location"]).lower()
                         or str(r["extra"]["location"]).lower().startswith(want[0] + " ")]:
         return verdict(c, False, f"{c.entity.text}: side {want} not recorded (recorded "
@@ -230,7 +240,8 @@ PROCEDURE_EDGE_DAY = Rule("events.procedure_edge_day", "A placement or removal d
                           "the dwell (its start or end) in the statement's window, not a dwell spanning it.",
                           _procedure_edge_day)
 PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match the location charted for the "
-                      "procedure.", _procedure_side)
+                      "procedure, or the charted site of a line stated with its vessel (L radial A-line).",
+                      _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
                         "window.", _negated_recorded)
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
