@@ -24,11 +24,11 @@ def _jsonschema() -> ModuleType:
         for name in hidden:
             sys.modules[name] = None  # type: ignore[assignment]  # import of it raises ImportError
         try:
-            import jsonschema
+            import jsonschema  # deferred: the first import must see the slow extras hidden
         finally:
             for name in hidden:
                 sys.modules.pop(name, None)
-    import jsonschema
+    import jsonschema  # deferred: already imported above or by the caller's process (cheap)
 
     return jsonschema
 

@@ -37,6 +37,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from ehrlib.analysis.traces import END, START, TOOL_CATEGORIES
 
@@ -507,8 +508,6 @@ def _ceiling_segments(ax: Any, table: pd.DataFrame, label: str, hue: str, names:
     """A hatched outline from each bar's end to its row's ``column`` value: the headroom
     (bars come per hue level, in ``names`` order); the legend gains one entry for it.
     """
-    from matplotlib.patches import Patch
-
     values = pd.to_numeric(table[column], errors="coerce")
     levels = list(dict.fromkeys(table[hue]))
     drawn = False
