@@ -55,3 +55,34 @@ def test_a_rate_after_another_clause_of_the_drug_is_a_claim_of_its_own() -> None
 def test_ampules_count_pushes() -> None:
     assert _drugs("D50 1 amp at 1500 for BG 45")[0].claim.units == 1.0
     assert _drugs("calcium gluconate 2 amps given")[0].claim.units == 2.0
+
+
+def _units(text: str) -> list[tuple[str, float | None]]:
+    return [(m.text, m.claim.units) for m in find_mentions(text, 0, load_lexicon(), (), "other")
+            if m.concept == "transfusion"]
+
+
+def test_a_count_of_units_binds_to_the_product_beside_it() -> None:
+    assert _units("rec'd FFP and 3 u PRBC overnight") == [("FFP", None), ("u PRBC", 3.0)]
+    assert _units("s/p 2 units of FFP, cryo x4") == [("FFP", 2.0), ("cryo", 4.0)]
+    assert _units("Needs: 4 units PRBC today, 3 FFP") == [("PRBC", 4.0), ("FFP", 3.0)]
+    assert _units("transfused 1u PRBC") == [("transfused 1u PRBC", 1.0)]
+    assert _units("Hct 23.1 PRBC given")[0][1] is None  # a lab value is no count
+
+
+def test_another_statement_after_the_drug_ends_its_details() -> None:
+    ms = _drugs("given platelets and cryo 118 cc at noon", ("Platelets",))
+    assert [(m.text, m.claim.dose) for m in ms] == [("platelets", None)]
+    ms = _drugs("hydromorphone PCA, then MS Contin 60 mg PO")
+    assert [(m.claim.drugs, m.claim.dose) for m in ms] == [(("hydromorphone",), None), (("morphine sulfate",), 60.0)]
+
+
+def test_an_amount_before_the_name_is_the_drugs_dose() -> None:
+    assert [(m.claim.dose, m.claim.dose_unit) for m in _drugs("40 mEq KCl PO.")] == [(40.0, "meq")]
+    ms = _drugs("albumin 5% 500 mL and a 2 L LR bolus")
+    assert [(m.claim.dose, m.claim.dose_unit) for m in ms] == [(500.0, "ml"), (2.0, "l")]
+    ms = _drugs("lasix 40 mg IV, 20 mEq KCl")  # the 20 mEq is KCl's, no later lasix dose
+    assert [(m.claim.drugs, m.claim.dose) for m in ms] == [(("furosemide",), 40.0), (("potassium chloride",), 20.0)]
+    ms = _drugs("Meds: vancomycin 1 g cefepime 2 g")  # no joiner: the 1 g stays vancomycin's
+    assert [m.claim.dose for m in ms] == [1.0, 2.0]
+    assert _drugs("gave 20 mg IV lasix")[0].claim.dose == 20.0

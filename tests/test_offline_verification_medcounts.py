@@ -44,3 +44,22 @@ def test_more_doses_than_stated_and_other_notes_are_no_contradiction() -> None:
     spread = _doses("2199-02-02 08:00:00", "2199-02-03 14:00:00", "2199-02-04 20:00:00")
     # a discharge summary's count is of its window, one short allowed
     assert verify(_counted(3), spread, note_type="discharge_summary").label == "consistent"
+
+
+def test_a_long_tally_may_be_one_short_for_each_five() -> None:
+    six = _doses(*(f"2199-02-03 {h:02d}:00:00" for h in (2, 6, 10, 14, 18, 22)))
+    assert verify(_counted(7), six).label == "consistent"
+    assert verify(_counted(8), six).label == "inconsistent"
+    two = _doses("2199-02-03 02:00:00", "2199-02-03 12:00:00")
+    assert verify(_counted(3), two).label == "inconsistent"  # a short count is met exactly
+
+
+def test_an_amount_at_a_clock_time_is_a_timed_administration() -> None:
+    tools = FakeTools({KEY: [row("2199-02-03 09:00:00", 250.0, key=KEY, table="inputevents_mv",
+                                 end="2199-02-03 09:01:00", unit="mL")]})
+    at = entity("Free water", "medication", keys=(KEY,), time_text="at 0500", drugs=["free water"], dose=250.0,
+                dose_unit="ml")
+    assert_decided(verify(at, tools), "medications.timed_administration", "inconsistent", "contradiction")
+    on_time = entity("Free water", "medication", keys=(KEY,), time_text="at 0830", drugs=["free water"], dose=250.0,
+                     dose_unit="ml")
+    assert verify(on_time, tools).label == "consistent"

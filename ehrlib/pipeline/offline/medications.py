@@ -149,6 +149,28 @@ def _with_name_number(raw: str, span: tuple[int, int, list[str]], labels: set[st
     return (a, got.end(), names) if name in labels or density else span
 
 
+#: an amount written before the drug's name ("40 mEq KCl", "a 2 L LR bolus", "500 mL of NS", "20 mg IV lasix")
+_DOSE_BEFORE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|"
+                          r"meq|mmol|ml|cc|l|liters?)[ \t]+(?:of[ \t]+)?(?:(?:IV|IVP|PO|SC|SQ)[ \t]+)?$", re.I)
+#: what sets an amount apart from the drug before it ("albumin 5% 500 mL and a 2 L LR bolus")
+_JOINER = re.compile(r"[,;+]|\b(?:and|then|plus|with|also)\b", re.I)
+
+
+def _dose_before(raw: str, s: int, prev_end: int | None) -> re.Match[str] | None:
+    """The amount written right before the drug name at ``s``, on its line: the drug's
+    dose when no other drug precedes it in the clause, or a comma or joiner sets it apart
+    from the one that does ("vancomycin 1 g cefepime" leaves the 1 g to vancomycin).
+    """
+    floor = max(0, s - 30, prev_end or 0)
+    lead = raw[floor:s].rsplit("\n", 1)[-1]
+    got = _DOSE_BEFORE.search(lead)
+    if got is None:
+        return None
+    if prev_end is not None and prev_end >= s - 30 and not _JOINER.search(lead[:got.start()]):
+        return None
+    return got
+
+
 def _own_route(raw: str, s: int, e: int, mine: str, reaches_next: bool) -> re.Match[str] | None:
     """The route word of the drug at ``raw[s:e]``: the one adjacent to it in its own
     clause. After the name first, but a route right before the next drug's name is that
@@ -309,11 +331,18 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             continue
         clause = line_clause(raw, e)
         nxt = next((a for a, _, _ in spans if a > s), None)
+        prev_end = max((b for _, b, _ in spans if b <= s), default=None)
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
         attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
         # a shared clause lends its action and time, not the next drug's dose, route or rates
         mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
+        # another statement already read after the name (a blood product, "given platelets and cryo 118 cc")
+        # ends the drug's own details: what follows it is that statement's
+        after = min((a for a, _ in taken if e <= a < e + len(mine)), default=None)
+        mine = mine[:after - e] if after is not None else mine
+        if nxt is not None and e + len(mine) >= nxt and (ahead := _dose_before(raw, nxt, e)) is not None:
+            mine = mine[:len(mine) - len(ahead.group(0))]  # "lasix 40 mg IV, 20 mEq KCl": the 20 mEq is KCl's
         steps = course_steps(mine)
         # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
         # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
@@ -339,6 +368,9 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
+        elif first is None and (before := _dose_before(raw, s, prev_end)) is not None:
+            unit = before.group("unit").lower()
+            attrs.update({"dose": number(before.group("dose")), "dose_unit": "l" if unit.startswith("liter") else unit})
         elif first is None and (bare := _BARE_DOSE.match(mine)):
             attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
         # a route before the name is the drug's only right before it ("IV lasix"); "100 mg IV q8h + florinef"
