@@ -13,7 +13,7 @@ def _doses(*starts: str) -> FakeTools:
 
 
 def _counted(n: int, time_text: str | None = None) -> object:
-    return entity("vanc x%d" % n, "medication", keys=(KEY,), time_text=time_text, drugs=["vancomycin"], units=n)
+    return entity(f"vanc x{n}", "medication", keys=(KEY,), time_text=time_text, drugs=["vancomycin"], units=n)
 
 
 def test_an_undated_count_in_a_progress_note_is_its_days() -> None:

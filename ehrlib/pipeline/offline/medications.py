@@ -131,7 +131,7 @@ def _nearest_action(lead: str) -> re.Match[str] | None:
 #: a number that may continue a product's name: a decimal not followed by a unit or a rate ("Isosource 1.5 at")
 _NAME_NUMBER = re.compile(r"[ \t]+(?P<n>\d\.\d{1,2})(?![\d.]|\s*(?:%|/|[a-z]*\s*/\s*(?:hr|h|min)\b|mg|mcg|g\b|ml|cc|"
                           r"units?|meq|mmol))", re.I)
-_FORMULAS = re.compile(r"(?:%s)$" % "|".join(re.escape(w) for w in _FLAGS.get("formula_names") or ["(?!)"]), re.I)
+_FORMULAS = re.compile("(?:" + "|".join(re.escape(w) for w in _FLAGS.get("formula_names") or ["(?!)"]) + ")$", re.I)
 
 
 def _with_name_number(raw: str, span: tuple[int, int, list[str]], labels: set[str]) -> tuple[int, int, list[str]]:

@@ -64,7 +64,8 @@ def procedure_claim(raw: str, start: int, end: int) -> tuple[ProcedureClaim, str
     return claim, act.group(0) if act else None
 
 
-#: a count of units right before a product ("3 u PRBC", "6 units of FFP", "3 FFP") or right after it ("FFP x2", "FFP 2 units")
+#: a count of units right before a product ("3 u PRBC", "6 units of FFP", "3 FFP") or right after it
+#: ("FFP x2", "FFP 2 units")
 _UNITS_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\s*(?:(?:u|units?|bags?)\b(?:\s+of)?\s*)?$", re.I)
 _UNITS_AFTER = re.compile(r"\s*(?:x\s?(\d+)\b|,?\s*(\d+)\s*(?:u|units?|bags?)\b)", re.I)
 #: what makes a count after a product the next product's ("FFP and 3 u PRBC", "FFP, 2 units cryo")
@@ -76,9 +77,10 @@ def _units_of(raw: str, start: int, end: int) -> re.Match[str] | None:
     right after it that does not lead into another product; a count across a joiner ("FFP
     and 3 u PRBC") is the other product's.
     """
+    # "3 u PRBC", or a name with its count ("1u PRBC")
     before = _UNITS_BEFORE.search(raw[max(0, start - 14):start]) or re.match(r"(\d+)\s*u", raw[start:end], re.I)
     if before:
-        return before  # "3 u PRBC", or a name with its count ("1u PRBC")
+        return before
     after = _UNITS_AFTER.match(raw, end)
     if after and not _NEXT_PRODUCT.match(raw, after.end()):
         return after

@@ -126,6 +126,6 @@ def count_span(c: Case) -> tuple[datetime, datetime] | None:
     if not e.time_text:
         return whole
     words = terms().get("note_day_words") or ["(?!)"]
-    if re.fullmatch(r"(?:%s)" % "|".join(words), re.sub(r"\s+", " ", e.time_text.strip()), re.I):
+    if re.fullmatch("(?:" + "|".join(words) + ")", re.sub(r"\s+", " ", e.time_text.strip()), re.I):
         return whole
     return part_of_day(e.time_text, day)
