@@ -86,3 +86,13 @@ def test_an_amount_before_the_name_is_the_drugs_dose() -> None:
     ms = _drugs("Meds: vancomycin 1 g cefepime 2 g")  # no joiner: the 1 g stays vancomycin's
     assert [m.claim.dose for m in ms] == [1.0, 2.0]
     assert _drugs("gave 20 mg IV lasix")[0].claim.dose == 20.0
+
+
+def test_a_running_total_before_the_name_is_no_single_dose() -> None:
+    assert _drugs("Rec'd 7L LR since arrival")[0].claim.dose is None
+    assert _drugs("repleted with 120 mEq KCl over the first two days")[0].claim.dose is None
+
+
+def test_a_measurement_between_doses_leaves_the_later_dose_to_the_drug() -> None:
+    ms = _drugs("Lopressor 5mg IV x1 at 1520 for HR 110s, 10mg IV at 2030.")
+    assert [(m.claim.dose, m.claim.route) for m in ms] == [(5.0, "IV"), (10.0, "IV")]

@@ -63,3 +63,11 @@ def test_an_amount_at_a_clock_time_is_a_timed_administration() -> None:
     on_time = entity("Free water", "medication", keys=(KEY,), time_text="at 0830", drugs=["free water"], dose=250.0,
                      dose_unit="ml")
     assert verify(on_time, tools).label == "consistent"
+
+
+def test_blood_product_units_at_a_clock_time_are_left_to_the_transfusion_rule() -> None:
+    tools = FakeTools({KEY: [row("2199-02-03 23:40:00", 300.0, key=KEY, table="inputevents_mv",
+                                 end="2199-02-04 01:40:00", unit="mL")]})
+    unit = entity("1 unit", "medication", keys=(KEY,), time_text="at 1500", concept="transfusion", drugs=["prbc"],
+                  units=1)
+    assert verify(unit, tools).rule_id != "medications.timed_administration"

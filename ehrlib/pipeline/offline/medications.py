@@ -156,6 +156,11 @@ _DOSE_BEFORE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?
 _JOINER = re.compile(r"[,;+]|\b(?:and|then|plus|with|also)\b", re.I)
 
 
+#: a span after the drug that makes an amount before it a running total ("7L LR since arrival", "120 mEq KCl
+#: over the first two days"), whose rows (other units, the ED) the window may not hold: no single dose
+_SPAN_TOTAL = re.compile(r"\W*(?:\w+\W+){0,3}?(?:since|over\s+the|so\s+far|in\s+total|total|during)\b", re.I)
+
+
 def _dose_before(raw: str, s: int, prev_end: int | None) -> re.Match[str] | None:
     """The amount written right before the drug name at ``s``, on its line: the drug's
     dose when no other drug precedes it in the clause, or a comma or joiner sets it apart
@@ -337,10 +342,6 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
         # a shared clause lends its action and time, not the next drug's dose, route or rates
         mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
-        # another statement already read after the name (a blood product, "given platelets and cryo 118 cc")
-        # ends the drug's own details: what follows it is that statement's
-        after = min((a for a, _ in taken if e <= a < e + len(mine)), default=None)
-        mine = mine[:after - e] if after is not None else mine
         if nxt is not None and e + len(mine) >= nxt and (ahead := _dose_before(raw, nxt, e)) is not None:
             mine = mine[:len(mine) - len(ahead.group(0))]  # "lasix 40 mg IV, 20 mEq KCl": the 20 mEq is KCl's
         steps = course_steps(mine)
@@ -354,6 +355,10 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             steps = steps[1:]
         full = mine
         own, mine = (own[:steps[0].start], mine[:steps[0].start]) if steps else (own, mine)
+        # another statement already read after the name (a blood product, "given platelets and cryo 118 cc")
+        # ends the drug's own dose and route; later doses may still follow it ("5 mg for HR 110s, 10 mg at 2030")
+        after = min((a for a, _ in taken if e <= a < e + len(mine)), default=None)
+        mine = mine[:after - e] if after is not None else mine
         switch = route_switch(mine)
         if switch is not None:  # "750 mg IV, changed to PO on [date]": the PO is a later claim of its own
             own, mine = own[:switch.start()], mine[:switch.start()]
@@ -368,7 +373,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
-        elif first is None and (before := _dose_before(raw, s, prev_end)) is not None:
+        elif first is None and (before := _dose_before(raw, s, prev_end)) is not None and not _SPAN_TOTAL.match(own):
             unit = before.group("unit").lower()
             attrs.update({"dose": number(before.group("dose")), "dose_unit": "l" if unit.startswith("liter") else unit})
         elif first is None and (bare := _BARE_DOSE.match(mine)):

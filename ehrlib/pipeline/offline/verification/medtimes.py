@@ -98,7 +98,9 @@ def timed_administration(c: Case) -> Verdict | None:
     """
     e, action, actions = c.entity, _action(c), terms()["actions"]
     clock = parse_clock(e.time_text)
-    dosed_at = not action and clock is not None and (_med(c).dose is not None or _med(c).units is not None)
+    # blood-product units at a clock time are the transfusion rule's (units near the time, by volume)
+    counted = _med(c).units is not None and str(e.claim.concept) != "transfusion"
+    dosed_at = not action and clock is not None and (_med(c).dose is not None or counted)
     if (action not in actions.get("timed_administrations", ()) and not dosed_at) or not e.time_text:
         return None
     if clock is not None:
