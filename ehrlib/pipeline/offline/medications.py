@@ -54,11 +54,24 @@ _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
                          r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
+#: ampules right after the drug ("D50 1 amp", "bicarb 2 amps"): each is one push, a count of administrations
+_AMPS = re.compile(r"\s*(?P<n>[1-9])\s*amps?\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
 #: a route before the drug's name, with at most two plain modifier words between ("SQ UF heparin"); a dose,
 #: frequency or joiner between ("IV q8h + florinef") makes it the drug before's
 _ROUTE_BEFORE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical)\s+(?:(?!(?:and|or|then|plus|with|"
                            r"to|daily|qd|bid|tid|qid|qhs|prn)\b)[A-Za-z]{1,12}\s+){0,2}$", re.I)
+#: a change of route later in the drug's clause ("changed to PO on [date]", "switched over to oral", "IV -> PO"):
+#: the new route is a claim of its own, at the change's time; what comes before it is the first route's
+_ROUTE_SWITCH = re.compile(r"(?:\b(?:changed|switched|converted|transitioned|stepped\s+down|narrowed)\s+(?:over\s+)?"
+                           r"(?:back\s+)?to\s+|(?<=\b(?:IV|PO))\s*(?:->|→|to)\s*)"
+                           r"(?P<route>IV|PO|SC|SQ|SubQ|IM|PR|NG|oral)\b", re.I)
+_ROUTE_NAMES = {"SQ": "SC", "SUBQ": "SC", "ORAL": "PO"}
+
+
+def route_switch(text: str) -> re.Match[str] | None:
+    """The first change of route in a drug's clause, or None."""
+    return _ROUTE_SWITCH.search(text)
 _FREQ = re.compile(r"\b(q\s?\d{1,2}h?|q\s?\d{1,2}\s?hrs?|qd|daily|bid|tid|qid|qhs|qod|prn|once|x\s?1|stat|weekly)\b",
                    re.I)
 _MED_ACTION = re.compile(r"\b(?P<a>start(?:ed)?|added|initiat(?:ed|e)|begun|began|given|gave|received|bolus(?:ed)?|"
@@ -73,13 +86,18 @@ def _own_rate(head: str, step: CourseStep) -> bool:
     course: nothing but infusion words precede it ("Lasix gtt 30 -> 20 mg/hr"), or it is
     a plain rate ("running 1300 u/hr", "started 2200 at 4 units/hr") after no dose of the
     drug, or a titration with nothing stated before it ("on levophed, up to 0.25"); a chain
-    after other words, or a titration after a time or another clause, is a step.
+    after other words, a titration after a time, or any rate after a clause of the drug's
+    own ("started 1255 for dyssynchrony, at 25 mcg/kg/min": the start and the rate are two
+    claims), is a step.
     """
     if HEAD_ONLY.fullmatch(head):
         return True
     if step.chained or len(head) > 60 or _DOSE.search(head) or _BARE_DOSE.match(head):
         return False
-    return step.action is None or not re.search(r"\d|\S.*[,;]", head)
+    clause = re.split(r"[,;]", head)
+    if len(clause) > 1 and clause[0].strip() and not HEAD_ONLY.fullmatch(clause[0]):
+        return False
+    return step.action is None or not re.search(r"\d", head)
 
 
 #: what may stand between a drug's name and its action ("TPN d/c'd", "heparin gtt was held")
@@ -108,6 +126,74 @@ def _nearest_action(lead: str) -> re.Match[str] | None:
         first -= 1
     got = _MED_ACTION.match(lead, len(lead) - len(tail) + found[first].start())
     return got
+
+
+#: a number that may continue a product's name: a decimal not followed by a unit or a rate ("Isosource 1.5 at")
+_NAME_NUMBER = re.compile(r"[ \t]+(?P<n>\d\.\d{1,2})(?![\d.]|\s*(?:%|/|[a-z]*\s*/\s*(?:hr|h|min)\b|mg|mcg|g\b|ml|cc|"
+                          r"units?|meq|mmol))", re.I)
+_FORMULAS = re.compile("(?:" + "|".join(re.escape(w) for w in _FLAGS.get("formula_names") or ["(?!)"]) + ")$", re.I)
+
+
+def _with_name_number(raw: str, span: tuple[int, int, list[str]], labels: set[str]) -> tuple[int, int, list[str]]:
+    """A drug span stretched over a number that belongs to the product's name: one that
+    continues the patient's order label ("Isosource 1.5", "Nutren 2.0" items) or the
+    caloric density after an enteral formula's name ("Glucerna 1.5 at 60 mL/hr"); the
+    number is then no dose.
+    """
+    a, b, names = span
+    got = _NAME_NUMBER.match(raw, b)
+    if got is None:
+        return span
+    name = re.sub(r"\s+", " ", raw[a:got.end()].lower())
+    density = 1.0 <= float(got.group("n")) <= 2.0 and _FORMULAS.search(raw[a:b])
+    return (a, got.end(), names) if name in labels or density else span
+
+
+#: an amount written before the drug's name ("40 mEq KCl", "a 2 L LR bolus", "500 mL of NS", "20 mg IV lasix")
+_DOSE_BEFORE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*(?P<unit>mg|mcg|g|gm|grams?|units?|"
+                          r"meq|mmol|ml|cc|l|liters?)[ \t]+(?:of[ \t]+)?(?:(?:IV|IVP|PO|SC|SQ)[ \t]+)?$", re.I)
+#: what sets an amount apart from the drug before it ("albumin 5% 500 mL and a 2 L LR bolus")
+_JOINER = re.compile(r"[,;+]|\b(?:and|then|plus|with|also)\b", re.I)
+
+
+#: a span after the drug that makes an amount before it a running total ("7L LR since arrival", "120 mEq KCl
+#: over the first two days"), whose rows (other units, the ED) the window may not hold: no single dose
+_SPAN_TOTAL = re.compile(r"\W*(?:\w+\W+){0,3}?(?:since|over\s+the|so\s+far|in\s+total|total|during)\b", re.I)
+
+
+def _dose_before(raw: str, s: int, prev_end: int | None) -> re.Match[str] | None:
+    """The amount written right before the drug name at ``s``, on its line: the drug's
+    dose when no other drug precedes it in the clause, or a comma or joiner sets it apart
+    from the one that does ("vancomycin 1 g cefepime" leaves the 1 g to vancomycin).
+    """
+    floor = max(0, s - 30, prev_end or 0)
+    lead = raw[floor:s].rsplit("\n", 1)[-1]
+    got = _DOSE_BEFORE.search(lead)
+    if got is None:
+        return None
+    if prev_end is not None and prev_end >= s - 30 and not _JOINER.search(lead[:got.start()]):
+        return None
+    return got
+
+
+def _own_route(raw: str, s: int, e: int, mine: str, reaches_next: bool) -> re.Match[str] | None:
+    """The route word of the drug at ``raw[s:e]``: the one adjacent to it in its own
+    clause. After the name first, but a route right before the next drug's name is that
+    drug's ("PO vancomycin 125 mg plus IV metronidazole"); else one right before the name,
+    on the same line ("heparin 5000 SC" ends the line above "K-Phos 15 mmol").
+    """
+    after = mine
+    if reaches_next and (lead := _ROUTE_BEFORE.search(after)) and "\n" not in lead.group(0):
+        after = after[:lead.start()]
+    before = raw[max(0, s - 40):s].rsplit("\n", 1)[-1]
+    return _ROUTE.search(raw[s:e] + after[:50]) or _ROUTE_BEFORE.search(before)
+
+
+def _switch_mention(raw: str, line: int, base: int, m: re.Match[str], names: list[str]) -> Mention:
+    a, b = base + m.start(), base + m.end()
+    route = m.group("route").upper()
+    claim = MedicationClaim(drugs=tuple(names), route=_ROUTE_NAMES.get(route, route), action="changed")
+    return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None, claim)
 
 
 def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
@@ -224,7 +310,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     for m in synonym_re.finditer(raw):
         if not any(a < m.end() and m.start() < b for a, b, _ in spans):
             spans.append((m.start(), m.end(), [synonyms[re.sub(r"\s+", " ", m.group(0).lower())]]))
-    spans.sort()
+    spans = sorted(_with_name_number(raw, sp, labels) for sp in spans)
     # "resistant to ciprofloxacin" names a susceptibility, not an order
     spans = [sp for sp in spans if not re.search(r"(?:resistant|sensitive|susceptible|resistance)\s+(?:to\s+)?"
                                                  r"(?:[a-z/\-]+\s*(?:,|and|/)\s*)*$", raw[max(0, sp[0] - 60):sp[0]],
@@ -250,11 +336,14 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             continue
         clause = line_clause(raw, e)
         nxt = next((a for a, _, _ in spans if a > s), None)
+        prev_end = max((b for _, b, _ in spans if b <= s), default=None)
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]
         attrs: dict[str, Any] = {"drugs": tuple(names)}  # the MedicationClaim's fields
         # a shared clause lends its action and time, not the next drug's dose, route or rates
         mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
+        if nxt is not None and e + len(mine) >= nxt and (ahead := _dose_before(raw, nxt, e)) is not None:
+            mine = mine[:len(mine) - len(ahead.group(0))]  # "lasix 40 mg IV, 20 mEq KCl": the 20 mEq is KCl's
         steps = course_steps(mine)
         # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
         # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
@@ -266,6 +355,13 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             steps = steps[1:]
         full = mine
         own, mine = (own[:steps[0].start], mine[:steps[0].start]) if steps else (own, mine)
+        # another statement already read after the name (a blood product, "given platelets and cryo 118 cc")
+        # ends the drug's own dose and route; later doses may still follow it ("5 mg for HR 110s, 10 mg at 2030")
+        after = min((a for a, _ in taken if e <= a < e + len(mine)), default=None)
+        mine = mine[:after - e] if after is not None else mine
+        switch = route_switch(mine)
+        if switch is not None:  # "750 mg IV, changed to PO on [date]": the PO is a later claim of its own
+            own, mine = own[:switch.start()], mine[:switch.start()]
         dose = _DOSE.search(mine[:40]) if first is None else None
         if dose:
             per = re.match(r"\s*(?:/\s*kg\s*)?/\s*(?:hr|h|hour|min)\b|\s*per\s+(?:hr|hour|min)",
@@ -277,18 +373,22 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs["infusion"] = True
             else:
                 attrs.update({"dose": number(dose.group("dose")), "dose_unit": unit})
+        elif first is None and (before := _dose_before(raw, s, prev_end)) is not None and not _SPAN_TOTAL.match(own):
+            unit = before.group("unit").lower()
+            attrs.update({"dose": number(before.group("dose")), "dose_unit": "l" if unit.startswith("liter") else unit})
         elif first is None and (bare := _BARE_DOSE.match(mine)):
             attrs["dose"] = float(bare.group("dose"))  # unit: the drug's recorded one
         # a route before the name is the drug's only right before it ("IV lasix"); "100 mg IV q8h + florinef"
         # has the route of the drug before
-        route = _ROUTE.search(raw[s:e] + mine[:50]) or _ROUTE_BEFORE.search(raw[max(0, s - 40):s])
+        route = _own_route(raw, s, e, mine, reaches_next=nxt is not None and e + len(mine) >= nxt)
         if route:
             r = route.group(1).upper()
             attrs["route"] = {"SQ": "SC", "SUBQ": "SC", "IVP": "IV", "DRIP": "IV", "GTT": "IV",
                               "INFUSION": "IV"}.get(r, r)
             if r in ("GTT", "DRIP", "INFUSION"):
                 attrs["infusion"] = True
-        count = _COUNT.search(mine.split(",")[0][:50])  # the drug's own item: "gtt 50 mcg/hr, bolus x3" is the bolus's
+        # the drug's own item: "gtt 50 mcg/hr, bolus x3" is the bolus's; "D50 1 amp": an ampule is one push
+        count = _COUNT.search(mine.split(",")[0][:50]) or _AMPS.match(mine)
         if count:
             attrs["units"] = float(count.group("n"))  # "KCl 20 mEq IV x3": three administrations
         freq = _FREQ.search(mine[:50])
@@ -328,6 +428,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         out.append(Mention(line, s, e, raw[s:e].strip(), kind, "drug", value, MedicationClaim(**attrs)))
         if not attrs["negated"]:
             out += [_step_mention(raw, line, e, st, names) for st in steps]
+            if switch is not None:
+                out.append(_switch_mention(raw, line, e, switch, names))
             if attrs.get("dose_unit"):  # "5 mg IV x1 at 1520, 10 mg IV at 2030": each later dose is a claim
                 later = _LATER_DOSE.finditer(full, dose.end() if dose else 0)
                 out += [_dose_step(raw, line, e, d, names) for d in later
@@ -339,6 +441,10 @@ RULES = (
     COURSE_RULE,
     Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
          "transfusion claim about the product named before them in the paragraph.", unit_anaphors),
+    Rule("extract.route_switch", "A change of route in a drug's clause (\"IV, changed to PO on [date]\") is a claim "
+         "of its own about the new route at the change's time; the route before it is the drug's first.", route_switch),
+    Rule("extract.product_name_number", "A number continuing a product's name (the patient's order label, or an "
+         "enteral formula's caloric density: \"Isosource 1.5\") is part of the name, not a dose.", _with_name_number),
     Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
          "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
 )

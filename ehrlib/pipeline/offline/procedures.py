@@ -64,13 +64,35 @@ def procedure_claim(raw: str, start: int, end: int) -> tuple[ProcedureClaim, str
     return claim, act.group(0) if act else None
 
 
+#: a count of units right before a product ("3 u PRBC", "6 units of FFP", "3 FFP") or right after it
+#: ("FFP x2", "FFP 2 units")
+_UNITS_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\s*(?:(?:u|units?|bags?)\b(?:\s+of)?\s*)?$", re.I)
+_UNITS_AFTER = re.compile(r"\s*(?:x\s?(\d+)\b|,?\s*(\d+)\s*(?:u|units?|bags?)\b)", re.I)
+#: what makes a count after a product the next product's ("FFP and 3 u PRBC", "FFP, 2 units cryo")
+_NEXT_PRODUCT = re.compile(r"\s*(?:of\s+)?(?:prbcs?|rbcs?|ffp|plts?|platelets?|cryo\w*|packed|blood|albumin)\b", re.I)
+
+
+def _units_of(raw: str, start: int, end: int) -> re.Match[str] | None:
+    """The count of units a blood product's name binds: the one right before it, else one
+    right after it that does not lead into another product; a count across a joiner ("FFP
+    and 3 u PRBC") is the other product's.
+    """
+    # "3 u PRBC", or a name with its count ("1u PRBC")
+    before = _UNITS_BEFORE.search(raw[max(0, start - 14):start]) or re.match(r"(\d+)\s*u", raw[start:end], re.I)
+    if before:
+        return before
+    after = _UNITS_AFTER.match(raw, end)
+    if after and not _NEXT_PRODUCT.match(raw, after.end()):
+        return after
+    return None
+
+
 def blood_product_mention(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
                           taken: list[tuple[int, int]]) -> bool:
     """Emit the mention of a blood product ("2u PRBC"); "transfused" just before joins it."""
-    amount = re.search(r"(\d+)\s*(?:u|units?|bags?)\b(?:\s+of)?", raw[max(0, m.start() - 14):m.end() + 15], re.I) \
-        or re.match(r"\s*x\s?(\d+)\b", raw[m.end():], re.I)  # "6 units of FFP", "FFP x2"
+    amount = _units_of(raw, m.start(), m.end())
     negated = bool(negated_before(raw[:m.start()]))
-    units = float(amount.group(1)) if amount else None
+    units = float(next(g for g in amount.groups() if g)) if amount else None
     prev = out[-1] if out else None
     if (prev is not None and prev.concept == concept.cid and prev.line == line and m.start() - prev.end <= 8
             and re.fullmatch(r"transfus\w*", prev.text, re.I) and isinstance(prev.claim, MedicationClaim)):

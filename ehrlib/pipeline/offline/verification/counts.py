@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
-from ehrlib.pipeline.offline.verification.clocktime import clock_moments, parse_clock
+from ehrlib.pipeline.offline.timex import parse_datetime
+from ehrlib.pipeline.offline.verification.clocktime import CHARTING_DELAY, clock_moments, parse_clock, part_of_day
 from ehrlib.pipeline.offline.verification.doses import administrations
 from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -20,7 +21,7 @@ from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["transfusion_units", "administration_count"]
+__all__ = ["transfusion_units", "administration_count", "count_span"]
 
 Rows = list[Mapping[str, Any]]
 #: how long a unit of blood usually runs: a point-charted unit may be logged that long after its start
@@ -77,7 +78,11 @@ def _near_clock(rows: Rows, time_text: str | None, window: TimeSpan | None) -> R
 def administration_count(c: Case) -> Verdict | None:
     """"KCl 20 mEq IV x3": about that many separate administrations (at the stated dose,
     when one was checked) are charted in the statement's window; one short is allowed,
-    as a dose given just before the window or charted late is no contradiction.
+    as a dose given just before the window or charted late is no contradiction. A count
+    of one day ("x3 today", "x2 this AM", or undated in a progress or nursing note) is
+    that day's (or part of day's) count, give or take the charting delay: fewer charted
+    administrations then contradict it (:func:`count_span`), one short allowed for each
+    five doses of a long tally, whose first or last may be charted across the day's edge.
     """
     count, m = med(c).units, med(c)
     if count is None or str(c.entity.claim.concept) == "transfusion":
@@ -85,8 +90,42 @@ def administration_count(c: Case) -> Verdict | None:
     got = rows(c)
     dosed = [r for r in got if r.get("valuenum") is not None]
     # rows at the stated dose are each a full dose; else touching rows are one bag
-    given = administrations(got, min(float(r["valuenum"]) for r in dosed) if m.dose is not None and dosed else None)
+    full = min(float(r["valuenum"]) for r in dosed) if m.dose is not None and dosed else None
+    given = administrations(got, full)
+    dose = f" at {m.dose:g} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""
     if given is not None and 0 < len(given) < int(count) - 1:  # one charted dose may sit outside the window
-        return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s)"
-                       + (f" at {m.dose:g} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""), got[:6])
+        return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s){dose}",
+                       got[:6])
+    span = count_span(c)
+    if given is None or span is None:
+        return None
+    a, b = span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
+    then = [r for r in got if (iv := row_interval(r)) and iv[0] <= b and iv[1] >= a]
+    day = administrations(then, full) or []
+    if len(day) < int(count) - int(count) // 5:  # a long tally ("boluses x7") may miss one per five doses
+        return verdict(c, False, f"{names(c)}: stated x{int(count)} on {span[0]:%Y-%m-%d}, recorded {len(day)} "
+                       f"administration(s){dose} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M}", (then or got)[:6])
     return None
+
+
+def count_span(c: Case) -> tuple[datetime, datetime] | None:
+    """The day a stated count is about: a part of the note's day when its time is one
+    ("x2 overnight"), the note's calendar day when its time names that day ("x3 today") or
+    it has no time in a progress or nursing note (whose doses are its day's); None for a
+    discharge summary, another stated time or a day that cannot be read.
+    """
+    e = c.entity
+    if c.ctx.note_type == "discharge_summary":
+        return None
+    day = c.ctx.default_window().start
+    ref = parse_datetime(day[:10]) if day else None
+    if ref is None:
+        return None
+    midnight = datetime(ref.year, ref.month, ref.day)
+    whole = (midnight, midnight + timedelta(days=1) - timedelta(seconds=1))
+    if not e.time_text:
+        return whole
+    words = terms().get("note_day_words") or ["(?!)"]
+    if re.fullmatch("(?:" + "|".join(words) + ")", re.sub(r"\s+", " ", e.time_text.strip()), re.I):
+        return whole
+    return part_of_day(e.time_text, day)

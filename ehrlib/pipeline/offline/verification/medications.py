@@ -248,7 +248,8 @@ CHAIN = (
           "two hours of it (three when approximate), not merely that day.", clock_edge),
     _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
           "charted administration at that time (within the clock tolerance, or that part of the day give or take as "
-          "much); date-only orders neither confirm nor contradict it.", timed_administration),
+          "much), as does an amount at a clock time with no action word; date-only orders neither confirm nor "
+          "contradict it.", timed_administration),
     _rule("template_dose_time", "An ICU template's drug entry with a time (\"Vancomycin - 1400\") states when the "
           "drug was last given: a charted administration must fall at that clock time or part of the note's day.",
           template_dose_time),
@@ -261,7 +262,8 @@ CHAIN = (
           "number without a unit is read in the drug's own unit.", _dose),
     _rule("route", "A stated route must match the route charted for the drug.", _route),
     _rule("administration_count", "A count (\"x3\") claims about that many separate administrations of the "
-          "drug, at the stated dose, in the statement's window: two or more short is a contradiction.",
+          "drug, at the stated dose, in the statement's window: two or more short is a contradiction; a count of one "
+          "day (x3 today, or undated in a progress note) any fewer that day, give or take the charting delay.",
           administration_count),
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),

@@ -91,13 +91,18 @@ def timed_administration(c: Case) -> Verdict | None:
     """"heparin SC given at 2100", "cefepime given overnight": a clock time or part of the
     note's day dates the administration, so a charted administration must start near that
     time (the clock rule's tolerance) or fall in that part of the day (give or take the same
-    two hours of charting delay). Date-only orders cannot place a dose in the day: with no timed row
-    of the drug in the admission there is nothing to contradict.
+    two hours of charting delay). An amount stated at a clock time with no action word
+    ("Free water 250 cc at 0500", "D50 1 amp at 1500") is such an administration too. Date-only
+    orders cannot place a dose in the day: with no timed row of the drug in the admission
+    there is nothing to contradict.
     """
     e, action, actions = c.entity, _action(c), terms()["actions"]
-    if action not in actions.get("timed_administrations", ()) or not e.time_text:
-        return None
     clock = parse_clock(e.time_text)
+    # blood-product units at a clock time are the transfusion rule's (units near the time, by volume)
+    counted = _med(c).units is not None and str(e.claim.concept) != "transfusion"
+    dosed_at = not action and clock is not None and (_med(c).dose is not None or counted)
+    if (action not in actions.get("timed_administrations", ()) and not dosed_at) or not e.time_text:
+        return None
     if clock is not None:
         if action in actions["clock_start"]:
             return None  # a start at a clock time is the clock edge rule's
