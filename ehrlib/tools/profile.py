@@ -110,23 +110,27 @@ def _has_profile_table(con: Any) -> bool:
 
 def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str], *,
                 table_present: bool | None = None) -> list[dict[str, Any]]:
-    """Profile rows of one item key, rank order ([] when the item has no values)."""
-    if table_present if table_present is not None else _has_profile_table(con):
-        rows = con.execute(f"SELECT {', '.join(_COLUMNS)} FROM {quote_ident(PROFILE_TABLE)} "  # noqa: S608
-                           "WHERE item_key = ? ORDER BY rank", [key]).fetchall()
-    else:
-        cache_key = (*identity, schema.flavor)
-        with _LOCK:
-            table = _MEMORY.get(cache_key)
-            if table is None:
-                table = {}
-                for sql, params in _profile_sql(schema):
-                    for r in con.execute(sql, params).fetchall():
-                        table.setdefault(r[0], []).append(r)
-                for v in table.values():
-                    v.sort(key=lambda r: r[1])
-                _MEMORY.clear()
-                _MEMORY[cache_key] = table
+    """Profile rows of one item key, rank order ([] when the item has no values).
+
+    The whole profile is read once per database and process — from the precomputed table
+    with one query, else computed from the event tables — and kept in memory: a note asks
+    for hundreds of keys, and one indexed-less lookup per key cost seconds per note.
+    """
+    present = table_present if table_present is not None else _has_profile_table(con)
+    cache_key = (*identity, schema.flavor if not present else PROFILE_TABLE)
+    with _LOCK:
+        table = _MEMORY.get(cache_key)
+        if table is None:
+            table = {}
+            queries = ([(f"SELECT {', '.join(_COLUMNS)} FROM {quote_ident(PROFILE_TABLE)}", [])]  # noqa: S608
+                       if present else list(_profile_sql(schema)))
+            for sql, params in queries:
+                for r in con.execute(sql, params).fetchall():
+                    table.setdefault(r[0], []).append(r)
+            for v in table.values():
+                v.sort(key=lambda r: r[1])
+            _MEMORY.clear()
+            _MEMORY[cache_key] = table
         rows = table.get(key, [])
     return [dict(zip(_COLUMNS, r, strict=True)) for r in rows]
 
