@@ -239,7 +239,7 @@ _MICRO_CASES = [  # subject 10061, admission 145203: sputum drawn 2107-01-29 gre
     # the organism and each antibiotic's susceptibility are separate statements
     ("Sputum cx grew E. coli, R to levofloxacin", {"sputum": "consistent", "levofloxacin": "consistent"}),
     ("Sputum cx grew E. coli, sensitive to levofloxacin", {"sputum": "consistent", "levofloxacin": "inconsistent"}),
-    ("Sputum cx: E. coli, pan-sensitive", {"sputum": "inconsistent"}),
+    ("Sputum cx: E. coli, pan-sensitive", {"sputum": "consistent", "pan-sensitive": "inconsistent"}),
     ("sputum cx E coli (levo R, CTX S), cipro S", {"sputum": "consistent", "levo": "consistent", "ctx": "consistent",
                                                    "cipro": "inconsistent"}),
 ]

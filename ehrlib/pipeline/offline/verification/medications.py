@@ -246,9 +246,8 @@ CHAIN = (
           "pooled products are not counted.", transfusion_units),
     _rule("clock_edge", "A start or stop stated to the hour claims that a run of the drug began or ended within "
           "two hours of it (three when approximate), not merely that day.", clock_edge),
-    _rule("timed_administration", "A dose stated as given at a clock time or in a part of the note's day claims a "
-          "charted administration at that time (within the clock tolerance, or that part of the day give or take as "
-          "much), as does an amount at a clock time with no action word; date-only orders neither confirm nor "
+    _rule("timed_administration", "A dose (or a bare amount) stated at a clock time or part of the note's day claims "
+          "a charted administration then, within the clock tolerance; date-only orders neither confirm nor "
           "contradict it.", timed_administration),
     _rule("template_dose_time", "An ICU template's drug entry with a time (\"Vancomycin - 1400\") states when the "
           "drug was last given: a charted administration must fall at that clock time or part of the note's day.",
@@ -261,10 +260,9 @@ CHAIN = (
           "administrations (one bolus's parts, a day's doses; dose x count when counted) in a comparable unit; a "
           "number without a unit is read in the drug's own unit.", _dose),
     _rule("route", "A stated route must match the route charted for the drug.", _route),
-    _rule("administration_count", "A count (\"x3\") claims about that many separate administrations of the "
-          "drug, at the stated dose, in the statement's window: two or more short is a contradiction; a count of one "
-          "day (x3 today, or undated in a progress note) any fewer that day, give or take the charting delay.",
-          administration_count),
+    _rule("administration_count", "A count (\"x3\") claims that many administrations at the stated dose in the "
+          "window: two or more short contradicts it; a count of one day (x3 today, or undated in a progress note) any "
+          "fewer that day, give or take the charting delay.", administration_count),
     _rule("course_day", "Day N of a course claims the course's first dose was N-1 days before the note's day, "
           "within a day.", _course_day),
     _rule("duration", "A stated course length must match the span of the drug's orders in the admission; a "
