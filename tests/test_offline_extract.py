@@ -15,3 +15,13 @@ def test_a_record_stamp_times_every_value_of_its_line(offline_note) -> None:
     assert {(e.window.start, e.window.end) for e in values if e.window} == {("2199-02-02 00:00:00",
                                                                              "2199-02-02 23:59:59")}
     assert all(e.value is not None and not e.value.startswith("-") for e in values)
+
+
+def test_a_repeated_name_is_aligned_by_its_words_not_by_the_value_that_tells_it_apart(offline_note) -> None:
+    # the same procedure item named twice in one paragraph, each with its own action: the
+    # statements are told apart by the action appended to their text, and both still align
+    result = offline_note("repeat-1", "Lines:\nThe first multi-lumen was removed on [**2-4**]\n"
+                                      "and a new multi-lumen was placed on [**2-1**].", chartdate="2199-02-05")
+    lines = [e for e in result.entities if "multi-lumen" in e.text.lower()]
+    assert len(lines) == 2
+    assert all(any(it.label == "Multi Lumen" for it in e.items) for e in lines)

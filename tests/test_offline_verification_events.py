@@ -106,6 +106,10 @@ VENTED = _placed("2199-02-01 10:00:00", "2199-02-06 09:00:00")  # a dwell spanni
      "events.record_in_window"),
     # a point event's own time counts for either edge
     ("extubated", None, [TODAY], "consistent", "events.record_in_window"),
+    # the removal told by the action bound to the name ("the A-line was removed on HD 3")
+    ("A-line", "removed", [VENTED], "inconsistent", "events.procedure_edge_day"),
+    ("A-line", "removed", [_placed("2199-02-01 10:00:00", "2199-02-03 09:00:00")], "consistent",
+     "events.record_in_window"),
 ])
 def test_procedure_edge_day(text, action, rows, label, rule):
     e = entity(text, "procedure", keys=(PROC,), time_text="on hospital day 3", action=action,

@@ -1,11 +1,14 @@
-"""Known answers for listed procedure entries (ehrlib.pipeline.offline.procedures)."""
+"""Known answers for listed procedure entries and action binding (ehrlib.pipeline.offline.procedures)."""
 from __future__ import annotations
+
+import pytest
 
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.procedures import (
     aside_procedures,
     listed_entries,
     merge_entry_fragments,
+    procedure_claim,
     shared_conjunct,
 )
 
@@ -82,3 +85,17 @@ def test_a_one_word_conjunct_shares_the_modifiers_before_it():
     assert shared_conjunct("EGD", "banding") == "banding"  # nothing to share
     assert shared_conjunct("open cholecystectomy", "liver biopsy") == "liver biopsy"
     assert shared_conjunct(None, "tracheostomy") == "tracheostomy"
+
+
+@pytest.mark.parametrize("raw, name, action", [
+    ("CVL removed, PICC placed on HD 4", "PICC", "placed"),      # each name takes the verb of its own clause
+    ("CVL removed, PICC placed on HD 4", "CVL", "removed"),
+    ("A-line placed and Foley removed", "Foley", "removed"),
+    ("The chest tube was pulled this AM", "chest tube", "pulled"),
+    ("R subclavian CVL (placed 11/2)", "CVL", "placed"),          # an aside right after the name is its own
+    ("ETT (intubated 11/2), R IJ CVL", "CVL", None),               # the aside belongs to the ETT
+    ("extubated on HD 3", "extubated", "extubated"),               # the name is the action
+])
+def test_an_action_binds_to_the_name_of_its_clause(raw, name, action):
+    a = raw.index(name)
+    assert procedure_claim(raw, a, a + len(name))[0].action == action

@@ -405,7 +405,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values
                 placed = Mention(line, span[0], span[1], f"{m.text} {m.value}".replace("`", "")[:60], m.kind,
                                  m.concept, m.value, m.claim, m.group)
-            items = align(placed, lex, pairs)
+            # aligned by the words that name it: a value appended to tell two statements apart is no part of the name
+            items = align(Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group), lex,
+                          pairs)
             if m.kind in ("measurement", "range", "output") and items:  # "art BP": arterial; "JP medial": that drain
                 items = narrow_by_modality(f"{m.text} {m.value or ''}", items)
             if m.kind == "procedure":  # "L radial A-line": the side is charted in the line's site item

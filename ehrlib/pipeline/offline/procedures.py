@@ -53,11 +53,34 @@ def procedure_mention(raw: str, line: int, m: re.Match[str], concept: Concept, o
     return True
 
 
+#: what ends a clause between a procedure's name and an action word ("CVL removed, PICC placed")
+_ACTION_BREAK = re.compile(r"[,;.:]\s|\s(?:and|then|but|while|after|before)\s|\s[-–]+\s|\)", re.I)
+
+
+def _bound_action(raw: str, start: int, end: int) -> re.Match[str] | None:
+    """The action word bound to the name at ``raw[start:end]``: the nearest one within 30
+    characters before or 40 after it with no clause break in between, so that in "CVL
+    removed, PICC placed HD 4" the CVL is removed and the PICC placed.
+    """
+    best: tuple[int, re.Match[str]] | None = None
+    lo = max(0, start - 30)
+    for m in _PROC_ACTION.finditer(raw, lo, min(len(raw), end + 40)):
+        if start <= m.start() < end or m.start() < end <= m.end():
+            return m  # the name itself carries the action ("extubated", "CVL placement")
+        gap = raw[m.end():start] if m.end() <= start else raw[end:m.start()]
+        if _ACTION_BREAK.search(f" {gap} " if gap.strip() else gap):
+            continue
+        dist = start - m.end() if m.end() <= start else m.start() - end
+        if best is None or dist < best[0]:
+            best = (dist, m)
+    return best[1] if best else None
+
+
 def procedure_claim(raw: str, start: int, end: int) -> tuple[ProcedureClaim, str | None]:
     """The claim of a procedure name at ``raw[start:end]`` (its action, side and negation
     from the words around it) with the action's text.
     """
-    act = _PROC_ACTION.search(raw[max(0, start - 30):end + 40])
+    act = _bound_action(raw, start, end)
     side = _SIDE.search(raw[max(0, start - 20):end + 5])
     claim = ProcedureClaim(negated=bool(negated_before(raw[:start])), action=act.group("a").lower() if act else None,
                            side=side.group("s").lower()[0] if side else None)

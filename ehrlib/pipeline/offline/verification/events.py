@@ -177,7 +177,7 @@ def _procedure_edge_day(c: Case) -> Verdict | None:
     if _BOUND.search(_words_before_time(c)):
         return None  # "intubated until 11-1", "since 11-1": the date bounds the dwell, not this edge
     said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
-    edge = 1 if _edge_words("removal").search(e.text) else 0 if _edge_words("placement").search(said) else None
+    edge = 1 if _edge_words("removal").search(said) else 0 if _edge_words("placement").search(said) else None
     window = (parse_time(e.window.start), parse_time(e.window.end)) if e.window is not None else (None, None)
     if edge is None or window[0] is None or window[1] is None:
         return None
