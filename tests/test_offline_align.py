@@ -44,3 +44,14 @@ def test_the_most_specific_drug_name_comes_first() -> None:
              (ItemRef("prescriptions", "Calcium Carbonate", "2"), "p:2"),
              (ItemRef("inputevents_mv", "Magnesium Sulfate", "3"), "i:3")]
     assert [k for _, k in drug_items(["magnesium", "magnesium sulfate"], pairs)] == ["i:3", "p:1"]
+
+
+def test_a_compound_form_is_found_written_with_a_hyphen_or_a_space() -> None:
+    lex = load_lexicon()
+    for text in ("new multi-lumen placed", "new multi lumen placed", "A-line in place"):
+        m = lex.concept_re.search(text.lower())
+        assert m is not None, text
+        assert [c.cid for c in lex.concepts_for(m.group(0))] in (["central_line"], ["arterial_line"]), text
+    assert lex.concept_re.search("multi-lumen")[0] == "multi-lumen"
+    # a hyphen joins the words of a form only: "lumen-multi" is no form
+    assert lex.concepts_for("lumen-multi") == ()

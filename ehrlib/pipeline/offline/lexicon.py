@@ -71,7 +71,9 @@ class Lexicon:
     def concepts_for(self, form: str) -> tuple[Concept, ...]:
         """Every concept a surface form may name ("BS": glucose with a value, else bowel sounds)."""
         key = re.sub(r"\s*:\s*(?=\S)|\s+", " ", form.strip())
-        cids = self.form_to_concept.get(key) or self.form_to_concept.get(key.lower()) or ()
+        spaced = re.sub(r"(?<=[A-Za-z])-(?=[A-Za-z])", " ", key)  # "multi-lumen" is the form "multi lumen"
+        cids = (self.form_to_concept.get(key) or self.form_to_concept.get(key.lower())
+                or self.form_to_concept.get(spaced.lower()) or ())
         return tuple(self.concepts[c] for c in cids if c in self.concepts)
 
     def concept_for(self, form: str) -> Concept | None:
@@ -84,8 +86,9 @@ def _alternation(forms: list[str]) -> str:
     uniq = sorted(set(forms), key=lambda f: (-len(f), f))
     parts = []
     for f in uniq:
-        # a form's words may be split by a header colon ("Skin: intact" is "skin intact")
-        esc = re.escape(f).replace(r"\ ", r"(?:\s*:)?\s*")
+        # a form's words may be split by a header colon ("Skin: intact" is "skin intact") or
+        # joined by a hyphen, as compounds are written either way ("multi-lumen", "chest-tube")
+        esc = re.escape(f).replace(r"\ ", r"(?:(?:\s*:)?\s*|-)")
         parts.append(esc)
     return r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
 
