@@ -27,6 +27,7 @@ from ehrlib.pipeline.offline.verification.doses import (
     total_matches,
     unitless_matches,
 )
+from ehrlib.pipeline.offline.verification.meddays import on_counted_day
 from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
@@ -38,6 +39,7 @@ from ehrlib.pipeline.offline.verification.medtimes import (
     template_dose_time,
     timed_administration,
 )
+from ehrlib.pipeline.offline.verification.ratechange import rate_change
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
@@ -254,6 +256,10 @@ CHAIN = (
           template_dose_time),
     _rule("dated_edge", "A start or stop stated with a day (a date, today, this AM, HD 3, since a date) claims that "
           "a course of the drug, not merely a row, began or ended in it.", dated_edge),
+    _rule("on_counted_day", "A drug stated on a counted day (HD 3, POD 2, ICU day 4) without a start or stop "
+          "claims a row of it on that one day; rows only on the days either side contradict it.", on_counted_day),
+    _rule("rate_change", "A change of a drip's rate (A -> B, from A to B) claims its order: a row at the new rate "
+          "must begin after a row at the old one in the window.", rate_change),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day (in all of a stated "
           "time's window) and from the stated time.", _rate),
     _rule("dose", "A stated dose must match, on the note's day when that day records one, a row or a sum of "
