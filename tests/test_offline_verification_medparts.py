@@ -44,6 +44,11 @@ def test_a_name_cut_after_its_stem_is_the_drug() -> None:
     assert drug_items(names, [(ItemRef("inputevents_cv", "Pentobarbitol", 3), "p")]) != []
 
 
+def test_a_brand_name_of_the_drug_table_finds_items_labelled_by_it() -> None:
+    names = load_lexicon().drug_aliases["nesiritide"]
+    assert [k for _, k in drug_items(names, [(ItemRef("inputevents_cv", "Natrecor", 4), "n")])] == ["n"]
+
+
 def test_a_rate_without_unit_is_read_in_the_rows_own_unit() -> None:
     from ehrlib.pipeline.offline.verification.doses import rate_matches
     r = {"extra": {"rate": 0.12, "rate_unit": "mcg/kg/min", "weight": 80.0}}
