@@ -169,3 +169,13 @@ def test_a_restart_may_be_a_new_bag() -> None:
     bags = _drug(_given("2199-02-02 18:00:00", "2199-02-03 10:26:00", rate=60.0, unit="mL/hr"),
                  _given("2199-02-03 10:26:00", "2199-02-04 01:00:00", rate=65.0, unit="mL/hr"))
     assert verify(e, bags).label == "consistent"
+
+
+def test_a_rate_stated_for_a_part_of_the_day_is_the_rate_charted_then() -> None:
+    e = entity("amiodarone", "infusion", keys=(KEY,), time_text="overnight", drugs=["amiodarone"], rate=0.5,
+               rate_unit="mg/min", infusion=True, window=TimeSpan("2199-02-01 12:00:00", "2199-02-03 23:59:59"))
+    night_at_one = _drug(_given("2199-02-02 22:00:00", "2199-02-03 06:00:00", rate=1.0, unit="mg/min"),
+                         _given("2199-02-03 12:00:00", "2199-02-03 20:00:00", rate=0.5, unit="mg/min"))
+    assert_decided(verify(e, night_at_one), "medications.rate", "inconsistent")
+    night_at_half = _drug(_given("2199-02-02 22:00:00", "2199-02-03 06:00:00", rate=0.5, unit="mg/min"))
+    assert verify(e, night_at_half).label == "consistent"
