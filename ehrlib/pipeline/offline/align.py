@@ -38,6 +38,14 @@ def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None
 DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
 
 
+#: a concentration written in a drug's name or an item's label ("dextrose 50%", "5% Dextrose")
+_STRENGTH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*%")
+
+
+def _strengths(text: str) -> set[float]:
+    return {float(x) for x in _STRENGTH.findall(text)}
+
+
 def _name_pattern(name: str) -> Callable[[str], bool]:
     words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3]
     if not words:
@@ -46,7 +54,11 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
     # a two-letter word beside a longer one is part of the name ("PO Intake" is not "Pre-Admission Intake")
     words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 2]
     pats = [re.compile(r"(?<![a-z])" + re.escape(w[:12]), re.I) for w in words]
-    return lambda label: all(p.search(label) for p in pats)
+    # a concentration the name states is part of it: "dextrose 50%" (D50) is not a "5% Dextrose"
+    # item; a label stating no concentration may still be the product
+    strengths = _strengths(name)
+    return lambda label: all(p.search(label) for p in pats) and (
+        not strengths or not (other := _strengths(label)) or bool(strengths & other))
 
 
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:

@@ -20,8 +20,19 @@ _RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
               r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*(?:min|hr|h)\b|(?:mcg|mg|g|units?|u)\s+per\s+(?:min|hour|hr)\b")
 #: one step of an infusion's course: a chain of rates sharing the unit after the last
 #: ("30 -> 20 mg/hr", "from 1,100 to 800 units/hr", "weaned 40 -> 10 mcg/kg/min")
-_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→|>|(?:(?:down|up|back)\s+)?to|then)\s*{_NUM})*)"
+#: a link of a chain: an arrow, "to" or "then", after an optional time or remark without numbers
+#: before an arrow ("0.4 at its peak late AM -> 0.15")
+_LINK = r"(?:(?:\s+[a-z][a-z ]{0,30}?)?\s*(?:->|→)|\s*(?:>|(?:(?:down|up|back)\s+)?to|then))"
+_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:{_LINK}\s*{_NUM})*)"
                          rf"\s*(?P<unit>{_RATE_UNIT})", re.I)
+#: a chain of doses sharing the unit after the last ("furosemide 20 -> 40 -> 80 mg IV"): two or more
+#: numbers joined by arrows, each a dose of its own
+_DOSE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→)\s*{_NUM})+)"
+                         r"\s*(?P<unit>mg|mcg|g|gm|units?|meq|mmol)\b(?!\s*/)", re.I)
+#: the drip's rate at another moment, without a unit ("now 0.12", "had been 100 overnight")
+_RATE_NOW = re.compile(rf"\b(?:now|currently|had\s+been|was\s+at|now\s+at)\s+(?P<num>{_NUM})"
+                       r"(?![\d.]|,\d|\s*(?:%|/|(?:mg|mcg|g|gm|units?|u|ml|cc|meq|mmol|l|kg|mm|cm|hrs?|h|min|x|days?|"
+                       r"times|pm|am|beats|bpm|breaths)\b))", re.I)
 #: a titration to a number without a unit ("titrated up to 2.5"): the rate in the drug's charted unit
 _TITRATED_TO = re.compile(rf"\b(?:titrated|increased|decreased|weaned|turned|went|down|up)(?:\s+(?:up|down|back))?"
                           rf"\s+to\s+(?P<num>{_NUM})(?![\d.]|,\d|\s*(?:%|/|[a-z]))", re.I)
@@ -44,6 +55,8 @@ class CourseStep:
     action: str | None
     #: one of several rates of a chain ("from 1,100 to 800 units/hr")
     chained: bool = False
+    #: a dose of a chain of doses ("20 -> 40 mg"), not a rate
+    dose: bool = False
 
 
 _STEP_LEAD = re.compile(r"(?:(?:then\s+)?(?:(?:de|in)creased|titrated(?:\s+(?:up|down))?|weaned|reduced|down|up|"
@@ -61,8 +74,9 @@ def number(text: str) -> float:
 
 def course_steps(text: str) -> list[CourseStep]:
     """The course claims of ``text`` (the rest of a drug's sentence), in order: every rate
-    of a chain ("30 -> 20 mg/hr" is two), a titration to a unit-less number, a stop at a
-    clock time. A range ("50-100 mcg/hr") is no chain and is left to the drug's own rate.
+    of a chain ("30 -> 20 mg/hr" is two, a time may sit before an arrow), every dose of a
+    chain of doses ("20 -> 40 mg"), a titration to a unit-less number or the rate at another
+    moment ("now 0.12"), a stop at a clock time. A range ("50-100 mcg/hr") is no chain.
     """
     out: list[CourseStep] = []
     for m in _RATE_CHAIN.finditer(text):
@@ -77,7 +91,16 @@ def course_steps(text: str) -> list[CourseStep]:
             end = m.end() if i == len(nums) - 1 else m.start("chain") + n.end()
             out.append(CourseStep(start, end, number(n.group(0)), unit, action if i == 0 else "titrated",
                                   len(nums) > 1))
-    for m in _TITRATED_TO.finditer(text):
+    for m in _DOSE_CHAIN.finditer(text):
+        if any(s.start <= m.start() < s.end for s in out):
+            continue
+        unit = m.group("unit").lower()
+        nums = list(re.finditer(_NUM, m.group("chain")))
+        for i, n in enumerate(nums):
+            a = m.start("chain") + n.start()
+            end = m.end() if i == len(nums) - 1 else m.start("chain") + n.end()
+            out.append(CourseStep(a, end, number(n.group(0)), unit, None if i == 0 else "changed", True, True))
+    for m in list(_TITRATED_TO.finditer(text)) + list(_RATE_NOW.finditer(text)):
         if not any(s.start <= m.start("num") < s.end for s in out):
             out.append(CourseStep(m.start(), m.end(), number(m.group("num")), None, "titrated"))
     for m in _STOP_AT.finditer(text):

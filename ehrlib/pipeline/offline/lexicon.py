@@ -153,6 +153,13 @@ def load_lexicon() -> Lexicon:
         aliases.setdefault(generic, [generic])
         if (len(name) >= 4 or name in ("ns", "lr")) and name not in aliases[generic]:
             aliases[generic].append(name)
+    # the brand names of the drug-name table (the one the search tools use) name a drug's items too:
+    # a CareVue label may be the brand ("Natrecor" for nesiritide)
+    for name, generic in load_data("drug_synonyms.yaml")["drug_synonyms"].items():
+        name, generic = str(name).lower(), str(generic).lower()
+        whole = all(len(w) >= 3 for w in re.findall(r"[a-z]+", name))  # "k-dur" would match any "Dur..." label
+        if len(name) >= 4 and whole and name != generic and name not in aliases.setdefault(generic, [generic]):
+            aliases[generic].append(name)
     return Lexicon(
         concepts, drugs, classes, specimens, organisms, negative, tuple(terms),
         re.compile(_alternation(plain_forms), re.I), re.compile(_alternation(cased_forms)),

@@ -54,6 +54,10 @@ _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
                          r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
+#: a count of doses told before the drug's name ("one dose of", "two doses of IV", "a single dose of")
+_DOSES_OF = re.compile(r"\b(?P<n>[1-9]|one|two|three|four|five|an?\s+single|single|an?\s+one-time)\s+"
+                       r"(?:doses?|boluses|bolus|pushes|push)\s+of\s+(?:[A-Za-z]+\s+)?$", re.I)
+_DOSE_WORDS = {"one": 1.0, "two": 2.0, "three": 3.0, "four": 4.0, "five": 5.0, "single": 1.0, "one-time": 1.0}
 #: ampules right after the drug ("D50 1 amp", "bicarb 2 amps"): each is one push, a count of administrations
 _AMPS = re.compile(r"\s*(?P<n>[1-9])\s*amps?\b", re.I)
 _ROUTE = re.compile(r"\b(IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL|NG|inh|neb|topical|gtt|drip|infusion)\b", re.I)
@@ -208,6 +212,10 @@ def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str
 
 def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[str]) -> Mention:
     a, b = base + step.start, base + step.end
+    if step.dose:  # "20 -> 40 mg IV": a dose of its own
+        return Mention(line, base + step.start, base + step.end, raw[base + step.start:base + step.end].strip(),
+                       "medication", "drug", None, MedicationClaim(drugs=tuple(names), dose=step.rate,
+                                                                   dose_unit=step.unit, action=step.action))
     attrs: dict[str, Any] = {"drugs": tuple(names), "infusion": True, "action": step.action}
     if step.rate is not None:
         attrs.update({"rate": step.rate, "rate_unit": step.unit})
@@ -349,7 +357,10 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
         first = steps[0] if steps and steps[0].rate is not None and steps[0].unit and _own_rate(
             mine[:steps[0].start], steps[0]) else None
-        if first is not None:
+        if first is not None and first.dose:  # "furosemide 20 -> 40 mg IV": the first dose is the drug's own
+            attrs.update({"dose": first.rate, "dose_unit": first.unit})
+            steps = steps[1:]
+        elif first is not None:
             # "propofol weaned 40 -> 10 mcg/kg/min": the drug's own claim is the first rate
             attrs.update({"rate": first.rate, "rate_unit": first.unit, "infusion": True})
             steps = steps[1:]
@@ -389,8 +400,12 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 attrs["infusion"] = True
         # the drug's own item: "gtt 50 mcg/hr, bolus x3" is the bolus's; "D50 1 amp": an ampule is one push
         count = _COUNT.search(mine.split(",")[0][:50]) or _AMPS.match(mine)
+        doses_of = _DOSES_OF.search(raw[max(0, s - 30):s])
         if count:
             attrs["units"] = float(count.group("n"))  # "KCl 20 mEq IV x3": three administrations
+        elif doses_of:  # "one dose of haloperidol 5 mg IV": a count of administrations, told before the name
+            n = doses_of.group("n").lower()
+            attrs["units"] = float(n) if n.isdigit() else _DOSE_WORDS.get(n.split()[-1], 1.0)
         freq = _FREQ.search(mine[:50])
         if freq:
             attrs["freq"] = freq.group(1).lower()
@@ -410,7 +425,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             attrs["duration_days"] = dur
         elif before_dur:
             attrs["duration_days"] = float(before_dur.group(1))  # "a 7-day course of levofloxacin"
-        day_n = re.match(r"[\s/a-z,]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
+        day_n = re.match(r"[\s/a-z0-9.,(]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
         negated_after = re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|"

@@ -47,6 +47,20 @@ _DAY_COUNT_FORMS = tuple(concept_flags()["day_count_forms"])
 _VOLUME_UNIT_CONCEPTS = frozenset(concept_flags().get("volume_unit_concepts", ()))
 
 
+#: what makes a platelet word the blood product: units, a bag or pack counted before it or after it
+#: ("2 units of platelets", "plts x1", "platelets 1 pack"), or "transfused" before it
+_PLATELET_BEFORE = re.compile(r"(?:\b\d{1,2}\s*(?:u|units?|bags?|packs?|doses?)\s+(?:of\s+)?|"
+                              r"\b(?:transfus(?:ed|ing|e)|pheresis)\s+"
+                              r"(?:\d{1,2}\s*(?:u|units?|bags?|packs?)\s+(?:of\s+)?)?)$", re.I)
+_PLATELET_AFTER = re.compile(r"\s*(?:x\s?\d{1,2}\b(?!\s*(?:k|10\^?\d))|\d{1,2}\s*(?:u|units?|bags?|packs?)\b|"
+                             r"(?:was\s+|were\s+)?transfused\b)", re.I)
+
+
+def platelet_product(raw: str, start: int, end: int) -> bool:
+    """Whether a platelet word names the transfused product rather than the platelet count."""
+    return bool(_PLATELET_BEFORE.search(raw[max(0, start - 24):start]) or _PLATELET_AFTER.match(raw, end))
+
+
 def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[str] = (),
                   section: str = "other", event_forms: Sequence[EventForm] = (),
                   micro_tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
@@ -75,6 +89,9 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
         if overlaps(taken, m.start(), m.end()):
             continue
         for concept in lex.concepts_for(m.group(0)):
+            if (concept.cid == "platelets" and "transfusion" in lex.concepts
+                    and platelet_product(raw, m.start(), m.end())):
+                concept = lex.concepts["transfusion"]  # "2 units of platelets", "plts x1": the product, not the count
             if _concept_mention(raw, line, m, concept, lex, starts, out, taken):
                 break
 

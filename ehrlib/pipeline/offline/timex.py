@@ -224,6 +224,14 @@ _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s
                     r"\s*(?P<ampm>[ap]\.?m\.?)?"
                     r"(?![\d/])(?!\s*(?:mg|mcg|cc|ml|units?|u\b|meq|%|/))", re.I)
 
+#: a bare 24-hour clock time right after a word that dates a dose or a course edge
+#: ("started 0600", "last dose 0800", "given 2130"); a number with a unit is a dose
+_ACTION_CLOCK = re.compile(r"\b(?:(?:re)?start(?:ed)?|stopped|given|hung|held|off|resumed|initiated|begun|"
+                           r"(?:re)?bolused|administered|received|d/c'?d|discontinued|dose)\s+"
+                           r"(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)(?![\d/:-]|[.,]\d)"
+                           r"(?!\s*(?:mg|mcg|g|gm|cc|ml|mls|l|units?|u|meq|mmol|mu|%|/|x|of|ns|lr|d5w?|kcal)\b)"
+                           r"(?!\s*[%/])", re.I)
+
 
 def clock_of(m: re.Match[str]) -> tuple[int, int]:
     """24-hour (hour, minute) of a clock match (groups hh/mi, hh4/mi4, h12, ampm); 12 AM is midnight."""
@@ -366,6 +374,13 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
                                                                                       m.group(0), re.I)) else 2)
         # a night-shift note's "at 2300" may be the evening before its date: both days
         add(m, TimeSpan(fmt(moment - timedelta(days=1) - tol), fmt(moment + tol)), "note")
+    for m in _ACTION_CLOCK.finditer(text):
+        if any(r.span and r.span[0] <= m.start("hh4") < r.span[1] for r in refs):
+            continue
+        moment = datetime(ref_day.year, ref_day.month, ref_day.day, int(m.group("hh4")), int(m.group("mi4")))
+        two = timedelta(hours=2)
+        refs.append(TimeRef(line, text[m.start("hh4"):m.end()].strip(), TimeSpan(
+            fmt(moment - timedelta(days=1) - two), fmt(moment + two)), "note", (m.start("hh4"), m.end())))
     for pattern, a, b in _NOTE_RELATIVE:
         for m in pattern.finditer(text):
             # relative to the note's day, widened half a day to cover the charting shift

@@ -42,6 +42,8 @@ def rate_matches(rate: float, unit: str, r: Mapping[str, Any]) -> bool:
     obs = float(r["extra"]["rate"])
     runit = str((r.get("extra") or {}).get("rate_unit") or "").lower()
     note_unit = unit.lower()
+    if not note_unit.strip():  # "titrated up to 2.5", "now 0.12": the rate in the row's own unit
+        return abs(obs - rate) <= max(0.05 * abs(rate), 0.01)
     note_kg, row_kg = bool(re.search(r"/\s*kg", note_unit)), "kg" in runit
     if note_kg != row_kg and (weight := _weight(r)) is not None:
         if note_kg:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
+from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
@@ -27,6 +27,7 @@ from ehrlib.pipeline.offline.verification.doses import (
     total_matches,
     unitless_matches,
 )
+from ehrlib.pipeline.offline.verification.meddays import on_counted_day
 from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
@@ -38,6 +39,7 @@ from ehrlib.pipeline.offline.verification.medtimes import (
     template_dose_time,
     timed_administration,
 )
+from ehrlib.pipeline.offline.verification.ratechange import rate_change
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
@@ -88,6 +90,9 @@ def _rate(c: Case) -> Verdict | None:
     # time's window ("by 11-14", "overnight") is the statement's own, kept whole
     core = core_window(e.window) if not e.time_text else None
     rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
+    # "amiodarone 0.5 mg/min overnight": the rate of that part of the note's day, when charted then
+    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(e.time_text, c.ctx.default_window().start)
+    rated = (timed_within(rated, span)[0] or rated) if span is not None else rated
     ok = [r for r in rated if rate_matches(float(rate), rate_unit, r)]
     clock = parse_clock(e.time_text)
     if ok and clock is not None:
@@ -254,8 +259,12 @@ CHAIN = (
           template_dose_time),
     _rule("dated_edge", "A start or stop stated with a day (a date, today, this AM, HD 3, since a date) claims that "
           "a course of the drug, not merely a row, began or ended in it.", dated_edge),
+    _rule("on_counted_day", "A drug stated on a counted day (HD 3, POD 2, ICU day 4) without a start or stop "
+          "claims a row of it on that one day; rows only on the days either side contradict it.", on_counted_day),
+    _rule("rate_change", "A change of a drip's rate (A -> B, from A to B) claims its order: a row at the new rate "
+          "must begin after a row at the old one in the window.", rate_change),
     _rule("rate", "A stated drip rate must be charted, in convertible units, on the note's day (in all of a stated "
-          "time's window) and from the stated time.", _rate),
+          "time's window, in a stated part of the day when charted then) and from the stated time.", _rate),
     _rule("dose", "A stated dose must match, on the note's day when that day records one, a row or a sum of "
           "administrations (one bolus's parts, a day's doses; dose x count when counted) in a comparable unit; a "
           "number without a unit is read in the drug's own unit.", _dose),

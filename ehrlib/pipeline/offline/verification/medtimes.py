@@ -18,6 +18,7 @@ from ehrlib.pipeline.offline.verification.clocktime import (
     part_of_day,
     timed_within,
 )
+from ehrlib.pipeline.offline.verification.meddays import counted_day
 from ehrlib.pipeline.offline.verification.medrows import course as _course
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
@@ -81,6 +82,9 @@ def clock_edge(c: Case) -> Verdict | None:
     if clock is None or edge is None:
         return None
     ok, evidence, detail = edge_matches(clock, e.window, _course(c), edge)
+    if ok is False and edge == "start" and action in actions.get("restarts", ()):
+        # "TF restarted 1026": a restart may be a new bag hung right after the last one ran out
+        ok, evidence, detail = edge_matches(clock, e.window, _course(c), edge, merge=False)
     if ok is False:
         return verdict(c, False, f"{_names(c)}: stated {edge} {e.time_text} (±{clock.tolerance.seconds // 3600} h), "
                        f"{detail}", evidence)
@@ -100,7 +104,12 @@ def timed_administration(c: Case) -> Verdict | None:
     clock = parse_clock(e.time_text)
     # blood-product units at a clock time are the transfusion rule's (units near the time, by volume)
     counted = _med(c).units is not None and str(e.claim.concept) != "transfusion"
-    dosed_at = not action and clock is not None and (_med(c).dose is not None or counted)
+    # a drug (not a drip's rate, not a blood product) stated at a clock time with no action word
+    # ("vanco IV dose at 2100", "last Zosyn dose 0800") dates one of its administrations
+    bare = (_med(c).rate is None and not _med(c).infusion and str(e.claim.concept) != "transfusion"
+            and not _OPEN_CLOCK.match(e.time_text or "") and _told_after_name(c)
+            and str(_med(c).section or "") != "icu_medications")  # a template's entry: its own rule
+    dosed_at = not action and clock is not None and (_med(c).dose is not None or counted or bare)
     if (action not in actions.get("timed_administrations", ()) and not dosed_at) or not e.time_text:
         return None
     if clock is not None:
@@ -119,6 +128,22 @@ def timed_administration(c: Case) -> Verdict | None:
         return verdict(c, False, f"{_names(c)}: stated given {e.time_text} ({span[0]:%Y-%m-%d %H:%M} to "
                        f"{span[1]:%H:%M}), no administration charted then", timed[:4])
     return None
+
+
+#: a clock time that opens or closes a span ("since 0400", "until 1400"), not a dose's time
+_OPEN_CLOCK = re.compile(r"\s*(?:since|from|until|till|by|through)\b", re.I)
+
+
+def _told_after_name(c: Case) -> bool:
+    """Whether the statement's time follows the drug's name in its own clause ("vanco IV dose
+    at 2100"), not a time told before it, of another drug ("doses at 0830 and 1930) and vanc").
+    """
+    line, e = c.line(), c.entity
+    if line is None or e.span is None or not e.time_text:
+        return False
+    after = line[e.span[1]:e.span[1] + 40]
+    at = after.find(e.time_text.strip())
+    return at >= 0 and not re.search(r"[,;()]", after[:at])
 
 
 #: a day with no record of the drug ends its course: a later record starts a new one (order
@@ -193,6 +218,9 @@ def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
         return span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
     if _SINCE.match(e.time_text or "") and "[**" in (e.time_text or ""):  # "since [date]": that day
         return ws, min(we, ws + timedelta(days=1) - timedelta(seconds=1))
+    day = counted_day(c)  # "stopped on HD 2": that day, not the day either side the window adds
+    if day is not None and (a := parse_time(day.start)) and (b := parse_time(day.end)):
+        return a, b
     return ws, we
 
 
