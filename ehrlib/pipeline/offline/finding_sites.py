@@ -24,7 +24,7 @@ from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
 __all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "STATE_CHANGE", "SiteStatement", "site_statements",
-           "named_sites", "item_states", "stated_states", "opposed"]
+           "named_sites", "item_states", "stated_states", "opposed", "graded"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
@@ -43,6 +43,7 @@ class ValueClass:
     label: re.Pattern[str] | None
     states: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]  # (state, note, chart)
     opposed: frozenset[frozenset[str]]
+    graded: tuple[tuple[str, ...], ...] = ()  # tiers of states, normal first
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,8 @@ def _data() -> tuple[tuple[Site, ...], Mapping[str, Any]]:
     raw = load_data("finding_sites.yaml")
     classes = {cid: ValueClass(cid, _re(c["label"]) if c.get("label") else None,
                                tuple((s, _re(v["note"]), _re(v["chart"])) for s, v in c["states"].items()),
-                               frozenset(frozenset(p) for p in c.get("opposed") or ()))
+                               frozenset(frozenset(p) for p in c.get("opposed") or ()),
+                               tuple(tuple(t) for t in c.get("graded") or ()))
                for cid, c in raw["classes"].items()}
     sites = tuple(Site(sid, _re(s["note"]), _re(s["label"]), tuple(classes[c] for c in s["classes"]),
                        bool(s.get("guarded"))) for sid, s in raw["sites"].items())
@@ -270,6 +272,11 @@ def opposed(label: str, stated: set[str], charted: set[str]) -> bool:
     """Whether a charted state of the item's classes excludes a stated one."""
     pairs = {p for vc in _classes_of(label) for p in vc.opposed}
     return any(frozenset((x, y)) in pairs for x in stated for y in charted)
+
+
+def graded(label: str) -> tuple[tuple[str, ...], ...]:
+    """The tiers (normal first) of the item's graded class, empty when it has none."""
+    return next((vc.graded for vc in _classes_of(label) if vc.graded), ())
 
 
 def named_sites(labels: Sequence[str], text: str) -> list[int] | None:
