@@ -160,6 +160,9 @@ def _parts(text: str, vals: list[tuple[int, int, ValueClass]]) -> list[list[tupl
 
 
 _INDICATION = re.compile(r"\b(?:for|after|before|during|prn|if)\s+$", re.I)
+# a device after a volume is that output's source ("UOP 2.4 L via foley", "stool 1,600 mL per
+# flexiseal"): a detail of the output statement, not a statement of its own
+_OUTPUT_ROUTE = re.compile(r"\d\s*(?:ml|cc|l|liters?)\s+(?:via|per|through|thru|from|in)\s+$", re.I)
 _TAIL = re.compile(r"(?:\s*(?:pulses?|bilat\w*|b/l|on both sides|throughout)\b)+", re.I)
 
 
@@ -188,6 +191,9 @@ def site_statements(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[Sit
             if all(any(v0 <= m.start() < v1 for v0, v1, _ in vals) for _, m in group) and \
                     _INDICATION.search(text, a, min(starts)):
                 continue  # "haldol for agitation", "emesis after turning": a reason or a time, not an observation
+            if all(any(v0 <= m.start() < v1 for v0, v1, _ in vals) for _, m in group) and \
+                    _OUTPUT_ROUTE.search(text, 0, min(starts)):
+                continue
             parts = _parts(text, vals)
             j = ci + 1
             while j < len(chunks) and text[chunks[j - 1][1]:chunks[j][0]] == "," and not named[j]:
