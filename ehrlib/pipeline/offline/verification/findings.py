@@ -18,6 +18,7 @@ from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_
 from ehrlib.pipeline.offline.finding_sites import graded, item_states, named_sites, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
 from ehrlib.pipeline.offline.verification.periods import whole_period_rule
 from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_items, prevailing_state_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -241,11 +242,10 @@ def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[
 
 def _site_value(c: Case) -> Verdict | None:
     e = c.entity
-    rows_of = [(it.label or "", c.session.rows(k, e.window)[0])
-               for it, k in zip(e.items, e.item_keys, strict=False) if k]
-    ok, reason, rows = judge_site_finding(e, rows_of, timed=has_own_time(c.line(), e.span, e.time_text))
-    if not rows:
-        rows = [r for _, rs in rows_of for r in rs[:2]]
+    rows_of, timed = at_stated_time(c, [(it.label or "", c.session.rows(k, e.window)[0])
+                                         for it, k in zip(e.items, e.item_keys, strict=False) if k])
+    ok, reason, rows = judge_site_finding(e, rows_of, timed=timed or has_own_time(c.line(), e.span, e.time_text))
+    rows = rows or [r for _, rs in rows_of for r in rs[:2]]
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
 
 
@@ -262,8 +262,8 @@ def _site_state(c: Case) -> Verdict | None:
     keep = named_sites([it.label or "" for it in e.items], words)
     if not keep:
         return None
-    rows_of = [(e.items[i].label or "", c.session.rows(e.item_keys[i], e.window)[0])
-               for i in keep if i < len(e.item_keys) and e.item_keys[i]]
+    rows_of, _ = at_stated_time(c, [(e.items[i].label or "", c.session.rows(e.item_keys[i], e.window)[0])
+                                     for i in keep if i < len(e.item_keys) and e.item_keys[i]])
     ok, reason, rows = judge_site_finding(e, rows_of, words)
     return None if ok is None else verdict(c, ok, reason, rows)
 
