@@ -135,3 +135,16 @@ def test_carevue_device_status():
 def test_judge_devices_and_cough(value, charted, expected):
     ok, reason, _ = judge_site_finding(_entity(value), [(k, [{"value": v} for v in vs]) for k, vs in charted.items()])
     assert ok is expected, reason
+
+
+INCISIONS = ["Incision Site #1", "Incision Site #2", "Incision Drainage #1", "Incision Drainage #2",
+             "Incision Drainage Amount #1", "Incision Drainage Amount #2", "Incision Closure #1"]
+
+
+def test_incision_statement_names_every_number():
+    # the wound's number is told at verification by the charted sites: every number is named here
+    assert _stated("Incisions: L flank incision with small serous drainage", INCISIONS) == [
+        ("incision with small serous", ["Incision Drainage #1", "Incision Drainage #2", "Incision Drainage Amount #1",
+                                        "Incision Drainage Amount #2", "Incision Site #1", "Incision Site #2"])]
+    assert _stated("sternotomy approximated with staples", INCISIONS) == [
+        ("sternotomy approximated with staples", ["Incision Closure #1", "Incision Site #1", "Incision Site #2"])]

@@ -19,6 +19,7 @@ from ehrlib.pipeline.offline.finding_sites import graded, item_states, named_sit
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
+from ehrlib.pipeline.offline.verification.numbered import at_numbered_site
 from ehrlib.pipeline.offline.verification.periods import whole_period_rule
 from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_items, prevailing_state_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -207,11 +208,10 @@ def _data_value(c: Case) -> Verdict | None:
 def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
                        words: str | None = None, timed: bool = True) -> tuple[bool | None, str, Rows]:
     """(consistent?, reason, evidence) of a site statement from each named item's rows in the
-    window (label, rows): unless ``timed`` (the statement has a time of its own), a normal
-    state that every charted item's day mostly contradicts with a worse one is wrong; else a
-    charted value agreeing on any named item confirms it; otherwise an item whose charted
-    states exclude the stated ones contradicts it; ``None``: no charted value speaks to the
-    words.
+    window (label, rows): unless ``timed`` (it has its own time), a normal state that every
+    charted item's day mostly contradicts with a worse one is wrong; else a charted value
+    agreeing on any named item confirms it; otherwise an item whose charted states exclude
+    the stated ones contradicts it; ``None``: no charted value speaks to the words.
     """
     agree: Rows = []
     against: tuple[str, Rows] | None = None
@@ -242,8 +242,8 @@ def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[
 
 def _site_value(c: Case) -> Verdict | None:
     e = c.entity
-    rows_of, timed = at_stated_time(c, [(it.label or "", c.session.rows(k, e.window)[0])
-                                         for it, k in zip(e.items, e.item_keys, strict=False) if k])
+    rows_of, timed = at_stated_time(c, at_numbered_site(c, [(it.label or "", c.session.rows(k, e.window)[0]) for
+                                                            it, k in zip(e.items, e.item_keys, strict=False) if k]))
     ok, reason, rows = judge_site_finding(e, rows_of, timed=timed or has_own_time(c.line(), e.span, e.time_text))
     rows = rows or [r for _, rs in rows_of for r in rs[:2]]
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
