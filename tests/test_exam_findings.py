@@ -17,6 +17,10 @@ def _findings(text: str) -> list[tuple[str, str]]:
     ("Neuro: oriented x1 -> oriented x3 after lunch.",
      [("oriented x1", "orientation"), ("oriented x3", "orientation")]),
     ("Neuro: oriented x1, then oriented x2.", [("oriented x1", "orientation"), ("oriented x2", "orientation")]),
+    # the later state written without the finding's name: a statement of its own, with its time words
+    ("Abd: BS hypoactive -> present by evening.", [("BS", "bowel_sounds"), ("present by evening", "bowel_sounds")]),
+    # words after the change that name no state of the finding stay with it
+    ("Abd: BS hypoactive -> pt repositioned.", [("BS", "bowel_sounds")]),
 ])
 def test_a_change_between_two_states_is_two_statements(text, expected):
     assert _findings(text) == expected

@@ -12,8 +12,10 @@ METAVISION = ["Gag Reflex", "Cough Reflex", "Cough Effort", "Corneal Reflex Righ
               "Seizure Activity", "GCS - Verbal Response", "GCS - Eye Opening", "GCS - Motor Response",
               "Therapeutic Bed", "Cooling Device", "Cooling Device Status", "Family Communication", "Stool Color",
               "Stool Consistency", "Sputum Color", "Sputum Consistency", "Sputum Amount", "Pressure Ulcer Stage #1",
-              "Urine Color", "Turn"]
-CAREVUE = ["seizure pads", "Corneal Reflex [Right]", "Corneal Reflex [Left]", "Verbal Response", "Cooling [Device]",
+              "Urine Color", "Turn", "Cough Type", "Stool Management", "Anti Embolic Device",
+              "Anti Embolic Device Status"]
+CAREVUE = ["Anti-Embolism [Device]", "Anti-Embolism [Status]",
+           "seizure pads", "Corneal Reflex [Right]", "Corneal Reflex [Left]", "Verbal Response", "Cooling [Device]",
            "Cooling [Status]", "Stool [Color]", "Stool [Consistency]", "Pressure Sore #1 [Stage]", "Sputum [Amount]"]
 
 
@@ -25,7 +27,7 @@ CAREVUE = ["seizure pads", "Corneal Reflex [Right]", "Corneal Reflex [Left]", "V
     ("R corneal absent", [("corneal absent", ["Corneal Reflex Right"])]),
     ("no gag", [("no gag", ["Gag Reflex"])]),
     ("cough reflex intact", [("cough reflex intact", ["Cough Reflex"])]),
-    ("Weak cough, unable to clear", []),  # the cough's effort, charted apart
+    ("Weak cough, unable to clear", [("Weak cough", ["Cough Effort"])]),  # the effort, not the reflex
     # seizure activity, not seizure precautions or medicines
     ("No seizures noted overnight", [("No seizures noted", ["Seizure Activity"])]),
     ("Focal seizure of L arm x2 min", [("Focal seizure", ["Seizure Activity"])]),
@@ -98,3 +100,51 @@ def test_changes_of_state(line, expected):
 def test_judge_nursing_site(value, charted, expected):
     ok, reason, _ = judge_site_finding(_entity(value), [(k, [{"value": v} for v in vs]) for k, vs in charted.items()])
     assert ok is expected, reason
+
+
+@pytest.mark.parametrize("line, expected", [
+    # a device named by its kind: the kind is the charted value
+    ("Soft formed stool per rectal tube", [("Soft formed stool", ["Stool Consistency"]),
+                                           ("rectal tube", ["Stool Management"])]),
+    ("Flexi-seal in place, draining", [("Flexi-seal", ["Stool Management"])]),
+    ("Pneumoboots on, heels floated", [("Pneumoboots on", ["Anti Embolic Device", "Anti Embolic Device Status"])]),
+    # a device after a volume is the output's source, a detail of the output statement
+    ("Stool 300 cc via FMS", []),
+    # the patient's own cough: its effort and its type, each item of its own
+    ("Poor nonproductive cough", [("Poor nonproductive cough", ["Cough Effort", "Cough Type"])]),
+    ("Cough reflex impaired", [("Cough reflex impaired", ["Cough Reflex"])]),  # the reflex, not the effort
+])
+def test_devices_and_cough(line, expected):
+    assert _stated(line, METAVISION) == expected
+
+
+def test_carevue_device_status():
+    assert _stated("TEDs off for skin check", CAREVUE) == [
+        ("TEDs off", ["Anti-Embolism [Device]", "Anti-Embolism [Status]"])]
+
+
+@pytest.mark.parametrize("value, charted, expected", [
+    ("mushroom cath", {"Stool Management": ["Mushroom Catheter"]}, True),
+    ("colostomy", {"Stool Management": ["Flexiseal FMS"]}, None),  # another device: no claim either way
+    ("SCDs on", {"Anti Embolic Device": ["Compression sleeve"], "Anti Embolic Device Status": ["On"]}, True),
+    ("SCDs off", {"Anti Embolic Device Status": ["On"]}, False),
+    ("weak", {"Cough Effort": ["Strong"]}, False),
+    ("productive", {"Cough Type": ["Productive/Congested"]}, True),
+    ("productive", {"Cough Type": ["Non-productive"]}, False),
+])
+def test_judge_devices_and_cough(value, charted, expected):
+    ok, reason, _ = judge_site_finding(_entity(value), [(k, [{"value": v} for v in vs]) for k, vs in charted.items()])
+    assert ok is expected, reason
+
+
+INCISIONS = ["Incision Site #1", "Incision Site #2", "Incision Drainage #1", "Incision Drainage #2",
+             "Incision Drainage Amount #1", "Incision Drainage Amount #2", "Incision Closure #1"]
+
+
+def test_incision_statement_names_every_number():
+    # the wound's number is told at verification by the charted sites: every number is named here
+    assert _stated("Incisions: L flank incision with small serous drainage", INCISIONS) == [
+        ("incision with small serous", ["Incision Drainage #1", "Incision Drainage #2", "Incision Drainage Amount #1",
+                                        "Incision Drainage Amount #2", "Incision Site #1", "Incision Site #2"])]
+    assert _stated("sternotomy approximated with staples", INCISIONS) == [
+        ("sternotomy approximated with staples", ["Incision Closure #1", "Incision Site #1", "Incision Site #2"])]

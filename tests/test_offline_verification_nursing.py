@@ -110,3 +110,28 @@ def test_stable_range_is_judged_as_a_range(charted, rule, label):
     e = entity("HR", "trend", concept="heart_rate", direction="stable", min=80.0, min_hi=89.0, max_lo=100.0, max=109.0)
     tools = FakeTools({"chartevents:1": [row(f"2199-02-03 {8 + i:02d}:00:00", v) for i, v in enumerate(charted)]})
     assert_decided(verify(e, tools), rule, label)
+
+
+# --- findings.prevailing_state: an untimed normal state against the day's chartings ---------------
+
+@pytest.mark.parametrize("text, charted, rule, label", [
+    # "active" BS claim the normal choice (Present) and the day mostly charts Hypoactive
+    ("active BS", ("Hypoactive", "Hypoactive", "Present", "Hypoactive"), "findings.prevailing_state",
+     "inconsistent"),
+    ("normoactive BS", ("Hypoactive", "Hypoactive", "Hypoactive"), "findings.prevailing_state", "inconsistent"),
+    # the day agrees often enough
+    ("active BS", ("Hypoactive", "Present", "Present"), "findings.charted_state", "consistent"),
+    # an abnormal state seen once is a finding; a bare "+BS" claims presence only
+    ("hypoactive BS", ("Present", "Present", "Hypoactive", "Present"), "findings.charted_state", "consistent"),
+    ("+BS", ("Hypoactive", "Hypoactive", "Hypoactive"), "findings.charted_state", "consistent"),
+])
+def test_prevailing_bowel_sounds(text, charted, rule, label):
+    e = entity("BS", "finding", shown=text, concept="bowel_sounds", span=(5, 5 + len(text)))
+    assert_decided(verify(e, _charted(*charted), line=f"Abd: {text}, soft"), rule, label)
+
+
+def test_prevailing_skips_a_timed_statement():
+    line = "Abd: active BS this AM, soft"
+    e = entity("BS", "finding", shown="active BS", concept="bowel_sounds", span=(5, 14))
+    assert_decided(verify(e, _charted("Hypoactive", "Hypoactive", "Present"), line=line), "findings.charted_state",
+                   "consistent")

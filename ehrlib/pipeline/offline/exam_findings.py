@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.finding_attributes import attribute_values
@@ -56,6 +57,9 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
             if concept.cid not in inner_ids:
                 return False  # the content is a concept of its own
             # "Heart rhythm: SR", "Code status: Full code": one statement, named by its header
+    later = None if header else _later_state(raw, m.end(), end, concept.cid)
+    if later is not None:
+        end = later[0]  # "BS absent -> present tonight": the first state, then the later one
     words = raw[m.end():end].strip(" :,-")
     negated = negated_before(raw[:m.start()])
     if self_describing:
@@ -87,6 +91,11 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
                          else None)
     emit(out, taken, Mention(line, start, max(m.end(), min(end, m.end() + 80)), m.group(0).strip(), "finding",
                              concept.cid, words[:80] or ("no" if negated else None), claim, f"L{line}F{m.start()}"))
+    if later is not None:
+        _, s2, e2 = later
+        w2 = raw[s2:e2].strip(" :,-")[:80]
+        emit(out, taken, Mention(line, s2, e2, w2, "finding", concept.cid, w2, FindingClaim(words=w2),
+                                 f"L{line}F{s2}"))
     if concept.cid in _FLAGS["rhythm_rates"] and not header:
         # "ST 90s-120s", "AF 110s": the rhythm carries its rate
         # "AF/flutter 77-112": a second rhythm joined by a slash shares the rate
@@ -103,6 +112,23 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
                                    raw[m.end() + rate.end():e2].strip(), numeric_claim(val)))
                 taken.append((m.end(), e2))
     return True
+
+
+def _later_state(raw: str, a: int, b: int, concept: str) -> tuple[int, int, int] | None:
+    """(change start, later start, later end) when a change of state in ``raw[a:b]`` leads to
+    a state of the concept's vocabulary ("LS rhonchi -> clear at bases by 1900"): the later
+    state is a statement of its own, about its own time; else None.
+    """
+    change = _CHANGE.search(raw, a, b)
+    if change is None:
+        return None
+    rest = raw[change.end():b]
+    s2 = change.end() + len(rest) - len(rest.lstrip())
+    e2 = s2 + len(rest.strip().rstrip(" :,-"))
+    states = load_data("finding_states.yaml")["states"].get(concept) or ()
+    if e2 <= s2 or not any(re.search(x["note"], raw[s2:e2], re.I) for x in states):
+        return None
+    return change.start(), s2, e2
 
 
 #: a tube's size written right before its name ("8.0 ETT", "7.5mm ETT")

@@ -24,7 +24,7 @@ from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 
 __all__ = ["SITE_CONCEPT", "SITE_SECTIONS", "STATE_CHANGE", "SiteStatement", "site_statements",
-           "named_sites", "item_states", "stated_states", "opposed"]
+           "named_sites", "item_states", "stated_states", "opposed", "graded", "numbered_by"]
 
 #: ``claim.concept`` of the entities built from site statements
 SITE_CONCEPT = "site_finding"
@@ -43,6 +43,7 @@ class ValueClass:
     label: re.Pattern[str] | None
     states: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]  # (state, note, chart)
     opposed: frozenset[frozenset[str]]
+    graded: tuple[tuple[str, ...], ...] = ()  # tiers of states, normal first
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Site:
     label: re.Pattern[str]
     classes: tuple[ValueClass, ...]
     guarded: bool = False
+    numbered: re.Pattern[str] | None = None  # the items whose values say which number a wound is
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,7 @@ class SiteStatement:
     end: int
     value: str
     items: tuple[tuple[ItemRef, str], ...]
+    value_start: int = -1  # where its first value word starts (the site's name may come before)
 
 
 def _re(x: str) -> re.Pattern[str]:
@@ -75,10 +78,12 @@ def _data() -> tuple[tuple[Site, ...], Mapping[str, Any]]:
     raw = load_data("finding_sites.yaml")
     classes = {cid: ValueClass(cid, _re(c["label"]) if c.get("label") else None,
                                tuple((s, _re(v["note"]), _re(v["chart"])) for s, v in c["states"].items()),
-                               frozenset(frozenset(p) for p in c.get("opposed") or ()))
+                               frozenset(frozenset(p) for p in c.get("opposed") or ()),
+                               tuple(tuple(t) for t in c.get("graded") or ()))
                for cid, c in raw["classes"].items()}
     sites = tuple(Site(sid, _re(s["note"]), _re(s["label"]), tuple(classes[c] for c in s["classes"]),
-                       bool(s.get("guarded"))) for sid, s in raw["sites"].items())
+                       bool(s.get("guarded")), _re(s["numbered"]) if s.get("numbered") else None)
+                  for sid, s in raw["sites"].items())
     return sites, raw["positions"]
 
 
@@ -121,7 +126,8 @@ def _values(site: Site, text: str, a: int, b: int) -> list[tuple[int, int, Value
     return out
 
 
-_FILLER = frozenset({"and", "with", "w", "some", "amt", "amount", "of", "a", "in", "noted", "sputum", "urine", "at"})
+_FILLER = frozenset({"and", "with", "w", "some", "amt", "amount", "of", "a", "in", "noted", "sputum", "urine", "at",
+                     "drainage"})
 
 
 # words that date or place a state in the shift ("intact by 1100", "copious thin after bronch")
@@ -158,6 +164,9 @@ def _parts(text: str, vals: list[tuple[int, int, ValueClass]]) -> list[list[tupl
 
 
 _INDICATION = re.compile(r"\b(?:for|after|before|during|prn|if)\s+$", re.I)
+# a device after a volume is that output's source ("UOP 2.4 L via foley", "stool 1,600 mL per
+# flexiseal"): a detail of the output statement, not a statement of its own
+_OUTPUT_ROUTE = re.compile(r"\d\s*(?:ml|cc|l|liters?)\s+(?:via|per|through|thru|from|in)\s+$", re.I)
 _TAIL = re.compile(r"(?:\s*(?:pulses?|bilat\w*|b/l|on both sides|throughout)\b)+", re.I)
 
 
@@ -186,6 +195,9 @@ def site_statements(text: str, items: Sequence[tuple[ItemRef, str]]) -> list[Sit
             if all(any(v0 <= m.start() < v1 for v0, v1, _ in vals) for _, m in group) and \
                     _INDICATION.search(text, a, min(starts)):
                 continue  # "haldol for agitation", "emesis after turning": a reason or a time, not an observation
+            if all(any(v0 <= m.start() < v1 for v0, v1, _ in vals) for _, m in group) and \
+                    _OUTPUT_ROUTE.search(text, 0, min(starts)):
+                continue
             parts = _parts(text, vals)
             j = ci + 1
             while j < len(chunks) and text[chunks[j - 1][1]:chunks[j][0]] == "," and not named[j]:
@@ -226,7 +238,9 @@ def _statement(text: str, items: Sequence[tuple[ItemRef, str]], site: Site, labe
                  and _fits(it.label or "", *where))
     if not hits:
         return None
-    return SiteStatement(start, end, ", ".join(text[v0:v1] for v0, v1, _ in vals), hits)
+    if site.numbered is not None:  # a numbered wound: the items whose values tell which one it is
+        hits += tuple((it, k) for it, k in items if site.numbered.search(it.label or ""))
+    return SiteStatement(start, end, ", ".join(text[v0:v1] for v0, v1, _ in vals), hits, vals[0][0])
 
 
 def _merge_asides(text: str, found: list[SiteStatement]) -> list[SiteStatement]:
@@ -239,7 +253,7 @@ def _merge_asides(text: str, found: list[SiteStatement]) -> list[SiteStatement]:
         if prev is not None and prev.items == st.items and re.fullmatch(r"\s*\(\s*", text[prev.end:st.start]):
             close = re.match(r"\s*\)", text[st.end:])
             end = st.end + (close.end() if close else 0)
-            out[-1] = SiteStatement(prev.start, end, f"{prev.value}, {st.value}", prev.items)
+            out[-1] = SiteStatement(prev.start, end, f"{prev.value}, {st.value}", prev.items, prev.value_start)
         else:
             out.append(st)
     return out
@@ -270,6 +284,19 @@ def opposed(label: str, stated: set[str], charted: set[str]) -> bool:
     """Whether a charted state of the item's classes excludes a stated one."""
     pairs = {p for vc in _classes_of(label) for p in vc.opposed}
     return any(frozenset((x, y)) in pairs for x in stated for y in charted)
+
+
+def numbered_by(label: str) -> re.Pattern[str] | None:
+    """The label regex (number as its group) of the items naming the numbers of the item's
+    site, when that site is charted per number (Incision Drainage #2); else None.
+    """
+    site = _site_of(label)
+    return site.numbered if site is not None else None
+
+
+def graded(label: str) -> tuple[tuple[str, ...], ...]:
+    """The tiers (normal first) of the item's graded class, empty when it has none."""
+    return next((vc.graded for vc in _classes_of(label) if vc.graded), ())
 
 
 def named_sites(labels: Sequence[str], text: str) -> list[int] | None:

@@ -204,9 +204,10 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         sited: list[tuple[int, int]] = []
         for st in site_statements(text, items) if sites_here else ():
             a = max((m.end() for m in _PHRASE_END.finditer(text, 0, st.start)), default=0)
-            if any(a <= x < st.end and st.start < y for x, y in used):
+            if any(a <= x < st.end and max(st.start, st.value_start) < y for x, y in used):
                 continue  # a statement of its phrase reads these words ("LS clear bilat"); a device before
-                # them ("Foley w/ icteric urine") or one running on from an earlier phrase does not
+                # them ("Foley w/ icteric urine"), a procedure naming the site ("R thoracotomy with large
+                # sanguinous drainage") or one running on from an earlier phrase does not
             sited.append((st.start, st.end))
             out.append(_data_entity(text, i, seg, st.items, st.value, st.start, st.end, SITE_CONCEPT))
         for ch in re.finditer(r"[^,;.:()]+", text) if seg.section in _SECTIONS else ():
@@ -264,7 +265,8 @@ def superseded(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef
 
 def _data_entity(text: str, i: int, seg: Segment, hits: Sequence[tuple[ItemRef, str]], value: str, a: int, b: int,
                  concept: str = DATA_CONCEPT) -> Entity:
-    n = 3 if concept == DATA_CONCEPT else 6  # a site statement names every side it covers ("DP/PT": four items)
+    # a site statement names every side it covers ("DP/PT": four items), a numbered wound every number
+    n = 3 if concept == DATA_CONCEPT else 12
     return Entity(
         entity_id=f"L{i}:{a}", line=i, text=text[a:b], kind="finding", segment=seg.index,
         value=value, claim=Claim(concept=concept, section=seg.section),

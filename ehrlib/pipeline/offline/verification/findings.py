@@ -15,14 +15,17 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
-from ehrlib.pipeline.offline.finding_sites import item_states, named_sites, opposed, stated_states
+from ehrlib.pipeline.offline.finding_sites import graded, item_states, named_sites, opposed, stated_states
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
+from ehrlib.pipeline.offline.verification.numbered import at_numbered_site
 from ehrlib.pipeline.offline.verification.periods import whole_period_rule
+from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_items, prevailing_state_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
-__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "SITE_VALUE", "judge_data_finding",
+__all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "PREVAILING_STATE", "SITE_VALUE", "judge_data_finding",
            "judge_site_finding", "pitting_grade"]
 
 Rows = list[Mapping[str, Any]]
@@ -151,12 +154,18 @@ def _edema_presence(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} as charted", inside[:4])
 
 
+def _stated_claim(c: Case) -> set[str]:
+    """The stated states that are the claim ("hypoactive BS": the qualifier, not presence)."""
+    stated = _stated(c)
+    if _concept(c) == "bowel_sounds" and len(stated) > 1:
+        stated.discard("present")
+    return stated
+
+
 def _charted_state(c: Case) -> Verdict | None:
     e, concept, inside = c.entity, _concept(c), c.item_rows()[0]
-    stated = _stated(c)
+    stated = _stated_claim(c)
     charted, hits = _charted(c)
-    if concept == "bowel_sounds" and len(stated) > 1:
-        stated.discard("present")  # "hypoactive BS": the qualifier is the claim
     missing = stated - charted
     if not charted:
         return verdict(c, True, f"{e.text}: charted values do not use the stated terms; not contradicted", inside[:3])
@@ -197,24 +206,31 @@ def _data_value(c: Case) -> Verdict | None:
 
 
 def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
-                       words: str | None = None) -> tuple[bool | None, str, Rows]:
+                       words: str | None = None, timed: bool = True) -> tuple[bool | None, str, Rows]:
     """(consistent?, reason, evidence) of a site statement from each named item's rows in the
-    window (label, rows): a charted value agreeing on any named item confirms it; otherwise
-    an item whose charted states exclude the stated ones contradicts it; ``None``: no
-    charted value speaks to the words.
+    window (label, rows): unless ``timed`` (it has its own time), a normal state that every
+    charted item's day mostly contradicts with a worse one is wrong; else a charted value
+    agreeing on any named item confirms it; otherwise an item whose charted states exclude
+    the stated ones contradicts it; ``None``: no charted value speaks to the words.
     """
     agree: Rows = []
     against: tuple[str, Rows] | None = None
+    judged: list[tuple[str, list[tuple[Mapping[str, Any], set[str]]], set[str]]] = []
     words = e.value or "" if words is None else words
     for label, rows in rows_of:
         stated = stated_states(label, words)
         if not stated:
             continue
         charted = [(r, item_states(label, str(r.get("value") or ""))) for r in rows]
+        judged.append((label, charted, stated))
         agree += [r for r, st in charted if st & stated][:2]
         opposite = [r for r, st in charted if st and opposed(label, stated, st)]
         if opposite and against is None:
             against = (label, opposite)
+    if not timed and (prevail := prevailing_items(e.window, judged, graded, opposed)) is not None:
+        label, rows = prevail
+        shown = ", ".join(sorted({str(r.get("value")) for r in rows})[:4])
+        return False, f"{e.text}: note says {words}; on the statement's day {label} mostly charts {shown}", rows[:4]
     if agree:
         return True, f"{e.text}: {words} charted in the window", agree[:4]
     if against is not None:
@@ -226,11 +242,10 @@ def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[
 
 def _site_value(c: Case) -> Verdict | None:
     e = c.entity
-    rows_of = [(it.label or "", c.session.rows(k, e.window)[0])
-               for it, k in zip(e.items, e.item_keys, strict=False) if k]
-    ok, reason, rows = judge_site_finding(e, rows_of)
-    if not rows:
-        rows = [r for _, rs in rows_of for r in rs[:2]]
+    rows_of, timed = at_stated_time(c, at_numbered_site(c, [(it.label or "", c.session.rows(k, e.window)[0]) for
+                                                            it, k in zip(e.items, e.item_keys, strict=False) if k]))
+    ok, reason, rows = judge_site_finding(e, rows_of, timed=timed or has_own_time(c.line(), e.span, e.time_text))
+    rows = rows or [r for _, rs in rows_of for r in rs[:2]]
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
 
 
@@ -247,8 +262,8 @@ def _site_state(c: Case) -> Verdict | None:
     keep = named_sites([it.label or "" for it in e.items], words)
     if not keep:
         return None
-    rows_of = [(e.items[i].label or "", c.session.rows(e.item_keys[i], e.window)[0])
-               for i in keep if i < len(e.item_keys) and e.item_keys[i]]
+    rows_of, _ = at_stated_time(c, [(e.items[i].label or "", c.session.rows(e.item_keys[i], e.window)[0])
+                                     for i in keep if i < len(e.item_keys) and e.item_keys[i]])
     ok, reason, rows = judge_site_finding(e, rows_of, words)
     return None if ok is None else verdict(c, ok, reason, rows)
 
@@ -271,11 +286,15 @@ DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by
                   "value with those words and contradicted only when every charted value is its opposite.",
                   _data_value, _F)
 SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site is checked on every item its sides "
-                  "name: a charted state agreeing confirms it, else a charted state excluding it contradicts it.",
+                  "name: a charted state agreeing confirms it, else a charted state excluding it contradicts it; an "
+                  "untimed normal state is judged on its day's prevailing state.",
                   _site_value, _F)
 SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body site (lung sounds per lobe) is a claim "
                   "about each site its positions name, judged as a site statement; no verdict leaves it to the others.",
                   _site_state, _F)
 
-CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, WHOLE_PERIOD, CHARTED_STATE)
+PREVAILING_STATE = prevailing_state_rule(_vocab, _states, _stated_claim)
+
+CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, WHOLE_PERIOD, PREVAILING_STATE,
+         CHARTED_STATE)
 RULES = (*CHAIN, DATA_VALUE, SITE_VALUE)
