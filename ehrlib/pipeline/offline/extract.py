@@ -53,6 +53,7 @@ from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.microbiology import patient_test_names
+from ehrlib.pipeline.offline.microsens import continues_report
 from ehrlib.pipeline.offline.numparse import is_table_row
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
@@ -271,6 +272,8 @@ def _continues(prev: str, nxt: str) -> bool:
     if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt) \
             or is_table_row(prev):
         return False
+    if continues_report(prev, nxt, load_lexicon()):
+        return True  # "Sputum: KLEBSIELLA." then "  Meropenem S, cefepime I": the organism's antibiogram
     if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
         return False
     return len(prev.rstrip()) >= 45
