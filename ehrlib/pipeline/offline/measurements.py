@@ -63,7 +63,15 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
         end = m.end() + int(val.pop("_end"))
-        near = trend_word(raw[end:end + 14])
+        # "Tbili 9.0, down-trending": a trend word that is the list item after the value is a
+        # trend statement of its own, after the value's
+        item_trend = _item_trend(raw, end) if "direction" not in val or "series" in val else None
+        own_trend = None
+        if item_trend is not None:
+            ws = end + raw[end:].find(item_trend[1])
+            own_trend = Mention(line, ws, ws + len(item_trend[1]), m.group(0).strip(), "trend", concept.cid,
+                                item_trend[1], NumericClaim(trend=Trend(direction=item_trend[0], word=item_trend[1])))
+        near = None if item_trend else trend_word(raw[end:end + 14])
         if near and "direction" not in val and not re.search(r"[,;]", raw[end:end + 14].split(near[1])[0]):
             val["direction"] = near[0]
             val["trend_word"] = near[1]
@@ -93,6 +101,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val["approx"] = True
         if "series" in val and concept.kind != "output":
             _series_values(raw, line, m, concept, end, val, out, taken)
+            if own_trend is not None:
+                emit(out, taken, own_trend)
             _continuations(raw, line, m, concept, end, nxt, out, taken)
             _repletion(raw, line, concept, end, out, taken)
             return True
@@ -101,6 +111,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
                                  _value_text(raw[m.end():end], val), numeric_claim(val)))
+        if own_trend is not None:
+            emit(out, taken, own_trend)
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
@@ -353,8 +365,9 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
                 break  # "WBC 9, SG 1.019, protein 30": a list item's own name owns its number and the rest
             if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)) and not _AFTER_ARROW.search(raw, anchor.end, a):
                 continue  # "gtt started 1149": four bare digits that read as a clock are a time
-            if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
-                continue  # "Hct 30.0 (26.3)": a bare number in brackets may be a prior, a reference or a unit
+            if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")") and not _same_scale(
+                    float(n.group(0).replace(",", "")), anchor):
+                continue  # a bare number in brackets off the value's scale is a reference or a unit
             v = float(n.group(0).replace(",", ""))
             parsed = parse_value(raw[start:], concept) if start < a else None
             parsed = {k: x for k, x in parsed.items() if not k.startswith("_")} if parsed else {"value": v}
@@ -371,6 +384,18 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
     return found
 
 
+#: a trend word as the list item right after a value, closing it ("Tbili 9.0, down-trending through the day")
+_ITEM_TREND = re.compile(r"\s*,\s*(?P<w>[A-Za-z][A-Za-z\- ]{1,22}?)(?=\s*(?:$|[,;.)]|\s(?:through|over|since|"
+                         r"overnight|today|this|slowly|steadily|again|now|with|on|after)\b))")
+
+
+def _item_trend(raw: str, end: int) -> tuple[str, str] | None:
+    """(direction, word) of a trend word that is the whole list item after a value ending at ``end``."""
+    m = _ITEM_TREND.match(raw, end)
+    near = trend_word(m.group("w")) if m else None
+    return near if near is not None and m is not None and near[1] == m.group("w").strip() else None
+
+
 #: a list item that opens with its own name right before its number ("..., granular casts 9")
 _LIST_ITEM = re.compile(r"[,;]\s*(?P<name>[A-Za-z][A-Za-z/]*(?:\s+[A-Za-z][A-Za-z/]*)?)\s*[:=]?\s*$")
 #: words that carry an analyte's own course on ("..., down from 1.6", "..., repeat 1.8", "..., 3.6 on admission")
@@ -381,6 +406,14 @@ _COURSE_WORDS = frozenset(
     "improved improving increased increasing decreased decreasing worsened worsening dropped rising falling "
     "stable around about approx approximately goal target with after before since until "
     "range ranged ranging".split())
+
+
+def _same_scale(v: float, anchor: Mention) -> bool:
+    """Whether a bare bracketed number is on the scale of the analyte's value before it, so an
+    earlier value of it ("WBC 10.1 (12.0)", "Cr 1.4 (1.9)"), not a unit or a count.
+    """
+    stated = anchor.claim.reading.value if isinstance(anchor.claim, NumericClaim) else None
+    return stated is not None and float(stated) > 0 and v > 0 and 1 / 3 <= v / float(stated) <= 3
 
 
 def _named_value(between: str) -> bool:
