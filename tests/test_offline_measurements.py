@@ -108,10 +108,9 @@ def test_later_values_of_an_analyte_in_its_sentence_are_claims_of_their_own() ->
     # another analyte ends the chain; counts, durations and sentence ends are no values
     assert [v for _, v in _values("Na 131, K 3.9, Cl 99", "sodium")] == [131.0]
     assert [v for _, v in _values("Cr 2.2 x2 days, HD 3. 4 units given", "creatinine")] == [2.2]
-    # the same value in another unit and a threshold are no further values; a bare bracketed
-    # number on the value's scale is the earlier value ("Plt 88 (140)": 140 the draw before)
+    # the same value in another unit, a bare bracketed number and a threshold are no further values
     assert [v for _, v in _values("Tmax: 38.3 C (100.9 F)", "temperature")] == [38.3]
-    assert [v for _, v in _values("Plt 88 (140), INR 1.2", "platelets")] == [88.0, 140.0]
+    assert [v for _, v in _values("Plt 88 (140), INR 1.2", "platelets")] == [88.0]
     assert [v for _, v in _values("WBC 13.0, goal < 11", "wbc")] == [13.0]
 
 
@@ -205,9 +204,3 @@ def test_a_trend_word_as_the_list_item_after_a_value_is_a_trend_statement_of_its
     assert read("Cr 2.1 -> 1.7, improving", "creatinine")[-1] == ("trend", "improving", "improving")  # after a series
     assert read("K 4.1, rising Cr", "potassium") == [("measurement", "4.1", None)]  # the word opens another phrase
 
-
-def test_a_bare_bracketed_number_on_the_values_scale_is_an_earlier_value() -> None:
-    def values(text: str, concept: str) -> list[str | None]:
-        return [m.value for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
-    assert values("WBC 9.2 (11.4), Hgb 10.0", "wbc") == ["9.2", "11.4"]      # the prior draw
-    assert values("Plt 95 (1000)", "platelets") == ["95"]                    # off the scale: a unit or a count

@@ -365,9 +365,8 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
                 break  # "WBC 9, SG 1.019, protein 30": a list item's own name owns its number and the rest
             if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)) and not _AFTER_ARROW.search(raw, anchor.end, a):
                 continue  # "gtt started 1149": four bare digits that read as a clock are a time
-            if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")") and not _same_scale(
-                    float(n.group(0).replace(",", "")), anchor):
-                continue  # a bare number in brackets off the value's scale is a reference or a unit
+            if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
+                continue  # "Hct 30.0 (26.3)": a bare number in brackets may be a prior, a reference or a unit
             v = float(n.group(0).replace(",", ""))
             parsed = parse_value(raw[start:], concept) if start < a else None
             parsed = {k: x for k, x in parsed.items() if not k.startswith("_")} if parsed else {"value": v}
@@ -406,14 +405,6 @@ _COURSE_WORDS = frozenset(
     "improved improving increased increasing decreased decreasing worsened worsening dropped rising falling "
     "stable around about approx approximately goal target with after before since until "
     "range ranged ranging".split())
-
-
-def _same_scale(v: float, anchor: Mention) -> bool:
-    """Whether a bare bracketed number is on the scale of the analyte's value before it, so an
-    earlier value of it ("WBC 10.1 (12.0)", "Cr 1.4 (1.9)"), not a unit or a count.
-    """
-    stated = anchor.claim.reading.value if isinstance(anchor.claim, NumericClaim) else None
-    return stated is not None and float(stated) > 0 and v > 0 and 1 / 3 <= v / float(stated) <= 3
 
 
 def _named_value(between: str) -> bool:
