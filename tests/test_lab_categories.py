@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ehrlib.corpus.records import ItemRef
-from ehrlib.pipeline.offline.lab_categories import abbreviates, categorical_results, grade
+from ehrlib.pipeline.offline.lab_categories import PROSE_RULE, abbreviates, categorical_results, grade
 from ehrlib.pipeline.records import Segment
 
 _PATIENT = [(ItemRef("labevents", "Leukocytes", 51486), "labevents:51486"),
@@ -41,3 +41,23 @@ def test_grades_and_short_forms() -> None:
                                                                                                   0, -1, None]
     assert abbreviates("Leuks", "Leukocytes") == 1 and abbreviates("Nitrite", "Nitrite") == 2
     assert abbreviates("Lymphs", "Leukocytes") == 0 and abbreviates("Glu", "Glucose") == 0   # too short
+
+
+def _prose(line: str) -> list[tuple[str, str, tuple[str, ...]]]:
+    from ehrlib.pipeline.offline.lab_results import prose_fluid
+    seg = Segment(0, 0, 0, "A/P", "assessment")
+    profile = {**_PROFILE, "labevents:51519": ("NONE", "FEW")}
+    got = categorical_results([line], seg, [*_PATIENT, (ItemRef("labevents", "Yeast", 51519), "labevents:51519")],
+                              lambda k: profile.get(k, ()), (), lambda text, at: (prose_fluid(text, at) or (None,))[0])
+    return [(e.text, e.value or "", tuple(str(it.itemid) for it in e.items)) for e in got]
+
+
+def test_result_words_in_a_specimen_clause_of_prose_are_results() -> None:
+    assert _prose("UA: nitrite pos, LE trace, few yeast") == [("nitrite pos", "POS", ("51487",)),
+                                                               ("LE trace", "TRACE", ("51486",)),
+                                                               ("few yeast", "FEW", ("51519",))]
+    assert _prose("U/A with no yeast") == [("no yeast", "NONE", ("51519",))]
+    assert _prose("nitrite neg on the dipstick yesterday") == []        # no specimen words
+    assert _prose("CXR: no yeast") == []                               # another clause heading
+    assert [grade(w) for w in ("RARE", "few", "MANY")] == [1, 2, 4]
+    assert PROSE_RULE.rule_id == "extract.prose_category"

@@ -1,15 +1,20 @@
 """Known answers for open-vocabulary results-record values (ehrlib.pipeline.offline.lab_results)."""
 from __future__ import annotations
 
+import re
+
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.lab_results import (
     PROSE_RULE,
+    PROSE_SPECIMEN_RULE,
     RULE,
     SPECIMEN_RULE,
     label_score,
     line_fluid,
+    prose_fluid,
     prose_results,
+    prose_specimen_items,
     record_results,
     record_specimen_items,
 )
@@ -122,3 +127,57 @@ def test_a_record_name_only_the_dictionary_holds_is_a_result_the_admission_lacks
     got = record_results(["___ 09:00AM BLOOD Hapto-40 Haptoglobin-35"], seg, _PAIRS, lambda k: (), _FLUID.get,
                          (), _CATALOG)
     assert [(e.text, [it.itemid for it in e.items]) for e in got] == [("Haptoglobin-35", [50935])]  # short: not enough
+
+
+_URINE = {51082: ("Creatinine, Urine", "Urine", ("60",)), 51104: ("Urea Nitrogen, Urine", "Urine", ("300",)),
+          51479: ("Granular Casts", "Urine", ("4",)), 51516: ("WBC", "Urine", ("5",)),
+          51301: ("White Blood Cells", "Blood", ("8.1",)), 50912: ("Creatinine", "Blood", ("1.1",)),
+          51492: ("Protein", "Urine", ("100", "TR"))}
+_UPAIRS = [*_PAIRS, *((ItemRef("labevents", label, i), f"labevents:{i}") for i, (label, _, _) in _URINE.items())]
+_UFLUID = {**_FLUID, **{f"labevents:{i}": fluid for i, (_, fluid, _) in _URINE.items()}}
+_UPROFILE = {**_PROFILE, **{f"labevents:{i}": values for i, (_, _, values) in _URINE.items()}}
+
+
+def test_prose_words_name_the_specimen_of_a_lab_name() -> None:
+    line = "UA: SG 1.020, WBC 4; urine Na 35, UOsm 500"
+    assert prose_fluid(line, line.index("SG"), "SG") == ("Urine", "SG")        # the heading opens the clause
+    assert prose_fluid(line, line.index("Na"), "Na") == ("Urine", "Na")        # the word right before
+    assert prose_fluid(line, line.index("UOsm"), "UOsm") == ("Urine", "Osm")   # the fused letter
+    assert prose_fluid("Na 135, K 4.1; UA pending", 0, "Na") is None          # the heading opens a later clause
+    assert prose_fluid("Uric acid 7.0", 0, "Uric") is None and prose_fluid("US 3 cm", 0, "US") is None
+
+
+def test_a_vocabulary_analyte_in_urine_prose_is_the_urine_item() -> None:
+    serum = [(ItemRef("labevents", "Creatinine", 50912), "labevents:50912")]
+    wbc = [(ItemRef("labevents", "White Blood Cells", 51301), "labevents:51301")]
+    prof = lambda k: _UPROFILE.get(k, ())  # noqa: E731
+
+    def items(text: str, name: str, aligned: list[tuple[ItemRef, str]], pattern: str) -> list[int]:
+        got = prose_specimen_items(text, text.index(name), name, re.compile(pattern), aligned, _UPAIRS, prof,
+                                   _UFLUID.get)
+        return [int(it.itemid) for it, _ in got]  # type: ignore[arg-type]
+
+    assert items("spot urine Cr 62 sent", "Cr", serum, "^creatinine$") == [51082]
+    assert items("U/A with WBC 12, nitrite pos", "WBC", wbc, "^(white blood cells|wbc)$") == [51516]
+    # the serum value, a record line, and a patient without the urine item keep the items
+    assert items("Cr 1.2 today, urine output fine", "Cr", serum, "^creatinine$") == [50912]
+    assert items("urine K 30", "K", serum, "^potassium$") == [50912]  # no urine potassium item
+    assert PROSE_SPECIMEN_RULE.rule_id == "extract.prose_specimen" and "specimen" in PROSE_SPECIMEN_RULE.principle
+
+
+def _uprose(line: str, section: str = "assessment") -> list[tuple[str, tuple[int, ...]]]:
+    seg = Segment(0, 0, 0, "A/P", section)
+    got = prose_results([line], seg, _UPAIRS, lambda k: _UPROFILE.get(k, ()), (), _CATALOG, _UFLUID.get)
+    return [(e.text, tuple(int(it.itemid) for it in e.items)) for e in got]  # type: ignore[arg-type]
+
+
+def test_urine_prose_reads_the_urine_dictionary_names() -> None:
+    assert _uprose("UA with granular casts 6, SG 1.011, protein 30") == [
+        ("casts 6", (51479,)), ("SG 1.011", (51498,)), ("protein 30", (51492,))]
+    assert _uprose("urine lytes: UNa 22, UUN 410") == [("UNa 22", (51100,)), ("UUN 410", (51104,))]
+    assert _uprose("protein 30 g/day diet, SG 1.011") == []   # no specimen cue, no lab list
+
+
+def test_a_list_of_lab_values_is_a_labs_context_of_its_own() -> None:
+    assert _uprose("Anemia w/u: ferritin 300, B12 410.") == [("ferritin 300", (50924,)), ("B12 410", (51010,))]
+    assert _uprose("ferritin 300 noted") == []                 # one value outside a labs context

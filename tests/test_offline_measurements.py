@@ -181,3 +181,26 @@ def test_base_excess_keeps_its_sign_in_blocks_and_prose() -> None:
     assert _values("BE 3 on the repeat", "base_excess")[0][1] == 3.0
     # analytes that cannot be negative still refuse a doubled hyphen
     assert not _values("Hgb--3", "hemoglobin")
+
+
+def test_a_list_item_named_before_its_number_ends_the_earlier_analytes_values() -> None:
+    ms = find_mentions("UA with WBC 7, SG 1.012, protein 30", 0, load_lexicon())
+    assert [m.value for m in ms if m.concept == "wbc"] == ["7"]           # 1.012 and 30 are SG's and protein's
+    later = find_mentions("Cr 1.4, down from 1.9 yesterday", 0, load_lexicon())
+    assert len([m for m in later if m.concept == "creatinine"]) == 2     # a course word carries the values on
+
+
+def test_a_urine_value_is_not_put_on_the_serum_scale() -> None:
+    assert _numeric("urine Cr 62", "creatinine").reading.value == 62.0     # the urine creatinine as written
+    assert _numeric("Cr 62", "creatinine").reading.value != 62.0           # µmol/L read on the serum scale
+
+
+def test_a_trend_word_as_the_list_item_after_a_value_is_a_trend_statement_of_its_own() -> None:
+    def read(text: str, concept: str) -> list[tuple[str, str | None, str | None]]:
+        return [(m.kind, m.value, m.claim.trend.direction if isinstance(m.claim, NumericClaim) and m.claim.trend
+                 else None) for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
+    assert read("BUN 88, rising; AG 14", "bun") == [("measurement", "88", None), ("trend", "rising", "up")]
+    assert read("Tbili 6.1, downtrending over the day", "bilirubin")[-1] == ("trend", "downtrending", "down")
+    assert read("Cr 2.1 -> 1.7, improving", "creatinine")[-1] == ("trend", "improving", "improving")  # after a series
+    assert read("K 4.1, rising Cr", "potassium") == [("measurement", "4.1", None)]  # the word opens another phrase
+

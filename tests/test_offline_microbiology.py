@@ -277,3 +277,25 @@ def test_pan_sensitive_is_its_own_statement(line, excepted):
 def test_a_c_diff_test_with_its_result(line):
     got = microbiology_mentions(line, 0, load_lexicon(), [])
     assert [(m.claim.specimen, m.claim.negative) for m in got] == [("stool|feces", True)]
+
+
+def test_an_antibiogram_on_the_lines_under_its_organism_is_the_organisms() -> None:
+    from ehrlib.pipeline.offline.extract import paragraphs
+    from ehrlib.pipeline.offline.microsens import REPORT_LINE_RULE, continues_report
+    from ehrlib.pipeline.records import Segment
+    lex = load_lexicon()
+    lines = ["Wound cx: ENTEROBACTER CLOACAE, rare yeast.", "  Ertapenem S, pip/tazo R, levo S,",
+             "  cefepime I.", "Started on vanc 1 g."]
+    assert continues_report(lines[0], lines[1], lex) and continues_report(lines[1], lines[2], lex)
+    assert not continues_report(lines[2], lines[3], lex)          # an order on the next line is no report
+    assert not continues_report("Afebrile overnight.", "  Levo S today", lex)  # no culture before it
+    (para, _) = [p for p in paragraphs(lines, Segment(0, 0, 3, "Micro", "results")) if p.text.strip()][:2]
+    assert para.lines == (0, 1, 2)
+    claims = [(m.text, m.claim.organism, m.claim.sensitivities) for m in microbiology_mentions(para.text, 0, lex, [])
+              if m.value in ("S", "R", "I")]
+    # the antibacterials are tested on the bacterium, not on the yeast named after it
+    assert [(t, s) for t, _, s in claims] == [("Ertapenem", (("ertapenem", "S"),)),
+                                              ("pip/tazo", (("piperacillin", "R"),)),
+                                              ("levo", (("levofloxacin", "S"),)), ("cefepime", (("cefepime", "I"),))]
+    assert {o for _, o, _ in claims} == {"enterobacter"}
+    assert REPORT_LINE_RULE.rule_id == "extract.report_continuation"

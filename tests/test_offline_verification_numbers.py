@@ -128,3 +128,16 @@ def test_an_earlier_value_of_a_stated_series_is_looked_for_before_the_window():
     alone = "Lactate 2.6 this AM"
     same = entity("Lactate", "measurement", concept="lactate", value=2.6, span=spanned(alone, "Lactate 2.6"))
     assert_decided(verify(same, tools, line=alone), "numbers.value_in_window", "inconsistent", "contradiction")
+
+
+def _bins(*values: str) -> FakeTools:
+    return FakeTools({KEY: [row(f"2199-02-03 {8 + i:02d}:00:00", None, v, table="labevents")
+                            for i, v in enumerate(values)]})
+
+
+def test_a_value_on_a_binned_item_is_met_by_the_bin_holding_it():
+    rng = entity("WBC", "range", concept="wbc", min=6.0, max=10.0)
+    assert_decided(verify(rng, _bins("6-10")), "numbers.recorded_bin", "consistent")       # the bin itself
+    one = entity("RBC", "measurement", concept="rbc", value=4.0)
+    assert_decided(verify(one, _bins("0-2", "3-5")), "numbers.recorded_bin", "consistent")  # a value inside one
+    assert_decided(verify(one, _bins(">50")), "numbers.no_record", "inconsistent")          # no bin holds it

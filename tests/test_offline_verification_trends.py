@@ -146,3 +146,22 @@ def test_stable_throughout_the_stay_is_the_whole_span(line, label):
     e = entity("Cr", "trend", concept="creatinine", direction="stable", trend_word="stable",
                span=spanned(line, "Cr was stable"))
     assert_decided(verify(e, tools, line=line), "trends.direction", label)
+
+
+@pytest.mark.parametrize("start, end, label", [
+    (58.0, 47.0, "consistent"),     # hypercapnia coming down toward 35-45: improving
+    (58.0, 66.0, "inconsistent"),   # rising further from the interval
+    (28.0, 33.0, "consistent"),     # hypocapnia improves upward
+])
+def test_improving_on_a_two_sided_analyte_is_toward_its_reference_interval(start, end, label):
+    e = entity("pCO2", "trend", concept="pco2", direction="improving", trend_word="improving")
+    tools = _series(("2199-02-02 22:00:00", start), ("2199-02-03 04:00:00", (start + end) / 2),
+                    ("2199-02-03 10:00:00", end))
+    assert_decided(verify(e, tools), "trends.direction", label)
+
+
+def test_improving_from_inside_the_reference_interval_states_no_direction():
+    e = entity("pCO2", "trend", concept="pco2", direction="improving", trend_word="improving")
+    v = verify(e, _series(("2199-02-02 22:00:00", 40.0), ("2199-02-03 10:00:00", 44.0)))
+    assert_decided(v, "trends.direction", "consistent")
+    assert "not directional" in v.reason

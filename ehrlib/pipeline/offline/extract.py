@@ -39,7 +39,13 @@ from ehrlib.pipeline.offline.icd_match import (
     one_title_states,
 )
 from ehrlib.pipeline.offline.lab_categories import categorical_results
-from ehrlib.pipeline.offline.lab_results import catalog_fluids, dictionary_results, record_specimen_items
+from ehrlib.pipeline.offline.lab_results import (
+    catalog_fluids,
+    dictionary_results,
+    prose_fluid,
+    prose_specimen_items,
+    record_specimen_items,
+)
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.line_sites import with_site_items
@@ -47,6 +53,7 @@ from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.microbiology import patient_test_names
+from ehrlib.pipeline.offline.microsens import continues_report
 from ehrlib.pipeline.offline.numparse import is_table_row
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
@@ -265,6 +272,8 @@ def _continues(prev: str, nxt: str) -> bool:
     if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt) \
             or is_table_row(prev):
         return False
+    if continues_report(prev, nxt, load_lexicon()):
+        return True  # "Sputum: KLEBSIELLA." then "  Meropenem S, cefepime I": the organism's antibiogram
     if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
         return False
     return len(prev.rstrip()) >= 45
@@ -417,6 +426,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)
                 items = record_specimen_items(ctx.lines[line], m.text, items, pairs, env.item_profile, fluids)
+                concept = lex.concepts.get(m.concept)  # "urine Na 178", "UA: WBC 3": the urine item
+                items = prose_specimen_items(para.text, m.start, m.text, concept.items if concept else None, items,
+                                             pairs, env.item_profile, fluids)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:
@@ -456,7 +468,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
     if step == "ontology":  # categorical findings the vocabulary lacks, aligned through the patient's data
         out += data_findings(ctx.lines, seg, pairs, env.item_profile, [(e.line, e.span) for e in (*known, *out)])
         out += categorical_results(ctx.lines, seg, pairs, env.item_profile,  # "Nitrite-NEG Leuks-LG"
-                                   [(e.line, e.span) for e in (*known, *out)])
+                                   [(e.line, e.span) for e in (*known, *out)],
+                                   lambda text, at: (prose_fluid(text, at) or (None,))[0])  # "UA: nitrite neg"
         out += dictionary_results(ctx.lines, seg, pairs, env.item_profile, fluids, (*known, *out),  # "VitB12-1214*"
                                   env.toolset)
     out = superseded(ctx.lines, seg, pairs, out)  # "Lungs: crackles at R base": the site phrase is the statement

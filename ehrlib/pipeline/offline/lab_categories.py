@@ -20,10 +20,11 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import Claim
+from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.records import Entity, Segment
 
-__all__ = ["LAB_CATEGORY", "categorical_results", "grade", "abbreviates"]
+__all__ = ["LAB_CATEGORY", "categorical_results", "prose_categories", "PROSE_RULE", "grade", "abbreviates"]
 
 #: ``claim.concept`` of the entities this module emits
 LAB_CATEGORY = "lab_category"
@@ -89,11 +90,44 @@ def _items_for(name: str, labs: Sequence[tuple[ItemRef, str]],
     return [p for s, p in scored if s == best and _categorical(profile(p[1]))]
 
 
+@functools.lru_cache(maxsize=1)
+def _prose_re() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(name then result word: "nitrite neg"; result word then name: "rare yeast")."""
+    words = "|".join(sorted(_data()["grades"], key=len, reverse=True))
+    before = "|".join(sorted(_data().get("prose", {}).get("before_words", {}), key=len, reverse=True)) or "(?!)"
+    name = r"(?P<name>[A-Za-z][A-Za-z]+(?:\s+esterase)?)"
+    return (re.compile(r"(?<![\w\-/.])" + name + r"\s*[:=]?\s+(?P<word>" + words + r")\b(?![\w\-])", re.I),
+            re.compile(r"(?<![\w\-/.])(?P<word>" + before + r")\s+" + name + r"\b(?![\w\-])", re.I))
+
+
+def prose_categories(text: str, fluid_at: Callable[[int], str | None]) -> list[tuple[int, int, str, str]]:
+    """(start, end, name, result word) of the result words written in prose beside their
+    name ("nitrite neg", "rare yeast") where ``fluid_at`` says the words name a specimen
+    other than blood; the name is the label word a listed short form stands for.
+    """
+    prose = _data().get("prose", {})
+    out: list[tuple[int, int, str, str]] = []
+    after, before = _prose_re()
+    for rx, mapped in ((after, False), (before, True)):
+        for m in rx.finditer(text):
+            if fluid_at(m.start("name")) in (None, "Blood"):
+                continue
+            word = m.group("word").lower()
+            result = prose["before_words"][word] if mapped else word.upper()
+            name = prose["names"].get(m.group("name").lower(), m.group("name"))
+            if not any(a < m.end() and m.start() < b for a, b, _, _ in out):
+                out.append((m.start(), m.end(), name, result))
+    return sorted(out)
+
+
 def categorical_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
                         profile: Callable[[str], Sequence[str]],
-                        taken: Iterable[tuple[int, tuple[int, int] | None]] = ()) -> list[Entity]:
+                        taken: Iterable[tuple[int, tuple[int, int] | None]] = (),
+                        fluid_at: Callable[[str, int], str | None] | None = None) -> list[Entity]:
     """Entities of the categorical results on the results-record lines of ``seg``, outside
-    the (line, span) of entities already extracted.
+    the (line, span) of entities already extracted; with ``fluid_at`` (the specimen a name
+    at a line position names, blood or None without one) also those written in prose in a
+    specimen's clause ("UA: nitrite neg, rare yeast").
     """
     used: dict[int, list[tuple[int, int]]] = {}
     for line, span in taken:
@@ -105,19 +139,27 @@ def categorical_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tupl
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
-        hits = list(_result_re().finditer(text))
-        if not hits or (stamp_clock(text) is None and len(_BLOCK_ITEM.findall(text)) < 2):
-            continue
-        for m in hits:
-            items = _items_for(m.group("name"), labs, profile)
+        hits = [(m.start(), m.end(), m.group("name"), m.group("word").upper()) for m in _result_re().finditer(text)]
+        in_prose = not hits or (stamp_clock(text) is None and len(_BLOCK_ITEM.findall(text)) < 2)
+        if in_prose:
+            if fluid_at is None:
+                continue
+            hits = prose_categories(text, functools.partial(fluid_at, text))
+        for a, b, name, word in hits:
+            items = _items_for(name, labs, profile)
             if not items:
                 continue
-            a, b = m.start(), m.end()
             if any(x < b and a < y for x, y in used.get(i, ())):
                 continue
             out.append(Entity(
-                entity_id=f"L{i}:{a}", line=i, text=m.group("name"), kind="finding", segment=seg.index,
-                value=m.group("word").upper(), claim=Claim(concept=LAB_CATEGORY, section=seg.section),
+                entity_id=f"L{i}:{a}", line=i, text=text[a:b] if in_prose else name, kind="finding", segment=seg.index,
+                value=word, claim=Claim(concept=LAB_CATEGORY, section=seg.section),
                 items=tuple(it for it, _ in items[:3]), item_keys=tuple(k for _, k in items[:3]), time_text=None,
                 window=seg.default_window, source="ontology", span=(a, b)))
     return out
+
+
+PROSE_RULE = Rule("extract.prose_category", "A result word written beside a lab name in a clause whose words name a "
+                  "specimen (UA: nitrite neg, rare yeast) is that specimen's categorical result, graded on the "
+                  "dipstick and microscopy scale (none < rare < few < moderate < many).", prose_categories,
+                  ("finding",))

@@ -37,8 +37,8 @@ from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["LAB_RESULT", "record_results", "record_specimen_items", "label_score", "line_fluid", "catalog_fluids",
-           "catalog_labs", "prose_results", "dictionary_results", "PROSE_RULE",
-           "RULE", "SPECIMEN_RULE"]
+           "catalog_labs", "prose_results", "dictionary_results", "prose_fluid", "fluid_items", "prose_specimen_items",
+           "PROSE_RULE", "PROSE_SPECIMEN_RULE", "RULE", "SPECIMEN_RULE"]
 
 #: ``claim.concept`` of the entities this module emits (no vocabulary concept: the label decides)
 LAB_RESULT = "lab_result"
@@ -50,7 +50,10 @@ _MAX_ITEMS = 3
 def _data() -> Mapping[str, Any]:
     data = load_data("lab_results.yaml")
     return {"fluids": [(re.compile(f["cue"], re.I), f["fluid"]) for f in data["fluids"]],
-            "default": data["default_fluid"]}
+            "default": data["default_fluid"],
+            "prose": [{"fluid": f["fluid"], "before": re.compile(f["before"], re.I),
+                       "heading": re.compile(f["heading"], re.I), "fused": re.compile(f["fused"]),
+                       "strip": re.compile(f["strip"], re.I)} for f in data.get("prose", ())]}
 
 
 @functools.lru_cache(maxsize=1)
@@ -93,6 +96,77 @@ def line_fluid(text: str) -> str:
         if cue.search(text):
             return str(fluid)
     return str(_data()["default"])
+
+
+#: a clause ends at a semicolon, or at a full stop that is no decimal point
+_CLAUSE_END = re.compile(r";|\.(?!\d)")
+
+
+def prose_fluid(text: str, start: int, name: str = "") -> tuple[str, str] | None:
+    """The specimen a lab name written in prose at ``text[start:]`` names, with the name
+    left once the specimen letter is taken off it: a specimen word right before it ("urine
+    Na 40"), a specimen heading opening its clause ("UA: SG 1.015, WBC 3"), or a specimen
+    letter fused to it ("UNa 40" -> "Na"); None without one (``lab_results.yaml`` prose).
+    """
+    line_start = text.rfind("\n", 0, start) + 1
+    clause = max([m.end() for m in _CLAUSE_END.finditer(text, line_start, start)] + [line_start])
+    for cue in _data()["prose"]:
+        if cue["fused"].match(name):
+            return str(cue["fluid"]), name[1:]
+        if cue["before"].search(text[max(line_start, start - 12):start]) or cue["heading"].match(text[clause:start]):
+            return str(cue["fluid"]), name
+    return None
+
+
+def _initials(name: str, label: str) -> bool:
+    """Whether ``name`` is the initials of a label of two or more words ("SG", "Specific Gravity")."""
+    words = re.findall(r"[A-Za-z]+", label)
+    return len(words) >= 2 and name.isupper() and name.lower() == "".join(w[0] for w in words).lower()
+
+
+def fluid_items(name: str, fluid: str, labs: Sequence[tuple[ItemRef, str]], fluid_of: Callable[[str], str | None],
+                profile: Callable[[str], Sequence[str]], pattern: re.Pattern[str] | None = None
+                ) -> list[tuple[ItemRef, str]]:
+    """The items of specimen ``fluid`` a name written in prose names: the label without its
+    specimen words ("Sodium, Urine" -> "Sodium") matched by the analyte's concept
+    (``pattern``), or named by ``name`` (the label, a listed abbreviation, a short form, the
+    initials); the closest first, only items that record numbers.
+    """
+    strip = next((c["strip"] for c in _data()["prose"] if c["fluid"] == fluid), None)
+    scored = []
+    for it, k in labs:
+        if not (fluid_of(k) or "").lower().startswith(fluid.lower()):
+            continue
+        label = it.label or ""
+        base = strip.sub("", label) if strip is not None else label
+        if pattern is not None and pattern.search(base.lower()):
+            score = 4
+        else:
+            score = max(label_score(name, label), label_score(name, base), 2 if _initials(name, base) else 0)
+        scored.append((score, (it, k)))
+    best = max((sc for sc, _ in scored), default=0)
+    if best < 1:
+        return []
+    kept = sorted((p for sc, p in scored if sc == best and _numeric(profile(p[1]))),
+                  key=lambda p: len(p[0].label or ""))
+    return kept[:_MAX_ITEMS]
+
+
+def prose_specimen_items(text: str, start: int, name: str, concept_items: re.Pattern[str] | None,
+                         items: Sequence[tuple[ItemRef, str]], pairs: Sequence[tuple[ItemRef, str]],
+                         profile: Callable[[str], Sequence[str]], fluid_of: Callable[[str], str | None]
+                         ) -> list[tuple[ItemRef, str]]:
+    """The items of an analyte the vocabulary read in prose whose words name another
+    specimen than blood ("urine Na 178", "UA: WBC 3, RBC 1"): the patient's items of that
+    specimen the analyte names, when there are any; else ``items``.
+    """
+    if _is_record(text[text.rfind("\n", 0, start) + 1:]):
+        return list(items)
+    got = prose_fluid(text, start, name)
+    if got is None or got[0] == _data()["default"]:
+        return list(items)
+    labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label and fluid_of(k)]
+    return fluid_items(got[1] or name, got[0], labs, fluid_of, profile, concept_items) or list(items)
 
 
 def _numeric(values: Sequence[str]) -> bool:
@@ -232,11 +306,15 @@ def _lab_context(seg: Segment, line: int, known: Sequence[Entity]) -> bool:
 
 def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
                   profile: Callable[[str], Sequence[str]], known: Sequence[Entity] = (),
-                  catalog: Sequence[tuple[ItemRef, str]] = ()) -> list[Entity]:
+                  catalog: Sequence[tuple[ItemRef, str]] = (),
+                  fluid_of: Callable[[str], str | None] = lambda k: None) -> list[Entity]:
     """Measurement entities of lab values written in prose in a labs context ("ferritin 442",
     "D-dimer of 1120 on admission", "VPA level 46") whose name the vocabulary lacks: the name
     is a lab label (or its listed abbreviation), or with a level word a short form of one,
     among the patient's blood items, else the database's (a result the admission lacks).
+    A line listing two or more such values is a labs context of its own ("ferritin 101,
+    iron 17, TIBC 322"); words naming another specimen ("urine osm 294", "UA: SG 1.015,
+    granular casts 9", "UNa 43") read that specimen's items (:func:`prose_fluid`).
     """
     labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label]
     lex = load_lexicon()
@@ -244,31 +322,60 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     for e in known:
         if e.span is not None:
             used.setdefault(e.line, []).append(e.span)
+    blood = str(_data()["default"])
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
         if _is_record(text):
             continue
         context = _lab_context(seg, i, known)
+        line_found: list[tuple[int, int, list[tuple[ItemRef, str]], float, bool]] = []
         for m in _PROSE.finditer(text):
             a, b = m.start(), m.end()
             if any(x < b and a < y for x, y in used.get(i, ())) or _NOT_LAB.match(text, b):
                 continue
-            if not (context or m.group("level")):
-                continue  # a level word itself tells a measured concentration
             name = m.group("name")
+            specimen = prose_fluid(text, a, name)
+            if specimen is not None and specimen[0] != blood:
+                found = _specimen_found(text, a, name, specimen, labs, catalog, fluid_of, profile)
+                if found:
+                    line_found.append((a, b, found, float(m.group("v").replace(",", "")), True))
+                    used.setdefault(i, []).append((a, b))
+                continue
             if lex.concepts_for(name) or (not m.group("level") and lex.drug_re.fullmatch(name)):
                 continue
             least = 1 if m.group("level") else 3
-            blood = str(_data()["default"])
             found = _items_for(name, blood, labs, lambda k: None, profile, least) or \
                 _items_for(name, blood, catalog, lambda k: None, lambda k: (), max(least, 2))
             if not found:
                 continue
-            value = float(m.group("v").replace(",", ""))
-            out.append(_value_entity(seg, i, (a, b), text[a:b], value, found, seg.default_window, None))
+            line_found.append((a, b, found, float(m.group("v").replace(",", "")), bool(m.group("level"))))
             used.setdefault(i, []).append((a, b))
+        listed = len(line_found) >= 2  # a list of lab values is a labs context of its own
+        for a, b, found, value, own in line_found:
+            if context or own or listed:  # a level word or a specimen word tells a measured value
+                out.append(_value_entity(seg, i, (a, b), text[a:b], value, found, seg.default_window, None))
     return out
+
+
+def _specimen_found(text: str, start: int, name: str, specimen: tuple[str, str],
+                    labs: Sequence[tuple[ItemRef, str]], catalog: Sequence[tuple[ItemRef, str]],
+                    fluid_of: Callable[[str], str | None], profile: Callable[[str], Sequence[str]]
+                    ) -> list[tuple[ItemRef, str]]:
+    """The items of the specimen a prose lab name names: its own name, else the two words
+    ending in it ("granular casts"), among the patient's items, else the dictionary's.
+    """
+    fluid, bare = specimen
+    prev = re.search(r"([A-Za-z]+)\s+$", text[:start])
+    names = [bare] + ([f"{prev.group(1)} {bare}"] if prev else [])
+    for pool, prof in ((labs, profile), (catalog, lambda k: ())):
+        for n in reversed(names):
+            concept = next(iter(load_lexicon().concepts_for(n)), None)
+            pattern = concept.items if concept is not None and concept.kind == "measurement" else None
+            found = fluid_items(n, fluid, pool, fluid_of, prof, pattern)
+            if found:
+                return found
+    return []
 
 
 def dictionary_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
@@ -279,7 +386,7 @@ def dictionary_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple
     """
     catalog = catalog_labs(tools)
     found = record_results(lines, seg, pairs, profile, fluid_of, known, catalog)
-    return found + prose_results(lines, seg, pairs, profile, (*known, *found), catalog)
+    return found + prose_results(lines, seg, pairs, profile, (*known, *found), catalog, fluid_of)
 
 
 SPECIMEN_RULE = Rule("extract.record_specimen", "An analyte on a results record of a specimen other than blood (a "
@@ -291,3 +398,7 @@ PROSE_RULE = Rule("extract.prose_result", "In a labs context, a lab's dictionary
 RULE = Rule("extract.record_result", "A results record's Name-value the vocabulary lacks is the value of the "
             "patient's lab item whose label the name abbreviates, of the specimen the record names.",
             record_results, ("measurement",))
+PROSE_SPECIMEN_RULE = Rule("extract.prose_specimen", "A lab name in prose whose words name a specimen (a specimen "
+                           "word before it, a heading opening its clause such as UA:, a fused specimen letter as in "
+                           "UNa) is that specimen's item of the patient, not the blood item of the same name.",
+                           prose_specimen_items, ("measurement",))

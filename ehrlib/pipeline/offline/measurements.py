@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
+from ehrlib.pipeline.offline.lab_results import prose_fluid
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
 from ehrlib.pipeline.offline.numparse import NUMBER
@@ -49,7 +50,9 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
     val = parse_value(raw[m.end():], concept)
     if val is not None and not plausible(val, concept):
-        val = on_concept_scale(val, concept)
+        # "urine Cr 49": the serum range says nothing about another specimen's value
+        other = "labevents" in concept.tables and (prose_fluid(raw, m.start()) or ("Blood",))[0] != "Blood"
+        val = val if other else on_concept_scale(val, concept)
     if val is not None:
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
         if re.match(r"\s*(?:[FM]\b|yo\b|y/o|y\.o|year)", after) or not _unit_fits(val.get("unit"), concept, after):
@@ -60,7 +63,15 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val = None  # "tolerating PO": a route word states a volume only with its unit
     if val is not None:
         end = m.end() + int(val.pop("_end"))
-        near = trend_word(raw[end:end + 14])
+        # "Tbili 9.0, down-trending": a trend word that is the list item after the value is a
+        # trend statement of its own, after the value's
+        item_trend = _item_trend(raw, end) if "direction" not in val or "series" in val else None
+        own_trend = None
+        if item_trend is not None:
+            ws = end + raw[end:].find(item_trend[1])
+            own_trend = Mention(line, ws, ws + len(item_trend[1]), m.group(0).strip(), "trend", concept.cid,
+                                item_trend[1], NumericClaim(trend=Trend(direction=item_trend[0], word=item_trend[1])))
+        near = None if item_trend else trend_word(raw[end:end + 14])
         if near and "direction" not in val and not re.search(r"[,;]", raw[end:end + 14].split(near[1])[0]):
             val["direction"] = near[0]
             val["trend_word"] = near[1]
@@ -90,6 +101,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val["approx"] = True
         if "series" in val and concept.kind != "output":
             _series_values(raw, line, m, concept, end, val, out, taken)
+            if own_trend is not None:
+                emit(out, taken, own_trend)
             _continuations(raw, line, m, concept, end, nxt, out, taken)
             _repletion(raw, line, concept, end, out, taken)
             return True
@@ -98,6 +111,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
                                  _value_text(raw[m.end():end], val), numeric_claim(val)))
+        if own_trend is not None:
+            emit(out, taken, own_trend)
         _continuations(raw, line, m, concept, end, nxt, out, taken)
         _repletion(raw, line, concept, end, out, taken)
         return True
@@ -346,6 +361,8 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
             if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]) or (
                     start == a and _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a])):
                 continue
+            if _named_value(raw[anchor.end:a]):
+                break  # "WBC 9, SG 1.019, protein 30": a list item's own name owns its number and the rest
             if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)) and not _AFTER_ARROW.search(raw, anchor.end, a):
                 continue  # "gtt started 1149": four bare digits that read as a clock are a time
             if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
@@ -364,6 +381,38 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
                               numeric_claim(parsed))
             emit(found, taken, mention)
     return found
+
+
+#: a trend word as the list item right after a value, closing it ("Tbili 9.0, down-trending through the day")
+_ITEM_TREND = re.compile(r"\s*,\s*(?P<w>[A-Za-z][A-Za-z\- ]{1,22}?)(?=\s*(?:$|[,;.)]|\s(?:through|over|since|"
+                         r"overnight|today|this|slowly|steadily|again|now|with|on|after)\b))")
+
+
+def _item_trend(raw: str, end: int) -> tuple[str, str] | None:
+    """(direction, word) of a trend word that is the whole list item after a value ending at ``end``."""
+    m = _ITEM_TREND.match(raw, end)
+    near = trend_word(m.group("w")) if m else None
+    return near if near is not None and m is not None and near[1] == m.group("w").strip() else None
+
+
+#: a list item that opens with its own name right before its number ("..., granular casts 9")
+_LIST_ITEM = re.compile(r"[,;]\s*(?P<name>[A-Za-z][A-Za-z/]*(?:\s+[A-Za-z][A-Za-z/]*)?)\s*[:=]?\s*$")
+#: words that carry an analyte's own course on ("..., down from 1.6", "..., repeat 1.8", "..., 3.6 on admission")
+_COURSE_WORDS = frozenset(
+    "then now to from at was is were of and on in by repeat recheck rechecked later again down up peak peaked "
+    "peaking nadir max min high low baseline initially initial last this prior previously previous yesterday "
+    "today tonight am pm morning evening night overnight admission admit discharge rose fell trended trending "
+    "improved improving increased increasing decreased decreasing worsened worsening dropped rising falling "
+    "stable around about approx approximately goal target with after before since until "
+    "range ranged ranging".split())
+
+
+def _named_value(between: str) -> bool:
+    """Whether the text between an analyte's value and a later number ends in a list item
+    naming the number as its own ("..., SG 1.019"; not "..., down from 1.6").
+    """
+    m = _LIST_ITEM.search(between)
+    return m is not None and not any(w.lower() in _COURSE_WORDS for w in m.group("name").split())
 
 
 def _stop(raw: str, start: int, stops: list[int]) -> int:

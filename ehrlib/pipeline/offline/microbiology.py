@@ -336,14 +336,25 @@ def _separate_result(clause: str, claim: MicrobiologyClaim) -> tuple[int, int] |
     return (first.end(), end) if end > first.end() else None
 
 
-def _organism_before(raw: str, start: int, end: int, lex: Lexicon) -> tuple[str, str] | None:
-    """(table words, note words) of the organism named last in ``raw[start:end]``."""
-    best: tuple[int, str, str] | None = None
-    for opat, oword in lex.organisms:
-        for om in opat.finditer(raw, start, end):
-            if best is None or om.start() > best[0]:
-                best = (om.start(), oword, om.group(0))
-    return (best[1], best[2]) if best else None
+#: fungi, and the antifungal agents tested on them: an antibacterial is tested on a bacterium
+_FUNGUS = re.compile(r"yeast|candida|fung|aspergill|cryptococ|torulopsis", re.I)
+_ANTIFUNGAL = re.compile(r"azole|fungin|amphotericin|flucytosine|nystatin", re.I)
+
+
+def _organism_before(raw: str, start: int, end: int, lex: Lexicon, drug: str | None = None
+                     ) -> tuple[str, str] | None:
+    """(table words, note words) of the organism named last in ``raw[start:end]``; with a
+    ``drug``, the last of the kind it is tested on (a fungus for an antifungal, else a
+    bacterium: "KLEBSIELLA, sparse yeast. Meropenem S" is the Klebsiella's), else the last.
+    """
+    found = sorted((om.start(), oword, om.group(0)) for opat, oword in lex.organisms
+                   for om in opat.finditer(raw, start, end))
+    if not found:
+        return None
+    fungal = bool(_ANTIFUNGAL.search(drug or ""))
+    kind = [f for f in found if bool(_FUNGUS.search(f[1]) or _FUNGUS.search(f[2])) == fungal] if drug else []
+    best = (kind or found)[-1]
+    return best[1], best[2]
 
 
 #: a verb of collecting cultures ("cultured", "pan-cultured", "re-cultured"): the specimens it lists are cultures
@@ -414,7 +425,7 @@ def microbiology_mentions(raw: str, line: int, lex: Lexicon, taken: list[tuple[i
         for a, b, drug, level in own:
             # each antibiotic is tested on the organism named last before it ("E. coli (S to x) and
             # Klebsiella (R to y)")
-            org = _organism_before(raw, culture.start, a, lex)
+            org = _organism_before(raw, culture.start, a, lex, drug)
             claim = replace(own_claim, organism=org[0], organism_text=org[1]) if org else own_claim
             out.append(Mention(line, a, b, raw[a:b], "microbiology", "culture", level,
                                replace(claim, sensitivities=((drug, level),))))

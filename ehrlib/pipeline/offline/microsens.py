@@ -29,9 +29,10 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.offline.clauses import CLAUSE_REACH
 from ehrlib.pipeline.offline.lexicon import Lexicon
+from ehrlib.pipeline.offline.rule import Rule
 
 __all__ = ["parse_susceptibilities", "is_susceptibility_name", "susceptibility_mentions", "report_end",
-           "pan_sensitive_span"]
+           "pan_sensitive_span", "opens_report", "continues_report", "REPORT_LINE_RULE"]
 
 _LEVEL = {"sensitive": "S", "susceptible": "S", "sens": "S", "s": "S", "resistant": "R", "resistance": "R",
           "r": "R", "res": "R", "intermediate": "I", "i": "I"}
@@ -43,7 +44,7 @@ _LIST = rf"{_WORD}(?:\s*(?:,|/|and|&)\s*{_WORD}){{0,5}}"
 #: single letters only upper-case ("levo R", "R to cipro"); words in any case
 _LVL = r"(?P<lvl>sensitive|susceptible|resistant|intermediate|(?-i:[SRI]))"
 _PREFIX = re.compile(rf"\b(?:{_LVL}|(?P<sens>sens(?:itivity)?))\s+to\s+(?P<abs>{_LIST})", re.I)
-_SUFFIX = re.compile(rf"\b(?P<ab>{_WORD})\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
+_SUFFIX = re.compile(rf"\b(?P<ab>{_WORD}(?:/{_WORD})?)\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
 _NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+to\s+"
                           r"(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
                           re.I)
@@ -72,6 +73,14 @@ def _generic(word: str, lex: Lexicon) -> str | None:
     if len(w) >= 4:
         return next((g for g in lex.drugs.values() if g.startswith(w) and _AB_SHAPE.search(g)), None)
     return None
+
+
+def _suffix_generic(name: str, lex: Lexicon) -> str | None:
+    """The generic of a name written before its level: one drug ("pip/tazo S"), else the
+    word next to the level ("vanc/zosyn R": zosyn).
+    """
+    whole = lex.drugs.get(name.strip(" -").lower())
+    return whole or _generic(name.split("/")[-1], lex)
 
 
 def _names(part: str, lex: Lexicon) -> list[tuple[str, str, int]]:
@@ -117,7 +126,7 @@ def parse_susceptibilities(clause: str, lex: Lexicon) -> tuple[list[tuple[str, s
                 if (g, level) not in found:
                     found.append((g, level))
     for m in _SUFFIX.finditer(clause):
-        gen = _generic(m.group("ab"), lex)
+        gen = _suffix_generic(m.group("ab"), lex)
         if gen is not None and (gen, _LEVEL[m.group("lvl").lower()]) not in found:
             found.append((gen, _LEVEL[m.group("lvl").lower()]))
     return found, bool(_PAN.search(clause))
@@ -141,17 +150,32 @@ def pan_sensitive_span(raw: str, start: int, end: int) -> tuple[int, int] | None
     return (m.start(), m.end()) if m else None
 
 
+def opens_report(text: str, lex: Lexicon, at: int = 0) -> bool:
+    """Whether ``text[at:]`` (leading space skipped) opens with a susceptibility ("S to
+    cefepime", "Meropenem S", "levo-R"): the rest of an organism's report.
+    """
+    lead = len(text) - len(text[at:].lstrip())
+    suffix = _SUFFIX.match(text, lead)
+    return bool(_PREFIX.match(text, lead) or suffix and _suffix_generic(suffix.group("ab"), lex) is not None)
+
+
+def continues_report(prev: str, nxt: str, lex: Lexicon) -> bool:
+    """Whether line ``nxt`` carries on the susceptibility report of line ``prev``: it opens
+    with a susceptibility and ``prev`` names a culture or organism, or is such a line itself.
+    """
+    return bool(prev.strip()) and opens_report(nxt, lex) and (
+        bool(_CULTURE_CONTEXT.search(prev)) or opens_report(prev, lex))
+
+
 def report_end(text: str, lex: Lexicon) -> int:
     """Where an organism's susceptibility report ends in ``text``: at the sentence end, unless
-    the clause after a semicolon opens with one more susceptibility ("S to cefepime,
-    meropenem; R to cipro" reports both levels of one organism).
+    the clause after it opens with one more susceptibility ("S to cefepime, meropenem; R to
+    cipro" reports both levels of one organism; "KLEBSIELLA. Meropenem S, cefepime I" its
+    antibiogram on the lines after the organism).
     """
     pos = 0
     while (m := _SENTENCE_END.search(text, pos)) is not None:
-        lead = len(text) - len(text[m.end():].lstrip())
-        suffix = _SUFFIX.match(text, lead)
-        if not m.group(0).startswith(";") or not (
-                _PREFIX.match(text, lead) or suffix and _generic(suffix.group("ab"), lex) is not None):
+        if not opens_report(text, lex, m.end()):
             return m.start()
         pos = m.end()
     return len(text)
@@ -176,7 +200,13 @@ def susceptibility_mentions(raw: str, cultures: Sequence[Any], lex: Lexicon) -> 
                 for g, sub, off in _names(part, lex):
                     out.append((c.start + pos + off, c.start + pos + off + len(sub), g, level))
         for m in _SUFFIX.finditer(seg):
-            gen = _generic(m.group("ab"), lex)
+            gen = _suffix_generic(m.group("ab"), lex)
             if gen is not None and not any(a <= c.start + m.start("ab") < b for a, b, _, _ in out):
                 out.append((c.start + m.start("ab"), c.start + m.end("ab"), gen, _LEVEL[m.group("lvl").lower()]))
     return sorted(out)
+
+
+REPORT_LINE_RULE = Rule("extract.report_continuation", "A line opening with a susceptibility (Meropenem S, R to "
+                        "cipro) under a culture or organism line carries on that organism's report, so its "
+                        "antibiotics are the organism's susceptibilities, not orders.", continues_report,
+                        ("microbiology",))

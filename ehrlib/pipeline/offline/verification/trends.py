@@ -31,6 +31,7 @@ from ehrlib.pipeline.offline.verification.trendwords import (
     day_over_day_values,
     direction_of,
     parse_origin,
+    toward_reference,
 )
 from ehrlib.pipeline.offline.verification.values import value_matches
 from ehrlib.pipeline.offline.verification.windows import (
@@ -127,7 +128,7 @@ def _direction(c: Case) -> Verdict | None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
     if claim == "stable" and n.reading.min is not None and n.reading.max is not None:
         return decide(c, numbers.CHAIN)  # "SBP stable 100s-140s": where the values stayed is the claim
-    if claim is None:
+    if claim is None and trend.direction not in ("improving", "worsening"):
         return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
     course = spans_course(c)
     window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
@@ -142,6 +143,8 @@ def _direction(c: Case) -> Verdict | None:
                            rows, missing=False)
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
+    if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
+        return verdict(c, True, f"trend word {trend.word!r} is not directional from {values[0]:g}", ())
     tol = tolerance_of(concept_of(n))
     band = tol if small_change(c) else None  # "drifting down": any change the item's tolerance tells apart
     directions = {trend_direction(values, band)}

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.verification.qualifiers import normal_range
 
-__all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day", "day_over_day_values"]
+__all__ = ["StatedOrigin", "parse_origin", "direction_of", "day_over_day", "day_over_day_values", "toward_reference"]
 
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
 _UP: tuple[str, ...] = tuple(_WORDS["up"])
@@ -88,3 +89,15 @@ def day_over_day_values(rows: Sequence[Mapping[str, Any]]) -> tuple[float, float
     if not earlier:
         return None
     return earlier[-1], last_v
+
+
+def toward_reference(word: str | None, concept: str | None, first: float) -> str | None:
+    """The direction "improving" ("worsening") states for an analyte either side of whose
+    reference interval is abnormal (pCO2, sodium): toward the interval from the side the
+    values start on (away from it), "falling" or "rising"; None from inside it or without one.
+    """
+    rng = normal_range(concept, first) if concept and word in ("improving", "worsening") else None
+    if rng is None or rng[0] <= first <= rng[1]:
+        return None
+    better = "falling" if first > rng[1] else "rising"
+    return better if word == "improving" else {"falling": "rising", "rising": "falling"}[better]
