@@ -128,3 +128,14 @@ def test_an_earlier_value_of_a_stated_series_is_looked_for_before_the_window():
     alone = "Lactate 2.6 this AM"
     same = entity("Lactate", "measurement", concept="lactate", value=2.6, span=spanned(alone, "Lactate 2.6"))
     assert_decided(verify(same, tools, line=alone), "numbers.value_in_window", "inconsistent", "contradiction")
+
+
+# --- a bound over the whole period ("MAPs > 65 all shift") ----------------------------------------
+
+@pytest.mark.parametrize("low, label", [(66.0, "consistent"), (52.0, "inconsistent")])
+def test_a_bound_over_the_period_is_met_by_every_charted_value(low, label):
+    tools = FakeTools({"chartevents:1": [row("2199-02-03 02:00:00", 72.0, label="NBP Mean"),
+                                         row("2199-02-03 09:00:00", low, label="NBP Mean"),
+                                         row("2199-02-03 09:00:00", 40.0, label="NBP [Diastolic]")]})
+    e = entity("MAPs", "range", concept="blood_pressure", value=65.0, min=65.0, bound=True)
+    assert_decided(verify(e, tools, line="MAPs > 65 all shift"), "numbers.period_bound", label)

@@ -15,8 +15,8 @@ from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
 from ehrlib.pipeline.offline.lab_categories import LAB_CATEGORY
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
-from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification import (
+    bounds,
     categories,
     diagnoses,
     events,
@@ -29,6 +29,7 @@ from ehrlib.pipeline.offline.verification import (
     surface,
     trends,
 )
+from ehrlib.pipeline.offline.verification import cache as cache_rules
 from ehrlib.pipeline.offline.verification.session import Case, Session, decide
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext, StageEnv
@@ -55,7 +56,8 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
     if kind in ("measurement", "range") or (kind == "output" and numeric.has_numbers):
         if kind == "output" and numeric.per_hour:
             return events.CHAIN
-        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, score_totals.COMPONENT_SUM, *numbers.CHAIN)
+        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, score_totals.COMPONENT_SUM, bounds.PERIOD_BOUND,
+                *numbers.CHAIN)
     if kind in ("medication", "infusion"):
         return medications.CHAIN
     if kind == "microbiology":
@@ -80,6 +82,7 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
 
 
 ALL_RULES: RuleBook[Any] = RuleBook([
-    *numbers.RULES, score_totals.COMPONENT_SUM, *trends.RULES, *states.RULES, *medications.RULES, *events.RULES,
+    *numbers.RULES, bounds.PERIOD_BOUND, score_totals.COMPONENT_SUM, *trends.RULES, *states.RULES, *medications.RULES,
+    *events.RULES,
     *findings.RULES, *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
 ])

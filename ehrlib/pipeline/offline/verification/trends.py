@@ -1,5 +1,5 @@
 """Trend rules: direction words ("downtrending", "improving"), values with a direction
-("rose to 6.0") and stated origins ("down to 1.1 from 2.3").
+("rose to 6.0") and stated origins ("down to 1.1 from 2.3", :mod:`.changes`).
 
 Trends use Analyze_Value_Trend's rows: the least-squares direction, first-vs-last, the last
 24 h, and for a progress note the latest draw against the previous day's
@@ -16,7 +16,9 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim, Trend
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
-from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
+from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
+from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
     after_value,
@@ -29,15 +31,12 @@ from ehrlib.pipeline.offline.verification.trendclaims import (
 from ehrlib.pipeline.offline.verification.trendwords import (
     day_over_day,
     day_over_day_values,
-    direction_of,
-    parse_origin,
 )
 from ehrlib.pipeline.offline.verification.values import value_matches
 from ehrlib.pipeline.offline.verification.windows import (
     core_window,
     in_window,
     parse_time,
-    tool_spec,
     widened_back,
 )
 from ehrlib.pipeline.records import Verdict
@@ -88,16 +87,6 @@ def _trend_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
     end = min(end, note_end)
     start = min(parse_time(window.start) or end, day - timedelta(days=2))
     return TimeSpan(start.strftime("%Y-%m-%d %H:%M:%S"), end.strftime("%Y-%m-%d %H:%M:%S"))
-
-
-def _numeric_rows(s: Session, keys: Sequence[str], window: TimeSpan | None) -> Rows:
-    rows: Rows = []
-    for key in keys[:4]:
-        res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(window))
-        if res is None:
-            continue
-        rows += [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
-    return sorted(rows, key=lambda r: str(r.get("time")))
 
 
 def _stable(values: Sequence[float]) -> bool:
@@ -238,54 +227,6 @@ def _value_direction(c: Case) -> Verdict | None:
     return verdict(c, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
-def _stated_origin(c: Case) -> Verdict | None:
-    """"down to 1.1 from 2.3" (:mod:`.trendwords`): the new value is recorded in the window,
-    the origin is among the three values recorded before it (three-day look-back, the
-    concept's tolerance; a discharge summary's origin may be any earlier value of the
-    stay), and the direction word agrees with new - origin. None when the statement has
-    no stated origin or the new value is not recorded (the value check then decides).
-    """
-    e, r = c.entity, c.claim_as(NumericClaim).reading
-    line = c.line()
-    if line is None or e.span is None:
-        return None
-    origin = parse_origin(line[e.span[0]:e.span[0] + 90])
-    stated = {float(v) for v in (r.value, r.max, r.min) if v is not None}
-    keys = c.keys()
-    if origin is None or origin.new not in stated or not keys:
-        return None
-    concept = concept_of(e.claim)
-    tol = tolerance_of(concept)
-    window = e.window
-    rows = _numeric_rows(c.session, keys, widened_back(window, 3))
-    hits = [r for r in rows if value_matches(origin.new, float(r["valuenum"]), tol) and in_window(r, window)]
-    if not hits:
-        return None
-    claimed = direction_of(origin.word, concept.lower_is_worse if concept else None)
-    actual = "rising" if origin.new > origin.origin else "falling" if origin.new < origin.origin else "stable"
-    if claimed is not None and claimed != actual:
-        return verdict(c, False, f"{e.text}: stated {origin.word} to {origin.new:g} from {origin.origin:g}, "
-                       f"which is {actual}", hits[:2])
-    ds = c.ctx.note_type == "discharge_summary"
-    for hit in hits:
-        t_hit = parse_time(hit.get("time"))
-        before = [r for r in rows if str(r.get("time")) < str(hit.get("time"))
-                  and (ds or t_hit is None or (rt := parse_time(r.get("time"))) is None
-                       or t_hit - rt <= timedelta(days=3))]
-        if not ds:
-            before = before[-3:]  # a progress note's "from" is the previous draw; a summary's spans the stay
-        prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
-        if prior:
-            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1],
-                                                                                                         hit])
-    prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
-    return verdict(c, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
-                   f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])
-
-
-STATED_ORIGIN = Rule("trends.stated_origin", "A change stated with its origin (down to X from Y) claims the new "
-                     "value, an earlier value equal to the origin shortly before it, and a direction agreeing with "
-                     "their difference.", _stated_origin, ("trend", "measurement", "range", "output"))
 DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
                  "first to last, latest day over the previous) or a stated span's start to end (since admission); a "
                  "small change (drifting) is any change beyond the item's tolerance.", _direction, ("trend",))
