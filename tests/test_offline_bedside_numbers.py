@@ -162,3 +162,17 @@ def test_the_bedside_extraction_rules_state_their_principles():
 ])
 def test_a_state_word_after_another_items_name_is_its_change(line, want):
     assert [(k, c) for k, c, _ in _found(line) if k in ("trend", "interpretation", "measurement")] == want
+
+
+def test_an_oxygen_flow_named_with_litres_is_litres_a_minute():
+    m = next(m for m in find_mentions("O2 flow 6-8L via face tent", 0, load_lexicon()) if m.concept == "o2_flow")
+    assert (m.claim.reading.min, m.claim.reading.max, m.claim.unit) == (6.0, 8.0, "L/min")
+
+
+@pytest.mark.parametrize("line, concept, value", [
+    ("febrile to 103.1 overnight, 99.0 at 0600", "temperature", 99.0),   # the fever's item: temperature
+    ("tachycardic to 140s this AM, 96 at noon", "heart_rate", 96.0),
+])
+def test_a_valued_state_carries_its_items_later_values(line, concept, value):
+    later = [m for m in find_mentions(line, 0, load_lexicon()) if m.kind == "measurement"]
+    assert [(m.concept, m.claim.reading.value) for m in later] == [(concept, value)]

@@ -146,3 +146,14 @@ def test_stable_throughout_the_stay_is_the_whole_span(line, label):
     e = entity("Cr", "trend", concept="creatinine", direction="stable", trend_word="stable",
                span=spanned(line, "Cr was stable"))
     assert_decided(verify(e, tools, line=line), "trends.direction", label)
+
+
+@pytest.mark.parametrize("low, label", [(104.0, "consistent"), (74.0, "inconsistent")])
+def test_a_stable_pressure_with_a_decade_range_claims_the_range(low, label):
+    # "SBP stable 100s-140s all shift": where the systolic values stayed, the day's extremes
+    e = entity("SBP", "trend", concept="blood_pressure", systolic_min=100.0, systolic_min_hi=109.0,
+               systolic_max_lo=140.0, systolic_max=149.0, direction="stable", trend_word="stable")
+    tools = FakeTools({"chartevents:1": [row("2199-02-03 04:00:00", low, label="Arterial BP [Systolic]"),
+                                         row("2199-02-03 12:00:00", 142.0, label="Arterial BP [Systolic]")]})
+    v = verify(e, tools)
+    assert v.label == label and v.rule_id.startswith("numbers."), v.reason

@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.mention import Mention, emit
 from ehrlib.pipeline.offline.timex import parse_duration_days
 from ehrlib.pipeline.offline.values import parse_value
 
-__all__ = ["interpretation_mentions"]
+__all__ = ["interpretation_mentions", "criterion_concepts"]
 
 _PROBLEM_HEADING = re.compile(r"^\s*(?:" + LIST_MARKER + r")?(?:[A-Za-z/]+\s*){0,3}$")
 
@@ -70,11 +70,18 @@ def _other_item_before(raw: str, start: int, criterion: str, lex: Lexicon) -> bo
                 if c.kind == "measurement" and "chartevents" in c.tables]
     if not concepts:
         return False
+    read = criterion_concepts(lex, criterion)
+    return bool(read) and all(c.cid not in read for c in concepts)
+
+
+def criterion_concepts(lex: Lexicon, criterion: str) -> frozenset[str]:
+    """The bedside concepts a criterion reads: the lexicon state's own concept, or those whose
+    catalogue labels the criterion's chart tests name (fever: temperature; tachycardia: heart rate).
+    """
     extra = lex.extra_criteria.get(criterion)
     if extra is not None:
-        return all(c.cid != extra["concept"] for c in concepts)
+        return frozenset({str(extra["concept"])})
     tests = (lex.criteria.get(criterion) or {}).get("tests") or ()
     labels = [str(t.get("label", "")) for t in tests if t.get("table") == "chartevents"]
-    if not labels:
-        return False
-    return not any(re.search(lab, name, re.I) for c in concepts for name in c.search for lab in labels)
+    return frozenset(c.cid for c in lex.concepts.values() if c.kind == "measurement" and "chartevents" in c.tables
+                     and any(re.search(lab, name, re.I) for name in c.search for lab in labels))

@@ -73,6 +73,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
     if val is not None and any(o.kind == "interpretation" and o.start < m.end() + int(val["_end"]) and m.end() < o.end
                                for o in out):
         return True  # "T spiked to 102.1": the state's words already state the value
+    if val is not None and str(val.get("unit") or "").lower() == "l" and concept.unit == "L/min":
+        val["unit"] = concept.unit  # "O2 flow 10-15L": litres a minute
     if val is not None:
         end = m.end() + int(val.pop("_end"))
         near = trend_word(raw[end:end + 14])
@@ -299,7 +301,8 @@ def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
         return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
-    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or ""):
+    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or "") and (
+            concept.cid not in _FLAGS["flow_unit_concepts"] or unit.strip().lower() != "l"):
         return False  # a volume is no lab's unit, but a tidal volume's own
     if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in _FLAGS["flow_unit_concepts"]:
         return False

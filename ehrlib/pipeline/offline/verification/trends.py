@@ -114,7 +114,8 @@ def _direction(c: Case) -> Verdict | None:
     claim = _claimed_direction(n)
     if n.reading.value is not None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
-    if claim == "stable" and n.reading.min is not None and n.reading.max is not None:
+    ranged = (n.reading.min is not None and n.reading.max is not None) or (n.bp is not None and n.bp.has_bounds)
+    if claim == "stable" and ranged:
         return decide(c, numbers.CHAIN)  # "SBP stable 100s-140s": where the values stayed is the claim
     if claim is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
