@@ -43,7 +43,8 @@ def test_a_range_pair_needs_the_diastolic_below_the_systolic():
     ("CO 5.8", "cardiac_output"), ("PCWP 18", "pcwp"), ("RSBI 62 on SBT", "rsbi"), ("PIP 34", "peak_pressure"),
     ("Pplat 27", "plateau_pressure"), ("BFR 180", "crrt_blood_flow"),
     ("replacement 1800 mL/hr", "crrt_replacement_rate"), ("dialysate 600 mL/hr", "crrt_dialysate_rate"),
-    ("Wgt (current): 77.2 kg", "weight"),
+    ("Wgt (current): 77.2 kg", "weight"), ("TF residual 120 cc at 0400", "tf_residual"),
+    ("gastric residuals 0 all shift", "tf_residual"),
 ])
 def test_bedside_items_are_read_with_their_values(line, concept):
     assert concept in [c for _, c, _ in _found(line)]
@@ -54,12 +55,20 @@ def test_bedside_items_are_read_with_their_values(line, concept):
     ("pa_pressure", "PAP [Diastolic]", True), ("pa_pressure", "Pulmonary Artery Pressure Alarm - High", False),
     ("crrt_replacement_rate", "Replacement Rate", True), ("crrt_replacement_rate", "Replacement Fluid", False),
     ("crrt_blood_flow", "Blood Flow (ml/min)", True), ("rsbi", "RSBI (<200)", True), ("rsbi", "RSBI Deferred", False),
-    ("ultrafiltrate", "Ultrafiltrate Output", True),
+    ("ultrafiltrate", "Ultrafiltrate Output", True), ("tf_residual", "TF Residual Output", False),  # an output item
 ])
 def test_bedside_concepts_align_to_the_dictionary_labels(concept, label, aligned):
     c = load_lexicon().concepts[concept]
     pairs = [(ItemRef("chartevents", label, 1), "chartevents:1")]
     assert bool(concept_items(c.tables, c.items, pairs)) is aligned
+
+
+def test_a_feeding_tube_residual_aligns_to_its_output_and_intake_items():
+    c = load_lexicon().concepts["tf_residual"]
+    pairs = [(ItemRef("outputevents", "TF Residual Output", 1), "outputevents:1"),
+             (ItemRef("inputevents_cv", "TF Residual", 2), "inputevents_cv:2"),
+             (ItemRef("outputevents", "Gastric Oral Gastric", 3), "outputevents:3")]
+    assert [it.label for it, _ in concept_items(c.tables, c.items, pairs)] == ["TF Residual Output", "TF Residual"]
 
 
 @pytest.mark.parametrize("line, concept", [
