@@ -157,3 +157,14 @@ def test_a_stable_pressure_with_a_decade_range_claims_the_range(low, label):
                                          row("2199-02-03 12:00:00", 142.0, label="Arterial BP [Systolic]")]})
     v = verify(e, tools)
     assert v.label == label and v.rule_id.startswith("numbers."), v.reason
+
+
+@pytest.mark.parametrize("word, label", [("up", "inconsistent"), ("down", "consistent")])
+def test_a_trend_told_for_a_part_of_the_day_is_that_parts_values(word, label):
+    # "HR trending down this afternoon": the afternoon's values fell, though the day rose over the previous one
+    tools = _series(("2199-02-02 14:00:00", 80.0), ("2199-02-03 09:00:00", 90.0), ("2199-02-03 12:30:00", 118.0),
+                    ("2199-02-03 15:00:00", 104.0), ("2199-02-03 17:30:00", 96.0))
+    e = entity("HR", "trend", concept="heart_rate", direction=word, trend_word=f"trending {word}",
+               time_text="this afternoon")
+    assert_decided(verify(e, tools, line=f"HR trending {word} this afternoon", note_type="nursing"),
+                   "trends.direction", label)

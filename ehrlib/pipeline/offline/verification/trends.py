@@ -4,7 +4,8 @@
 Trends use Analyze_Value_Trend's rows: the least-squares direction, first-vs-last, the last
 24 h, and for a progress note the latest draw against the previous day's
 (:func:`.trendwords.day_over_day`); "improving"/"worsening" are mapped through the
-concept's ``lower_is_worse``. A progress note's trend looks back from its own date.
+concept's ``lower_is_worse``. A progress note's trend looks back from its own date; a trend
+told for a part of the note's day ("trending up this afternoon") is that part's values.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
 from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
+from ehrlib.pipeline.offline.verification.clocktime import part_of_day
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
@@ -122,6 +124,17 @@ def _direction(c: Case) -> Verdict | None:
     course = spans_course(c)
     window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
+    part = None if course else part_of_day(e.time_text, ctx.note.charttime or ctx.chartdate or ctx.note.chartdate)
+    inside = [r for r in rows if part and (t := parse_time(r.get("time"))) is not None and part[0] <= t <= part[1]]
+    if len(inside) >= 2:  # "HR trending up this afternoon": the values of that part of the note's day
+        values = [float(r["valuenum"]) for r in inside]
+        band = tolerance_of(concept_of(n)) if small_change(c) else None
+        directions = {trend_direction(values, band)} | ({d} if (d := _fitted_direction(inside)) else set())
+        shown = f"{e.time_text}: {values[0]:g} -> {values[-1]:g}"
+        if claim in directions:
+            return verdict(c, True, f"{e.text} {claim} in the table as stated ({shown})", [inside[0], inside[-1]])
+        return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} ({shown})",
+                       [inside[0], inside[-1]])
     if len(rows) < 2:
         ws = parse_time(window.start) if window else None
         if ws is not None and window is not None:
@@ -229,8 +242,9 @@ def _value_direction(c: Case) -> Verdict | None:
 
 
 DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
-                 "first to last, latest day over the previous) or a stated span's start to end (since admission); a "
-                 "small change (drifting) is any change beyond the item's tolerance.", _direction, ("trend",))
+                 "first to last, latest day over the previous), a stated span's start to end (since admission) or a "
+                 "stated part of the day's; a small change (drifting) is any change beyond the tolerance.",
+                 _direction, ("trend",))
 VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
                        "value and that the values before it moved that way; after a peak or nadir the direction is "
                        "the course after the extreme.", _value_direction, ("trend",))
