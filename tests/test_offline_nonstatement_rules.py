@@ -85,7 +85,10 @@ CASES: dict[str, list[tuple[str, str, bool]]] = {
                                     ("6. FEN: NPO for now, advance diet after ERCP.", "ERCP", True),
                                     ("off pressors since yesterday", "pressors", False)],
     "nonstatement.indication": [("Vitamin K 10 mg PO was given for his coagulopathy.", "coagulopathy", True),
-                                ("Coagulopathy worse today.", "Coagulopathy", False)],
+                                ("Coagulopathy worse today.", "Coagulopathy", False),
+                                # a state told with its own value is observed, not only the reason
+                                ("back on AC overnight for tachypnea to the 40s", "tachypnea to the 40s", False),
+                                ("back on AC overnight for tachypnea", "tachypnea", True)],
     "nonstatement.bare_device": [("GU: foley. Abd soft, NT.", "foley", True), ("Foley placed at 1400.", "Foley", False),
                                  ("GU: Foley draining clear yellow urine", "Foley", False)],
 }

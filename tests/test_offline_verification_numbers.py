@@ -141,3 +141,14 @@ def test_a_value_on_a_binned_item_is_met_by_the_bin_holding_it():
     one = entity("RBC", "measurement", concept="rbc", value=4.0)
     assert_decided(verify(one, _bins("0-2", "3-5")), "numbers.recorded_bin", "consistent")  # a value inside one
     assert_decided(verify(one, _bins(">50")), "numbers.no_record", "inconsistent")          # no bin holds it
+
+
+# --- a bound over the whole period ("MAPs > 65 all shift") ----------------------------------------
+
+@pytest.mark.parametrize("low, label", [(66.0, "consistent"), (52.0, "inconsistent")])
+def test_a_bound_over_the_period_is_met_by_every_charted_value(low, label):
+    tools = FakeTools({"chartevents:1": [row("2199-02-03 02:00:00", 72.0, label="NBP Mean"),
+                                         row("2199-02-03 09:00:00", low, label="NBP Mean"),
+                                         row("2199-02-03 09:00:00", 40.0, label="NBP [Diastolic]")]})
+    e = entity("MAPs", "range", concept="blood_pressure", value=65.0, min=65.0, bound=True)
+    assert_decided(verify(e, tools, line="MAPs > 65 all shift"), "numbers.period_bound", label)

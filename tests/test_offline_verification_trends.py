@@ -165,3 +165,25 @@ def test_improving_from_inside_the_reference_interval_states_no_direction():
     v = verify(e, _series(("2199-02-02 22:00:00", 40.0), ("2199-02-03 10:00:00", 44.0)))
     assert_decided(v, "trends.direction", "consistent")
     assert "not directional" in v.reason
+
+
+@pytest.mark.parametrize("low, label", [(104.0, "consistent"), (74.0, "inconsistent")])
+def test_a_stable_pressure_with_a_decade_range_claims_the_range(low, label):
+    # "SBP stable 100s-140s all shift": where the systolic values stayed, the day's extremes
+    e = entity("SBP", "trend", concept="blood_pressure", systolic_min=100.0, systolic_min_hi=109.0,
+               systolic_max_lo=140.0, systolic_max=149.0, direction="stable", trend_word="stable")
+    tools = FakeTools({"chartevents:1": [row("2199-02-03 04:00:00", low, label="Arterial BP [Systolic]"),
+                                         row("2199-02-03 12:00:00", 142.0, label="Arterial BP [Systolic]")]})
+    v = verify(e, tools)
+    assert v.label == label and v.rule_id.startswith("numbers."), v.reason
+
+
+@pytest.mark.parametrize("word, label", [("up", "inconsistent"), ("down", "consistent")])
+def test_a_trend_told_for_a_part_of_the_day_is_that_parts_values(word, label):
+    # "HR trending down this afternoon": the afternoon's values fell, though the day rose over the previous one
+    tools = _series(("2199-02-02 14:00:00", 80.0), ("2199-02-03 09:00:00", 90.0), ("2199-02-03 12:30:00", 118.0),
+                    ("2199-02-03 15:00:00", 104.0), ("2199-02-03 17:30:00", 96.0))
+    e = entity("HR", "trend", concept="heart_rate", direction=word, trend_word=f"trending {word}",
+               time_text="this afternoon")
+    assert_decided(verify(e, tools, line=f"HR trending {word} this afternoon", note_type="nursing"),
+                   "trends.direction", label)

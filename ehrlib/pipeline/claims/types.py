@@ -74,10 +74,13 @@ class NumericClaim(Claim):
     per_hour: bool = False
     per_day: bool = False
     approx: bool = False
+    #: the stated minimum or maximum is a bound every value of the period keeps ("MAPs > 65 all shift")
+    bound: bool = False
 
     TYPE: ClassVar[str] = "numeric"
     FLAT_KEYS: ClassVar[tuple[str, ...]] = (
         *Reading._KEYS, "unit", "series", "direction", "trend_word", "normalized", "per_hour", "per_day", "approx",
+        "bound",
         *(p + s for p in BloodPressure.PARTS for s in ("", "_min", "_min_hi", "_max", "_max_lo")))
 
     def __post_init__(self) -> None:
@@ -111,7 +114,8 @@ class NumericClaim(Claim):
             trend = Trend(a.get("direction"), a.get("trend_word"), bool(a.get("normalized")),
                           tuple(a.get("series") or ()))
         return cls(**base, reading=Reading.from_flat(a), unit=a.get("unit"), bp=bp, trend=trend,
-                   per_hour=bool(a.get("per_hour")), per_day=bool(a.get("per_day")), approx=bool(a.get("approx")))
+                   per_hour=bool(a.get("per_hour")), per_day=bool(a.get("per_day")), approx=bool(a.get("approx")),
+                   bound=bool(a.get("bound")))
 
 
 @dataclass(frozen=True, slots=True)

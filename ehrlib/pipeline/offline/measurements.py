@@ -2,9 +2,11 @@
 
 ``HR 88 (80-110)``, ``UOP 850 cc``, ``Cr 1.4 on admission, improved to 0.5``, ``K 3.1,
 repleted``, ``lactate downtrending``; blood gases written as a triple (``ABG
-7.49/58/102``) and an oxygen flow before its device (``2L NC``). A value is kept only when
-it is plausible for the concept and its unit fits ("62F" after "A/P:" is an age, "on 4L"
-after "Resp:" an oxygen flow); which concept takes which rule (dose-like electrolyte
+7.49/58/102``), an oxygen flow before or after its device (``2L NC``, ``nasal cannula 4 L``), a
+pressure's range pair (``ABP 88-170/45-80``: a systolic and a diastolic statement), a setting's
+change (``PEEP decreased 8 -> 5``: one claim) and a bound over the period (``MAPs > 65 all
+shift``). A value is kept only when it is plausible for the concept and its unit fits ("62F"
+after "A/P:" is an age, "on 4L" after "Resp:" an oxygen flow); which concept takes which rule (dose-like electrolyte
 names, temperature, day totals, repletion drugs) is data (``offline_concept_flags.yaml``).
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
 from ehrlib.pipeline.offline.lab_results import prose_fluid
 from ehrlib.pipeline.offline.lexicon import Concept
@@ -24,15 +27,18 @@ from ehrlib.pipeline.offline.scales import on_concept_scale
 from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
-__all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "later_values", "plausible", "RULE"]
+__all__ = ["measurement_mention", "blood_gas_and_flow_mentions", "later_values", "plausible", "RULE", "RANGE_PAIR_RULE",
+           "DEVICE_FLOW_RULE", "SETTING_CHANGE_RULE", "PERIOD_BOUND_RULE"]
 
 _FLAGS = concept_flags()
 _TEMP = _FLAGS["temperature"]
+_SETTINGS = frozenset(_FLAGS.get("setting_concepts", ()))
 _REPLETION: Mapping[str, str] = _FLAGS["repletion"]
 _REPLETION_DRUG = re.compile(r"\b(" + "|".join(_FLAGS["repletion_drug_words"]) + r")\b", re.I)
 _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
 #: a device noun right after a number makes the number the device's size ("8.0 ETT", "7.5 trach", "16 Fr")
-_DEVICE_SIZE = re.compile(r"\s*(?:mm\s*)?(?:ett|et\s+tube|endotracheal|trach\w*|portex|shiley|fr\b|french)", re.I)
+_DEVICE_SIZE = re.compile(r"\s*(?:mm\s*)?(?:ett|et\s+tube|endotracheal|trach\w*|portex|shiley|bivona|fr\b|french)",
+                          re.I)
 #: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
 _PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
@@ -45,9 +51,15 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
         return False  # "40 mg IV", "20 K" are doses, "Na 135 K 4.2" is a panel
     if concept.cid in _TEMP["concepts"] and _TEMP_NOT.match(raw[m.end():]):
         return False
+    goal_before = re.search(r"\b(?:goal|target|keep|maintain|if)\s+$", raw[max(0, m.start() - 12):m.start()], re.I)
+    bound = _PERIOD_BOUND.match(raw, m.end())
+    if bound and not goal_before and _WHOLE_PERIOD.search(bound.group("rest")):
+        return _period_bound(line, m, concept, bound, out, taken)  # "MAPs > 65 all shift": every value of the period
     if re.match(r"\s*(?:goal\s*)?(?:[<>≤≥]=?|less than|greater than|below|above)\s*\d", raw[m.end():], re.I) or \
-            re.search(r"\b(?:goal|target|keep|maintain|if)\s+$", raw[max(0, m.start() - 12):m.start()], re.I):
+            goal_before:
         return True  # "MAP > 65", "transfuse for Hct < 21": a goal or trigger, not a charted value
+    if concept.cid in _FLAGS["blood_pressure_values"] and _range_pair(raw, line, m, concept, out, taken):
+        return True
     val = parse_value(raw[m.end():], concept)
     if val is not None and not plausible(val, concept):
         # "urine Cr 49": the serum range says nothing about another specimen's value
@@ -61,6 +73,11 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val = None  # "Resp: 8.0 ETT": the number is the tube's size
         elif concept.cid in _FLAGS.get("volume_unit_concepts", ()) and not _VOLUME.match(str(val.get("unit") or "")):
             val = None  # "tolerating PO": a route word states a volume only with its unit
+    if val is not None and any(o.kind == "interpretation" and o.start < m.end() + int(val["_end"]) and m.end() < o.end
+                               for o in out):
+        return True  # "T spiked to 102.1": the state's words already state the value
+    if val is not None and str(val.get("unit") or "").lower() == "l" and concept.unit == "L/min":
+        val["unit"] = concept.unit  # "O2 flow 10-15L": litres a minute
     if val is not None:
         end = m.end() + int(val.pop("_end"))
         # "Tbili 9.0, down-trending": a trend word that is the list item after the value is a
@@ -99,7 +116,8 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             val["per_day"] = True  # "UOP ~1.5 L", "850 cc": a shift or day total, not one charting
         if re.match(r"\s*~|\s*(?:about|approx|approximately)\b", raw[m.end():m.end() + 12], re.I):
             val["approx"] = True
-        if "series" in val and concept.kind != "output":
+        if "series" in val and concept.kind != "output" and not (
+                concept.cid in _SETTINGS and len(val["series"]) == 2):  # a setting's change is one claim
             _series_values(raw, line, m, concept, end, val, out, taken)
             if own_trend is not None:
                 emit(out, taken, own_trend)
@@ -144,6 +162,54 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
     return False
 
 
+#: a bound after the name ("MAPs > 65", "SpO2 >= 92%", "HR below 100"), then the rest of its clause
+_PERIOD_BOUND = re.compile(r"\s*:?\s*(?P<op>[<>≤≥]=?|less\s+than|greater\s+than|below|above|over|under)\s*"
+                           r"(?P<v>" + NUM + r")\s*%?(?P<rest>[^.;,\n]{0,30})", re.I)
+#: words that make a bound hold through the statement's whole period ("all shift", "throughout")
+_WHOLE_PERIOD = re.compile(load_data("finding_states.yaml")["whole_period"]["timed"] + r"|\bthroughout\b", re.I)
+
+
+def _period_bound(line: int, m: re.Match[str], concept: Concept, bound: re.Match[str], out: list[Mention],
+                  taken: list[tuple[int, int]]) -> bool:
+    """"MAPs > 65 all shift", "SpO2 >= 92% throughout": a bound every charted value of the period keeps,
+    a claim about the whole window (:data:`ehrlib.pipeline.offline.verification.numbers.PERIOD_BOUND`).
+    """
+    v = float(bound.group("v").replace(",", ""))
+    if not plausible({"value": v}, concept):
+        return True
+    above = bound.group("op")[0] in ">≥" or bound.group("op").lower().startswith(("greater", "above", "over"))
+    reading = Reading(min=v, value=v) if above else Reading(max=v, value=v)
+    emit(out, taken, Mention(line, m.start(), bound.end("v"), m.group(0).strip(), "range", concept.cid,
+                             f"{bound.group('op')} {bound.group('v')}", NumericClaim(reading=reading, bound=True)))
+    return True
+
+
+#: a pressure's range pair, systolic range / diastolic range ("ABP 88-170/45-80", "PA 25-40/15-30")
+_RANGE_PAIR = re.compile(r"\s*(?::|=)?\s*(?P<s1>\d{2,3})\s*-\s*(?P<s2>\d{2,3})\s*/\s*(?P<d1>\d{2,3})\s*-\s*"
+                         r"(?P<d2>\d{2,3})(?![\d.])(?:\s*mm\s*hg\b)?", re.I)
+
+
+def _range_pair(raw: str, line: int, m: re.Match[str], concept: Concept, out: list[Mention],
+                taken: list[tuple[int, int]]) -> bool:
+    """"ABP 88-170/45-80": the period's systolic range and its diastolic range, two statements;
+    the diastolic one keeps the name (and so the monitor it was read on) in its text.
+    """
+    p = _RANGE_PAIR.match(raw, m.end())
+    if p is None:
+        return False
+    s1, s2, d1, d2 = (float(p.group(g)) for g in ("s1", "s2", "d1", "d2"))
+    if not (s1 <= s2 and d1 <= d2 and d2 <= s2 and plausible({"value": s1}, concept)
+            and plausible({"value": s2}, concept)):
+        return False
+    name = m.group(0).strip()
+    emit(out, taken, Mention(line, m.start(), p.end("s2"), name, "range", concept.cid,
+                             raw[p.start("s1"):p.end("s2")], numeric_claim({"min": s1, "max": s2, "value": s1})))
+    emit(out, taken, Mention(line, p.start("d1"), p.end(), f"{name} diastolic", "range", concept.cid,
+                             raw[p.start("d1"):p.end()].strip(),
+                             numeric_claim({"diastolic_min": d1, "diastolic_max": d2})))
+    return True
+
+
 def _value_text(written: str, val: dict[str, Any]) -> str:
     """The value as stated, without a results block's joining hyphen or abnormal flag
     ("Hgb-9.8*" states 9.8, not -9.8) when the parsed value is not negative.
@@ -181,6 +247,7 @@ def _series_values(raw: str, line: int, m: re.Match[str], concept: Concept, end:
 
 _CONTINUATION = re.compile(r"[,;]?\s*(?:and\s+|then\s+|but\s+|which\s+)?(?:briefly\s+|subsequently\s+|later\s+)?"
                            r"(?P<verb>improved|decreased|increased|rose|fell|dropped|worsened|came\s+down|went\s+up|"
+                           r"weaned|reduced|"
                            r"trended\s+(?:down|up)|down-?trended|up-?trended|bumped|peaked|normalized|declined|"
                            r"(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)"
                            r"(?:\s+again)?(?:\s+(?:to|at))?\s+(?:a\s+(?:peak|nadir|high|low)\s+of\s+)?"
@@ -249,7 +316,8 @@ def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
         return not re.match(r"\s*(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|tabs?|puffs?)\b", after, re.I)
     if unit in ("F", "C") and concept.cid not in _TEMP["concepts"]:
         return False
-    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or ""):
+    if unit and _VOLUME.match(unit.strip()) and not _VOLUME.match(concept.unit or "") and (
+            concept.cid not in _FLAGS["flow_unit_concepts"] or unit.strip().lower() != "l"):
         return False  # a volume is no lab's unit, but a tidal volume's own
     if re.match(r"\s*(?:L\b|lpm|nc\b|l/min)", after, re.I) and concept.cid not in _FLAGS["flow_unit_concepts"]:
         return False
@@ -281,6 +349,14 @@ _O2_FLOW = re.compile(r"(?<![\d.])(?P<v>\d{1,2}(?:\.\d)?)\s*(?:L|lpm|l/min|liter
                       r"fm\b))\s*(?:/\s*min\s*)?(?:of\s+o2\s+)?(?:via\s+)?"
                       r"(?P<dev>nc|nasal\s+cannula|fm|face\s*mask|face\s*tent|nrb|non-?rebreather|hfnc|high\s+flow|"
                       r"venti\s*mask|shovel\s*mask|o2)\b", re.I)
+#: an oxygen device, then within its clause an oxygen flow ("nasal cannula 4 L", "trach mask FiO2 50%, 10-12 L")
+_DEVICE_THEN_FLOW = re.compile(r"\b(?:nc|nasal\s+cannula|face\s*mask|face\s*tent|fm|nrb|non-?rebreather|hfnc|"
+                               r"high\s+flow(?:\s+nc)?|venti\s*mask|shovel\s*mask|trach\s+mask|aerosol\s+mask|t-?piece|"
+                               r"cool\s+aerosol|oxymizer)\b(?P<gap>[^.;:\n]{0,40}?)(?<![\d.\-])(?P<v>\d{1,2}(?:\.\d)?)"
+                               r"(?:\s*-\s*(?P<v2>\d{1,2}(?:\.\d)?))?\s*(?:L|lpm|l/min|liters?)(?![A-Za-z])", re.I)
+#: words between a device and a volume that make the volume no oxygen flow ("NC, UOP 1 L")
+_NOT_FLOW_GAP = re.compile(r"\b(?:uop|urine|out(?:put)?|stool|given|bolus|ns|lr|fluid|i/o|total|neg(?:ative)?|"
+                           r"pos(?:itive)?|even|in|x)\b|[+-]\s*$|\d", re.I)
 _GAS_PANEL = (r"(?P<ph>[67]\.\d{1,2})\s*/\s*(?P<co2>\d{2,3})(?:\s*/\s*(?P<o2>\d{2,3})(?:\s*/\s*(?P<hco3>\d{1,2}))?)?"
               r"(?![\d/]|\.\d)")
 #: a gas word, then what notes put between it and the values: "was", "here", "on AC", a clock time
@@ -316,6 +392,19 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
             emit(out, taken, Mention(line, m.start(), m.start() + len(m.group("v")) + 1, "O2 flow", "measurement",
                                      _FLAGS["o2_flow_concept"], m.group(0).strip(),
                                      NumericClaim(reading=Reading(value=float(m.group("v"))), unit="L/min")))
+    # an oxygen flow after its device: "Face tent + nasal cannula 4 L", "trach mask ..., 10-12 L"
+    for m in _DEVICE_THEN_FLOW.finditer(raw):
+        gap = re.sub(r"\bfio2\s*\d{2,3}\s*%?|\d{2,3}\s*%", " ", m.group("gap"), flags=re.I)  # a FiO2 on the way
+        if overlaps(taken, m.start("v"), m.end()) or _NOT_FLOW_GAP.search(gap):
+            continue
+        lo = float(m.group("v"))
+        hi = float(m.group("v2")) if m.group("v2") else None
+        if hi is not None and hi < lo:
+            continue
+        reading = Reading(value=lo, min=lo, max=hi) if hi is not None else Reading(value=lo)
+        emit(out, taken, Mention(line, m.start("v"), m.end(), "O2 flow", "range" if hi is not None else "measurement",
+                                 _FLAGS["o2_flow_concept"], raw[m.start("v"):m.end()].strip(),
+                                 NumericClaim(reading=reading, unit="L/min")))
 
 
 _SENTENCE = re.compile(r"\.(?!\d)|[;|\n]")  # a decimal point is followed by its digits
@@ -358,7 +447,9 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
             a, b = anchor.end + n.start(), anchor.end + n.end()
             cue = _EXTREME_CUE.search(raw, max(anchor.end, a - 30), a)
             start = cue.start() if cue and not overlaps(taken, cue.start(), a) else a
-            if overlaps(taken, a, b) or overlaps(masked, a, b) or _NOT_A_VALUE_AFTER.match(raw[b:b + 8]) or (
+            unit_after = concept.unit == "%" and re.match(r"\s*%", raw[b:b + 3]) is not None  # "weaned to 60%"
+            if overlaps(taken, a, b) or overlaps(masked, a, b) or (
+                    _NOT_A_VALUE_AFTER.match(raw[b:b + 8]) and not unit_after) or (
                     start == a and _NOT_A_VALUE_BEFORE.search(raw[max(0, a - 8):a])):
                 continue
             if _named_value(raw[anchor.end:a]):
@@ -424,3 +515,15 @@ def _stop(raw: str, start: int, stops: list[int]) -> int:
 RULE = Rule("extract.later_values", "A number after an analyte's value in the same sentence, with no other analyte "
             "between and not a time, dose or count, is a further value of that analyte, with its own time.",
             later_values, ("measurement",))
+RANGE_PAIR_RULE = Rule("extract.range_pair", "A pressure written as a pair of ranges (ABP 88-170/45-80, PA "
+                       "25-40/15-30) states two ranges of the period, the systolic and the diastolic, each its own "
+                       "statement on the items of its part.", _range_pair, ("range",))
+DEVICE_FLOW_RULE = Rule("extract.device_flow", "A flow in litres written after an oxygen device in its clause (nasal "
+                        "cannula 4 L, trach mask 10-12 L) is the oxygen flow, unless an output or fluid word stands "
+                        "between them.", blood_gas_and_flow_mentions, ("measurement", "range"))
+SETTING_CHANGE_RULE = Rule("extract.setting_change", "Two values of a setting a clinician changes joined by an arrow "
+                           "or from/to (PEEP decreased 8 -> 5) state one change: both values, in that order, at the "
+                           "change's time; a lab series stays one claim per value.", measurement_mention, ("trend",))
+PERIOD_BOUND_RULE = Rule("extract.period_bound", "A bound after an item's name with a whole-period word (MAPs > 65 all "
+                         "shift) is a claim about every value of the period; without one, or after goal/keep, it is a "
+                         "target and no statement.", _period_bound, ("range",))

@@ -22,11 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from ehrlib.pipeline.claims import InterpretationClaim, NumericClaim, Reading
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.drug_levels import drug_level_mentions
 from ehrlib.pipeline.offline.event_items import EventForm, event_item_mentions
 from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
-from ehrlib.pipeline.offline.interpretations import interpretation_mentions
+from ehrlib.pipeline.offline.interpretations import criterion_concepts, interpretation_mentions
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
 from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, later_values, measurement_mention
 from ehrlib.pipeline.offline.medications import medication_mentions
@@ -110,7 +111,10 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     stated = {o.start for o in out}
     stops = sorted({h.start() for h in hits if any(c.kind in ("measurement", "output") and (
         c.cid not in _VOLUME_UNIT_CONCEPTS or h.start() in stated) for c in lex.concepts_for(h.group(0)))})
-    out.extend(later_values(raw, line, out, taken, stops, analytes))
+    # a state told with its value carries its item's later values ("febrile to 104.3 this AM, 98.2 at 2300")
+    states = _state_values(out, lex)
+    analytes.update({a.concept: lex.concepts[a.concept] for a in states})
+    out.extend(later_values(raw, line, [*out, *states], taken, stops, analytes))
     return sorted(drop_site_devices(raw, out), key=lambda x: x.start)
 
 
@@ -128,3 +132,21 @@ def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, le
     if concept.kind == "medication":  # blood products
         return blood_product_mention(raw, line, m, concept, out, taken)
     return False
+
+
+def _state_values(out: Sequence[Mention], lex: Lexicon) -> list[Mention]:
+    """The value of each valued state ("febrile to 104.3") read as a value of the one item its
+    criterion reads (temperature), as an anchor for that item's later values; not emitted.
+    """
+    anchors: list[Mention] = []
+    for m in out:
+        claim = m.claim
+        if m.kind != "interpretation" or not isinstance(claim, InterpretationClaim) or claim.negated \
+                or claim.reading.value is None:
+            continue
+        read = criterion_concepts(lex, claim.criterion)
+        if len(read) == 1:
+            cid = next(iter(read))
+            anchors.append(Mention(m.line, m.start, m.end, m.text, "measurement", cid, m.value,
+                                   NumericClaim(reading=Reading(value=claim.reading.value))))
+    return anchors

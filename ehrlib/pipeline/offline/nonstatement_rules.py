@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ehrlib.datafiles import load_data
-from ehrlib.pipeline.claims import MedicationClaim
+from ehrlib.pipeline.claims import InterpretationClaim, MedicationClaim
 from ehrlib.pipeline.offline.clauses import LIST_MARKER, clause_after, clause_before
 from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.mention import Mention
@@ -296,7 +296,11 @@ def _time_reference(v: MentionView) -> bool:
 
 
 def _indication(v: MentionView) -> bool:
-    return bool(_INDICATION.search(v.before))
+    # a state told with its own value ("for tachypnea to the 30s") is observed, not only the reason
+    claim = v.m.claim
+    valued = isinstance(claim, InterpretationClaim) and not claim.negated and (
+        claim.reading.value is not None or claim.reading.min is not None or claim.reading.max is not None)
+    return bool(_INDICATION.search(v.before)) and not valued
 
 
 def _procedure_tail(v: MentionView) -> bool:
@@ -371,7 +375,7 @@ NON_STATEMENT_RULES: RuleBook[Callable[[MentionView], bool]] = RuleBook([
     Rule("nonstatement.time_reference", "A treatment or procedure used as a time reference asserts nothing about "
          "it.", _time_reference, _ORDER),
     Rule("nonstatement.indication", "A problem named as the indication of a treatment is not a claim about the "
-         "patient's state.", _indication, _STATE),
+         "patient's state, unless it is told with its own value (for tachypnea to the 30s).", _indication, _STATE),
     Rule("nonstatement.procedure_tail", "The tail of a procedure name split at 'with' or 'and' is part of one "
          "procedure.", _procedure_tail),
     Rule("nonstatement.bare_device", "A urinary catheter merely present asserts nothing; an action on it or the "

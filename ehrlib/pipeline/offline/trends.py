@@ -15,6 +15,7 @@ __all__ = ["TREND_VERB", "trend_word", "verb_direction"]
 TREND_VERB = (r"(?:(?:briefly\s+|then\s+|subsequently\s+|again\s+)?(?:climbed|rose|risen|increased|bumped|went\s+up|"
               r"trended\s+up|"
               r"up-?trended|decreased|fell|dropped|declined|improved|worsened|came\s+down|trended\s+down|down-?trended|"
+              r"weaned|reduced|lowered|titrated\s+(?:up|down)|turned\s+(?:up|down)|spiked|"
               r"normalized|cleared|peaked|nadired|drifted(?:\s+(?:down|up))?|was\s+up|was\s+down|(?:came\s+|went\s+)?back(?:\s+down|\s+up)?)(?:\s+again)?\s+)")
 
 _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), d) for p, d in (
@@ -32,6 +33,7 @@ _TREND_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.
 
 
 _DOWN_VERB = re.compile(r"decreas|fell|drop|declin|improv|came\s+down|drifted\s+down|trended\s+down|down-?trend|"
+                        r"wean|reduc|lower|titrated\s+down|turned\s+down|"
                         r"normaliz|nadir|"
                         r"was\s+down", re.I)
 

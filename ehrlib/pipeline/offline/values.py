@@ -70,7 +70,7 @@ _UNIT = (r"(?:°\s*[FC]|deg(?:rees)?\s*[FC]?|[FC](?![A-Za-z])|%|mg/dl|mmol/l|meq
          r"cc|ml|l(?![A-Za-z])|kg|lbs?|ng/ml|iu/l|u/l|pg/ml|/min|insp/min|breaths/min|sec|s(?![A-Za-z]))")
 _SEP = (r"(?:\+{1,2}(?=[\s:=\d]))?(?:-(?=-?\d))?[\s:=,~]*(?:(?:is|was|were|are|has\s+been|had\s+been|of|at|now|"
         r"remains|remained|stays|stayed|currently|with|on|initially|stable|about|approx\.?|approximately|ranged|ranging)\s+)*~?\s*"
-        + TREND_VERB + r"?(?:(?:at|to)\s+)?")
+        + TREND_VERB + r"?(?:(?:at|to)\s+)?(?:the\s+(?=\d+s\b))?")  # "to the 30s": a decade
 _ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"
 #: a short note on one value of a series: "24.3 (AM) -> 25.8", "2.1 (0600) -> 1.7"
 _NOTE = r"(?:\s*\((?![^()]*\d\.\d)[A-Za-z0-9:? ]{1,12}\))?"

@@ -9,8 +9,9 @@ tidal volume (mL) and the set breath rate, and one number in a tidal volume's ra
 charted Ventilator Mode ("AC" is charted "Assist Control" or "CMV/ASSIST/AutoFlow"),
 judged by mode class (``finding_states.yaml`` ``ventilator_mode``). A mode word counts only in a
 ventilator context: a setting after it, a cue before it ("on", "back on", "mode:"), or an
-arrow to or from another mode; "AC/HS" fingersticks are meal times. The words are data
-(``ventilator.yaml``).
+arrow to or from another mode; "AC/HS" fingersticks are meal times. On a ventilator line or
+after a setting, "MAP" with values of a few cmH2O is the mean airway pressure. The words are
+data (``ventilator.yaml``).
 """
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ from collections.abc import Mapping
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
+from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.mention import Mention, emit, overlaps
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.values import numeric_claim
+from ehrlib.pipeline.offline.values import numeric_claim, parse_value
 
-__all__ = ["ventilator_mentions", "RULE"]
+__all__ = ["ventilator_mentions", "RULE", "AIRWAY_MEAN_RULE"]
 
 #: volume x rate right after a mode or a tidal-volume name ("500 x 12", ": 450/14", "550cc x 20")
 _VOL_X_RATE = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?\s*(?:x|/|×)\s*(?P<b>\d{1,2})(?![\d.])",
@@ -33,6 +35,10 @@ _VOL_X_RATE = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?\
 _VOL_ONLY = re.compile(r"\s*:?\s*(?:(?:vt|tv)\s*)?(?P<a>\d{3,4})\s*(?:ml|cc)?(?![\d.]|\s*(?:x|/|×|%))", re.I)
 #: a pressure pair after a pressure mode ("PS 12/5", "CPAP/PSV 10/5")
 _PRESSURES = re.compile(r"\s*:?\s*\d{1,2}\s*/\s*\d{1,2}(?![\d.])")
+#: "MAP" in a ventilator clause: the mean airway pressure, a few cmH2O ("; MAP 13-14")
+_AIRWAY_MAP = re.compile(r"(?<![A-Za-z])MAPs?(?![A-Za-z])")
+#: a line headed as the ventilator's ("Vent:", "Ventilator settings:")
+_VENT_LINE = re.compile(r"^\W*(?:vent(?:ilator)?(?:\s+settings)?|settings)\s*:", re.I)
 #: the number of a rate word ("rate 10", "rate of 14", "rate decreased to 12")
 _RATE_VALUE = re.compile(r"\s*(?:(?:of|to|at|is|was|(?:de|in)creased\s+to|changed\s+to)\s+)?(?P<n>\d{1,2})"
                          r"(?![\d.%/]|\s*(?:cc|ml|mg|mcg|units?|%))", re.I)
@@ -96,11 +102,13 @@ def ventilator_mentions(raw: str, line: int, out: list[Mention], taken: list[tup
         elif vol and not overlaps(taken, vol.start("a"), vol.end("a")):
             emit(out, taken, _numeric(line, vol.start("a"), vol.end("a"), vol.group("a"), "tidal_volume",
                                       vol.group("a"), "mL"))
+
     for v in d["vt_words"].finditer(raw):
         x = _VOL_X_RATE.match(raw, v.end())
         if x and not overlaps(taken, v.start(), v.end()):
             _volume_and_rate(raw, line, v.start(), x, out, taken)
             vent_clause_starts.append(v.start())
+    _airway_means(raw, line, vent_clause_starts, out, taken)
     for r in d["rate_words"].finditer(raw):
         n = _RATE_VALUE.match(raw, r.end())
         opened = [s for s in vent_clause_starts if s < r.start() and not re.search(r"[.;]\s", raw[s:r.start()])]
@@ -112,7 +120,35 @@ def ventilator_mentions(raw: str, line: int, out: list[Mention], taken: list[tup
                                       n.group("n"), "insp/min"))
 
 
+def _airway_means(raw: str, line: int, vent_starts: list[int], out: list[Mention],
+                  taken: list[tuple[int, int]]) -> None:
+    """"Vent: AC 500 x 14, PEEP 10; MAP 13-14": in a ventilator line or after a mode or a setting on the
+    line, "MAP" with values of a few cmH2O is the mean airway pressure, not the mean arterial pressure.
+    """
+    concept = load_lexicon().concepts.get("mean_airway_pressure")
+    if concept is None:
+        return
+    for a in _AIRWAY_MAP.finditer(raw):
+        in_vent = _VENT_LINE.match(raw) or any(s < a.start() for s in vent_starts)
+        if overlaps(taken, a.start(), a.end()) or not in_vent:
+            continue
+        val = parse_value(raw[a.end():], concept)
+        if val is None or "series" in val:
+            continue
+        nums = [float(val[k]) for k in ("value", "min", "max") if val.get(k) is not None]
+        if not nums or not all(concept.lo is not None and concept.hi is not None and concept.lo <= v <= concept.hi
+                               for v in nums):
+            continue  # "MAP 65-80" is the arterial mean even on a ventilator line
+        end = a.end() + int(val.pop("_end"))
+        kind = "range" if "min" in val and "max" in val else "measurement"
+        emit(out, taken, Mention(line, a.start(), end, a.group(0), kind, "mean_airway_pressure",
+                                 raw[a.end():end].strip(" :"), numeric_claim(val)))
+
+
 RULE = Rule("extract.ventilator_shorthand", "A ventilator setting is bound to the setting named nearest before it; "
             "after a volume-control mode or a tidal-volume name two numbers are the set tidal volume x the set rate, "
             "a bare rate in a ventilator clause is the set rate, and a mode word in a ventilator context is a claim "
             "about the charted mode.", ventilator_mentions, ("measurement", "finding"))
+AIRWAY_MEAN_RULE = Rule("extract.airway_mean", "On a ventilator line or after a ventilator setting, MAP with values "
+                        "of a few cmH2O is the mean airway pressure; values of an arterial pressure stay the mean "
+                        "arterial pressure.", _airway_means, ("measurement", "range"))

@@ -32,18 +32,18 @@ def _criterion(parsed: ParsedClaim) -> str | None:
 
 def _said(parsed: ParsedClaim) -> tuple[Any, ...]:
     """The parts of a claim a restatement must repeat: concept, criterion, negation, the
-    stated numbers (value, bounds, the systolic value), direction and series, dose, rate
+    stated numbers (value, bounds, a blood pressure's parts, a bound over the period), direction and series, dose, rate
     and units, drugs, organism, finding words and action. Other details (units of
     measure, routes, sides) may be left out of a restatement.
     """
     numeric = parsed if isinstance(parsed, NumericClaim) else None
     reading = parsed.reading if isinstance(parsed, (NumericClaim, InterpretationClaim)) else Reading()
     trend = numeric.trend if numeric is not None and numeric.trend is not None else Trend()
-    systolic = numeric.bp.part("systolic").value if numeric is not None and numeric.bp is not None else None
+    systolic = numeric.bp if numeric is not None and numeric.bp is not None else None  # every part, bounds too
     med = parsed if isinstance(parsed, MedicationClaim) else MedicationClaim()
     action = parsed.action if isinstance(parsed, (MedicationClaim, ProcedureClaim)) else None
     return (type(parsed), parsed.concept, parsed.negated, reading.value, reading.min, reading.max, systolic,
-            _criterion(parsed), trend.direction, trend.series,
+            _criterion(parsed), trend.direction, trend.series, numeric.bound if numeric is not None else None,
             med.dose, med.rate, med.units, med.drugs, action,
             parsed.organism if isinstance(parsed, MicrobiologyClaim) else None,
             parsed.words if isinstance(parsed, FindingClaim) else None)

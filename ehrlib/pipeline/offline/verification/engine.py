@@ -17,6 +17,7 @@ from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule, RuleBook
 from ehrlib.pipeline.offline.verification import (
     bins,
+    bounds,
     categories,
     diagnoses,
     events,
@@ -56,7 +57,8 @@ def _kind_chain(e: Entity) -> tuple[Rule[Any], ...]:
     if kind in ("measurement", "range") or (kind == "output" and numeric.has_numbers):
         if kind == "output" and numeric.per_hour:
             return events.CHAIN
-        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, score_totals.COMPONENT_SUM, bins.RECORDED_BIN,
+        return (trends.STATED_ORIGIN, numbers.REFERENCE_WORD, score_totals.COMPONENT_SUM, bounds.PERIOD_BOUND,
+                bins.RECORDED_BIN,
                 *numbers.CHAIN)
     if kind in ("medication", "infusion"):
         return medications.CHAIN
@@ -82,7 +84,8 @@ def verify_entity(ctx: NoteContext, env: StageEnv, entity: Entity, cache: tuple[
 
 
 ALL_RULES: RuleBook[Any] = RuleBook([
-    *numbers.RULES, score_totals.COMPONENT_SUM, bins.RECORDED_BIN, *trends.RULES, *states.RULES, *medications.RULES,
+    *numbers.RULES, bounds.PERIOD_BOUND, score_totals.COMPONENT_SUM, bins.RECORDED_BIN, *trends.RULES, *states.RULES,
+    *medications.RULES,
     *events.RULES,
     *findings.RULES, *microbiology.RULES, *diagnoses.RULES, *surface.RULES, *cache_rules.RULES, *categories.RULES,
 ])

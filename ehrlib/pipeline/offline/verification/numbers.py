@@ -15,6 +15,8 @@ from typing import Any
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
+from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
 from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
@@ -29,17 +31,6 @@ __all__ = ["RULES", "CHAIN", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RAN
 
 _KINDS = ("measurement", "range", "output", "trend")
 Rows = list[Mapping[str, Any]]
-
-
-def _bp_part(label: str) -> str | None:
-    low = label.lower()
-    if "systolic" in low:
-        return "systolic"
-    if "diastolic" in low:
-        return "diastolic"
-    if "mean" in low:
-        return "mean"
-    return None
 
 
 def _intervals(r: Reading, value: float | None) -> list[tuple[float, float | None]]:
@@ -206,7 +197,7 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         checks.append(("max", float(r.max_lo if r.max_lo is not None else r.max), float(r.max), "value"))
     elif r.max_lo is not None and r.min is None and r.max is not None:
         checks.append(("max", float(r.max_lo), float(r.max), "value"))
-    if concept.cid == "blood_pressure" and checks and checks[0][3] == "value":
+    if concept.cid in _BP_CONCEPTS and checks and checks[0][3] == "value":
         part_of = "mean" if re.search(r"map|mean", e.text, re.I) else "systolic"
         checks = [(k, lo, hi, part_of) for k, lo, hi, _ in checks]
     lo_ok = float(concept.lo) if concept.lo is not None else float("-inf")

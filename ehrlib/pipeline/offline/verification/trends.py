@@ -1,10 +1,11 @@
 """Trend rules: direction words ("downtrending", "improving"), values with a direction
-("rose to 6.0") and stated origins ("down to 1.1 from 2.3").
+("rose to 6.0") and stated origins ("down to 1.1 from 2.3", :mod:`.changes`).
 
 Trends use Analyze_Value_Trend's rows: the least-squares direction, first-vs-last, the last
 24 h, and for a progress note the latest draw against the previous day's
 (:func:`.trendwords.day_over_day`); "improving"/"worsening" are mapped through the
-concept's ``lower_is_worse``. A progress note's trend looks back from its own date.
+concept's ``lower_is_worse``. A progress note's trend looks back from its own date; a trend
+told for a part of the note's day ("trending up this afternoon") is that part's values.
 """
 from __future__ import annotations
 
@@ -16,7 +17,10 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim, Trend
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
-from ehrlib.pipeline.offline.verification.session import Case, Session, decide, verdict
+from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
+from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
+from ehrlib.pipeline.offline.verification.clocktime import part_of_day
+from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
     after_value,
@@ -29,8 +33,6 @@ from ehrlib.pipeline.offline.verification.trendclaims import (
 from ehrlib.pipeline.offline.verification.trendwords import (
     day_over_day,
     day_over_day_values,
-    direction_of,
-    parse_origin,
     toward_reference,
 )
 from ehrlib.pipeline.offline.verification.values import value_matches
@@ -38,7 +40,6 @@ from ehrlib.pipeline.offline.verification.windows import (
     core_window,
     in_window,
     parse_time,
-    tool_spec,
     widened_back,
 )
 from ehrlib.pipeline.records import Verdict
@@ -91,16 +92,6 @@ def _trend_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
     return TimeSpan(start.strftime("%Y-%m-%d %H:%M:%S"), end.strftime("%Y-%m-%d %H:%M:%S"))
 
 
-def _numeric_rows(s: Session, keys: Sequence[str], window: TimeSpan | None) -> Rows:
-    rows: Rows = []
-    for key in keys[:4]:
-        res = s.call("Analyze_Value_Trend", item=key, time=tool_spec(window))
-        if res is None:
-            continue
-        rows += [r for r in res.rows if in_window(r, window) and r.get("valuenum") is not None]
-    return sorted(rows, key=lambda r: str(r.get("time")))
-
-
 def _stable(values: Sequence[float]) -> bool:
     if len(values) < 2:
         return True
@@ -126,13 +117,25 @@ def _direction(c: Case) -> Verdict | None:
     claim = _claimed_direction(n)
     if n.reading.value is not None:
         return decide(c, numbers.CHAIN if claim is None else (VALUE_DIRECTION,))
-    if claim == "stable" and n.reading.min is not None and n.reading.max is not None:
+    ranged = (n.reading.min is not None and n.reading.max is not None) or (n.bp is not None and n.bp.has_bounds)
+    if claim == "stable" and ranged:
         return decide(c, numbers.CHAIN)  # "SBP stable 100s-140s": where the values stayed is the claim
     if claim is None and trend.direction not in ("improving", "worsening"):
         return verdict(c, True, f"trend word {trend.word!r} is not directional", ())
     course = spans_course(c)
     window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
+    part = None if course else part_of_day(e.time_text, ctx.note.charttime or ctx.chartdate or ctx.note.chartdate)
+    inside = [r for r in rows if part and (t := parse_time(r.get("time"))) is not None and part[0] <= t <= part[1]]
+    if len(inside) >= 2:  # "HR trending up this afternoon": the values of that part of the note's day
+        values = [float(r["valuenum"]) for r in inside]
+        band = tolerance_of(concept_of(n)) if small_change(c) else None
+        directions = {trend_direction(values, band)} | ({d} if (d := _fitted_direction(inside)) else set())
+        shown = f"{e.time_text}: {values[0]:g} -> {values[-1]:g}"
+        if claim in directions:
+            return verdict(c, True, f"{e.text} {claim} in the table as stated ({shown})", [inside[0], inside[-1]])
+        return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} ({shown})",
+                       [inside[0], inside[-1]])
     if len(rows) < 2:
         ws = parse_time(window.start) if window else None
         if ws is not None and window is not None:
@@ -241,57 +244,10 @@ def _value_direction(c: Case) -> Verdict | None:
     return verdict(c, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
-def _stated_origin(c: Case) -> Verdict | None:
-    """"down to 1.1 from 2.3" (:mod:`.trendwords`): the new value is recorded in the window,
-    the origin is among the three values recorded before it (three-day look-back, the
-    concept's tolerance; a discharge summary's origin may be any earlier value of the
-    stay), and the direction word agrees with new - origin. None when the statement has
-    no stated origin or the new value is not recorded (the value check then decides).
-    """
-    e, r = c.entity, c.claim_as(NumericClaim).reading
-    line = c.line()
-    if line is None or e.span is None:
-        return None
-    origin = parse_origin(line[e.span[0]:e.span[0] + 90])
-    stated = {float(v) for v in (r.value, r.max, r.min) if v is not None}
-    keys = c.keys()
-    if origin is None or origin.new not in stated or not keys:
-        return None
-    concept = concept_of(e.claim)
-    tol = tolerance_of(concept)
-    window = e.window
-    rows = _numeric_rows(c.session, keys, widened_back(window, 3))
-    hits = [r for r in rows if value_matches(origin.new, float(r["valuenum"]), tol) and in_window(r, window)]
-    if not hits:
-        return None
-    claimed = direction_of(origin.word, concept.lower_is_worse if concept else None)
-    actual = "rising" if origin.new > origin.origin else "falling" if origin.new < origin.origin else "stable"
-    if claimed is not None and claimed != actual:
-        return verdict(c, False, f"{e.text}: stated {origin.word} to {origin.new:g} from {origin.origin:g}, "
-                       f"which is {actual}", hits[:2])
-    ds = c.ctx.note_type == "discharge_summary"
-    for hit in hits:
-        t_hit = parse_time(hit.get("time"))
-        before = [r for r in rows if str(r.get("time")) < str(hit.get("time"))
-                  and (ds or t_hit is None or (rt := parse_time(r.get("time"))) is None
-                       or t_hit - rt <= timedelta(days=3))]
-        if not ds:
-            before = before[-3:]  # a progress note's "from" is the previous draw; a summary's spans the stay
-        prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
-        if prior:
-            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1],
-                                                                                                         hit])
-    prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
-    return verdict(c, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
-                   f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])
-
-
-STATED_ORIGIN = Rule("trends.stated_origin", "A change stated with its origin (down to X from Y) claims the new "
-                     "value, an earlier value equal to the origin shortly before it, and a direction agreeing with "
-                     "their difference.", _stated_origin, ("trend", "measurement", "range", "output"))
 DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
-                 "first to last, latest day over the previous) or a stated span's start to end (since admission); a "
-                 "small change (drifting) is any change beyond the item's tolerance.", _direction, ("trend",))
+                 "first to last, latest day over the previous), a stated span's start to end (since admission) or a "
+                 "stated part of the day's; a small change (drifting) is any change beyond the tolerance.",
+                 _direction, ("trend",))
 VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
                        "value and that the values before it moved that way; after a peak or nadir the direction is "
                        "the course after the extreme.", _value_direction, ("trend",))

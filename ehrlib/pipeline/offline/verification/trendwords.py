@@ -30,22 +30,31 @@ _TO_FROM = re.compile(rf"\b(?P<dir>{_WORD})\s+(?:to\s+)?(?P<to>{_NUM})\s*\*?\s*(
 _FROM_TO = re.compile(rf"\b(?P<dir>{_WORD})\s+from\s+(?P<frm>{_NUM})\s*\*?\s*(?:[a-zA-Z/%]{{1,6}}\s*)?to\s+"
                       rf"(?:a\s+\w+\s+of\s+)?(?P<to>{_NUM})", re.I)
 
+#: "<dir> Y -> X": a setting's change written with an arrow ("PEEP decreased 8 -> 5", "FiO2 weaned 60 -> 40%")
+_ARROW = re.compile(rf"\b(?P<dir>{_WORD})\s+(?P<frm>{_NUM})\s*%?\s*(?:->|-->|→|=>)\s*(?P<to>{_NUM})", re.I)
+#: the clock time the change is told at, right after it ("... -> 5 at 1400", "... to 5 by 2100")
+_AT_CLOCK = re.compile(r"\s*(?:%|[a-zA-Z/]{1,6})?\s*(?:at|by|@|around|~)\s*~?(?P<clock>(?:[01]\d|2[0-3])[0-5]\d)(?!\d)",
+                       re.I)
+
 
 @dataclass(frozen=True, slots=True)
 class StatedOrigin:
-    """A direction word with its new and origin values."""
+    """A direction word with its new and origin values (and the clock time the change is told at)."""
 
     word: str
     new: float
     origin: float
+    clock: str | None = None
 
 
 def parse_origin(text: str) -> StatedOrigin | None:
-    """The first "<dir> to X from Y" / "<dir> from Y to X" of a statement's text."""
-    m = _TO_FROM.search(text) or _FROM_TO.search(text)
+    """The first "<dir> to X from Y" / "<dir> from Y to X" / "<dir> Y -> X" of a statement's text."""
+    m = _TO_FROM.search(text) or _FROM_TO.search(text) or _ARROW.search(text)
     if m is None:
         return None
-    return StatedOrigin(re.sub(r"\s+", " ", m.group("dir").lower()), float(m.group("to")), float(m.group("frm")))
+    at = _AT_CLOCK.match(text, m.end()) if m.re is not _TO_FROM else None
+    return StatedOrigin(re.sub(r"\s+", " ", m.group("dir").lower()), float(m.group("to")), float(m.group("frm")),
+                        at.group("clock") if at else None)
 
 
 def direction_of(word: str, lower_is_worse: bool | None) -> str | None:
