@@ -303,3 +303,21 @@ def test_index_names_and_code_status_reach_their_icd_titles():
         assert [m.code for m in t.match(phrase)][:1] == [code], phrase
     # "full code" is no status any title names
     assert [m.code for m in t.match("full code", threshold=80.0)] == []
+
+
+def test_bedside_procedures_reach_their_icd10_pcs_titles():
+    t = Terminology([Title("procedures_icd", "0BH17EZ", "Insertion of Endotracheal Airway into Trachea, Via Natural "
+                                                       "or Artificial Opening"),
+                     Title("procedures_icd", "0W9D30Z", "Drainage of Pericardial Cavity with Drainage Device, "
+                                                       "Percutaneous Approach"),
+                     Title("procedures_icd", "3E0G76Z", "Introduction of Nutritional Substance into Upper GI, Via "
+                                                       "Natural or Artificial Opening"),
+                     Title("procedures_icd", "3E0436Z", "Introduction of Nutritional Substance into Central Vein, "
+                                                       "Percutaneous Approach"),
+                     Title("procedures_icd", "9229", "Other radiotherapeutic procedure")])
+    for phrase, code in [("Intubation", "0BH17EZ"), ("pericardiocentesis", "0W9D30Z"),
+                         ("pericardial drain placement", "0W9D30Z"), ("tube feeds", "3E0G76Z"),
+                         ("radiation therapy", "9229")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+    # tube feeds are no nutrition into a vein (that is TPN)
+    assert "3E0436Z" not in [m.code for m in t.match("tube feeds", limit=5)]
