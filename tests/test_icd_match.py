@@ -250,3 +250,11 @@ def test_billed_only_names_a_billed_title_only(monkeypatch):
     assert icd_match.names_icd_concept_closely(tools, "aortocoronary bypass", ("procedures_icd",))
     assert not icd_match.names_icd_concept_closely(tools, "aortocoronary bypass", ("procedures_icd",),
                                                    billed_only=True)
+
+
+def test_an_organism_word_alone_names_no_concept():
+    # "organism" narrows a title ("Pneumonia, unspecified organism") but names no condition alone
+    d = Terminology([Title("diagnoses_icd", "A419", "Sepsis, unspecified organism"),
+                     Title("diagnoses_icd", "486", "Pneumonia, organism unspecified")])
+    assert not resolve("organism", d, []).resolved
+    assert [t.code for t in resolve("Pneumonia, organism", d, []).concepts][:1] == ["486"]

@@ -196,3 +196,36 @@ def test_absent_tables_read_the_build_manifest(mimic4_demo_db, mimic3_demo_db):
     with duckdb.connect(str(mimic3_demo_db), read_only=True) as con:
         assert "chartevents" not in absent_tables(con)
     assert absent_tables(None) == frozenset()
+
+
+# --- a code status whose chart table is absent is checked against the billed status codes ---
+
+@pytest.mark.parametrize("text, expected", [
+    ("Family meeting held; pt made DNR.", "DNR"),          # V49.86 / Z66
+    ("Transitioned to CMO after discussion.", "CMO"),      # V66.7 / Z51.5
+    ("Remains full code.", None),                          # no ICD title names "full code"
+    ("Pt is not DNR at this time.", None),                 # a denied status is no billed one
+    ("Code: discussed with wife.", None),                  # the bare word is no status
+])
+def test_code_status_becomes_a_billed_status_statement(text, expected):
+    from ehrlib.pipeline.offline.status_codes import billed_status_mention
+
+    m = next(m for m in find_mentions(text, 0, load_lexicon(), [], "assessment_plan") if m.concept == "code_status")
+    got = billed_status_mention(m)
+    assert (got.value if got else None) == expected
+    if got is not None:
+        assert got.kind == "diagnosis" and (got.start, got.end) == (m.start, m.end)
+
+
+def test_only_billed_status_concepts_are_rerouted():
+    from ehrlib.pipeline.offline.status_codes import billed_status_mention
+
+    m = _first("Lungs: crackles at both bases.", "lung_sounds")
+    assert billed_status_mention(m) is None
+
+
+def test_billed_status_rule_states_its_principle():
+    from ehrlib.pipeline.offline.status_codes import BILLED_STATUS
+
+    assert BILLED_STATUS.rule_id == "extract.billed_status" and "billed status codes" in BILLED_STATUS.principle
+    assert len(BILLED_STATUS.principle) <= 260

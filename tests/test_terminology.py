@@ -278,3 +278,46 @@ def test_clinical_names_meet_both_icd_versions_wording(phrase, code):
               Title("diagnoses_icd", "C3490", "Malignant neoplasm of unspecified part of unspecified bronchus or "
                                               "lung")]
     assert [m.code for m in Terminology(titles).match(phrase, limit=1)] == [code]
+
+
+def test_index_names_and_code_status_reach_their_icd_titles():
+    # ICD index entries: the clinical name of a code whose title uses other words
+    t = Terminology([Title("diagnoses_icd", "2753", "Disorders of phosphorus metabolism"),
+                     Title("diagnoses_icd", "2752", "Disorders of magnesium metabolism"),
+                     Title("diagnoses_icd", "R066", "Hiccough"),
+                     Title("diagnoses_icd", "6930", "Dermatitis due to drugs and medicines taken internally"),
+                     Title("diagnoses_icd", "04186", "Helicobacter pylori [H. pylori]"),
+                     Title("diagnoses_icd", "60886", "Edema of male genital organs"),
+                     Title("diagnoses_icd", "V4986", "Do not resuscitate status"),
+                     Title("diagnoses_icd", "Z515", "Encounter for palliative care"),
+                     Title("diagnoses_icd", "5990", "Urinary tract infection, site not specified"),
+                     Title("diagnoses_icd", "G40909", "Epilepsy, unspecified, not intractable, without status "
+                                                     "epilepticus"),
+                     Title("procedures_icd", "3E1K78Z", "Irrigation of Genitourinary Tract using Irrigating "
+                                                       "Substance, Via Natural or Artificial Opening")])
+    for phrase, code in [("hypophosphatemia", "2753"), ("Hypomagnesemia", "2752"), ("hiccups", "R066"),
+                         ("drug eruption", "6930"), ("H. pylori", "04186"), ("scrotal edema", "60886"),
+                         ("DNR/DNI", "V4986"), ("DNR", "V4986"), ("made CMO", "Z515"),
+                         ("comfort measures only", "Z515"), ("seizure disorder", "G40909"),
+                         ("continuous bladder irrigation", "3E1K78Z")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+    # "full code" is no status any title names
+    assert [m.code for m in t.match("full code", threshold=80.0)] == []
+
+
+def test_bedside_procedures_reach_their_icd10_pcs_titles():
+    t = Terminology([Title("procedures_icd", "0BH17EZ", "Insertion of Endotracheal Airway into Trachea, Via Natural "
+                                                       "or Artificial Opening"),
+                     Title("procedures_icd", "0W9D30Z", "Drainage of Pericardial Cavity with Drainage Device, "
+                                                       "Percutaneous Approach"),
+                     Title("procedures_icd", "3E0G76Z", "Introduction of Nutritional Substance into Upper GI, Via "
+                                                       "Natural or Artificial Opening"),
+                     Title("procedures_icd", "3E0436Z", "Introduction of Nutritional Substance into Central Vein, "
+                                                       "Percutaneous Approach"),
+                     Title("procedures_icd", "9229", "Other radiotherapeutic procedure")])
+    for phrase, code in [("Intubation", "0BH17EZ"), ("pericardiocentesis", "0W9D30Z"),
+                         ("pericardial drain placement", "0W9D30Z"), ("tube feeds", "3E0G76Z"),
+                         ("radiation therapy", "9229")]:
+        assert [m.code for m in t.match(phrase)][:1] == [code], phrase
+    # tube feeds are no nutrition into a vein (that is TPN)
+    assert "3E0436Z" not in [m.code for m in t.match("tube feeds", limit=5)]

@@ -77,6 +77,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
 from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
+from ehrlib.pipeline.offline.status_codes import billed_status_mention
 from ehrlib.pipeline.offline.stay_problems import concept_key, concept_tests, stay_concept, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
 from ehrlib.pipeline.records import Entity, Segment, TimeRef
@@ -448,9 +449,12 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 if absent is None:
                     absent = absent_tables(env.con)
                 if uncheckable(m, [it for it, _ in items], absent, lex):
-                    dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept,
-                                                  TABLE_ABSENT.rule_id))
-                    continue
+                    status = billed_status_mention(placed)  # "DNR": billed as V49.86 / Z66 (.status_codes)
+                    if status is None:
+                        dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept,
+                                                      TABLE_ABSENT.rule_id))
+                        continue
+                    m, placed, items = status, status, []
             if why := not_checkable(placed, (it for it, _ in items), recorded, para.text[m.end:], step,
                                    ctx.note_type, para.text[max(0, m.start - 30):m.start]):
                 dropped.append(DroppedMention(line, span[0], span[1], m.text, m.kind, m.concept, why))
