@@ -145,7 +145,7 @@ def test_a_cleared_marker_states_its_value_not_a_denied_state() -> None:
 
 
 def test_later_values_rule_states_its_principle() -> None:
-    from ehrlib.pipeline.offline.measurements import RULE
+    from ehrlib.pipeline.offline.later_values import RULE
     assert RULE.rule_id == "extract.later_values" and "no other analyte between" in RULE.principle
 
 

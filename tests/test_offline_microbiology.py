@@ -280,8 +280,8 @@ def test_a_c_diff_test_with_its_result(line):
 
 
 def test_an_antibiogram_on_the_lines_under_its_organism_is_the_organisms() -> None:
-    from ehrlib.pipeline.offline.extract import paragraphs
     from ehrlib.pipeline.offline.microsens import REPORT_LINE_RULE, continues_report
+    from ehrlib.pipeline.offline.paragraphs import paragraphs
     from ehrlib.pipeline.records import Segment
     lex = load_lexicon()
     lines = ["Wound cx: ENTEROBACTER CLOACAE, rare yeast.", "  Ertapenem S, pip/tazo R, levo S,",

@@ -18,11 +18,10 @@ segment's default window (Appendix B.4).
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
@@ -49,12 +48,10 @@ from ehrlib.pipeline.offline.lab_results import (
 from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.line_sites import with_site_items
-from ehrlib.pipeline.offline.long_text import piece_spans
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
 from ehrlib.pipeline.offline.microbiology import patient_test_names
-from ehrlib.pipeline.offline.microsens import continues_report
-from ehrlib.pipeline.offline.numparse import is_table_row
+from ehrlib.pipeline.offline.paragraphs import Paragraph, paragraphs
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
     DroppedMention,
@@ -250,69 +247,11 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Paragraph:
-    """Consecutive lines read as one text: notes are hard-wrapped mid-sentence
-    ("Creatinine rose from 2.0 to a / peak of 4.3"), so statements cross line ends.
-    """
-
-    lines: tuple[int, ...]
-    offsets: tuple[int, ...]
-    text: str
-
-    def locate(self, pos: int) -> tuple[int, int]:
-        """(line, column) of a paragraph offset."""
-        k = max(i for i, off in enumerate(self.offsets) if off <= pos)
-        return self.lines[k], pos - self.offsets[k]
-
-
-_NEW_ITEM = re.compile(r"\s*(?:-(?!>)|[*#•]|\d{1,2}[.)]\s|\[\*\*\d|[A-Z][A-Za-z0-9 /&]{1,28}:|[A-Z]{2,}[A-Z /&]*:)")
-
-
-def _continues(prev: str, nxt: str) -> bool:
-    if not prev.strip() or not nxt.strip() or _NEW_ITEM.match(nxt) or is_stamped(prev) or is_stamped(nxt) \
-            or is_table_row(prev):
-        return False
-    if continues_report(prev, nxt, load_lexicon()):
-        return True  # "Sputum: KLEBSIELLA." then "  Meropenem S, cefepime I": the organism's antibiogram
-    if re.search(r"[.:;]\s*$", prev) and not re.match(r"\s*(?:->|→|[a-z])", nxt):
-        return False
-    return len(prev.rstrip()) >= 45
-
-
-def paragraphs(lines: Sequence[str], seg: Segment) -> list[_Paragraph]:
-    out: list[_Paragraph] = []
-    cur: list[int] = []
-
-    def flush() -> None:
-        if cur:
-            offs, parts, pos = [], [], 0
-            for i in cur:
-                offs.append(pos)
-                parts.append(lines[i])
-                pos += len(lines[i]) + 1
-            text = " ".join(parts)
-            # an overlong paragraph (a pasted log, a 1 MB line) is read in pieces: see .long_text
-            for a, b in piece_spans(text, offs):
-                k = bisect.bisect_right(offs, a) - 1
-                j = max(bisect.bisect_left(offs, b), k + 1)
-                out.append(_Paragraph(tuple(cur[k:j]), tuple(off - a for off in offs[k:j]), text[a:b]))
-
-    for i in range(seg.start_line, seg.end_line + 1):
-        if cur and _continues(lines[cur[-1]], lines[i]):
-            cur.append(i)
-        else:
-            flush()
-            cur = [i]
-    flush()
-    return out
-
-
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
               env: StageEnv | None = None,
               tests: tuple[tuple[re.Pattern[str], str], ...] = (),
-              listing_env: StageEnv | None = None) -> list[tuple[_Paragraph, list[Mention]]]:
+              listing_env: StageEnv | None = None) -> list[tuple[Paragraph, list[Mention]]]:
     """Mentions per paragraph, positions in paragraph text (line = first line); the
     non-statements filtered out are appended to ``dropped`` (line and column of the note).
     With ``env``, diagnoses named in a progress note's prose are added (.prose_diagnoses);
@@ -331,8 +270,8 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             names = functools.partial(names_icd_concept, env.toolset, tables=("diagnoses_icd",))
             whole = functools.partial(one_title_states, env.toolset, tables=("diagnoses_icd",))
             found = [part for m in found for part in split_listed(m, names, whole)]
-        return [(_Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
-    out: list[tuple[_Paragraph, list[Mention]]] = []
+        return [(Paragraph((m.line,), (0,), ctx.lines[m.line]), [m]) for m in found]
+    out: list[tuple[Paragraph, list[Mention]]] = []
     stated: set[frozenset[str]] = set()  # the diagnoses the segment stated so far
     if seg.section == "procedures":
         per_line: list[Mention] = []
@@ -353,7 +292,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             ms, gone = split_non_statements(ctx.lines[i], line_ms)
             dropped.extend(gone)
             if ms:
-                out.append((_Paragraph((i,), (0,), ctx.lines[i]), ms))
+                out.append((Paragraph((i,), (0,), ctx.lines[i]), ms))
         return out
     for para in paragraphs(ctx.lines, seg):
         if not para.text.strip():

@@ -28,8 +28,9 @@ from ehrlib.pipeline.offline.drug_levels import drug_level_mentions
 from ehrlib.pipeline.offline.event_items import EventForm, event_item_mentions
 from ehrlib.pipeline.offline.exam_findings import device_attribute_mention, finding_mention
 from ehrlib.pipeline.offline.interpretations import criterion_concepts, interpretation_mentions
+from ehrlib.pipeline.offline.later_values import later_values
 from ehrlib.pipeline.offline.lexicon import Concept, Lexicon
-from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, later_values, measurement_mention
+from ehrlib.pipeline.offline.measurements import blood_gas_and_flow_mentions, measurement_mention
 from ehrlib.pipeline.offline.medications import medication_mentions
 from ehrlib.pipeline.offline.mention import Mention, clean_line, concept_flags, overlaps
 from ehrlib.pipeline.offline.microbiology import culture_starts, listed_cultures, microbiology_mentions
