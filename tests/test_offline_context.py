@@ -88,3 +88,14 @@ def test_schema_rejects_a_malformed_cue_set(tmp_path) -> None:
 ])
 def test_a_pending_result_is_no_plan(after: str, planned: bool) -> None:
     assert bool(cue("plan_after").match(after)) is planned
+
+
+@pytest.mark.parametrize("prefix, after, negated", [
+    ("No BM today, ", "/colace given.", False),  # the item after the comma has its own predicate
+    ("No BM today, senna/", " given.", False),
+    ("no ", " given", True),                               # no comma: the trigger's own clause
+    ("Denies fever, ", ", or night sweats", True),         # a list of bare items stays negated
+    ("no heparin or ", " given", True),
+])
+def test_a_negation_does_not_reach_a_list_item_with_its_own_predicate(prefix, after, negated):
+    assert negated_before(prefix, after) is negated

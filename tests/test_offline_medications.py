@@ -133,3 +133,11 @@ def test_a_state_word_is_the_drug_s_after_another_drug_s_stop() -> None:
     for text, (drug, action) in cases.items():
         got = {m.text.lower(): m.claim.action for m in _drugs(text)}
         assert got[drug] == action, (text, got)
+
+
+def test_drugs_given_after_a_negated_finding_are_not_negated() -> None:
+    # "No BM today" negates the bowel movement; "senna/colace given" is a clause of its own
+    ms = [m for m in find_mentions("No BM today, senna/colace given.", 0, load_lexicon()) if m.kind == "medication"]
+    assert ms and all(not m.claim.negated for m in ms)
+    ms = [m for m in find_mentions("No heparin given today.", 0, load_lexicon()) if m.kind == "medication"]
+    assert ms and all(m.claim.negated for m in ms)

@@ -75,6 +75,16 @@ def cue_in_clause_before(name: str, text: str, pos: int) -> re.Match[str] | None
     return cs.pattern.search(mask_parentheticals(clause_before(text, pos, cs.scope)))
 
 
-def negated_before(prefix: str) -> bool:
-    """ConText negation: a negation trigger within the same clause, shortly before the term."""
-    return cue_in_clause_before("negation_before", prefix, len(prefix)) is not None
+def negated_before(prefix: str, after: str = "") -> bool:
+    """ConText negation: a negation trigger within the same clause, shortly before the term.
+
+    A trigger separated from the term by a comma negates a list of bare items ("no fever,
+    chills") but not an item with a predicate of its own after it (``after`` starting "given",
+    "started": "No BM today, senna/colace given"), which opens a new, asserted clause.
+    """
+    cs = cue_set("negation_before")
+    clause = mask_parentheticals(clause_before(prefix, len(prefix), cs.scope))
+    m = cs.pattern.search(clause)
+    if m is None:
+        return False
+    return not ("," in clause[m.start():] and after and cue("own_predicate_after").match(after))

@@ -431,7 +431,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         negated_after = re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|"
                                  r"on\s+hold)\b",
                                  own, re.I)
-        attrs["negated"] = bool(negated_before(raw[:s]) or negated_after)
+        attrs["negated"] = bool(negated_before(raw[:s], raw[e:]) or negated_after)
         if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
             continue  # "free water restrict": a limit on intake, not an order or administration
         word = re.sub(r"\s+", " ", raw[s:e].lower().strip())
