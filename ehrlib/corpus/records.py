@@ -23,6 +23,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "NoteType",
     "Label",
+    "TimeBasis",
+    "TIME_BASES",
     "ItemRef",
     "RowRef",
     "TimeSpan",
@@ -39,8 +41,10 @@ __all__ = [
 ]
 
 #: Bump when a field of any record changes meaning or name, or a field is added
-#: (2: ``Prediction.rule_id``, the offline rule behind a verdict).
-SCHEMA_VERSION = 2
+#: (2: ``Prediction.rule_id``, the offline rule behind a verdict; 3: ``time_basis``,
+#: ``deciding_row_ids``, ``confidence`` and ``abstained_from``, the fields a reviewer ranks
+#: and trusts findings by).
+SCHEMA_VERSION = 3
 
 #: ``radiology`` (MIMIC-III Radiology, MIMIC-IV-Note RR/AR reports) is accepted so the
 #: MIMIC importers keep those notes; the paper's benchmark types are the other three, and
@@ -53,6 +57,15 @@ PredictionLabel = Literal["consistent", "inconsistent", "unverified"]
 NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
 LABELS: tuple[str, ...] = get_args(Label)
 PREDICTION_LABELS: tuple[str, ...] = get_args(PredictionLabel)
+#: How a statement's time window was resolved, from the most to the least specific:
+#: an explicit date with a clock time, an explicit calendar date, a relative day ("yesterday",
+#: "POD 3", "on admission"), a part of a day ("overnight", "this shift"), a section's own
+#: window (a results heading's time), the note's day (physician/nursing default) or the
+#: whole hospitalization (discharge-summary default). ``later_time`` marks a statement that
+#: itself names a time after the note's.
+TimeBasis = Literal["explicit_time", "explicit_date", "relative_day", "part_of_day", "section_default",
+                    "note_day", "hospitalization", "later_time"]
+TIME_BASES: tuple[str, ...] = get_args(TimeBasis)
 
 
 class RecordError(EhrlibError, ValueError):
@@ -196,6 +209,17 @@ class Prediction:
     failure: str | None = None
     #: the offline rule that decided (``<family>.<name>``); None for LLM verdicts
     rule_id: str | None = None
+    #: how the statement's time window was resolved (:data:`TIME_BASES`); None when unknown
+    time_basis: TimeBasis | None = None
+    #: the rows that decided the verdict (the contradicting value, the extreme that breaks a
+    #: stated range, the nearest agreeing row); ``evidence_row_ids`` starts with them
+    deciding_row_ids: tuple[RowRef, ...] = ()
+    #: probability in [0, 1] that the verdict is right (the calibrator's, see
+    #: ``ehrlib calibrate``); None when the run was uncalibrated
+    confidence: float | None = None
+    #: set when a verdict was withheld for low confidence: the label the verifier gave,
+    #: while ``label`` says ``unverified`` and ``reason`` starts with "low confidence"
+    abstained_from: Label | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +243,7 @@ _NESTED: dict[type, dict[str, tuple[type, bool]]] = {
                  "inconsistency": (Inconsistency, False), "evidence_row_ids": (RowRef, True)},
     Prediction: {"items": (ItemRef, True), "time_window": (TimeSpan, False),
                  "evidence_row_ids": (RowRef, True), "tool_calls": (ToolCallRecord, True),
-                 "usage": (Usage, False)},
+                 "usage": (Usage, False), "deciding_row_ids": (RowRef, True)},
 }
 _TUPLE_OF_STR = {"columns", "check_path"}
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -230,6 +254,8 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "reasoning": ("commonsense", "medical", "none"),
     "mode": ("harsh", "lenient"),
     "verdict": ("correct", "incorrect", "unparsed"),
+    "time_basis": TIME_BASES,
+    "abstained_from": LABELS,
 }
 _FREE_TEXT = {ItemRef}  # records whose `label` is a name, not a consistency label
 
@@ -359,6 +385,9 @@ def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
               and value not in _CHOICES[name]):
             if not (cls is Prediction and name == "label" and value in PREDICTION_LABELS):
                 raise RecordError(f"{cls.__name__}: field '{name}' must be one of {_CHOICES[name]}, got {value!r}")
+        elif name == "confidence" and value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0):
+            raise RecordError(f"{cls.__name__}: field 'confidence' must be a number in [0, 1], got {value!r}")
         elif name == "claim" and value is not None and not isinstance(value, Mapping):
             raise RecordError(f"{cls.__name__}: field 'claim' must be an object, got {type(value).__name__}")
         elif name == "line" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ehrlib.corpus.records import ItemRef, RecordError, RowRef, TimeSpan, ToolCallRecord, Usage
+from ehrlib.corpus.records import ItemRef, RecordError, RowRef, TimeBasis, TimeSpan, ToolCallRecord, Usage
 from ehrlib.pipeline.claims import Claim
 
 __all__ = [
@@ -106,6 +106,8 @@ class Entity:
     span: tuple[int, int] | None = None
     #: a shared id for entities from one observation ("Abd: soft, distended")
     group: str | None = None
+    #: how ``window`` was resolved (see :data:`ehrlib.corpus.records.TIME_BASES`)
+    time_basis: TimeBasis | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.claim, Claim):
@@ -143,6 +145,8 @@ class Verdict:
     #: the offline rule that produced the verdict (``<family>.<name>``, see
     #: :mod:`ehrlib.pipeline.offline.verification`); None for LLM verdicts
     rule_id: str | None = None
+    #: the rows that decided the verdict, before any context rows of ``evidence_row_ids``
+    deciding_row_ids: tuple[RowRef, ...] = ()
     #: verdicts for the other entities of the same observation group, answered from the
     #: same evidence in the same call (a verifier with ``accepts_group``); the orchestrator
     #: uses them as cache hits for those entities and never writes this field out.
