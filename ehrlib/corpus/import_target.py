@@ -164,9 +164,9 @@ def _stale_pid(entry: Path) -> int | None:
     if entry.name.endswith(_LOCK_SUFFIX):
         pid = _owner(entry)
     elif m := _PRIVATE.match(entry.name):
-        # killed before it became the lock: holds its owner file at most
+        # killed before it became the lock: holds its owner file and an empty corpus folder at most
         try:
-            if {p.name for p in entry.iterdir()} - {OWNER_FILE}:
+            if {p.name for p in entry.iterdir()} - {OWNER_FILE, CORPUS_DIR} or any((entry / CORPUS_DIR).glob("*")):
                 return None
         except OSError:
             return None
@@ -188,10 +188,23 @@ def sweep(parent: Path) -> list[Path]:
         return removed
     for entry in entries:
         if _stale_pid(entry) is not None:
-            shutil.rmtree(entry, ignore_errors=True)
+            _remove(entry)
             if not entry.exists():
                 removed.append(entry)
     return removed
+
+
+def _remove(folder: Path) -> None:
+    """Remove a staging folder, its owner file last: cut short, it can still be swept."""
+    if folder.is_symlink():  # never follow a link planted where a staging folder goes
+        return
+    with contextlib.suppress(OSError):
+        for child in folder.iterdir():
+            if child.name != OWNER_FILE:
+                shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() \
+                    else child.unlink(missing_ok=True)
+        (folder / OWNER_FILE).unlink(missing_ok=True)
+        folder.rmdir()
 
 
 def _acquire(target: Target, token: str) -> Path:
@@ -222,7 +235,7 @@ def _acquire(target: Target, token: str) -> Path:
                 if _alive(holder):
                     raise ConfigError(f"another import into {target.given} is running (pid {holder}); wait for it, "
                                       f"or remove {lock} if that process is not an import") from None
-                shutil.rmtree(lock, ignore_errors=True)  # its owner is gone: a killed import's leftovers
+                _remove(lock)  # its owner is gone: a killed import's leftovers
         raise AssertionError("unreachable")
     except OSError as exc:
         raise ConfigError(f"cannot create {target.given}: {os_reason(exc)} ({exc.filename or lock})") from None
@@ -230,10 +243,32 @@ def _acquire(target: Target, token: str) -> Path:
         shutil.rmtree(private, ignore_errors=True)
 
 
+class _Stop:
+    """Signal state of the import in progress (Python runs handlers in the main thread only)."""
+
+    deferring: bool = False
+    pending: int | None = None
+
+
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
     for s in _SIGNALS:  # one stop is enough: let the cleanup finish
         signal.signal(s, signal.SIG_IGN)
+    if _Stop.deferring:
+        _Stop.pending = signum
+        return
     raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Hold a stop signal until the block is done (the renames of a commit belong together)."""
+    _Stop.deferring, _Stop.pending = True, None
+    try:
+        yield
+    finally:
+        _Stop.deferring = False
+    if _Stop.pending is not None:
+        raise Interrupted(_Stop.pending)
 
 
 @contextlib.contextmanager
@@ -250,7 +285,7 @@ def staged(target: Target) -> Iterator[Path]:
         yield _acquire(target, token) / CORPUS_DIR
     finally:
         if (_owner_record(target.lock) or {}).get("token") == token:  # ours, even if a signal cut _acquire short
-            shutil.rmtree(target.lock, ignore_errors=True)
+            _remove(target.lock)
         for s, handler in previous.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
 
@@ -259,6 +294,11 @@ def commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
     """Move the staged corpus into place: a new OUT_DIR appears whole by one rename; in an
     existing one each of ``files`` is replaced by its own rename, in the order given.
     """
+    with _uninterrupted():
+        _commit(staging, target, files)
+
+
+def _commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
     try:
         if not target.existing:
             try:
