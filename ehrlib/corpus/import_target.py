@@ -36,8 +36,8 @@ from typing import Any
 
 from ehrlib.errors import ConfigError, DataError
 
-__all__ = ["IMPORT_FILE", "Interrupted", "Target", "commit", "is_import_folder", "os_reason", "resolve_target",
-           "staged", "sweep"]
+__all__ = ["IMPORT_FILE", "Interrupted", "Target", "commit", "corpus_source_kind", "is_import_folder", "make_parents",
+           "os_reason", "resolve_target", "staged", "sweep"]
 
 IMPORT_FILE = "import.json"
 #: the file inside a staging folder that names its owner; nothing without it is ever removed
@@ -123,6 +123,38 @@ def resolve_target(src: Path, out: Path, overwrite: bool) -> Target:
         raise ConfigError(f"{out} is not a corpus folder written by `ehrlib notes import` (no import.json of its "
                           "own); --overwrite replaces only such folders, so choose a new folder")
     return Target(out, path, existing=True)
+
+
+def corpus_source_kind(corpus_dir: str | os.PathLike[str] | None) -> str | None:
+    """``credentialed`` for a corpus this importer wrote (its import.json says so), else None.
+
+    MIMIC notes exist only under PhysioNet's credentialed licence, so the PHI guard must
+    treat such a corpus as credentialed even when it runs against the open demo database
+    (the demo's admissions are real MIMIC-III admissions). An unreadable import.json
+    counts as credentialed: the guard fails closed.
+    """
+    if corpus_dir is None:
+        return None
+    path = Path(corpus_dir) / IMPORT_FILE
+    if not path.exists():
+        return None
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("source_kind") or "credentialed")
+    except (OSError, ValueError, AttributeError):
+        return "credentialed"
+
+
+def make_parents(target: Target) -> list[Path]:
+    """Create OUT_DIR's missing parent folders; returns those created, outermost first (the
+    caller removes them again if the import fails).
+    """
+    parent = target.path.parent
+    missing = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create {target.given}: {os_reason(exc)} ({exc.filename or parent})") from None
+    return missing
 
 
 def _alive(pid: int) -> bool:

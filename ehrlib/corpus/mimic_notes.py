@@ -42,7 +42,16 @@ from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
-from ehrlib.corpus.import_target import IMPORT_FILE, commit, os_reason, resolve_target, staged
+from ehrlib.corpus.id_files import read_id_file
+from ehrlib.corpus.import_target import (
+    IMPORT_FILE,
+    commit,
+    corpus_source_kind,
+    make_parents,
+    os_reason,
+    resolve_target,
+    staged,
+)
 from ehrlib.corpus.io import NOTES_FILE
 from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION, YEAR_RANGE
 from ehrlib.errors import ConfigError, DataError
@@ -165,34 +174,6 @@ def detect_source(header: Iterable[str]) -> str:
                     f"({', '.join(_SIGNATURE['mimic3'])}) nor MIMIC-IV-Note ({', '.join(_SIGNATURE['mimic4'])})")
 
 
-def read_id_file(path: str | os.PathLike[str], what: str = "id") -> frozenset[int]:
-    """Integer ids from a text file: separated by whitespace or commas, ``#`` starts a
-    comment, an optional header word (``hadm_id``) on the first line is skipped.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{what} file {p}: not found")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{what} file {p}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
-                          f"{exc.start}); expected ids as plain text") from None
-    except OSError as exc:
-        raise ConfigError(f"{what} file {p}: cannot be read ({os_reason(exc)})") from None
-    ids: set[int] = set()
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        for token in raw.split("#", 1)[0].replace(",", " ").split():
-            try:
-                ids.add(int(token))
-            except ValueError:
-                if lineno == 1 and token.lower().replace("_", "").isalpha():
-                    continue  # a header such as HADM_ID
-                raise ConfigError(f"{p}:{lineno}: {what} {token!r} is not an integer") from None
-    if not ids:
-        raise ConfigError(f"{what} file {p}: no ids in it")
-    return frozenset(ids)
-
-
 #: a note as the importer carries it: the Note fields in contract order
 NoteFields = tuple[str, int, int, str, str, str, "str | None"]
 
@@ -210,25 +191,6 @@ def note_json(fields: NoteFields) -> str:
     note_id, subject_id, hadm_id, note_type, chartdate, text, charttime = fields
     return _LINE % (_quote(note_id), subject_id, hadm_id, _quote(note_type), _quote(chartdate), _quote(text),
                     "null" if charttime is None else _quote(charttime))
-
-
-def corpus_source_kind(corpus_dir: str | os.PathLike[str] | None) -> str | None:
-    """``credentialed`` for a corpus this importer wrote (its import.json says so), else None.
-
-    MIMIC notes exist only under PhysioNet's credentialed licence, so the PHI guard must
-    treat such a corpus as credentialed even when it runs against the open demo database
-    (the demo's admissions are real MIMIC-III admissions). An unreadable import.json
-    counts as credentialed: the guard fails closed.
-    """
-    if corpus_dir is None:
-        return None
-    path = Path(corpus_dir) / IMPORT_FILE
-    if not path.exists():
-        return None
-    try:
-        return str(json.loads(path.read_text(encoding="utf-8")).get("source_kind") or "credentialed")
-    except (OSError, ValueError, AttributeError):
-        return "credentialed"
 
 
 def _valid_date(text: str) -> str | None:
@@ -450,7 +412,7 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     if not src.is_file():
         raise DataError(f"{src}: file not found")
     target = resolve_target(src, out, overwrite)
-    made = _make_parents(target.path.parent, out)
+    made = make_parents(target)
     bar = None
     try:
         with staged(target) as staging:
@@ -471,16 +433,6 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
         for folder in reversed(made):  # parents created for a folder that never came to be
             with contextlib.suppress(OSError):
                 folder.rmdir()
-
-
-def _make_parents(parent: Path, out: Path) -> list[Path]:
-    """Create OUT_DIR's missing parent folders; returns those created (outermost first)."""
-    missing = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create {out}: {os_reason(exc)} ({exc.filename or parent})") from None
-    return missing
 
 
 def _write_corpus(src: Path, staging: Path, source: str | None, filters: ImportFilters,
