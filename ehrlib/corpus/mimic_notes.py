@@ -367,22 +367,20 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
                     continue
                 seen_ids.add(key)
                 yield seq, (note_id, subject_id, hadm_id, note_type, chartdate, body, charttime or None)
+            counts["rows"] = seq
+            meta["sha256"] = digest.result()
+            meta["bytes"] = src.stat().st_size
         except csv.Error as exc:
             raise DataError(f"{src}: CSV error near data row {reader.line_num}: {exc}") from None
         except UnicodeDecodeError as exc:
             raise DataError(f"{src}: not UTF-8 text ({exc.reason} at byte {exc.start} of a block)") from None
         except (OSError, EOFError) as exc:  # a truncated .gz
             raise DataError(f"{src}: cannot read ({exc})") from None
-        except BaseException:  # closed early or stopped: do not wait for the whole file's hash
-            stop.set()
-            raise
         finally:
+            stop.set()  # a failed, closed or stopped read does not wait for the whole file's hash
             csv.field_size_limit(previous_limit)
-        counts["rows"] = seq
         if tick is not None:
             tick(seq % 10000)
-        meta["sha256"] = digest.result()
-        meta["bytes"] = src.stat().st_size
 
 
 def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, source: str | None = None,
