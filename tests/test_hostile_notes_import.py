@@ -67,9 +67,9 @@ def _tree(root: Path, skip: Path | None = None) -> dict[str, str]:
     return out
 
 
-def _count(category: str, kind: str) -> None:
+def _count(category: str, kind: str, n: int = 1) -> None:
     COUNTS.setdefault(category, {}).setdefault(kind, 0)
-    COUNTS[category][kind] += 1
+    COUNTS[category][kind] += n
 
 
 def _cli(category: str, argv: list[str], capsys) -> tuple[int, str]:
@@ -130,7 +130,7 @@ def test_overwrite_never_deletes_what_it_does_not_own(tmp_path, capsys, monkeypa
     (tree / "2024" / "deep" / "keep.txt").write_text("mine")
     (tree / "notes.jsonl").write_text("not a corpus of ours\n")
     _refused(cat, c, [str(c / "NOTEEVENTS.csv"), str(tree), "--overwrite"], capsys, c, "not a corpus folder")
-    _refused(cat, c, [str(c / "NOTEEVENTS.csv"), str(tree)], capsys, c, "--overwrite")
+    _refused(cat, c, [str(c / "NOTEEVENTS.csv"), str(tree)], capsys, c, "not a corpus folder")
     monkeypatch.chdir(tree)
     _refused(cat, c, [str(c / "NOTEEVENTS.csv"), ".", "--overwrite"], capsys, c, "not a corpus folder")
     for content in ("[1]", '{"source": "x"}', "\x00\x01"):  # an import.json that is not ours
@@ -252,13 +252,14 @@ def test_impossible_dates_are_skipped_and_counted(tmp_path, capsys):
     code = main(["notes", "import", str(src), str(out), "--no-progress"])
     printed = capsys.readouterr().out
     assert code == 0
-    _count(cat, "ok")
     record = json.loads((out / IMPORT_FILE).read_text())
     assert record["unusable"] == {"bad_date": 1, "date_out_of_range": len(bad)}, record["unusable"]
     assert f"date_out_of_range {len(bad)}" in printed and "bad_date 1" in printed
     notes = read_notes(corpus_file(out, NOTES_FILE))  # as `ehrlib run` loads them: all pass the contract
     assert [n.note_id for n in notes] == ["1", "20", "21"]
-    _count(cat, "loaded by the run's loader")
+    _count(cat, "rows skipped as date_out_of_range", len(bad))
+    _count(cat, "rows skipped as bad_date")
+    _count(cat, "rows kept (incl. years 1700 and 2300), all loaded by the run's loader", len(notes))
     _report(capsys, cat)
 
 
@@ -348,6 +349,10 @@ def test_signals_leave_no_staging_folder(tmp_path, capsys):
     killed = tmp_path / "killed"
     proc = _start(src, killed)
     _when_writing(proc, killed)
+    # meanwhile a second import into the same new folder is refused, naming the first
+    code, err = _cli("concurrent imports (real process)", [str(small), str(killed)], capsys)
+    assert code == 2 and f"another import into {killed} is running (pid {proc.pid})" in err, err
+    assert proc.poll() is None and not killed.exists()
     proc.kill()
     proc.communicate(timeout=60)
     leftover = tmp_path / ".killed.import"
@@ -362,7 +367,7 @@ def test_signals_leave_no_staging_folder(tmp_path, capsys):
     assert len(read_notes(killed / "notes.jsonl")) == 2
     assert _sha(src) == digest
     _count(cat, "SIGKILL: swept by the next import")
-    _report(capsys, cat)
+    _report(capsys, cat, "concurrent imports (real process)")
 
 
 def test_a_stop_during_the_commit_waits_for_it(tmp_path, capsys, monkeypatch):

@@ -117,11 +117,12 @@ def resolve_target(src: Path, out: Path, overwrite: bool) -> Target:
             return Target(out, path, existing=True)
     except OSError as exc:
         raise ConfigError(f"cannot use {out}: {os_reason(exc)} ({exc.filename or path})") from None
+    if not is_import_folder(path):
+        raise ConfigError(f"{out} exists and is not a corpus folder written by `ehrlib notes import` (no "
+                          "import.json of its own); an import never writes there, even with --overwrite: "
+                          "choose a new folder")
     if not overwrite:
         raise ConfigError(f"{out} exists; pass --overwrite to replace its notes.jsonl and import.json")
-    if not is_import_folder(path):
-        raise ConfigError(f"{out} is not a corpus folder written by `ehrlib notes import` (no import.json of its "
-                          "own); --overwrite replaces only such folders, so choose a new folder")
     return Target(out, path, existing=True)
 
 
