@@ -254,6 +254,7 @@ def test_impossible_dates_are_skipped_and_counted(tmp_path, capsys):
     assert code == 0
     record = json.loads((out / IMPORT_FILE).read_text())
     assert record["unusable"] == {"bad_date": 1, "date_out_of_range": len(bad)}, record["unusable"]
+    assert record["notes_bytes"] == (out / "notes.jsonl").stat().st_size
     assert f"date_out_of_range {len(bad)}" in printed and "bad_date 1" in printed
     notes = read_notes(corpus_file(out, NOTES_FILE))  # as `ehrlib run` loads them: all pass the contract
     assert [n.note_id for n in notes] == ["1", "20", "21"]
