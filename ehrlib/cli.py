@@ -7,7 +7,8 @@ the parsers beside their code lets modules grow commands without touching this f
 
 Exit status: 0 done, 1 a run that failed (:class:`~ehrlib.errors.RunError`, or notes
 left in error), 2 bad usage or input (any other :class:`~ehrlib.errors.EhrlibError`,
-printed as one line; ``--debug`` adds its traceback).
+printed as one line; ``--debug`` adds its traceback), 128 + N when stopped by signal N
+(130 for Ctrl-C; a command that cleans up on SIGTERM ends with 143).
 """
 from __future__ import annotations
 
@@ -93,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal a command turned into one
+        signum = int(getattr(exc, "signum", 2))
+        print(f"interrupted{f' ({exc})' if signum != 2 else ''}", file=sys.stderr)
+        return 128 + signum

@@ -14,12 +14,14 @@ note type (Vitter's algorithm R, seeded per type, so a type's sample does not de
 how many rows of other types the file has). Each row is counted once, under the first
 check it fails, in this order: error rows (MIMIC-III ``ISERROR``), unsupported
 category, note type not selected, unusable ids (missing or non-integer), id filters,
-admission absent from the database, unparseable date, empty text, a note id seen before. Everything is
-written into a hidden folder next to ``out_dir`` and renamed into place at the end, so
-an interrupted import leaves no half corpus.
+admission absent from the database, unparseable date, a date outside the contract's years
+(:data:`ehrlib.corpus.records.YEAR_RANGE`, which ``ehrlib run`` enforces), a note id seen before,
+empty text. Where the output may go and how it is staged, committed and cleaned up (also on
+a stop signal) is :mod:`ehrlib.corpus.import_target`'s business.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import hashlib
@@ -27,11 +29,10 @@ import io
 import json
 import os
 import random
-import shutil
-import tempfile
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -41,8 +42,18 @@ from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
+from ehrlib.corpus.id_files import read_id_file
+from ehrlib.corpus.import_target import (
+    IMPORT_FILE,
+    commit,
+    corpus_source_kind,
+    make_parents,
+    os_reason,
+    resolve_target,
+    staged,
+)
 from ehrlib.corpus.io import NOTES_FILE
-from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION
+from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION, YEAR_RANGE
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = [
@@ -59,7 +70,6 @@ __all__ = [
     "read_id_file",
 ]
 
-IMPORT_FILE = "import.json"
 SOURCES = ("mimic3", "mimic4")
 #: header columns that identify each source (lower-cased); a file may have more
 _SIGNATURE = {
@@ -132,15 +142,15 @@ class ImportResult:
         return out
 
 
-def _sha256(path: Path) -> str:
-    """The file's sha256, read in 4 MB blocks.
+def _sha256(path: Path, stop: threading.Event) -> str:
+    """The file's sha256, read in 4 MB blocks (given up, returning "", once ``stop`` is set).
 
     Run in a thread next to the parser: hashlib and file reads release the GIL, so on a multi-GB file the
     hash costs no wall time.
     """
     h = hashlib.sha256()
     with path.open("rb") as fh:
-        while block := fh.read(4 << 20):
+        while not stop.is_set() and (block := fh.read(4 << 20)):
             h.update(block)
     return h.hexdigest()
 
@@ -164,27 +174,6 @@ def detect_source(header: Iterable[str]) -> str:
                     f"({', '.join(_SIGNATURE['mimic3'])}) nor MIMIC-IV-Note ({', '.join(_SIGNATURE['mimic4'])})")
 
 
-def read_id_file(path: str | os.PathLike[str], what: str = "id") -> frozenset[int]:
-    """Integer ids from a text file: separated by whitespace or commas, ``#`` starts a
-    comment, an optional header word (``hadm_id``) on the first line is skipped.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"{what} file {p}: not found")
-    ids: set[int] = set()
-    for lineno, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
-        for token in raw.split("#", 1)[0].replace(",", " ").split():
-            try:
-                ids.add(int(token))
-            except ValueError:
-                if lineno == 1 and token.lower().replace("_", "").isalpha():
-                    continue  # a header such as HADM_ID
-                raise ConfigError(f"{p}:{lineno}: {what} {token!r} is not an integer") from None
-    if not ids:
-        raise ConfigError(f"{what} file {p}: no ids in it")
-    return frozenset(ids)
-
-
 #: a note as the importer carries it: the Note fields in contract order
 NoteFields = tuple[str, int, int, str, str, str, "str | None"]
 
@@ -202,25 +191,6 @@ def note_json(fields: NoteFields) -> str:
     note_id, subject_id, hadm_id, note_type, chartdate, text, charttime = fields
     return _LINE % (_quote(note_id), subject_id, hadm_id, _quote(note_type), _quote(chartdate), _quote(text),
                     "null" if charttime is None else _quote(charttime))
-
-
-def corpus_source_kind(corpus_dir: str | os.PathLike[str] | None) -> str | None:
-    """``credentialed`` for a corpus this importer wrote (its import.json says so), else None.
-
-    MIMIC notes exist only under PhysioNet's credentialed licence, so the PHI guard must
-    treat such a corpus as credentialed even when it runs against the open demo database
-    (the demo's admissions are real MIMIC-III admissions). An unreadable import.json
-    counts as credentialed: the guard fails closed.
-    """
-    if corpus_dir is None:
-        return None
-    path = Path(corpus_dir) / IMPORT_FILE
-    if not path.exists():
-        return None
-    try:
-        return str(json.loads(path.read_text(encoding="utf-8")).get("source_kind") or "credentialed")
-    except (OSError, ValueError, AttributeError):
-        return "credentialed"
 
 
 def _valid_date(text: str) -> str | None:
@@ -241,7 +211,12 @@ def _valid_time(text: str) -> str | None | Literal[False]:
     except ValueError:
         return False
     # MIMIC writes exactly this form: keep the string (strftime would cost ~3 us a row)
-    return text if len(text) == 19 and text[10] == " " else parsed.strftime("%Y-%m-%d %H:%M:%S")
+    return text if len(text) == 19 and text[10] == " " else f"{parsed.year:04d}-{parsed:%m-%d %H:%M:%S}"
+
+
+def _in_years(stamp: str | None) -> bool:
+    """Whether a normalised date or timestamp (four-digit year first) lies in the contract's years."""
+    return stamp is None or YEAR_RANGE[0] <= int(stamp[:4]) <= YEAR_RANGE[1]
 
 
 @dataclass(slots=True)
@@ -287,15 +262,20 @@ def _int(text: str) -> int | None:
 
 def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Mapping[int, int] | None,
           counts: Counter, unsupported: Counter, tick: Callable[[int], None] | None,
-          meta: dict[str, Any]) -> Iterator[tuple[int, NoteFields]]:
+          meta: dict[str, Any]) -> Generator[tuple[int, NoteFields], None, None]:
     """(row number, note) of every usable row that passes the filters, in file order; fills
     ``counts`` ('rows', 'unusable:<reason>', 'filtered:<filter>') and ``meta``.
     """
     if not src.is_file():
         raise DataError(f"{src}: file not found")
+    try:
+        text = _open_text(src)
+    except OSError as exc:
+        raise DataError(f"{src}: cannot be read ({os_reason(exc)})") from None
     previous_limit = csv.field_size_limit(_FIELD_LIMIT)
-    with ThreadPoolExecutor(1) as pool, _open_text(src) as text:
-        digest = pool.submit(_sha256, src)
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as pool, text:
+        digest = pool.submit(_sha256, src, stop)
         reader = csv.reader(text, strict=True)  # a quote left open (a truncated file) is an error
         try:
             try:
@@ -371,6 +351,9 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
                 if chartdate is None or charttime is False:
                     counts["unusable:bad_date"] += 1
                     continue
+                if not (_in_years(chartdate) and _in_years(charttime or None)):
+                    counts["unusable:date_out_of_range"] += 1
+                    continue
                 # ints take less memory than strings
                 key: int | str = int(note_id) if note_id.isdigit() and note_id[0] != "0" else note_id
                 if key in seen_ids:
@@ -384,6 +367,9 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
                     continue
                 seen_ids.add(key)
                 yield seq, (note_id, subject_id, hadm_id, note_type, chartdate, body, charttime or None)
+            counts["rows"] = seq
+            meta["sha256"] = digest.result()
+            meta["bytes"] = src.stat().st_size
         except csv.Error as exc:
             raise DataError(f"{src}: CSV error near data row {reader.line_num}: {exc}") from None
         except UnicodeDecodeError as exc:
@@ -391,12 +377,10 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
         except (OSError, EOFError) as exc:  # a truncated .gz
             raise DataError(f"{src}: cannot read ({exc})") from None
         finally:
+            stop.set()  # a failed, closed or stopped read does not wait for the whole file's hash
             csv.field_size_limit(previous_limit)
-        counts["rows"] = seq
         if tick is not None:
             tick(seq % 10000)
-        meta["sha256"] = digest.result()
-        meta["bytes"] = src.stat().st_size
 
 
 def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *, source: str | None = None,
@@ -409,8 +393,10 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     keeps only notes of those admissions and patients; ``db`` names that database in
     import.json.
 
-    Raises DataError for an unreadable or unrecognised file, ConfigError for bad options
-    or an existing ``out_dir`` without ``overwrite``.
+    Raises DataError for an unreadable or unrecognised file or a failed write, ConfigError
+    for bad options or an ``out_dir`` the import may not write (see
+    :func:`ehrlib.corpus.import_target.resolve_target`), :class:`~ehrlib.corpus.import_target.Interrupted`
+    on SIGTERM, SIGINT or SIGHUP; in every case nothing is left behind.
     """
     started = time.perf_counter()
     src, out = Path(src), Path(out_dir)
@@ -421,21 +407,44 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
         raise ConfigError(f"note types must be among {', '.join(NOTE_TYPES)}, got {', '.join(bad_types) or 'none'}")
     if filters.per_type is not None and filters.per_type < 1:
         raise ConfigError(f"--per-type must be at least 1, got {filters.per_type}")
-    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
-        raise ConfigError(f"{out} exists; pass --overwrite to replace it")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
+    if not src.is_file():
+        raise DataError(f"{src}: file not found")
+    target = resolve_target(src, out, overwrite)
+    made = make_parents(target)
+    bar = None
+    try:
+        with staged(target) as staging:
+            if progress:
+                bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
+            try:
+                result = _write_corpus(src, staging, source, filters, admissions, db, bar, started, out)
+            except OSError as exc:
+                where = exc.filename or staging / NOTES_FILE
+                raise DataError(f"cannot write {out}: {os_reason(exc)} ({where}); nothing was written") from None
+            # import.json first: an existing corpus never holds notes without a credentialed record
+            commit(staging, target, (IMPORT_FILE, NOTES_FILE))
+        made = []
+        return result
+    finally:
+        if bar is not None:
+            bar.close()
+        for folder in reversed(made):  # parents created for a folder that never came to be
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _write_corpus(src: Path, staging: Path, source: str | None, filters: ImportFilters,
+                  admissions: Mapping[int, int] | None, db: str | os.PathLike[str] | None, bar: Any,
+                  started: float, out: Path) -> ImportResult:
+    """Write notes.jsonl and import.json into ``staging``."""
     counts: Counter = Counter()
     unsupported: Counter = Counter()
     meta: dict[str, Any] = {}
-    bar = None
+    rows = _rows(src, source, filters, admissions, counts, unsupported, bar.update if bar is not None else None,
+                 meta)
+    by_type: Counter = Counter()
     try:
-        if progress:
-            bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
-        rows = _rows(src, source, filters, admissions, counts, unsupported, bar.update if bar is not None else None,
-                     meta)
-        by_type: Counter = Counter()
-        with (tmp / NOTES_FILE).open("w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
+        with (staging / NOTES_FILE).open("w", encoding="utf-8", newline="\n", buffering=1 << 20) as fh:
             if filters.per_type is None:
                 for _, note in rows:
                     fh.write(note_json(note) + "\n")
@@ -452,44 +461,23 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
                     by_type[note[3]] += 1
             fh.flush()
             os.fsync(fh.fileno())
-        written = sum(by_type.values())
-        result = ImportResult(
-            out_dir=out, source=meta["source"], rows=counts["rows"], written=written,
-            by_type={t: by_type[t] for t in NOTE_TYPES if by_type[t]},
-            unusable={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("unusable:") and v},
-            filtered={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("filtered:") and v},
-            unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"],
-            seconds=time.perf_counter() - started)
-        record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_kind": "credentialed",
-                  "source_file": src.name,
-                  "source_bytes": meta["bytes"], "sha256": result.sha256, "filters": filters.describe(),
-                  "db": str(db) if db is not None else None, "rows": result.rows, "written": written,
-                  "by_type": dict(result.by_type), "unusable": dict(result.unusable),
-                  "filtered": dict(result.filtered), "unsupported_categories": dict(result.unsupported),
-                  "imported_at": datetime.now().astimezone().isoformat(timespec="seconds")}
-        (tmp / IMPORT_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        _swap_into_place(tmp, out)
-        return result
     finally:
-        if bar is not None:
-            bar.close()
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished folder to ``out``; an old ``out`` is moved aside first and only
-    deleted once the new one is in place.
-    """
-    old = None
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
-        os.replace(out, old)
-    try:
-        os.replace(tmp, out)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink()
+        rows.close()  # a write that failed: stop the reader (and its hash thread) now
+    written = sum(by_type.values())
+    result = ImportResult(
+        out_dir=out, source=meta["source"], rows=counts["rows"], written=written,
+        by_type={t: by_type[t] for t in NOTE_TYPES if by_type[t]},
+        unusable={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("unusable:") and v},
+        filtered={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("filtered:") and v},
+        unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"],
+        seconds=time.perf_counter() - started)
+    record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_kind": "credentialed",
+              "source_file": src.name,
+              "source_bytes": meta["bytes"], "sha256": result.sha256, "filters": filters.describe(),
+              "db": str(db) if db is not None else None, "rows": result.rows, "written": written,
+              "notes_bytes": (staging / NOTES_FILE).stat().st_size,
+              "by_type": dict(result.by_type), "unusable": dict(result.unusable),
+              "filtered": dict(result.filtered), "unsupported_categories": dict(result.unsupported),
+              "imported_at": datetime.now().astimezone().isoformat(timespec="seconds")}
+    (staging / IMPORT_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return result

@@ -38,8 +38,9 @@ def register(sub: Any) -> None:
         description="Stream a MIMIC-III NOTEEVENTS.csv[.gz] or a MIMIC-IV-Note discharge/radiology.csv[.gz] "
                     "into OUT_DIR (notes.jsonl, import.json). The source is recognised from the header. "
                     "MIMIC-III rows marked ISERROR are left out; rows that cannot become a note (unsupported "
-                    "category, missing HADM_ID, bad date, empty text) are counted by reason. OUT_DIR appears "
-                    "only once complete.")
+                    "category, missing HADM_ID, bad date or one outside the years the note contract allows, "
+                    "empty text) are counted by reason. OUT_DIR must be new, or with --overwrite a folder an "
+                    "earlier import wrote; it appears only once complete, and nothing else is ever removed.")
     p.add_argument("src", metavar="SRC", help="NOTEEVENTS.csv[.gz], discharge.csv[.gz] or radiology.csv[.gz]")
     p.add_argument("out_dir", metavar="OUT_DIR", help="corpus folder to write")
     p.add_argument("--source", choices=("mimic3", "mimic4"), help="force the source format (default: from the header)")
@@ -51,7 +52,9 @@ def register(sub: Any) -> None:
     p.add_argument("--per-type", type=int, metavar="N", help="a uniform random sample of N notes per type")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     p.add_argument("--include-errors", action="store_true", help="keep MIMIC-III rows marked ISERROR")
-    p.add_argument("--overwrite", action="store_true", help="replace OUT_DIR if it exists")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace notes.jsonl and import.json of a corpus folder an earlier import wrote "
+                        "(its other files are kept)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_import)
 
