@@ -68,6 +68,7 @@ def test_views_on_a_judged_run(tiny_run):
     findings = note_findings(run, mode="harsh")
     assert findings["entity"].tolist() == ["WBC 20", "HR", "temperature"]
     assert findings["verdict"].tolist() == ["correct", "incorrect", "no gold counterpart"]
+    assert findings["confidence"].isna().all()  # the hand-built run is uncalibrated
     both = compare_runs({"a": run, "b": run})
     assert both["variant"].tolist() == ["a", "a", "b", "b"]
     table = ablation_table({"full": run, "same": run}, baseline="full", n_boot=50).set_index(["variant", "mode"])

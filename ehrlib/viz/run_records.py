@@ -77,11 +77,16 @@ class NoteRecord:
         return self.status in FAILED_STATUSES or self.failure is not None
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
+def _lines(path: Path, skip: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file; a line holding every string of ``skip`` is not parsed
+    (a cheap filter: most stage records carry nothing the viewer needs).
+    """
     if not path.is_file():
         return
     with path.open(encoding="utf-8") as fh:
         for raw in fh:
+            if skip and all(s in raw for s in skip):
+                continue
             try:
                 rec = json.loads(raw)
             except json.JSONDecodeError:
@@ -140,7 +145,7 @@ def read_note_records(run_dir: str | os.PathLike[str]) -> dict[str, NoteRecord]:
                 f["failure"] = f.get("failure") or _reason(rec)
         else:
             failures.setdefault(nid, []).append(f"{stage}: {_reason(rec) or 'failed'}")
-    for rec in _lines(run_dir / "stages.jsonl"):
+    for rec in _lines(run_dir / "stages.jsonl", skip=('"failures": []', '"dropped": []')):
         nid, stage = str(rec["note_id"]), str(rec.get("stage") or "")
         if stage == "note":
             fields.setdefault(nid, {}).update(_structure(rec.get("output") or {}))
