@@ -282,12 +282,14 @@ def test_failed_note_and_coverage_marks(calibrated, page):
     after = page.eval_on_selector_all(".n-remaining", "cs => cs.map(c => c.textContent)")
     assert before[0] == after[0] == "—" and before != after
     page.screenshot(path=str(shots / "index.png"), full_page=True)
-    page.click(f"a[href='{page_name(failed)}']")
+    page.click(f"a[href^='{page_name(failed)}']")
+    assert page.url.endswith(f"{page_name(failed)}?t=0.99")  # the threshold goes along
     assert page.eval_on_selector(".ehrlib-viewer", "d => d.dataset.status") == "failed"
     assert _visible(page, ".note-failed") == 1 and page.query_selector("details.fd") is None
     kinds = set(page.eval_on_selector_all("td.cov", "cs => cs.map(c => c.dataset.coverage)"))
     assert kinds <= {"not_checked", "blank"} and "not_checked" in kinds
     page.click(".nav-next")
+    assert page.input_value("#threshold-num") == "0.99" and "≥ 0.99" in page.text_content("#remaining")
     marks = page.eval_on_selector_all("td.cov", "cs => cs.map(c => c.dataset.coverage)")
     assert len(marks) == page.eval_on_selector_all("table.note > tbody > tr", "rs => rs.length")
     header = dict(page.eval_on_selector_all(".coverage .cn", "els => els.map(e => [e.className.split('cn-')[1], "

@@ -4,7 +4,8 @@ external assets) that re-labels findings below it "unverified (low confidence)".
 
 The page is complete without the script: it is rendered at the run's own threshold, so
 a notebook (whose sanitizer drops scripts) or a browser with scripts off shows the run's
-verdicts; the script only recomputes when the reviewer moves the threshold.
+verdicts; the script only recomputes when the reviewer moves the threshold, and carries
+the chosen value to the pages it links (``?t=0.40``), so the index and every note agree.
 """
 from __future__ import annotations
 
@@ -106,12 +107,21 @@ _SCRIPT = """
     out.textContent = kept(inc) + " of " + inc.length + " inconsistent findings remain at confidence \\u2265 " +
       t.toFixed(2) + " (contradictions " + kept(con) + " of " + con.length + "); " + low + " shown as " + LOW;
   }
+  function carry(t) {  /* links to the other pages keep the reviewer's threshold (?t=) */
+    document.querySelectorAll("a.nav-prev, a.nav-next, a.nav-index, table.index a").forEach(function (a) {
+      var href = a.getAttribute("href"), cut = href.search(/[?#]/), hash = href.indexOf("#");
+      a.setAttribute("href", (cut < 0 ? href : href.slice(0, cut)) + "?t=" + t.toFixed(2) +
+                     (hash < 0 ? "" : href.slice(hash)));
+    });
+  }
   function set(value) {
     var t = Math.min(1, Math.max(0, Number(value) || 0));
-    range.value = t; num.value = t.toFixed(2); apply(t);
+    range.value = t; num.value = t.toFixed(2); apply(t); carry(t);
   }
   range.addEventListener("input", function () { set(range.value); });
   num.addEventListener("input", function () { set(num.value); });
+  var given = /[?&]t=([0-9.]+)/.exec(window.location.search);
+  if (given) { set(given[1]); }
 })();
 """
 
