@@ -9,6 +9,7 @@ import pandas as pd  # noqa: E402
 
 from ehrlib.cli import main  # noqa: E402
 from ehrlib.report import build_report, markdown_table  # noqa: E402
+from ehrlib.viz.page_names import page_name  # noqa: E402
 
 
 def test_markdown_table_formats_percentages():
@@ -31,7 +32,9 @@ def test_build_report_judges_first_and_writes_everything(tiny_run, tmp_path):
     assert (run / "viewer" / "index.html").exists()
     report = (run / "report.md").read_text()
     assert "Report of run r1" in report and "premature_conclusion" in report
-    assert "[viewer/n1.html](viewer/n1.html)" in report
+    page = page_name("n1")
+    assert f"[viewer/{page}](viewer/{page})" in report
+    assert "[findings_by_confidence.csv](findings_by_confidence.csv)" in report
     errors = pd.read_csv(run / "errors.csv")
     # harsh: HR (label wrong, only Semantic_Search) and afebrile (unmatched) are the errors
     harsh = errors[errors["mode"] == "harsh"].set_index("entity_id")["error_type"].to_dict()
@@ -65,6 +68,7 @@ def test_views_on_a_judged_run(tiny_run):
     findings = note_findings(run, mode="harsh")
     assert findings["entity"].tolist() == ["WBC 20", "HR", "temperature"]
     assert findings["verdict"].tolist() == ["correct", "incorrect", "no gold counterpart"]
+    assert findings["confidence"].isna().all()  # the hand-built run is uncalibrated
     both = compare_runs({"a": run, "b": run})
     assert both["variant"].tolist() == ["a", "a", "b", "b"]
     table = ablation_table({"full": run, "same": run}, baseline="full", n_boot=50).set_index(["variant", "mode"])

@@ -25,6 +25,7 @@ from ehrlib.viz import (  # noqa: E402
     savefig,
     write_findings_viewer,
 )
+from ehrlib.viz.page_names import page_name  # noqa: E402
 
 
 def _bars(ax) -> list[Rectangle]:
@@ -114,8 +115,8 @@ def test_findings_viewer(tiny_run):
     run, _ = tiny_run
     evaluate_run(run, progress=False)
     paths = write_findings_viewer(run, mode="harsh")
-    assert sorted(p.name for p in paths) == ["index.html", "n1.html", "n2.html"]
-    page = (run / "viewer" / "n1.html").read_text()
+    assert [p.name for p in paths] == [page_name("n2"), page_name("n1"), "index.html"]  # the index's order
+    page = (run / "viewer" / page_name("n1")).read_text()
     # the method's verdict colours the text; the judge is a badge: WBC right, HR wrong label
     assert 'class="v-consistent"' in page and 'data-judge="correct"' in page and 'data-judge="incorrect"' in page
     assert "missed" in page and "afebrile" in page  # afebrile unmatched under harsh

@@ -5,6 +5,7 @@ import re
 from dataclasses import replace
 
 from ehrlib.corpus.records import Judgement, Note, Prediction
+from ehrlib.viz.page_names import page_name
 from ehrlib.viz.viewer import COLOURS, findings_html, method_verdict
 
 
@@ -59,12 +60,15 @@ def test_unlabelled_report_writes_findings_and_viewer(tiny_run, capsys):
     assert main(["report", "--run", str(run), "--figures", "", "--no-progress"]) == 0
     assert not (run / "judgements.jsonl").exists() and not (run / "metrics.csv").exists()
     findings = (run / "findings.csv").read_text().splitlines()
-    assert findings[0] == "note_id,note_type,hadm_id,contradiction,missing,unverified,consistent,total"
-    assert findings[1].startswith("n2,") and findings[1].endswith(",0,1,0,1,2")  # the missing furosemide first
+    assert findings[0] == ("note_id,note_type,hadm_id,contradiction,missing,unverified,consistent,total,status,"
+                           "failure,lines_checked,lines_out_of_scope,lines_nothing_found,page")
+    # the missing furosemide first; the hand-built run recorded no segments: nothing claimed beyond checked lines
+    assert findings[1] == f"n2,nursing,22,0,1,0,1,2,ok,,2,0,0,viewer/{page_name('n2')}"
     index = (run / "viewer" / "index.html").read_text()
     assert "no gold labels" in index and index.index('data-note="n2"') < index.index('data-note="n1"')
     report = (run / "report.md").read_text()
     assert "no gold labels" in report and "[viewer/index.html](viewer/index.html)" in report
+    assert f"[viewer/{page_name('n1')}](viewer/{page_name('n1')})" in report
 
 
 def test_rule_behind_an_offline_verdict_is_shown():

@@ -7,7 +7,11 @@ Chromium. The checks read the rendered DOM: counts against the predictions, the
 computed colours of a contradiction and a consistent finding, the links, the
 "inconsistent only" switch, evidence rows with their charted content, no network use,
 and the page once more as an untrusted notebook shows it (no ``<style>``, JupyterLab's
-right-aligned table cells). Screenshots go to ``runs/viewer-browser-test/``.
+right-aligned table cells). Then the same run with calibrated findings (confidences, some
+withheld, deciding rows) and one note recorded as failed: the threshold is moved and the
+counts and labels follow, the deciding row is first and highlighted, the failed note is
+marked, every line carries a coverage mark. Screenshots go to ``runs/viewer-browser-test/``
+and, for the calibrated run, a temporary folder.
 
 Skips (with the reason) only when Playwright or a Chromium binary is absent;
 ``.ci/run`` installs both.
@@ -24,6 +28,8 @@ import pytest
 
 from ehrlib.cli import main
 from ehrlib.corpus.io import read_notes, read_predictions
+from ehrlib.viz.page_names import page_name
+from ehrlib.viz.ranking import INCONSISTENT, raw_verdict, verdict_at
 from ehrlib.viz.viewer import COLOURS, method_verdict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -100,7 +106,7 @@ def test_index_lists_notes_most_inconsistent_first(viewer, page):
     page.goto((folder / "index.html").as_uri())
     rows = page.eval_on_selector_all("table.index tr[data-note]", """rows => rows.map(r => ({
         note: r.dataset.note, href: r.querySelector('a').getAttribute('href'),
-        counts: Array.from(r.querySelectorAll('td')).slice(2, 6).map(td => Number(td.textContent))}))""")
+        counts: Array.from(r.querySelectorAll('td')).slice(3, 7).map(td => Number(td.textContent))}))""")
     want = {}
     for p in preds:
         want.setdefault(p.note_id, Counter())[method_verdict(p)] += 1
@@ -186,3 +192,108 @@ def test_notebook_rendering_survives_sanitising(viewer, page):
                                                               "getComputedStyle(m).backgroundColor])")
     assert colours and all(c == _rgb(COLOURS[v][0]) for v, c in colours)
     page.screenshot(path=str(SHOTS / "notebook-sanitised.png"), full_page=False)
+
+
+@pytest.fixture(scope="module")
+def calibrated(viewer, tmp_path_factory) -> tuple[Path, list, str, Path]:
+    """(viewer folder, predictions, failed note id, screenshot folder) of the run above with
+    calibrated findings and its first note (by id) recorded as failed.
+    """
+    from viewer_kit import calibrated_copy
+
+    folder, preds = viewer
+    failed = sorted({p.note_id for p in preds})[0]
+    tmp = tmp_path_factory.mktemp("viewer_calibrated")
+    run = calibrated_copy(folder.parent, tmp / "calibrated", failed_note=failed)
+    shutil.rmtree(run / "viewer")
+    assert main(["report", "--run", str(run), "--figures", "", "--no-progress"]) == 0
+    shots = tmp / "screenshots"
+    shots.mkdir()
+    return run / "viewer", read_predictions(run / "predictions.jsonl"), failed, shots
+
+
+def test_uncalibrated_run_says_so_instead_of_a_slider(viewer, page):
+    folder, _ = viewer
+    page.goto((folder / "index.html").as_uri())
+    assert _visible(page, ".uncalibrated") == 1 and page.query_selector("#threshold") is None
+    page.click("table.index tr[data-note] a")
+    assert "uncalibrated run" in page.text_content(".uncalibrated") and page.query_selector("#threshold") is None
+
+
+def _set_threshold(page, value: float) -> str:
+    page.fill("#threshold-num", f"{value:.2f}")
+    return page.text_content("#remaining")
+
+
+def test_threshold_moves_counts_and_labels(calibrated, page):
+    folder, preds, _, shots = calibrated
+    note_id = Counter(p.note_id for p in preds if raw_verdict(p) in INCONSISTENT).most_common(1)[0][0]
+    mine = [p for p in preds if p.note_id == note_id]
+    page.goto((folder / page_name(note_id)).as_uri())
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    inc = [p for p in mine if raw_verdict(p) in INCONSISTENT]
+    for t in (0.0, 0.5, 0.95):
+        text = _set_threshold(page, t)
+        kept = sum(verdict_at(p, t) == raw_verdict(p) for p in inc)
+        assert text.startswith(f"{kept} of {len(inc)} inconsistent findings remain at confidence ≥ {t:.2f}"), text
+        assert int(page.eval_on_selector("#remaining", "e => e.dataset.remaining")) == kept
+        shown = Counter(verdict_at(p, t) for p in mine)
+        legend = page.eval_on_selector_all(".legend .lg", "els => els.map(e => [e.dataset.verdict, +e.dataset.count])")
+        assert dict(legend) == {v: shown[v] for v in COLOURS}
+        low = page.eval_on_selector_all("details.fd .verdict", "els => els.filter(e => e.textContent === "
+                                                               "'unverified (low confidence)').length")
+        assert low == sum(verdict_at(p, t) == "unverified" and raw_verdict(p) != "unverified" for p in mine)
+    assert kept < len(inc)  # at 0.95 most contradictions are withheld
+    red = page.eval_on_selector_all("mark.v-contradiction", "ms => ms.length")
+    assert red == 0 or all(c == _rgb(COLOURS["contradiction"][0]) for c in page.eval_on_selector_all(
+        "mark.v-contradiction", "ms => ms.map(m => getComputedStyle(m).backgroundColor)"))
+    # the slider and the number box stay in step
+    page.eval_on_selector("#threshold", "r => { r.value = '0.3'; r.dispatchEvent(new Event('input')); }")
+    assert page.input_value("#threshold-num") == "0.30" and "≥ 0.30" in page.text_content("#remaining")
+    page.screenshot(path=str(shots / "threshold-0.30.png"), full_page=False)
+    assert not errors and all(u.startswith("file://") for u in page.requests), (errors, page.requests)
+
+
+def test_deciding_row_first_and_highlighted(calibrated, page):
+    folder, preds, _, shots = calibrated
+    idx, p = next((i, p) for i, p in enumerate(preds) if p.deciding_row_ids and len(p.evidence_row_ids) > 1
+                  and raw_verdict(p) == "contradiction")
+    page.goto((folder / page_name(p.note_id)).as_uri() + f"#p{idx}")
+    page.eval_on_selector(f"#p{idx}", "d => { d.open = true; d.scrollIntoView(); }")
+    items = page.eval_on_selector_all(f"#p{idx} li.ev", """els => els.map(e => ({cls: e.className,
+        text: e.textContent, bg: getComputedStyle(e).backgroundColor}))""")
+    deciding = p.deciding_row_ids[0]
+    assert items[0]["cls"] == "ev deciding" and items[0]["text"].startswith(f"deciding{deciding.table}#")
+    assert items[0]["bg"] == "rgb(255, 245, 157)" and all(i["cls"] == "ev" for i in items[1:])
+    assert len(items) == min(len(p.evidence_row_ids), 20)
+    assert "note day" in page.text_content(f"#p{idx} .time")
+    page.screenshot(path=str(shots / "deciding.png"), full_page=False)
+
+
+def test_failed_note_and_coverage_marks(calibrated, page):
+    folder, _, failed, shots = calibrated
+    page.goto((folder / "index.html").as_uri())
+    first = page.eval_on_selector("table.index tr[data-note]", "r => [r.dataset.note, r.dataset.status, "
+                                                               "r.querySelector('.status').textContent]")
+    assert first == [failed, "failed", "failed: DataError: admission 1 not in the database"]
+    before = page.eval_on_selector_all(".n-remaining", "cs => cs.map(c => c.textContent)")
+    _set_threshold(page, 0.99)
+    after = page.eval_on_selector_all(".n-remaining", "cs => cs.map(c => c.textContent)")
+    assert before[0] == after[0] == "—" and before != after
+    page.screenshot(path=str(shots / "index.png"), full_page=True)
+    page.click(f"a[href^='{page_name(failed)}']")
+    assert page.url.endswith(f"{page_name(failed)}?t=0.99")  # the threshold goes along
+    assert page.eval_on_selector(".ehrlib-viewer", "d => d.dataset.status") == "failed"
+    assert _visible(page, ".note-failed") == 1 and page.query_selector("details.fd") is None
+    kinds = set(page.eval_on_selector_all("td.cov", "cs => cs.map(c => c.dataset.coverage)"))
+    assert kinds <= {"not_checked", "blank"} and "not_checked" in kinds
+    page.click(".nav-next")
+    assert page.input_value("#threshold-num") == "0.99" and "≥ 0.99" in page.text_content("#remaining")
+    marks = page.eval_on_selector_all("td.cov", "cs => cs.map(c => c.dataset.coverage)")
+    assert len(marks) == page.eval_on_selector_all("table.note > tbody > tr", "rs => rs.length")
+    header = dict(page.eval_on_selector_all(".coverage .cn", "els => els.map(e => [e.className.split('cn-')[1], "
+                                                             "+e.dataset.count])"))
+    assert {k: n for k, n in Counter(marks).items()} == {k: n for k, n in header.items() if n}
+    assert header["checked"] > 0 and header["out_of_scope"] + header["nothing"] > 0
+    page.screenshot(path=str(shots / "coverage.png"), full_page=False)

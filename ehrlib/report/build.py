@@ -7,7 +7,10 @@ first if the chosen judge has not run) and writes into the run directory:
 - ``errors.csv`` + ``error_types.csv/.md`` (heuristic taxonomy, ``ehrlib.analysis.taxonomy``),
 - ``trace_paths_model.csv/.md``, ``trace_paths_gold.csv/.md``, ``trace_dispersion.csv/.md``,
 - ``figures/*.png|svg`` (also copied to the project ``figures/`` folder, prefixed with
-  the run id), ``viewer/`` (per-note HTML findings), and ``report.md`` linking it all.
+  the run id), ``viewer/`` (per-note HTML findings), and ``report.md`` linking it all;
+- ``findings.csv`` (per note: status and failure, findings by verdict, line coverage) and
+  ``findings_by_confidence.csv`` (per finding, in review order: inconsistent first, most
+  confident first), for labelled and unlabelled runs alike.
 """
 from __future__ import annotations
 
@@ -146,7 +149,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
         evaluate_run(run.run_dir, corpus_dir, judge="matcher", progress=progress)
         judgements = read_judgements(run.run_dir)
     tables = metric_tables(run, judgements)
-    written = write_metric_tables(tables, run.run_dir)
+    written = write_metric_tables(tables, run.run_dir) + _finding_exports(run)
     mine = [j for j in judgements if j.judge == judge]
     scores = tables["note_scores"]
     ci = bootstrap_ci(scores[scores["judge"] == judge], "f1", n_boot=n_bootstrap, seed=seed)
@@ -169,7 +172,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     pages: list[Path] = []
     if viewer:
         # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
-        from ehrlib.viz.viewer import write_findings_viewer
+        from ehrlib.viz.viewer_site import write_findings_viewer
 
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir, judge=judge, mode="lenient")
     summary = tables["metrics"][tables["metrics"]["judge"] == judge]
@@ -192,40 +195,62 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))
 
 
-def findings_table(run) -> pd.DataFrame:
-    """One row per note of the run: findings by the method's verdict, most inconsistent first."""
-    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
-    from ehrlib.viz.viewer import VERDICTS, method_verdict
+#: columns of findings.csv after the verdict counts
+_NOTE_COLUMNS = ("total", "status", "failure", "lines_checked", "lines_out_of_scope", "lines_nothing_found", "page")
 
-    rows = []
-    for note in run.notes:
-        verdicts = [method_verdict(p) for p in run.predictions if p.note_id == note.note_id]
-        rows.append({"note_id": note.note_id, "note_type": note.note_type, "hadm_id": note.hadm_id,
-                     **{v: verdicts.count(v) for v in VERDICTS}, "total": len(verdicts)})
-    df = pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, "total"])
-    return df.assign(_inc=df["contradiction"] + df["missing"]).sort_values(
-        "_inc", ascending=False, kind="stable").drop(columns="_inc").reset_index(drop=True)
+
+def findings_table(run) -> pd.DataFrame:
+    """One row per note of the run in the viewer index's order (failed notes first, then
+    most inconsistent): status and failure reason, findings by the method's verdict, how
+    many lines were checked, out of scope or had nothing checkable, and its viewer page.
+    """
+    # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+    from ehrlib.viz.viewer import VERDICTS
+    from ehrlib.viz.viewer_site import note_rows
+
+    rows = [{**r, "page": f"viewer/{r['href']}"} for r in note_rows(run)]
+    return pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, *_NOTE_COLUMNS])
+
+
+def findings_ranked(run) -> pd.DataFrame:
+    """One row per finding in review order (inconsistent first, most confident first, no
+    confidence last), with its confidence, withheld label, time, deciding rows and page.
+    """
+    from ehrlib.viz.viewer_site import finding_rows  # deferred: see findings_table
+
+    rows = [{**r, "page": f"viewer/{r['page']}"} for r in finding_rows(run)]
+    return pd.DataFrame(rows, columns=["rank", "note_id", "line", "entity", "verdict", "raw_verdict", "confidence",
+                                       "abstained_from", "time", "time_basis", "rule_id", "deciding_rows", "reason",
+                                       "page"])
+
+
+def _finding_exports(run) -> list[Path]:
+    return [write_table(findings_table(run), run.run_dir / "findings.csv"),
+            write_table(findings_ranked(run), run.run_dir / "findings_by_confidence.csv")]
 
 
 def _findings_report(run, *, viewer: bool) -> ReportResult:
     """The report of an unlabelled run: findings per note, tool paths, the viewer; no metrics."""
     run_id = str(run.run_info["run_id"])
     findings = findings_table(run)
-    written = [write_table(findings, run.run_dir / "findings.csv")]
+    written = _finding_exports(run)
     tool_paths = list(paths_from_tool_calls(read_tool_calls(run.run_dir))["path"])
     written.append(write_table(path_frequencies(tool_paths, top=30), run.run_dir / "trace_paths_model.csv"))
     pages: list[Path] = []
     if viewer:
         # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
-        from ehrlib.viz.viewer import write_findings_viewer
+        from ehrlib.viz.viewer_site import write_findings_viewer
 
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir)
-    totals = findings.drop(columns=["note_id", "note_type", "hadm_id"]).sum().to_frame().T
+    from ehrlib.viz.ranking import VERDICTS  # deferred: see findings_table
+
+    totals = findings[[*VERDICTS, "total"]].sum().to_frame().T
+    totals.insert(0, "failed notes", int((findings["status"] == "failed").sum()))
     index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; corpus: "
              f"`{run.corpus_dir}` (no gold labels: findings are the method's verdicts, unjudged); "
              f"{len(run.notes)} notes, {len(run.predictions)} findings.\n",
              "## Findings by verdict\n", markdown_table(totals),
-             "\n## Per note (most inconsistent first)\n", markdown_table(findings),
+             "\n## Per note (failed first, then most inconsistent)\n", markdown_table(findings),
              "\n## Files\n", *[f"- [{p.relative_to(run.run_dir)}]({p.relative_to(run.run_dir)})\n"
                               for p in [*written, *pages] if p.is_relative_to(run.run_dir)]]
     report = write_text("".join(index), run.run_dir / "report.md")

@@ -84,8 +84,9 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
                   mode: str = "lenient") -> pd.DataFrame:
     """A note's predictions (the run's first note when None) with the method's finding
     (contradiction / missing / unverified / consistent), the judge's verdict ("not judged"
-    for a run without judgements, e.g. over unlabelled notes), tool count and reason, in
-    line order.
+    for a run without judgements, e.g. over unlabelled notes), tool count, confidence (None
+    for an uncalibrated run), the label withheld for low confidence, and reason, in line
+    order (``findings_by_confidence.csv`` of ``ehrlib report`` has them in review order).
     """
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import method_verdict, prediction_verdicts
@@ -99,7 +100,8 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
     rows = [{"line": p.line, "entity": p.entity, "label": p.label, "finding": method_verdict(p),
              "status": p.temporal_status, "verdict": verdicts[i].verdict if i in verdicts else unmatched,
              "gold_entity": verdicts[i].entity_id if i in verdicts else None, "from_cache": p.from_cache,
-             "n_tool_calls": len(p.tool_calls), "reason": p.reason}
+             "n_tool_calls": len(p.tool_calls), "confidence": p.confidence, "abstained_from": p.abstained_from,
+             "reason": p.reason}
             for i, p in enumerate(preds) if p.note_id == note_id]
     return pd.DataFrame(rows).sort_values("line", kind="stable", ignore_index=True) if rows else pd.DataFrame(rows)
 

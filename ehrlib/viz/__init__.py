@@ -20,7 +20,8 @@ from ehrlib.viz.plots import (
     plot_trace_graphs,
 )
 from ehrlib.viz.save import FIGURES_DIR, savefig
-from ehrlib.viz.viewer import findings_html, method_verdict, notebook_view, prediction_verdicts, write_findings_viewer
+from ehrlib.viz.viewer import findings_html, method_verdict, notebook_view, prediction_verdicts
+from ehrlib.viz.viewer_site import write_findings_viewer
 
 __all__ = [
     "METRICS", "plot_ablation", "plot_category_counts", "plot_error_distribution", "plot_main_results",
