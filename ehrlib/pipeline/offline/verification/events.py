@@ -17,7 +17,7 @@ from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
-from ehrlib.pipeline.offline.verification.deciding import nearest_in_time
+from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -52,8 +52,9 @@ def _no_record_in_window(c: Case) -> Verdict | None:
     if not every:
         return verdict(c, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
-        return verdict(c, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}", every[:4],
-                       deciding=nearest_in_time(every, e.window))
+        near = nearest_in_time(every, e.window)
+        return verdict(c, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}; nearest "
+                       f"{at_row(near[0])}", every[:4], deciding=near)
     return None
 
 

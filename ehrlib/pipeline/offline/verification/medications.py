@@ -16,7 +16,7 @@ from typing import Any
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
-from ehrlib.pipeline.offline.verification.deciding import nearest, nearest_in_time, num
+from ehrlib.pipeline.offline.verification.deciding import at_row, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
     charts_non_iv,
@@ -75,8 +75,9 @@ def _record_in_window(c: Case) -> Verdict | None:
     if not every:
         return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
     if not inside:
+        near = nearest_in_time(every, c.entity.window)
         return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
-                       f"{tool_spec(c.entity.window)}", every[:4], deciding=nearest_in_time(every, c.entity.window))
+                       f"{tool_spec(c.entity.window)}; nearest {at_row(near[0])}", every[:4], deciding=near)
     return None
 
 

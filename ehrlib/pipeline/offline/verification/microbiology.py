@@ -15,7 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.deciding import nearest_in_time
+from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.events import stated_day_part
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
@@ -108,8 +108,9 @@ def _specimen_in_window(c: Case) -> Verdict | None:
         any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label")
                                                                                    or ""))]
         if any_spec:
-            return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
-                           any_spec[:4], deciding=nearest_in_time(any_spec, e.window))
+            near = nearest_in_time(any_spec, e.window)
+            return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}; "
+                           f"nearest {at_row(near[0])}", any_spec[:4], deciding=near)
         bedside = _bedside_collection(c, spec)
         if bedside is not None:
             return bedside
@@ -138,8 +139,9 @@ def _bedside_collection(c: Case, spec: re.Pattern[str]) -> Verdict | None:
     if inside:
         return verdict(c, True, f"{e.text} collected in the window (charted as a bedside procedure)", inside[:4])
     if every:
-        return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}", every[:4],
-                       deciding=nearest_in_time(every, e.window))
+        near = nearest_in_time(every, e.window)
+        return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}; nearest "
+                       f"{at_row(near[0])}", every[:4], deciding=near)
     return None
 
 
