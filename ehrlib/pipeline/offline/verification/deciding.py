@@ -22,8 +22,8 @@ from ehrlib.pipeline.offline.verification.values import in_celsius, in_fahrenhei
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval
 from ehrlib.pipeline.records import Entity
 
-__all__ = ["num", "span", "at_row", "time_distance", "gap", "nearest", "nearest_in_time", "stated_intervals",
-           "default_deciding"]
+__all__ = ["num", "span", "at_row", "time_distance", "course_edges", "gap", "nearest", "nearest_in_time",
+           "stated_intervals", "default_deciding"]
 
 Row = Mapping[str, Any]
 Interval = tuple[float, float]
@@ -74,6 +74,14 @@ def time_distance(r: Row, window: TimeSpan | None) -> float:
     if ws is not None and iv[1] < ws:
         return (ws - iv[1]).total_seconds()
     return 0.0
+
+
+def course_edges(rows: Iterable[Row]) -> list[Row]:
+    """The first-starting and the last-ending rows: the span a course of rows covers."""
+    timed = [(iv, r) for r in rows if (iv := row_interval(r))]
+    if not timed:
+        return []
+    return [min(timed, key=lambda t: t[0][0])[1], max(timed, key=lambda t: t[0][1])[1]]
 
 
 def _valuenum(r: Row) -> float | None:

@@ -16,7 +16,7 @@ from typing import Any
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
-from ehrlib.pipeline.offline.verification.deciding import at_row, nearest, nearest_in_time, num
+from ehrlib.pipeline.offline.verification.deciding import at_row, course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
     charts_non_iv,
@@ -237,16 +237,8 @@ def _duration(c: Case) -> Verdict | None:
         truncated = bool(planned) and discharge is not None and last >= discharge - timedelta(days=1)
         if span - float(duration) > tolerance or (float(duration) - span > tolerance and not truncated):
             return verdict(c, False, f"{_names(c)}: stated {num(float(duration))} days, recorded course "
-                           f"{span:.1f} days", course[:4], deciding=_course_edges(course))
+                           f"{span:.1f} days", course[:4], deciding=course_edges(course))
     return None
-
-
-def _course_edges(course: Rows) -> Rows:
-    """The first-starting and the last-ending rows of a course: its recorded span."""
-    timed = [(iv, r) for r in course if (iv := row_interval(r))]
-    if not timed:
-        return []
-    return [min(timed, key=lambda t: t[0][0])[1], max(timed, key=lambda t: t[0][1])[1]]
 
 
 def _given_in_window(c: Case) -> Verdict | None:
