@@ -92,3 +92,13 @@ def test_numbers_are_written_without_float_noise(value, text):
 def test_a_single_value_is_not_written_as_a_range():
     assert span(7.1, 7.1) == "7.1" and span(7.1, None) == "7.1" and span(100, 140.0) == "100-140"
     assert span(7.10000001, 7.1) == "7.1"
+
+
+def test_a_state_is_decided_by_the_value_furthest_past_its_threshold():
+    # "not hypomagnesemic" while two magnesium values lie below the reference range: the lowest decides
+    rows = [row(f"2199-02-03 {h:02d}:00:00", v, label="Magnesium") for h, v in enumerate([2.0, 1.5, 1.3, 1.9])]
+    e = entity("hypomagnesemic", "interpretation", criterion="hypomagnesemia", concept="magnesium", negated=True)
+    v = verify(e, FakeTools({"chartevents:1": rows}))
+    assert_decided(v, "states.lexicon_threshold", "inconsistent", "contradiction")
+    assert v.deciding_row_ids == (_ref(rows[2]),) and v.evidence_row_ids[0] == _ref(rows[2])
+    assert "charted min 1.3 (Magnesium, 2199-02-03 02:00)" in v.reason

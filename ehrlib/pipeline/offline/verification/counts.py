@@ -96,7 +96,7 @@ def administration_count(c: Case) -> Verdict | None:
     dose = f" at {num(m.dose)} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""
     if given is not None and 0 < len(given) < int(count) - 1:  # one charted dose may sit outside the window
         return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s){dose}",
-                       got[:6])
+                       got[:6], deciding=got)  # the administrations counted decide
     span = count_span(c)
     if given is None or span is None:
         return None
@@ -105,7 +105,8 @@ def administration_count(c: Case) -> Verdict | None:
     day = administrations(then, full) or []
     if len(day) < int(count) - int(count) // 5:  # a long tally ("boluses x7") may miss one per five doses
         return verdict(c, False, f"{names(c)}: stated x{int(count)} on {span[0]:%Y-%m-%d}, recorded {len(day)} "
-                       f"administration(s){dose} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M}", (then or got)[:6])
+                       f"administration(s){dose} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M}", (then or got)[:6],
+                       deciding=then)
     return None
 
 

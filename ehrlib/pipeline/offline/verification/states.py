@@ -18,7 +18,7 @@ from ehrlib.criteria import criterion_holds
 from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.deciding import num
+from ehrlib.pipeline.offline.verification.deciding import at_row, num
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
 from ehrlib.pipeline.offline.verification.session import Case, Session, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -98,10 +98,15 @@ def _lexicon_threshold(c: Case) -> Verdict | None:
     meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), value(r), float(extra["threshold"]))]
     holds = bool(meeting)
     what = "holds" if holds else "does not hold"
+    # the value furthest toward the threshold's side decides: the highest for "above", the lowest for "below"
+    pick = max if str(extra["operator"]).startswith(">") else min
+    extreme = pick(meeting or numeric, key=value)
+    seen = f"charted {'max' if pick is max else 'min'} {num(value(extreme))} {at_row(extreme)}"
     if holds == (not negated):
-        return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", meeting or numeric[:3])
-    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
-                   f"({src})", meeting or numeric[:4])
+        return verdict(c, True, f"{crit_id} {what} in the window as stated: {seen} ({src})", meeting or numeric[:3],
+                       deciding=[extreme])
+    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window: "
+                   f"{seen} ({src})", meeting or numeric[:4], deciding=[extreme])
 
 
 def _clinical_criterion(c: Case) -> Verdict | None:
