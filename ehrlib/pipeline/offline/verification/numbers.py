@@ -89,7 +89,8 @@ def _daily_total(c: Case) -> Verdict | None:
     if misses:
         return verdict(c, False, f"{e.text}: stated {', '.join(misses)} vs charted daily totals {shown}", numeric[:4],
                        deciding=day_rows)
-    return verdict(c, True, f"{e.text}: daily totals {shown} as stated", numeric[:4], deciding=day_rows)
+    said = ", ".join(span(lo, hi) for lo, hi in targets)
+    return verdict(c, True, f"{e.text}: stated {said} vs charted daily totals {shown}", numeric[:4], deciding=day_rows)
 
 
 def _value_in_window(c: Case) -> Verdict | None:
