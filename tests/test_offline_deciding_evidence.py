@@ -102,3 +102,14 @@ def test_a_state_is_decided_by_the_value_furthest_past_its_threshold():
     assert_decided(v, "states.lexicon_threshold", "inconsistent", "contradiction")
     assert v.deciding_row_ids == (_ref(rows[2]),) and v.evidence_row_ids[0] == _ref(rows[2])
     assert "charted min 1.3 (Magnesium, 2199-02-03 02:00)" in v.reason
+
+
+def test_a_time_error_is_decided_by_the_matching_row_nearest_the_window():
+    # heparin given on 01-30, 02-07 and 02-10, never in the 02-02..02-04 window: 02-07 lies nearest to it
+    rows = [row(f"{d} 08:00:00", key="inputevents_mv:1", table="inputevents_mv", end=f"{d} 09:00:00", label="Heparin")
+            for d in ("2199-01-30", "2199-02-10", "2199-02-07")]
+    e = entity("heparin", "medication", keys=("inputevents_mv:1",), drugs=["heparin"])
+    v = verify(e, FakeTools({"inputevents_mv:1": rows}))
+    assert_decided(v, "medications.record_in_window", "inconsistent", "contradiction")
+    assert v.deciding_row_ids == (_ref(rows[2]),) and v.evidence_row_ids[0] == _ref(rows[2])
+    assert v.reason.endswith("nearest (Heparin, 2199-02-07 08:00)")
