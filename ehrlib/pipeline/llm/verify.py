@@ -37,6 +37,8 @@ VERDICT_SCHEMA = object_schema({
     "evidence_row_ids": {"type": "array", "items": object_schema({"table": {"type": "string"},
                                                          "row_id": {"type": ["integer", "string"]}},
                                                         ["table", "row_id"])},
+    #: how many leading rows of ``evidence_row_ids`` decided the verdict (1 when left out)
+    "n_deciding": {"type": ["integer", "null"]},
     "from_cache": {"type": ["integer", "null"]},
     "siblings": {"type": "array", "items": {"type": "object"}},
 }, ["label"])
@@ -190,9 +192,20 @@ class LLMVerifier:
         reason = str(value.get("reason") or "")
         if len(kept) < len(cited):
             reason += f" [{len(cited) - len(kept)} cited row(s) never returned by a tool were dropped]"
+        deciding = _deciding(value, cited, allowed) if kind != "missing" else ()
         if cached is not None and not kept and not cited:
-            kept = tuple(cached.verdict.evidence_row_ids)
-        return Verdict(entity.entity_id, label, kind, reason, kept, tuple(trace), from_cache, usage, prompt_id)
+            kept, deciding = tuple(cached.verdict.evidence_row_ids), tuple(cached.verdict.deciding_row_ids)
+        return Verdict(entity.entity_id, label, kind, reason, kept, tuple(trace), from_cache, usage, prompt_id,
+                       deciding_row_ids=deciding)
+
+
+def _deciding(value: Mapping[str, Any], cited: Sequence[RowRef], allowed: set[tuple[str, str]]) -> tuple[RowRef, ...]:
+    """The leading ``n_deciding`` cited rows (one when the reply leaves it out) that a tool
+    actually returned: the prompt asks for the deciding rows first.
+    """
+    n = value.get("n_deciding")
+    count = n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 1
+    return tuple(r for r in cited[:count] if (r.table, str(r.row_id)) in allowed)
 
 
 def _record(r: Any) -> ToolCallRecord:

@@ -14,6 +14,7 @@ from typing import Any
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.mention import concept_flags
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import at_row, num
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
@@ -61,10 +62,13 @@ def _period_bound(c: Case) -> Verdict | None:
     word = ">" if above else "<"
     if beyond:
         worst = (min if above else max)(beyond, key=lambda r: float(r["valuenum"]))
-        return verdict(c, False, f"{e.text}: stated {word} {stated:g} for the whole period, but {len(beyond)} of "
-                       f"{len(rows)} charted values are beyond it ({float(worst['valuenum']):g} at "
-                       f"{str(worst.get('time'))[11:16]})", beyond[:4])
-    return verdict(c, True, f"{e.text}: all {len(rows)} charted values {word} {stated:g}", rows[:4])
+        return verdict(c, False, f"{e.text}: stated {word} {num(stated)} all period vs charted "
+                       f"{num(worst['valuenum'])} {at_row(worst)} ({len(beyond)} of {len(rows)} values beyond)",
+                       beyond[:4], deciding=[worst])
+    tightest = min(rows, key=lambda r: abs(float(r["valuenum"]) - bound))  # the value nearest the bound
+    return verdict(c, True, f"{e.text}: stated {word} {num(stated)} all period vs charted "
+                   f"{'min' if above else 'max'} {num(tightest['valuenum'])} {at_row(tightest)}", rows[:4],
+                   deciding=[tightest])
 
 
 PERIOD_BOUND = Rule("numbers.period_bound", "A bound stated for the whole period (MAPs > 65 all shift) claims every "

@@ -65,7 +65,7 @@ def _from_cache(claim: Case) -> Verdict | None:
         if (same_group or same_item or same_state) and same_claim(e, c):
             v = entry.verdict
             return Verdict(e.entity_id, v.label, v.inconsistency_type, f"from the validation cache: {v.reason}",
-                           v.evidence_row_ids, (), True)
+                           v.evidence_row_ids, (), True, deciding_row_ids=v.deciding_row_ids)
     return None
 
 

@@ -17,6 +17,7 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.mention import concept_flags
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.session import Case, Session, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
@@ -76,7 +77,7 @@ def _stated_origin(c: Case) -> Verdict | None:
     claimed = direction_of(origin.word, concept.lower_is_worse if concept else None)
     actual = "rising" if origin.new > origin.origin else "falling" if origin.new < origin.origin else "stable"
     if claimed is not None and claimed != actual:
-        return verdict(c, False, f"{e.text}: stated {origin.word} to {origin.new:g} from {origin.origin:g}, "
+        return verdict(c, False, f"{e.text}: stated {origin.word} to {num(origin.new)} from {num(origin.origin)}, "
                        f"which is {actual}", hits[:2])
     for hit in hits:
         t_hit = parse_time(hit.get("time"))
@@ -88,14 +89,14 @@ def _stated_origin(c: Case) -> Verdict | None:
         prior = [r for r in before if value_matches(origin.origin, float(r["valuenum"]), tol)]
         if prior and origin.clock is not None and not changed_at(origin.clock, prior[-1], hit):
             timed = f"{str(prior[-1].get('time'))[11:16]}-{str(hit.get('time'))[11:16]}"
-            return verdict(c, False, f"{e.text}: {origin.origin:g} -> {origin.new:g} charted between {timed}, "
-                           f"not at {origin.clock}", [prior[-1], hit])
+            return verdict(c, False, f"{e.text}: {num(origin.origin)} -> {num(origin.new)} charted between {timed}, "
+                           f"not at {origin.clock}", [prior[-1], hit], deciding=[prior[-1], hit])
         if prior:
-            return verdict(c, True, f"{e.text}: {origin.origin:g} -> {origin.new:g} recorded in order", [prior[-1],
-                                                                                                         hit])
+            return verdict(c, True, f"{e.text}: {num(origin.origin)} -> {num(origin.new)} recorded in order",
+                           [prior[-1], hit], deciding=[prior[-1], hit])
     prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
-    return verdict(c, False, f"{e.text}: {origin.new:g} recorded, but {origin.origin:g} is not among the values "
-                   f"before it ({', '.join(f'{x:g}' for x in prev) or 'none'})", hits[:2])
+    return verdict(c, False, f"{e.text}: {num(origin.new)} recorded, but {num(origin.origin)} is not among the values "
+                   f"before it ({', '.join(f'{num(x)}' for x in prev) or 'none'})", hits[:2])
 
 
 def changed_at(clock: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.offline.verification.clocktime import CHARTING_DELAY, clock_moments, parse_clock, part_of_day
+from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.doses import administrations
 from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
 from ehrlib.pipeline.offline.verification.session import Case, verdict
@@ -92,10 +93,10 @@ def administration_count(c: Case) -> Verdict | None:
     # rows at the stated dose are each a full dose; else touching rows are one bag
     full = min(float(r["valuenum"]) for r in dosed) if m.dose is not None and dosed else None
     given = administrations(got, full)
-    dose = f" at {m.dose:g} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""
+    dose = f" at {num(m.dose)} {m.dose_unit or ''}".rstrip() if m.dose is not None else ""
     if given is not None and 0 < len(given) < int(count) - 1:  # one charted dose may sit outside the window
         return verdict(c, False, f"{names(c)}: stated x{int(count)}, recorded {len(given)} administration(s){dose}",
-                       got[:6])
+                       got[:6], deciding=got)  # the administrations counted decide
     span = count_span(c)
     if given is None or span is None:
         return None
@@ -104,7 +105,8 @@ def administration_count(c: Case) -> Verdict | None:
     day = administrations(then, full) or []
     if len(day) < int(count) - int(count) // 5:  # a long tally ("boluses x7") may miss one per five doses
         return verdict(c, False, f"{names(c)}: stated x{int(count)} on {span[0]:%Y-%m-%d}, recorded {len(day)} "
-                       f"administration(s){dose} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M}", (then or got)[:6])
+                       f"administration(s){dose} from {a:%Y-%m-%d %H:%M} to {b:%Y-%m-%d %H:%M}", (then or got)[:6],
+                       deciding=then)
     return None
 
 

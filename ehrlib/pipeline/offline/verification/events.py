@@ -17,6 +17,7 @@ from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
+from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -51,7 +52,9 @@ def _no_record_in_window(c: Case) -> Verdict | None:
     if not every:
         return verdict(c, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
-        return verdict(c, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}", every[:4])
+        near = nearest_in_time(every, e.window)
+        return verdict(c, False, f"{e.text} recorded in this admission but not in {tool_spec(e.window)}; nearest "
+                       f"{at_row(near[0])}", every[:4], deciding=near)
     return None
 
 
@@ -163,7 +166,8 @@ def _procedure_day_part(c: Case) -> Verdict | None:
     if not course or any(part[0] <= t <= part[1] for t, _ in course):
         return None
     starts = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in course})[:3])
-    return verdict(c, False, f"{e.text}: stated {e.time_text}, recorded {starts}", [r for _, r in course][:4])
+    return verdict(c, False, f"{e.text}: stated {e.time_text}, recorded {starts}", [r for _, r in course][:4],
+                   deciding=nearest_in_time([r for _, r in course], e.window))
 
 
 def _procedure_edge_day(c: Case) -> Verdict | None:
@@ -188,7 +192,7 @@ def _procedure_edge_day(c: Case) -> Verdict | None:
         return None
     when = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in moments})[:3])
     return verdict(c, False, f"{e.text}: stated {e.time_text}, {'ended' if edge else 'started'} {when}",
-                   [r for _, r in moments][:4])
+                   [r for _, r in moments][:4], deciding=nearest_in_time([r for _, r in moments], e.window))
 
 
 def _procedure_side(c: Case) -> Verdict | None:

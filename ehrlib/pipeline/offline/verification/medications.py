@@ -16,6 +16,7 @@ from typing import Any
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
+from ehrlib.pipeline.offline.verification.deciding import at_row, course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
     charts_non_iv,
@@ -74,8 +75,9 @@ def _record_in_window(c: Case) -> Verdict | None:
     if not every:
         return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
     if not inside:
+        near = nearest_in_time(every, c.entity.window)
         return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
-                       f"{tool_spec(c.entity.window)}", every[:4])
+                       f"{tool_spec(c.entity.window)}; nearest {at_row(near[0])}", every[:4], deciding=near)
     return None
 
 
@@ -99,12 +101,15 @@ def _rate(c: Case) -> Verdict | None:
         # "increased to 20 mg/hr at 1400": a row at that rate must start near that time
         timed, _, detail = edge_matches(clock, e.window, ok, "start")
         if timed is False:
-            return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {rate_unit} recorded, but "
-                           f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4])
+            return verdict(c, False, f"{_names(c)}: rate {num(float(rate))} {rate_unit} recorded, but "
+                           f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4],
+                           deciding=nearest_in_time(ok, e.window))
     if rated and not ok:
         seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
-        return verdict(c, False, f"{_names(c)}: rate {float(rate):g} {rate_unit} not recorded "
-                       f"(recorded {', '.join(f'{x:g}' for x in seen[:6])})", rated[:4])
+        return verdict(c, False, f"{_names(c)}: rate {num(float(rate))} {rate_unit} not recorded "
+                       f"(recorded {', '.join(num(x) for x in seen[:6])})", rated[:4],
+                       deciding=nearest(rated, [(float(rate), float(rate))], e.window,
+                                        lambda r: float(r["extra"]["rate"])))
     c.narrowed = ok or inside
     return None
 
@@ -131,17 +136,19 @@ def _dose(c: Case) -> Verdict | None:
     if (bound := dose_bound(c)) is not None:  # ">3.5 L on 8-22": any dose or sum at least that large
         met = bound_met(bound, float(dose), dose_unit, comparable)
         if met is False:
-            return verdict(c, False, f"{_names(c)}: dose {'over' if bound == 'min' else 'under'} {dose:g} "
-                           f"{dose_unit} not recorded", comparable[:4])
+            return verdict(c, False, f"{_names(c)}: dose {'over' if bound == 'min' else 'under'} {num(dose)} "
+                           f"{dose_unit} not recorded", comparable[:4],
+                           deciding=nearest(comparable, [(float(dose), float(dose))], c.entity.window, row_dose))
         return None
     with_dose = [r for r in pool if dose_matches(float(dose), dose_unit, r)]
     total = float(dose) * float(m.units or 1)
     if not with_dose and total_matches(total, dose_unit, pool):
         with_dose = pool  # given in several administrations
     if not with_dose and any(row_dose(r) is not None for r in pool):
-        doses = sorted({f"{row_dose(r):g}" for r in pool if row_dose(r) is not None})
-        return verdict(c, False, f"{_names(c)}: dose {dose:g} {dose_unit} not recorded "
-                       f"(recorded {', '.join(doses[:6])})", pool[:4])
+        doses = sorted({f"{num(row_dose(r))}" for r in pool if row_dose(r) is not None})
+        return verdict(c, False, f"{_names(c)}: dose {num(dose)} {dose_unit} not recorded "
+                       f"(recorded {', '.join(doses[:6])})", pool[:4],
+                       deciding=nearest(pool, [(float(dose), float(dose))], c.entity.window, row_dose))
     c.narrowed = with_dose or inside
     return None
 
@@ -159,9 +166,11 @@ def _unitless_dose(c: Case, number: float, inside: Rows) -> Verdict | None:
     judged = [(r, ok) for r in inside if (ok := unitless_matches(number, r)) is not None]
     hits = [r for r, ok in judged if ok]
     if judged and not hits:
-        seen = sorted({f"{row_dose(r):g} {r.get('unit') or ''}".strip() for r, _ in judged if row_dose(r) is not None})
-        return verdict(c, False, f"{_names(c)}: dose {number:g} not recorded (recorded {', '.join(seen[:6])})",
-                       [r for r, _ in judged][:4])
+        seen = sorted({f"{num(row_dose(r))} {r.get('unit') or ''}".strip()
+                       for r, _ in judged if row_dose(r) is not None})
+        return verdict(c, False, f"{_names(c)}: dose {num(number)} not recorded (recorded {', '.join(seen[:6])})",
+                       [r for r, _ in judged][:4],
+                       deciding=nearest([r for r, _ in judged], [(number, number)], c.entity.window, row_dose))
     c.narrowed = hits or inside
     return None
 
@@ -198,7 +207,8 @@ def _course_day(c: Case) -> Verdict | None:
         stated = ref - timedelta(days=int(course_day) - 1)
         if abs((first.date() - stated.date()).days) > 1:
             return verdict(c, False, f"{_names(c)}: day {course_day} means started {stated.date()}, "
-                           f"first dose {first.date()}", course[:4])
+                           f"first dose {first.date()}", course[:4],
+                           deciding=[r for r in course if (iv := row_interval(r)) and iv[0] == first][:1])
     return None
 
 
@@ -226,8 +236,8 @@ def _duration(c: Case) -> Verdict | None:
                             f"{c.entity.text} {c.entity.value or ''}", re.I)
         truncated = bool(planned) and discharge is not None and last >= discharge - timedelta(days=1)
         if span - float(duration) > tolerance or (float(duration) - span > tolerance and not truncated):
-            return verdict(c, False, f"{_names(c)}: stated {float(duration):g} days, recorded course "
-                           f"{span:.1f} days", course[:4])
+            return verdict(c, False, f"{_names(c)}: stated {num(float(duration))} days, recorded course "
+                           f"{span:.1f} days", course[:4], deciding=course_edges(course))
     return None
 
 

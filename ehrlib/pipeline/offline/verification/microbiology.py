@@ -15,6 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.events import stated_day_part
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
@@ -107,8 +108,9 @@ def _specimen_in_window(c: Case) -> Verdict | None:
         any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label")
                                                                                    or ""))]
         if any_spec:
-            return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}",
-                           any_spec[:4])
+            near = nearest_in_time(any_spec, e.window)
+            return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}; "
+                           f"nearest {at_row(near[0])}", any_spec[:4], deciding=near)
         bedside = _bedside_collection(c, spec)
         if bedside is not None:
             return bedside
@@ -137,7 +139,9 @@ def _bedside_collection(c: Case, spec: re.Pattern[str]) -> Verdict | None:
     if inside:
         return verdict(c, True, f"{e.text} collected in the window (charted as a bedside procedure)", inside[:4])
     if every:
-        return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}", every[:4])
+        near = nearest_in_time(every, e.window)
+        return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}; nearest "
+                       f"{at_row(near[0])}", every[:4], deciding=near)
     return None
 
 
@@ -162,7 +166,7 @@ def _organism(c: Case) -> Verdict | None:
         grown = sorted({_org(r) for r in orgs})
         return verdict(c, False, f"{e.text}: {a.organism_text} not grown"
                        + (f" (grew {', '.join(grown[:3])})" if grown else " (no growth recorded)"), rows[:4],
-                       missing=not orgs)
+                       missing=not orgs, deciding=nearest_in_time(orgs, e.window))
     c.narrowed = hit
     refined = decide(c, (SUSCEPTIBILITY, ANTIBIOTIC))
     if refined is not None:
@@ -217,7 +221,8 @@ def _collection_day_part(c: Case) -> Verdict | None:
     if part is None or not timed or any(part[0] <= t <= part[1] for t, _ in timed):
         return None
     drawn = ", ".join(sorted({t.strftime("%m-%d %H:%M") for t, _ in timed})[:3])
-    return verdict(c, False, f"{c.entity.text}: stated {part[2]}, drawn {drawn}", [r for _, r in timed][:4])
+    return verdict(c, False, f"{c.entity.text}: stated {part[2]}, drawn {drawn}", [r for _, r in timed][:4],
+                   deciding=nearest_in_time([r for _, r in timed], c.entity.window))
 
 
 def _collected(c: Case) -> Verdict | None:

@@ -17,10 +17,12 @@ from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
+from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
 from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
+from ehrlib.pipeline.offline.verification.stated import stated_numbers
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
 from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius, in_fahrenheit, value_matches
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec
@@ -31,38 +33,6 @@ __all__ = ["RULES", "CHAIN", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RAN
 
 _KINDS = ("measurement", "range", "output", "trend")
 Rows = list[Mapping[str, Any]]
-
-
-def _intervals(r: Reading, value: float | None) -> list[tuple[float, float | None]]:
-    """(low, high) of every number of a reading (its ``value`` given apart: a blood-pressure component's value is
-    listed by the caller): an exact value has high None; a decade ("60s") or a "min in the 60s" gives its bounds.
-    """
-    out: list[tuple[float, float | None]] = []
-    lo, lo_hi, hi_lo, hi, value = (None if x is None else float(x) for x in (r.min, r.min_hi, r.max_lo, r.max, value))
-    if lo is not None and hi is not None and lo_hi is None and hi_lo is None and hi - lo == 9 and value in (lo, None):
-        return [(lo, hi)]  # "SBP 80s", "tachycardic to the 120s"
-    if lo is not None and lo_hi is not None and hi is not None and hi_lo is not None and (lo, lo_hi) == (hi_lo, hi):
-        return [(lo, lo_hi)]
-    if lo is not None:
-        out.append((lo, lo_hi))
-    if hi is not None:
-        out.append((hi_lo, hi) if hi_lo is not None and hi_lo != hi else (hi, None))
-    if value is not None and (value, None) not in out and not any(x == value for x, _ in out):
-        out.append((value, None))
-    return out
-
-
-def stated_numbers(n: NumericClaim) -> list[tuple[str, float, float | None]]:
-    """(component, low, high) of every number a statement claims."""
-    if n.bp is not None:
-        out: list[tuple[str, float, float | None]] = []
-        for part in BloodPressure.PARTS:
-            r = n.bp.part(part)
-            out += [(part, lo, hi) for lo, hi in _intervals(r, None)]
-            if r.value is not None and not any(lo == float(r.value) for p, lo, _ in out if p == part):
-                out.append((part, float(r.value), None))
-        return out
-    return [("value", lo, hi) for lo, hi in _intervals(n.reading, n.reading.value)]
 
 
 def _numeric(c: Case) -> Rows:
@@ -97,6 +67,10 @@ def _daily_total(c: Case) -> Verdict | None:
     for r in numeric:
         days[str(r.get("time"))[:10]] = days.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
     ordered = [days[d] for d in sorted(days)]
+    targets = [(v, u if u is not None else v) for _, v, u in stated_numbers(n)]
+    # the rows of the day whose total lies nearest a stated number decide
+    apart = {d: min(gap(t, lo, hi) for lo, hi in targets) for d, t in days.items()} if targets else {}
+    day_rows = [r for r in numeric if str(r.get("time"))[:10] == min(apart, key=apart.__getitem__)] if apart else []
     full = ordered[1:-1] if len(ordered) > 2 else ordered  # first and last days are partial
     totals = sorted(days.values())
     slack = 0.15
@@ -105,16 +79,18 @@ def _daily_total(c: Case) -> Verdict | None:
         lo, hi = float(stated.min) * (1 - slack), float(stated.max) * (1 + slack)
         inside_share = sum(lo <= t <= hi for t in full) / max(len(full), 1)
         if inside_share < 0.6:
-            misses.append(f"{float(stated.min):g}-{float(stated.max):g} on most days")
+            misses.append(f"{span(float(stated.min), float(stated.max))} on most days")
     else:
         for _, value, upper in stated_numbers(n):
             lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
             if not any(lo <= t <= hi for t in totals):
-                misses.append(f"{value:g}" + (f"-{upper:g}" if upper else ""))
-    shown = ", ".join(f"{t:g}" for t in totals[:8])
+                misses.append(span(value, upper))
+    shown = ", ".join(num(t) for t in totals[:8])
     if misses:
-        return verdict(c, False, f"{e.text}: daily totals {shown} do not include {', '.join(misses)}", numeric[:4])
-    return verdict(c, True, f"{e.text}: daily totals {shown} as stated", numeric[:4])
+        return verdict(c, False, f"{e.text}: stated {', '.join(misses)} vs charted daily totals {shown}", numeric[:4],
+                       deciding=day_rows)
+    said = ", ".join(span(lo, hi) for lo, hi in targets)
+    return verdict(c, True, f"{e.text}: stated {said} vs charted daily totals {shown}", numeric[:4], deciding=day_rows)
 
 
 def _value_in_window(c: Case) -> Verdict | None:
@@ -123,38 +99,47 @@ def _value_in_window(c: Case) -> Verdict | None:
     tol = _tolerance(c)
     matched: Rows = []
     failed: list[str] = []
+    closest: list[tuple[Mapping[str, Any], float]] = []  # per number: the row closest it, and its value
+    missed: Rows = []  # the rows closest the numbers not charted: they show what was
+    stated: list[str] = []
     onto, via, factor = statement_scale(stated_numbers(n), n.unit, concept, c.item_rows()[1] or numeric)  # .item_scale
     for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in stated_numbers(n)):
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
+        stated.append(f"{part + ' ' if part != 'value' else ''}{span(value, upper)}")
         hit = None
+        best: tuple[bool, float, float, Mapping[str, Any]] | None = None  # (disagrees, value gap, time gap, row)
         for r in cands:
             obs = float(r["valuenum"])
             v, scale = (value, factor)
             if concept is not None and concept.cid == "temperature":
                 v, scale = convert_temp(value, n.unit, r)
-            if upper is not None:
-                u = upper if scale == factor else convert_temp(upper, n.unit, r)[0]
-                if v - tol * scale <= obs <= u + tol * scale:
-                    hit = r
-                    break
-            elif value_matches(v, obs, tol * scale):
+            u = v if upper is None else upper if scale == factor else convert_temp(upper, n.unit, r)[0]
+            ok = v - tol * scale <= obs <= u + tol * scale if upper is not None else value_matches(v, obs, tol * scale)
+            if ok and hit is None:
                 hit = r
-                break
+            score = (not ok, gap(obs, v, u) / scale, time_distance(r, e.window))
+            if best is None or score < best[:3]:
+                best = (*score, r)
+        if best is not None:
+            closest.append((best[3], float(best[3]["valuenum"])))
         if hit is None:
-            failed.append(f"{part} {value:g}" + (f"-{upper:g}" if upper else ""))
+            failed.append(stated[-1])
+            missed += [best[3]] if best is not None else []
         else:
             matched.append(hit)
     if failed:
-        near = sorted({float(r["valuenum"]) for r in numeric})[:12]
-        return verdict(c, False, f"{e.text}: stated {', '.join(failed)} not found in the window; recorded "
-                       f"{', '.join(f'{x:g}' for x in near)}", numeric[:5])
+        shown = "; ".join(f"{num(r['valuenum'])} {at_row(r)}" for r in missed)
+        return verdict(c, False, f"{e.text}: stated {', '.join(failed)} vs closest charted {shown or 'none'}",
+                       numeric[:5], deciding=missed)
     refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
     if refined is not None:
         return refined
     scale_note = f" (on the item's scale: {via})" if via != "as written" else ""
-    return verdict(c, True, f"{e.text} {e.value or ''} matches the table{scale_note}", matched)
+    return verdict(c, True, f"{e.text}: stated {', '.join(stated)} vs charted "
+                   f"{', '.join(f'{num(x)} {at_row(r)}' for r, x in closest)}{scale_note}", matched,
+                   deciding=[r for r, _ in closest])
 
 
 def _range_extremes(c: Case) -> Verdict | None:
@@ -162,11 +147,13 @@ def _range_extremes(c: Case) -> Verdict | None:
     "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core window must match, not only appear.
     """
     numeric = _numeric(c)
-    reason = _extremes_reason(c, numeric, concept_of(c.entity.claim), _tolerance(c))
-    return verdict(c, False, reason, numeric[:5]) if reason is not None else None
+    found = _extremes_reason(c, numeric, concept_of(c.entity.claim), _tolerance(c))
+    return verdict(c, False, found[0], numeric[:5], deciding=[found[1]]) if found is not None else None
 
 
-def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float) -> str | None:
+def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
+                     ) -> tuple[str, Mapping[str, Any]] | None:
+    """(reason, the extreme row) of the first stated extreme the charted one breaks; None when all hold."""
     e, n = c.entity, c.claim_as(NumericClaim)
     r = n.reading
     only_max = r.max_lo is not None and r.min is None  # "peaked at 12.7", "Tmax 102.3"
@@ -204,21 +191,29 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
     if any(lo < lo_ok for _, lo, _, _ in checks):
         lo_ok = float("-inf")  # the note itself reports the artefact ("RR 12 (0 - 17)")
     for kind, lo, hi, part in checks:
-        vals = [float(row["valuenum"]) for row in rows
+        kept = [row for row in rows
                 if (part == "value" or _bp_part(str(row.get("label", ""))) == part) and float(row["valuenum"]) >= lo_ok]
-        if not vals:
+        if not kept:
             continue
+        vals = [float(row["valuenum"]) for row in kept]
         if is_temp:  # every row in the note's unit (a stay may chart C and F items)
             note_c = str(n.unit or "").upper() == "C" or lo < 50
+            kept = rows
             vals = [(in_celsius(float(row["valuenum"]), row) if note_c else in_fahrenheit(float(row["valuenum"]), row))
                     for row in rows]
         observed = min(vals) if kind == "min" else max(vals)
         top = hi if hi is not None else lo
         slack = max(tol, 0.02 * abs(observed)) if not is_temp else 0.3
         if not (lo - slack <= observed <= float(top) + slack):
-            label = f"{lo:g}" + (f"-{float(hi):g}" if hi is not None and hi != lo else "")
-            return (f"{e.text}: stated {part if part != 'value' else ''} {kind} {label}, charted {kind} "
-                    f"{observed:g} in {tool_spec(core) if core else 'the window'}").replace("  ", " ")
+            extreme = kept[vals.index(observed)]
+            mine = {k: span(a, b) for k, a, b, p in checks if p == part}
+            what = f"{part} " if part != "value" else ""
+            if len(mine) == 2:  # a stated min..max against the charted min..max
+                sep = " to " if "-" in mine["min"][1:] + mine["max"][1:] else "-"
+                said, charted = f"{mine['min']}{sep}{mine['max']}", f"range {span(min(vals), max(vals))}"
+            else:
+                said, charted = f"{kind} {mine[kind]}", f"{kind} {num(observed)}"
+            return f"{e.text}: stated {what}{said} vs charted {what}{charted} {at_row(extreme)}", extreme
     return None
 
 
@@ -230,21 +225,24 @@ def _series_order(c: Case) -> Verdict | None:
         return None
     e, tol = c.entity, _tolerance(c)
     series = [float(x) for x in raw]
+    said = " -> ".join(num(x) for x in series)
     hits: Rows = []
     ordered = sorted(_numeric(c), key=lambda r: str(r.get("time")))
     last: datetime | None = None
     for value in series:
         cands = [r for r in ordered if value_matches(value, float(r["valuenum"]), tol)]
         if not cands:
-            return verdict(c, False, f"{e.text}: {value:g} of the stated series not recorded in the window",
-                           ordered[:5])
+            near = nearest(ordered, [(value, value)], e.window)
+            return verdict(c, False, f"{e.text}: stated {num(value)} of {said} vs nearest charted "
+                           f"{'; '.join(num(r['valuenum']) + ' ' + at_row(r) for r in near) or 'none'}", ordered[:5],
+                           deciding=near)
         later = [r for r in cands if last is None or (parse_time(r.get("time")) or datetime.min) >= last]
         if not later:
-            return verdict(c, False, f"{e.text}: series {' -> '.join(f'{x:g}' for x in series)} is not in "
-                           "time order in the table", cands[:3])
+            return verdict(c, False, f"{e.text}: stated series {said}, but {num(value)} is charted only before "
+                           f"{num(hits[-1]['valuenum'])} {at_row(hits[-1])}", cands[:3], deciding=[hits[-1], cands[-1]])
         hits.append(later[0])
         last = parse_time(later[0].get("time"))
-    return verdict(c, True, f"{e.text} series {' -> '.join(f'{x:g}' for x in series)} recorded in order", hits)
+    return verdict(c, True, f"{e.text}: stated series {said} charted in order", hits, deciding=hits)
 
 
 def _reference_word(c: Case) -> Verdict | None:
@@ -266,8 +264,9 @@ def _reference_word(c: Case) -> Verdict | None:
     if holds is None or holds:
         return v
     lo, hi = normal_range(concept, value) or (0.0, 0.0)
-    return Verdict(e.entity_id, "inconsistent", "contradiction", f"{e.text}: {value:g} is recorded but not "
-                   f"{q.text} (reference {lo:g}-{hi:g})", v.evidence_row_ids, v.tool_calls)
+    return Verdict(e.entity_id, "inconsistent", "contradiction", f"{e.text}: stated {num(value)} {q.text} vs "
+                   f"reference {span(lo, hi)} (charted {num(value)})", v.evidence_row_ids, v.tool_calls,
+                   deciding_row_ids=v.deciding_row_ids)
 
 
 NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric record in the window is missing "

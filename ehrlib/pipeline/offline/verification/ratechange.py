@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.doses import rate_matches
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
@@ -62,7 +63,7 @@ def rate_change(c: Case) -> Verdict | None:
     at_old = [t for t, r in rated if rate_matches(old, unit, r)]
     at_new = [t for t, r in rated if rate_matches(new, unit, r)]
     if at_old and at_new and not any(t > min(at_old) for t in at_new):
-        return verdict(c, False, f"{_names(c)}: stated change {old:g} -> {new:g} {unit}, but {new:g} was charted only "
-                       f"before {old:g} (last at {max(at_new):%Y-%m-%d %H:%M}, first {old:g} at "
+        return verdict(c, False, f"{_names(c)}: stated change {num(old)} -> {num(new)} {unit}, but {num(new)} "
+                       f"was charted only before {num(old)} (last at {max(at_new):%Y-%m-%d %H:%M}, first {num(old)} at "
                        f"{min(at_old):%Y-%m-%d %H:%M})", [r for _, r in rated][:4])
     return None

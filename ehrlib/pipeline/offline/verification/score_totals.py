@@ -14,6 +14,7 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import num, span
 from ehrlib.pipeline.offline.verification.numbers import stated_numbers
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
@@ -61,12 +62,12 @@ def _component_sum(c: Case) -> Verdict | None:
     if not sums or not stated:
         return None
     tol = tolerance_of(concept_of(n))
-    shown = ", ".join(f"{s:g}" for s in sorted({s for s, _ in sums})[:8])
+    shown = ", ".join(num(s) for s in sorted({s for s, _ in sums})[:8])
     for _, lo, hi in stated:
         hit = next((rows for s, rows in sums if (lo - tol <= s <= lo + tol if hi is None else lo <= s <= hi)), None)
         if hit is None:
-            return verdict(c, False, f"{e.text}: no charted sum of the components is {lo:g}"
-                           f"{'' if hi is None else f'-{hi:g}'} (sums {shown})", sums[0][1])
+            return verdict(c, False, f"{e.text}: no charted sum of the components is {span(lo, hi)} "
+                           f"(sums {shown})", sums[0][1])
     return verdict(c, True, f"{e.text}: the components charted sum to the stated total (sums {shown})",
                    [r for s, rows in sums for r in rows if any(lo - tol <= s <= (hi or lo) + tol
                                                               for _, lo, hi in stated)][:6])

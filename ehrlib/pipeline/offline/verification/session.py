@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.claims import Claim as ClaimRecord
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import default_deciding
 from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext
@@ -123,33 +124,45 @@ Check = Callable[[Case], Verdict | None]
 VerificationRule = Rule[Check]
 
 
-def evidence(rows: Iterable[Mapping[str, Any]]) -> tuple[RowRef, ...]:
-    """The distinct (table, row id) of rows, at most :data:`MAX_EVIDENCE`."""
+def evidence(rows: Iterable[Mapping[str, Any]], deciding: Iterable[Mapping[str, Any]] = ()) -> tuple[RowRef, ...]:
+    """The distinct (table, row id) of the deciding rows, then of the other rows, at most
+    :data:`MAX_EVIDENCE` (never fewer than the deciding rows: the cap cuts context only).
+    """
     out: list[RowRef] = []
     seen: set[tuple[str, Any]] = set()
-    for r in rows:
-        if "row_id" not in r or r.get("row_id") is None:
+    first = _refs(deciding)
+    cap = max(MAX_EVIDENCE, len(first))
+    for ref in (*first, *_refs(rows)):
+        if (ref.table, ref.row_id) in seen:
             continue
-        key = (str(r.get("table")), r["row_id"])
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(RowRef(str(r.get("table")), r["row_id"]))
-        if len(out) >= MAX_EVIDENCE:
+        seen.add((ref.table, ref.row_id))
+        out.append(ref)
+        if len(out) >= cap:
             break
     return tuple(out)
 
 
+def _refs(rows: Iterable[Mapping[str, Any]]) -> list[RowRef]:
+    return [RowRef(str(r.get("table")), r["row_id"]) for r in rows if r.get("row_id") is not None]
+
+
 def verdict(c: Case, ok: bool | None, reason: str, rows: Iterable[Mapping[str, Any]] = (),
-            missing: bool = False) -> Verdict:
+            missing: bool = False, deciding: Iterable[Mapping[str, Any]] | None = None) -> Verdict:
     """A verdict on the claim with the session's tool calls so far; an inconsistency is a
     contradiction unless ``missing``.
+
+    ``deciding`` are the rows that decided it (listed first in the evidence); None lets
+    :func:`.deciding.default_deciding` choose among ``rows``. A missing record has none.
     """
     e, s = c.entity, c.session
+    cited = list(rows)
+    chosen = [] if missing and not ok else list(deciding) if deciding is not None else default_deciding(e, cited)
+    ids = tuple(dict.fromkeys(_refs(chosen)))
+    ev = evidence(cited, chosen)
     if ok:
-        return Verdict(e.entity_id, "consistent", None, reason, evidence(rows), s.records())
+        return Verdict(e.entity_id, "consistent", None, reason, ev, s.records(), deciding_row_ids=ids)
     return Verdict(e.entity_id, "inconsistent", "missing" if missing else "contradiction", reason,
-                   evidence(rows), s.records())
+                   ev, s.records(), deciding_row_ids=ids)
 
 
 def decide(c: Case, chain: Sequence[VerificationRule]) -> Verdict | None:

@@ -18,6 +18,7 @@ from ehrlib.criteria import criterion_holds
 from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.deciding import at_row, num
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
 from ehrlib.pipeline.offline.verification.session import Case, Session, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -72,7 +73,7 @@ def _attached_value(c: Case) -> Verdict | None:
         return None
     ok = holds == (not c.entity.claim.negated)
     what = "meets" if holds else "does not meet"
-    return verdict(c, ok, f"the stated value {value:g} it qualifies {what} {crit_id} ({src})", ())
+    return verdict(c, ok, f"the stated value {num(value)} it qualifies {what} {crit_id} ({src})", ())
 
 
 def _lexicon_threshold(c: Case) -> Verdict | None:
@@ -97,10 +98,15 @@ def _lexicon_threshold(c: Case) -> Verdict | None:
     meeting = [r for r in numeric if criterion_holds(str(extra["operator"]), value(r), float(extra["threshold"]))]
     holds = bool(meeting)
     what = "holds" if holds else "does not hold"
+    # the value furthest toward the threshold's side decides: the highest for "above", the lowest for "below"
+    pick = max if str(extra["operator"]).startswith(">") else min
+    extreme = pick(meeting or numeric, key=value)
+    seen = f"charted {'max' if pick is max else 'min'} {num(value(extreme))} {at_row(extreme)}"
     if holds == (not negated):
-        return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", meeting or numeric[:3])
-    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
-                   f"({src})", meeting or numeric[:4])
+        return verdict(c, True, f"{crit_id} {what} in the window as stated: {seen} ({src})", meeting or numeric[:3],
+                       deciding=[extreme])
+    return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window: "
+                   f"{seen} ({src})", meeting or numeric[:4], deciding=[extreme])
 
 
 def _clinical_criterion(c: Case) -> Verdict | None:
@@ -133,7 +139,7 @@ def _clinical_criterion(c: Case) -> Verdict | None:
             ok = any((upper is not None and target - 1 <= v <= upper + 1) or value_matches(target, v, 1.0)
                      or (crit_id == "fever" and temp_match(target, r)) for v, r in zip(vals, any_rows, strict=False))
             if not ok:
-                return verdict(c, False, f"{crit_id} holds but the stated value {target:g} is not recorded",
+                return verdict(c, False, f"{crit_id} holds but the stated value {num(target)} is not recorded",
                                any_rows[:4])
         return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
     return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "

@@ -13,6 +13,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.statement_time import clause_of
+from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
 from ehrlib.pipeline.records import Verdict
@@ -131,7 +132,7 @@ def after_value(c: Case, claim: str, value: float, tol: float, hits: Rows, rows:
         moved = [v for v in after if (v < value - tol if claim == "falling" else v > value + tol)]
         if moved:
             end = min(moved) if claim == "falling" else max(moved)
-            return verdict(c, True, f"{e.text}: {value:g} recorded, and the values {turned} after it (to {end:g})",
-                           [hit])
-    return verdict(c, False, f"{e.text}: {value:g} recorded, but the values never {turned} after it",
+            return verdict(c, True, f"{e.text}: {num(value)} recorded, and the values {turned} after it "
+                           f"(to {num(end)})", [hit])
+    return verdict(c, False, f"{e.text}: {num(value)} recorded, but the values never {turned} after it",
                    hits[:2] or rows[:2])

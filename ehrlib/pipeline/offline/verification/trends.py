@@ -20,6 +20,7 @@ from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
 from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
 from ehrlib.pipeline.offline.verification.clocktime import part_of_day
+from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
@@ -131,11 +132,12 @@ def _direction(c: Case) -> Verdict | None:
         values = [float(r["valuenum"]) for r in inside]
         band = tolerance_of(concept_of(n)) if small_change(c) else None
         directions = {trend_direction(values, band)} | ({d} if (d := _fitted_direction(inside)) else set())
-        shown = f"{e.time_text}: {values[0]:g} -> {values[-1]:g}"
+        shown = f"{e.time_text}: {num(values[0])} -> {num(values[-1])}"
         if claim in directions:
-            return verdict(c, True, f"{e.text} {claim} in the table as stated ({shown})", [inside[0], inside[-1]])
-        return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} ({shown})",
-                       [inside[0], inside[-1]])
+            return verdict(c, True, f"{e.text}: stated {claim} vs charted {shown}", [inside[0], inside[-1]],
+                           deciding=[inside[0], inside[-1]])
+        return verdict(c, False, f"{e.text}: stated {claim} vs charted {', '.join(sorted(directions))} ({shown})",
+                       [inside[0], inside[-1]], deciding=[inside[0], inside[-1]])
     if len(rows) < 2:
         ws = parse_time(window.start) if window else None
         if ws is not None and window is not None:
@@ -147,11 +149,11 @@ def _direction(c: Case) -> Verdict | None:
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
     if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
-        return verdict(c, True, f"trend word {trend.word!r} is not directional from {values[0]:g}", ())
+        return verdict(c, True, f"trend word {trend.word!r} is not directional from {num(values[0])}", ())
     tol = tolerance_of(concept_of(n))
     band = tol if small_change(c) else None  # "drifting down": any change the item's tolerance tells apart
     directions = {trend_direction(values, band)}
-    shown = f"{values[0]:g} -> {values[-1]:g}"
+    shown = f"{num(values[0])} -> {num(values[-1])}"
     if claim == "stable":
         day_vals = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(rows[-1].get("time"))[:10]]
         if _stable(values) or _stable(day_vals):
@@ -186,25 +188,25 @@ def _direction(c: Case) -> Verdict | None:
         dod = day_over_day(own, tol, relative) if own is not None else None
         if own is not None and dod is not None:
             ref, latest = day_over_day_values(own) or (values[0], values[-1])
-            shown = f"{ref:g} -> {latest:g} the latest draw day"
+            shown = f"{num(ref)} -> {num(latest)} the latest draw day"
             directions = {dod} | ({fitted} if fitted else set()) | (directions & {"stable"} if claim == "stable"
                                                                     else set())
     ev = [rows[0], rows[-1]]
     if claim in directions:
-        return verdict(c, True, f"{e.text} {claim} in the table as stated ({shown})", ev)
-    return verdict(c, False, f"{e.text} stated {claim}, table shows {', '.join(sorted(directions))} "
-                   f"({shown})", ev)
+        return verdict(c, True, f"{e.text}: stated {claim} vs charted {shown}", ev, deciding=ev)
+    return verdict(c, False, f"{e.text}: stated {claim} vs charted {', '.join(sorted(directions))} ({shown})", ev,
+                   deciding=ev)
 
 
 def _value_direction(c: Case) -> Verdict | None:
     """"rose to 6.0" / "improved to 0.5" / "Hct 27.5 and stable": the value is recorded and the
     values before it (same window or the three days before) moved as stated.
     """
-    num = decide(c, numbers.CHAIN)
+    by_value = decide(c, numbers.CHAIN)
     n = c.claim_as(NumericClaim)
     claim = _claimed_direction(n)
-    if num is None or num.label == "inconsistent" or claim is None or n.reading.value is None:
-        return num
+    if by_value is None or by_value.label == "inconsistent" or claim is None or n.reading.value is None:
+        return by_value
     e = c.entity
     tol = tolerance_of(concept_of(n))
     value = float(n.reading.value)
@@ -226,22 +228,22 @@ def _value_direction(c: Case) -> Verdict | None:
             prev_day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] < t_hit[:10]]
             ref = prev_day[-1] if prev_day else before[-1]
             if (ref < value - tol) if claim == "rising" else (ref > value + tol):
-                return verdict(c, True, f"{e.text} {'rose' if claim == 'rising' else 'fell'} to {value:g} "
-                               f"(from {ref:g} the previous draw day)", [hit])
+                return verdict(c, True, f"{e.text} {'rose' if claim == 'rising' else 'fell'} to {num(value)} "
+                               f"(from {num(ref)} the previous draw day)", [hit])
             continue
         if claim == "rising" and min(before) < value - tol:
-            return verdict(c, True, f"{e.text} rose to {value:g} (from {min(before):g})", [hit])
+            return verdict(c, True, f"{e.text} rose to {num(value)} (from {num(min(before))})", [hit])
         if claim == "falling" and max(before) > value + tol:
-            return verdict(c, True, f"{e.text} fell to {value:g} (from {max(before):g})", [hit])
+            return verdict(c, True, f"{e.text} fell to {num(value)} (from {num(max(before))})", [hit])
         if claim == "stable" and _stable(before[-3:] + [value]):
-            return verdict(c, True, f"{e.text} stable around {value:g}", [hit])
+            return verdict(c, True, f"{e.text} stable around {num(value)}", [hit])
     if claim == "stable" and hits:
         day = [float(r["valuenum"]) for r in rows if str(r.get("time"))[:10] == str(hits[0].get("time"))[:10]]
         if _stable(day):
-            return verdict(c, True, f"{e.text} stable around {value:g} that day", hits[:2])
+            return verdict(c, True, f"{e.text} stable around {num(value)} that day", hits[:2])
     if hits and not [r for r in rows if str(r.get("time")) < str(hits[0].get("time"))]:
-        return num  # nothing earlier to compare with: the value alone decides
-    return verdict(c, False, f"{e.text} {value:g} recorded, but not {claim} before it", hits[:2] or rows[:2])
+        return by_value  # nothing earlier to compare with: the value alone decides
+    return verdict(c, False, f"{e.text} {num(value)} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
 DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
