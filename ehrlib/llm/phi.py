@@ -32,6 +32,8 @@ __all__ = [
     "check_phi",
     "effective_source_kind",
     "manifest_source_kinds",
+    "UNDECLARED_CORPUS",
+    "undeclared_corpus_hint",
 ]
 
 log = logging.getLogger(__name__)
@@ -39,6 +41,10 @@ log = logging.getLogger(__name__)
 OVERRIDE_ENV = "EHRLIB_I_ACCEPT_SENDING_CREDENTIALED_DATA_TO_PUBLIC_APIS"
 SAFE_HOSTS_ENV = "EHRLIB_PHI_SAFE_HOSTS"
 OPEN_SOURCE_KINDS = frozenset({"open-demo", "synthetic"})
+#: the source kind of a corpus folder that states none (no manifest.json source_kind, no
+#: import.json): its notes may be MIMIC text (the EHRCon reader writes no manifest), so it
+#: counts as credentialed whatever database it runs against
+UNDECLARED_CORPUS = "credentialed (corpus provenance not declared)"
 
 # Hosts whose terms let credentialed data through (no retention for training, BAA
 # available): Vertex AI (global, regional "{location}-aiplatform", multi-regional
@@ -162,6 +168,12 @@ def effective_source_kind(*kinds: str | None) -> str:
     if not given or any(k not in OPEN_SOURCE_KINDS for k in given):
         return "credentialed"
     return given[0]
+
+
+def undeclared_corpus_hint(corpus: object) -> str:
+    """How to declare a corpus folder open data (one sentence for the PHI error)."""
+    return (f"The corpus {corpus} declares no provenance, so it is treated as credentialed; if its notes "
+            'are open data, write {"source_kind": "open-demo"} (or "synthetic") into its manifest.json.')
 
 
 def check_phi(

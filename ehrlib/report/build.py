@@ -36,6 +36,7 @@ from ehrlib.errors import ConfigError
 from ehrlib.filemodes import as_umask_allows
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
+from ehrlib.pipeline.attempts import note_outcomes
 from ehrlib.report.views import compare_runs
 from ehrlib.result_tables import markdown_table, paper_table, write_table
 
@@ -197,12 +198,16 @@ def findings_table(run) -> pd.DataFrame:
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import VERDICTS, method_verdict
 
+    # a note whose stage failed is shown failed with its reason, never as a clean note
+    outcomes = note_outcomes(run.run_dir)
     rows = []
     for note in run.notes:
         verdicts = [method_verdict(p) for p in run.predictions if p.note_id == note.note_id]
+        outcome = outcomes.get(note.note_id) or {}
         rows.append({"note_id": note.note_id, "note_type": note.note_type, "hadm_id": note.hadm_id,
-                     **{v: verdicts.count(v) for v in VERDICTS}, "total": len(verdicts)})
-    df = pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, "total"])
+                     **{v: verdicts.count(v) for v in VERDICTS}, "total": len(verdicts),
+                     "status": str(outcome.get("status", "ok")), "failure": outcome.get("failure") or ""})
+    df = pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, "total", "status", "failure"])
     return df.assign(_inc=df["contradiction"] + df["missing"]).sort_values(
         "_inc", ascending=False, kind="stable").drop(columns="_inc").reset_index(drop=True)
 
@@ -220,7 +225,8 @@ def _findings_report(run, *, viewer: bool) -> ReportResult:
         from ehrlib.viz.viewer import write_findings_viewer
 
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir)
-    totals = findings.drop(columns=["note_id", "note_type", "hadm_id"]).sum().to_frame().T
+    totals = findings.drop(columns=["note_id", "note_type", "hadm_id", "status", "failure"]).sum().to_frame().T
+    totals["failed_notes"] = int((findings["status"] != "ok").sum())
     index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; corpus: "
              f"`{run.corpus_dir}` (no gold labels: findings are the method's verdicts, unjudged); "
              f"{len(run.notes)} notes, {len(run.predictions)} findings.\n",
