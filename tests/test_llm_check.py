@@ -66,7 +66,7 @@ def llm_commands() -> list[tuple[str, list[str]]]:
         for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
             for m in re.finditer(r"`?(ehrlib (?:judge|llm check) [^`|]+)`?", line):
                 cmd = m.group(1).strip()
-                if "[" in cmd:  # a synopsis, not a command
+                if "[" in cmd or "--ping" in cmd:  # a synopsis; or a request sent (tested on fake servers)
                     continue
                 argv = shlex.split(cmd, comments=True)[1:]
                 if argv[0] == "judge" and "--run" not in argv:

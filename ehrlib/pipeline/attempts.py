@@ -7,6 +7,7 @@ its own. Readers take a note's lines from its last attempt only, and its outcome
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ __all__ = ["LEDGER_FILE", "note_outcomes", "current_lines"]
 LEDGER_FILE = "progress.jsonl"
 
 
-def note_outcomes(run_dir: str | Path) -> dict[str, Mapping[str, Any]]:
+def note_outcomes(run_dir: str | os.PathLike[str]) -> dict[str, Mapping[str, Any]]:
     """Each attempted note's last ledger entry (``status``: ok | failed | error, and for a
     failed note its ``failure``), in ledger order; {} for a folder without a ledger.
     """
@@ -42,7 +43,7 @@ def _superseded(entries: list[dict[str, Any]], name: str) -> list[tuple[int, int
     return ranges
 
 
-def current_lines(run_dir: str | Path, name: str) -> list[bool]:
+def current_lines(run_dir: str | os.PathLike[str], name: str) -> list[bool]:
     """For each non-blank line of the data file ``name``, whether it belongs to its note's
     last attempt (every line is current in a folder without a ledger or without reruns).
     """
