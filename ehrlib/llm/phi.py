@@ -33,6 +33,7 @@ __all__ = [
     "effective_source_kind",
     "manifest_source_kinds",
     "UNDECLARED_CORPUS",
+    "IN_PROCESS_ENDPOINT",
     "undeclared_corpus_hint",
 ]
 
@@ -45,6 +46,8 @@ OPEN_SOURCE_KINDS = frozenset({"open-demo", "synthetic"})
 #: import.json): its notes may be MIMIC text (the EHRCon reader writes no manifest), so it
 #: counts as credentialed whatever database it runs against
 UNDECLARED_CORPUS = "credentialed (corpus provenance not declared)"
+#: the endpoint of the scripted test backend: its replies come from this process, nothing is sent
+IN_PROCESS_ENDPOINT = "scripted://local"
 
 # Hosts whose terms let credentialed data through (no retention for training, BAA
 # available): Vertex AI (global, regional "{location}-aiplatform", multi-regional
@@ -115,6 +118,8 @@ def classify_endpoint(url: str, *, safe_hosts: Iterable[str] = ()) -> EndpointVe
         host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower().rstrip(".")
     except ValueError:
         return EndpointVerdict(url, "", False, "the endpoint URL cannot be parsed")
+    if url == IN_PROCESS_ENDPOINT:
+        return EndpointVerdict(url, "", True, "in-process scripted replies (nothing is sent)")
     listed = {h.strip().lower() for h in safe_hosts if h.strip()}
     listed |= {h.strip().lower() for h in os.environ.get(SAFE_HOSTS_ENV, "").split(",") if h.strip()}
     if not host:
