@@ -162,7 +162,8 @@ def _stages(backend, params):
                             backend="rules")
 
 
-def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corpus, synth_db, tmp_path, capsys):
+def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corpus, synth_db, tmp_path, capsys,
+                                                                           monkeypatch):
     broken = {"on": True}
     base = RuleBackend()
 
@@ -189,6 +190,16 @@ def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corp
     assert table.loc["n-broken", "status"] == "failed" and "HTTP 400" in table.loc["n-broken", "failure"]
     assert table.loc["n-good", "status"] == "ok"
     _count("failed notes", "findings table shows the failure")
+    # the run's summary says so and exits 1, naming the way to rerun it
+    from ehrlib.pipeline import cli as run_cli
+
+    monkeypatch.setattr("ehrlib.pipeline.runner.run_experiment", lambda p, **_: run_dir)
+    assert run_cli._run_one(params) == (1, run_dir)
+    err = capsys.readouterr().err
+    assert "1 note(s) failed" in err and "n-broken: patient_extraction: call_error" in err
+    assert "--run-id r --retry-failed" in err
+    monkeypatch.undo()
+    _count("failed notes", "run summary names the failure and --retry-failed")
     n_good = sum(p.note_id == "n-good" for p in load_run(run_dir).predictions)
 
     # a plain resume keeps the failed note; --retry-failed reruns it alone once the server is fixed
