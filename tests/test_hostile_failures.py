@@ -218,6 +218,10 @@ def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corp
     n_broken = sum(p.note_id == "n-broken" for p in preds)
     assert n_broken == n_good          # the same note text: the same findings, once each
     assert sum(current_lines(run_dir, "predictions.jsonl")) == len(preds)
+    from ehrlib.analysis.traces import read_tool_calls
+
+    calls = read_tool_calls(run_dir)
+    assert (calls["note_id"] == "n-good").sum() == (calls["note_id"] == "n-broken").sum() > 0
     totals = summarize_ledger(ledger)["totals"]
     assert totals["notes_ok"] == 2 and totals["notes_failed"] == 0 and totals["predictions"] == len(preds)
     _count("failed notes", "retry-failed reruns only the failed note")
