@@ -8,7 +8,7 @@ ValueErrors, so validation code written with ``except ValueError`` keeps working
 """
 from __future__ import annotations
 
-__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError"]
+__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable"]
 
 
 class EhrlibError(Exception):
@@ -34,3 +34,10 @@ class RunError(EhrlibError):
     """A run started and could not finish (an endpoint that keeps failing, say)."""
 
     exit_code = 1
+
+
+class EndpointUnreachable(RunError):
+    """The LLM endpoint refused or never answered the run's first connections: every note
+    would fail the same way, so the run stops (one line) instead of failing note by note.
+    Per-note handlers re-raise it; the runner records it in the run folder.
+    """

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _ENV = ("EHRLIB_OPENAI_BASE_URL", "EHRLIB_OPENAI_API_KEY", "EHRLIB_OPENAI_MODEL", "AZURE_OPENAI_ENDPOINT",
         "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_DEPLOYMENT", "GOOGLE_GENAI_USE_VERTEXAI", "GEMINI_API_KEY",
-        "GOOGLE_API_KEY", "EHRLIB_PHI_SAFE_HOSTS")
+        "GOOGLE_API_KEY", "EHRLIB_PHI_SAFE_HOSTS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS",
+        "CLOUDSDK_CONFIG", "GCE_METADATA_HOST")
 
 
 @pytest.fixture(autouse=True)
@@ -29,9 +30,17 @@ def clean_env(monkeypatch):
 
 
 @pytest.fixture
-def documented_env(monkeypatch):
-    """What the docs tell a user to export before the Azure examples (no secrets)."""
+def documented_env(monkeypatch, tmp_path):
+    """What the docs tell a user to export before the Azure and Gemini examples (no real
+    secrets): a Gemini check without a key, or Vertex without project and credentials, fails.
+    """
     monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://YOUR-RESOURCE.openai.azure.com")
+    gcloud = tmp_path / "gcloud"
+    gcloud.mkdir()
+    (gcloud / "application_default_credentials.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(gcloud))
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "YOUR-PROJECT")
+    monkeypatch.setenv("GEMINI_API_KEY", "not-a-key")
 
 
 def llm_blocks() -> list[tuple[str, dict]]:
@@ -57,7 +66,7 @@ def llm_commands() -> list[tuple[str, list[str]]]:
         for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
             for m in re.finditer(r"`?(ehrlib (?:judge|llm check) [^`|]+)`?", line):
                 cmd = m.group(1).strip()
-                if "[" in cmd:  # a synopsis, not a command
+                if "[" in cmd or "--ping" in cmd:  # a synopsis; or a request sent (tested on fake servers)
                     continue
                 argv = shlex.split(cmd, comments=True)[1:]
                 if argv[0] == "judge" and "--run" not in argv:
@@ -145,8 +154,17 @@ def test_presets_defaults(monkeypatch):
     # an Azure host under the generic backend also reads the Azure key and uses the api-key header
     generic = check_llm("openai", {"model": "gpt-4.1", "base_url": "https://res.openai.azure.com/openai/v1"})
     assert generic.request["headers"]["api-key"] == "***" and generic.request["body"]["temperature"] == 0.5
-    gem = check_llm("gemini", {})
-    assert gem.model == "gemini-2.5-flash" and not gem.safe_for_credentialed and "MISSING" in gem.credentials
+    with pytest.raises(ConfigError, match="no API key"):
+        check_llm("gemini", {})
+    gem = check_llm("gemini", {"api_key": "k"})
+    assert gem.model == "gemini-2.5-flash" and not gem.safe_for_credentialed and "settings" in gem.credentials
+    with pytest.raises(ConfigError, match="no Google Cloud project"):
+        check_llm("vertex", {"location": "europe-west4"})
+    monkeypatch.setenv("CLOUDSDK_CONFIG", "/nonexistent")
+    monkeypatch.setenv("HOME", "/nonexistent")
+    with pytest.raises(ConfigError, match="no Google credentials"):
+        check_llm("vertex", {"project": "p", "location": "europe-west4"})
+    monkeypatch.setenv("GCE_METADATA_HOST", "metadata.google.internal")  # a Google Cloud VM's credentials
     vertex = check_llm("vertex", {"project": "p", "location": "europe-west4"})
     assert vertex.safe_for_credentialed and "europe-west4-aiplatform" in vertex.request["url"]
     assert vertex.request["body"]["config"]["response_json_schema"]["required"] == ["label"]

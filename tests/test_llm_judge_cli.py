@@ -39,7 +39,7 @@ def test_judge_passes_use_distinct_salts_and_print_mean_std(tiny_run, capsys, mo
     run, corpus = tiny_run
     monkeypatch.delenv("EHRLIB_OPENAI_BASE_URL", raising=False)
     with FakeOpenAIServer() as srv:
-        srv.add(*[openai_text("Verdict: correct")] * 40)
+        srv.add(*[openai_text("Result: correct")] * 40)  # a parsable verdict: unparsable ones are never cached
         argv = ["judge", "--run", str(run), "--judge", "tiny-judge", "--backend", "llamacpp",
                 "--base-url", srv.url + "/v1", "--mode", "lenient", "--passes", "2", "--no-progress",
                 "--max-tokens", "64"]

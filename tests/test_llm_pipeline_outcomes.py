@@ -149,5 +149,7 @@ def test_call_counts_and_mostly_failed_summary():
     assert counts["calls"] == 4 and counts["response_cache_hits"] == 1 and counts["failed_calls"] == 3
     assert counts["failures_by_stage"] == {"patient_extraction": 3}
     line = mostly_failed(counts)
-    assert line.startswith("3 of 4 model calls failed; top reasons: 3x rejected: <url> HTTP N")
+    # the group is shown by its first real message: the URL and numbers a user can act on
+    assert line == ("3 of 4 model calls failed; top reasons: 3x rejected: http://x/v1 HTTP 400: "
+                    "context length 9594 > 8192")
     assert mostly_failed({**counts, "failed_calls": 1}) is None

@@ -149,13 +149,15 @@ def test_nan_tool_arguments_go_back_as_malformed_and_never_into_the_trace(server
         return "ok"
 
     cache = tmp_path / "c.sqlite"
-    for _ in range(2):  # the second pass replays the cached bad reply (a resume)
+    for _ in range(2):  # a resume: the bad turn was never cached, so the server is asked again
         result = run_tool_loop_sync(client_for(server, cache=str(cache)), [user("go")], {"tool": tool})
         assert result.ok and result.text == "done"
         rec = result.trace[0]
         assert rec.error and "NaN" in rec.error
         json.dumps([dict(rec.args)], allow_nan=False)  # what the record writer does
-    assert server.request_count == 2  # the rerun came entirely from the cache
+        server.add(FakeReply(200, bad))
+    # the malformed turn went to the server twice; the good final answer came from the cache
+    assert server.request_count == 3
     # the repair turn carried the call back with safe arguments and string content
     second = server.requests[1].body["messages"]
     assert all(isinstance(m["content"], str) for m in second)

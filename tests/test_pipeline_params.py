@@ -76,7 +76,8 @@ def test_ehrlib_run_command(tmp_path, synth_db, capsys):
     assert code == 0 and "1 notes" in out
     manifest = json.loads((tmp_path / "runs" / "cli" / "manifest.json").read_text())
     assert manifest["params"]["scope_filter"] is False and manifest["status"] == "complete"
-    assert manifest["data_source"]["source_kind"] == "synthetic" and manifest["git_sha"]
+    # a synthetic database, but a corpus that declares no provenance: treated as credentialed
+    assert manifest["data_source"]["source_kind"] == "credentialed" and manifest["git_sha"]
     assert set(manifest["stages"]) >= {"anchors", "patient_extraction", "verification"}
     assert main(["run", "--corpus", str(tmp_path / "missing"), "--db", str(synth_db)]) == 2
 

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ehrlib.corpus.records import GoldEntity, Prediction
 from ehrlib.judge.evaluate import load_run
+from ehrlib.pipeline.attempts import current_lines
 from ehrlib.tools.toolset import TOOL_CATEGORIES
 
 __all__ = [
@@ -56,7 +57,9 @@ def read_tool_calls(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     cols = ["run_id", "note_id", "entity_id", "tool", "args", "n_rows", "ms", "error", "call_id", "step"]
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=cols)
-    return pd.read_json(path, lines=True, dtype={"note_id": str, "entity_id": str})
+    df = pd.read_json(path, lines=True, dtype={"note_id": str, "entity_id": str})
+    keep = current_lines(run_dir, "tool_calls.jsonl")   # a rerun note's earlier attempt is history
+    return df[keep].reset_index(drop=True) if len(keep) == len(df) else df
 
 
 def paths_from_tool_calls(calls: pd.DataFrame) -> pd.DataFrame:

@@ -42,6 +42,7 @@ from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
 from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, note_scores, summarize
 from ehrlib.llm.factory import make_client
 from ehrlib.llm.usage import UsageLedger, call_counts
+from ehrlib.pipeline.attempts import current_lines
 from ehrlib.result_tables import write_markdown_sections, write_table
 
 __all__ = [
@@ -143,7 +144,10 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
     # an unlabelled corpus (imported real notes) has no gold.jsonl: its runs have nothing
     # to judge, but load the same way for the viewer and the report
     corpus = load_corpus(cdir) if (cdir / GOLD_FILE).exists() else Corpus(tuple(read_notes(cdir / NOTES_FILE)), (), {})
-    predictions = tuple(read_predictions(run_dir / "predictions.jsonl"))
+    # a rerun note's earlier attempt stays in the file: only each note's last attempt counts
+    current = current_lines(run_dir, "predictions.jsonl")
+    predictions = tuple(p for p, keep in zip(read_predictions(run_dir / "predictions.jsonl"), current, strict=False)
+                        if keep)
     finished = _finished_notes(run_dir)
     if finished is None:
         log.info("%s has no progress ledger; scoring every corpus note", run_dir)

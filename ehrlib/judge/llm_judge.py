@@ -22,7 +22,7 @@ from typing import Any, Literal
 from tqdm.auto import tqdm
 
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
-from ehrlib.errors import EhrlibError
+from ehrlib.errors import EhrlibError, EndpointUnreachable
 from ehrlib.llm.client import run_sync
 from ehrlib.llm.records import user
 from ehrlib.prompting import PromptTemplate, load_prompt
@@ -104,6 +104,11 @@ def render_judge_prompt(prompt: PromptTemplate, gold: GoldEntity, preds: Sequenc
                          predictions="\n".join(fresh) or "(none)", cached="\n".join(cached) or "(none)")
 
 
+def _verdict_problem(response: Any) -> str | None:
+    """Why a judge reply cannot be used (no Result: line), for the response cache."""
+    return None if parse_verdict(response.text)[0] else "no Result: line in the reply"
+
+
 async def _judge_one(client: Any, prompt: PromptTemplate, mode: Mode, judge_name: str, g: GoldEntity,
                      preds: Sequence[Prediction], idxs: Sequence[int], note_type: str) -> Judgement:
     if not any(not p.failure for p in preds):
@@ -112,7 +117,11 @@ async def _judge_one(client: Any, prompt: PromptTemplate, mode: Mode, judge_name
         return Judgement(g.note_id, g.entity_id, mode, judge_name, "incorrect", "no predictions for this note")
     text = render_judge_prompt(prompt, g, preds, note_type)
     try:
-        reply = (await client.generate([user(text)], stage=f"judge_{mode}", note_id=g.note_id)).text
+        # an unparsable verdict is never cached: a rerun asks again
+        reply = (await client.generate([user(text)], stage=f"judge_{mode}", note_id=g.note_id,
+                                       accept=_verdict_problem)).text
+    except EndpointUnreachable:
+        raise  # the judge's endpoint is down: stop, do not mark every entity unparsed
     except EhrlibError as exc:  # LLMCallError after retries: not a verdict, count apart
         log.warning("judge call failed for %s/%s: %s", g.note_id, g.entity_id, exc)
         return Judgement(g.note_id, g.entity_id, mode, judge_name, "unparsed", f"call failed: {exc}")

@@ -4,7 +4,13 @@ Resolves a backend name and settings exactly as a run or a judge does, then repo
 endpoint, model, PHI safety class, credentials source and a sample first request with
 secrets masked. Nothing touches the network: the Gemini client is only built when
 credentials are explicitly present (building it without them would probe the cloud
-metadata server), otherwise the request is assembled from google-genai's types alone.
+metadata server), otherwise the request is assembled from google-genai's types alone. A
+Gemini/Vertex configuration that cannot work (no key, no project, no credentials) is a
+one-line error here as in a run.
+
+`ping_llm` (`ehrlib llm check --ping`) does touch the network: one minimal request with
+a fixed text (no patient data), reporting reachability, authentication and the model
+the server says it served.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from ehrlib.llm.openai_compat import OpenAICompatBackend
 from ehrlib.llm.phi import classify_endpoint
 from ehrlib.llm.records import GenerationConfig, Message, ToolSpec
 
-__all__ = ["CheckReport", "check_llm", "SAMPLE_MESSAGES", "SAMPLE_TOOL", "SAMPLE_SCHEMA"]
+__all__ = ["CheckReport", "check_llm", "ping_llm", "SAMPLE_MESSAGES", "SAMPLE_TOOL", "SAMPLE_SCHEMA", "PING_MESSAGE"]
 
 SAMPLE_MESSAGES = (Message("system", "You verify clinical notes against the patient's tables."),
                    Message("user", "ehrlib llm check: a sample first request (not sent)."))
@@ -121,6 +127,12 @@ def check_llm(backend: str, settings: Mapping[str, Any]) -> CheckReport:
         generation[impl.max_tokens_param] = generation.pop("max_tokens")
     elif preset.client == "gemini":
         opts = backend_options(name, preset, settings)
+        # deferred: google-genai is a heavy import; only a Gemini check needs it
+        from ehrlib.llm.gemini import settings_problem
+
+        problem = settings_problem(opts)
+        if problem:  # the run would stop on it: so does the check
+            raise ConfigError(f"{name}: {problem}")
         endpoint, _url, request, credentials = _gemini_request(opts, config)
         structured = "response_json_schema"
     else:
@@ -159,3 +171,55 @@ def check_run_params(params: Any) -> CheckReport | None:
         reports = [check_llm(str(backend), {**block, "base_url": u}) for u in urls]
         return reports[0]
     return check_llm(str(backend), block)
+
+
+#: the one request ``--ping`` sends (fixed text: never data)
+PING_MESSAGE = Message("user", "Reply with the single word OK.")
+
+
+@dataclass(frozen=True, slots=True)
+class PingReport:
+    """What one minimal request to an endpoint showed."""
+    endpoint: str
+    model_asked: str
+    model_served: str | None
+    latency_ms: float
+    reply: str
+
+    def render(self) -> str:
+        """The ping result as text for the terminal."""
+        served = self.model_served or "(the reply names no model)"
+        return "\n".join([f"ping:        {self.endpoint} reachable, authentication accepted "
+                          f"({self.latency_ms:.0f} ms)",
+                          f"served:      {served} (asked for {self.model_asked})",
+                          f"reply:       {self.reply[:80]!r}"])
+
+
+def ping_llm(backend: str, settings: Mapping[str, Any], *, timeout_s: float = 20.0) -> PingReport:
+    """Send PING_MESSAGE once (no cache, no retries); raise a one-line error saying whether
+    the endpoint was unreachable, refused the credentials, or refused the request.
+    """
+    # deferred: the client stack is needed only when a ping is asked for
+    import time
+
+    from ehrlib.errors import RunError
+    from ehrlib.llm.client import run_sync
+    from ehrlib.llm.errors import LLMCallError
+    from ehrlib.llm.factory import make_client
+
+    block = {k: v for k, v in settings.items() if k not in ("cache", "requests_per_minute", "tokens_per_minute")}
+    client = make_client(backend, **block, timeout_s=timeout_s)
+    impl = client.backend_impl
+    config = client.config.replace(max_tokens=max(16, min(client.config.max_tokens or 64, 64)), response_schema=None)
+    start = time.perf_counter()
+    try:
+        reply = run_sync(impl.send((PING_MESSAGE,), None, config, timeout_s))
+    except LLMCallError as exc:
+        what = ("unreachable" if exc.kind == "unreachable" else
+                "authentication refused" if exc.kind == "auth" or exc.status in (401, 403) else
+                "reachable, but the request was refused")
+        raise RunError(f"ping {impl.endpoint}: {what}: {exc}") from None
+    raw = reply.raw or {}
+    served = raw.get("model") or raw.get("model_version") or raw.get("modelVersion")
+    return PingReport(impl.endpoint, config.model, str(served) if served else None,
+                      (time.perf_counter() - start) * 1000.0, reply.text.strip())

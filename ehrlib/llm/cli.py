@@ -19,6 +19,9 @@ def register(sub: Any) -> None:
     c.add_argument("--backend", help="backend name (vllm, ollama, sglang, llamacpp, azure, gemini, vertex, openai)")
     c.add_argument("--model", help="model / deployment name")
     c.add_argument("--base-url", help="server base URL (OpenAI-compatible backends)")
+    c.add_argument("--ping", action="store_true",
+                   help="also send one minimal request (a fixed text, no data) and report reachability, "
+                        "authentication and the model the server served")
     c.set_defaults(func=_check)
 
 
@@ -37,7 +40,7 @@ def _check(args: argparse.Namespace) -> int:
     import yaml
 
     from ehrlib.errors import ConfigError
-    from ehrlib.llm.check import check_llm, check_run_params
+    from ehrlib.llm.check import check_llm, check_run_params, ping_llm
 
     if args.params:
         try:
@@ -55,9 +58,17 @@ def _check(args: argparse.Namespace) -> int:
         if report is None:
             print(f"backend {data.get('backend') or 'offline'}: this run makes no LLM calls")
             return 0
+        backend = str(data.get("backend") if data.get("backend") not in (None, "offline") else llm.get("backend"))
+        settings = {k: v for k, v in llm.items() if k != "backend"}
+        settings.update({k: data[k] for k in ("model",) if data.get(k)})
     elif args.backend:
-        report = check_llm(args.backend, settings_from_args(args))
+        backend, settings = args.backend, settings_from_args(args)
+        report = check_llm(backend, settings)
     else:
         raise ConfigError("llm check needs --params P or --backend NAME")
     print(report.render())
+    if args.ping:
+        if isinstance(settings.get("base_url"), (list, tuple)):
+            settings = {**settings, "base_url": settings["base_url"][0]}
+        print(ping_llm(backend, settings).render())
     return 0

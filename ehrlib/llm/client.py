@@ -11,7 +11,13 @@ here, once, so all backends behave the same:
     backoff with jitter (honouring Retry-After), up to `RetryPolicy.max_attempts`;
     the same HTTP 500 twice in a row is deterministic (a server refusing the request's
     shape), so it is not retried further; 4xx are never retried
-    success -> cache write, usage ledger record
+    cannot connect (refused, no such host, no TCP answer) before any call of this client
+    was answered -> `UNREACHABLE_ATTEMPTS` quick attempts, then `EndpointUnreachable`, which
+    every later call raises at once: a dead endpoint stops the run within seconds instead
+    of failing every note after its full backoff; credentials refused (HTTP 401/403, or no
+    Google token) before any success -> `EndpointUnreachable` at once, for the same reason
+    success -> cache write (only a reply the caller's ``accept`` check passes: a malformed
+    or truncated reply is never stored, and one already stored is not replayed), usage record
     finish_reason "length" (the reply hit max_tokens) -> one retry with a larger budget,
     then a failure of kind "truncated" that says so (never a schema error downstream)
 
@@ -29,7 +35,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, EndpointUnreachable
 from ehrlib.llm.cache import ResponseCache, cache_key
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.phi import EndpointVerdict, check_phi
@@ -37,15 +43,29 @@ from ehrlib.llm.ratelimit import RateLimiter
 from ehrlib.llm.records import GenerationConfig, LLMResponse, Message, ToolSpec
 from ehrlib.llm.usage import UsageLedger
 
-__all__ = ["Backend", "RetryPolicy", "Client", "run_sync", "is_truncated", "estimate_tokens"]
+__all__ = ["Accept", "Backend", "RetryPolicy", "Client", "run_sync", "is_truncated", "estimate_tokens"]
 
 T = TypeVar("T")
+#: attempts (and the delay between them) before an endpoint never reached counts as down
+UNREACHABLE_ATTEMPTS = 3
+UNREACHABLE_DELAY_S = 1.0
 _TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS"})
 
 
 def is_truncated(response: LLMResponse) -> bool:
     """The reply stopped at the token limit (OpenAI "length", Gemini MAX_TOKENS)."""
     return (response.finish_reason or "") in _TRUNCATED
+
+
+#: ``accept(reply) -> problem | None``: why a reply cannot be used (it is then not cached)
+Accept = Callable[[LLMResponse], "str | None"]
+
+
+def _problem(response: LLMResponse, accept: Accept | None) -> str | None:
+    """Why ``response`` must not be cached or replayed: cut at the token limit, or refused by ``accept``."""
+    if is_truncated(response):
+        return f"truncated (finish_reason {response.finish_reason!r})"
+    return accept(response) if accept is not None else None
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None) -> int:
@@ -162,6 +182,11 @@ class Client:
         self.network_calls = 0
         self.retries = 0
         self.truncation_retries = 0
+        self.stale_cache_hits = 0
+        #: an answer came back from the endpoint (it exists: later connection errors are transient)
+        self.reached = False
+        #: why the endpoint counts as down (every call then fails at once)
+        self.down: str | None = None
 
     def check_phi(self, source_kind: str) -> EndpointVerdict:
         """Raise PHIError unless data of `source_kind` may go to this client's endpoint."""
@@ -180,13 +205,18 @@ class Client:
             return sem
 
     async def _generate(self, messages: Sequence[Message], tools: Sequence[ToolSpec] | None,
-                        cfg: GenerationConfig, stage: str | None, note_id: str | None) -> LLMResponse:
+                        cfg: GenerationConfig, stage: str | None, note_id: str | None,
+                        accept: Accept | None = None) -> LLMResponse:
         msgs = tuple(messages)
         if not msgs:
             raise ConfigError("generate() needs at least one message")
         key = cache_key(self.backend, msgs, tools, cfg, salt=self.cache_salt) if self.cache is not None else None
         if self.cache is not None and key is not None:
             hit = self.cache.get(key)
+            if hit is not None and _problem(hit, accept) is not None:
+                # stored by an older version that cached unusable replies: ask the server again
+                self.stale_cache_hits += 1
+                hit = None
             if hit is not None:
                 # The reply keeps its original usage (identical output); the ledger
                 # records the hit's real latency, which is ~0.
@@ -199,7 +229,7 @@ class Client:
         except LLMCallError as exc:
             self.ledger.record_failure(exc.kind, str(exc), stage)
             raise
-        if self.cache is not None and key is not None:
+        if self.cache is not None and key is not None and _problem(response, accept) is None:
             self.cache.put(key, self.backend, cfg.model, response)
         self.ledger.record(backend=self.backend, model=cfg.model, usage=response.usage,
                            cached=False, attempts=attempts, stage=stage, note_id=note_id)
@@ -224,19 +254,23 @@ class Client:
         config: GenerationConfig | None = None,
         stage: str | None = None,
         note_id: str | None = None,
+        accept: Accept | None = None,
     ) -> LLMResponse:
         """One model call. Raises LLMCallError when it fails for good (kind "truncated"
         when the reply hit the token limit even after one retry with a larger budget).
+
+        ``accept(reply)`` returns why a reply cannot be used (None when it can): such a
+        reply is returned but never cached, so a rerun asks the server again.
         """
         cfg = config or self.config
-        response = await self._generate(messages, tools, cfg, stage, note_id)
+        response = await self._generate(messages, tools, cfg, stage, note_id, accept)
         if not is_truncated(response):
             return response
         bigger = self._larger_budget(cfg)
         if bigger is not None:
             self.truncation_retries += 1
             cfg = cfg.replace(max_tokens=bigger)
-            response = await self._generate(messages, tools, cfg, stage, note_id)
+            response = await self._generate(messages, tools, cfg, stage, note_id, accept)
             if not is_truncated(response):
                 return response
         message = (f"the reply was cut off at the token limit (max_tokens={cfg.max_tokens}, finish_reason "
@@ -252,11 +286,32 @@ class Client:
         previous: tuple[int | None, str] | None = None
         while True:
             attempt += 1
+            if self.down is not None:
+                raise EndpointUnreachable(self.down)
             try:
                 async with self._semaphore():
                     self.network_calls += 1
-                    return await self._one_call(msgs, tools, cfg), attempt
+                    response = await self._one_call(msgs, tools, cfg)
+                self.reached = True
+                return response, attempt
             except LLMCallError as exc:
+                if not self.reached and (exc.kind == "auth" or exc.status in (401, 403)):
+                    # the credentials are refused before anything worked: every call would be
+                    self.down = (f"{self.backend} endpoint {self.backend_impl.endpoint} authentication failed: "
+                                 f"{exc}")
+                    self.ledger.record_failure("auth", self.down)
+                    raise EndpointUnreachable(self.down) from exc
+                if exc.status is not None:
+                    self.reached = True   # an HTTP answer: the server is there
+                if exc.kind == "unreachable" and not self.reached:
+                    if attempt >= UNREACHABLE_ATTEMPTS:
+                        self.down = (f"{self.backend} endpoint {self.backend_impl.endpoint} is unreachable "
+                                     f"after {attempt} attempts: {exc}")
+                        self.ledger.record_failure("unreachable", self.down)
+                        raise EndpointUnreachable(self.down) from exc
+                    self.retries += 1
+                    await self._sleep(UNREACHABLE_DELAY_S)
+                    continue
                 signature = (exc.status, str(exc))
                 # 500 (not 502/503/504: gateways and overload) with the same text twice is the
                 # server refusing this request's shape, e.g. llama-cpp-python's validation errors
@@ -313,9 +368,11 @@ class Client:
         config: GenerationConfig | None = None,
         stage: str | None = None,
         note_id: str | None = None,
+        accept: Accept | None = None,
     ) -> LLMResponse:
         """Blocking ``generate``, for callers outside an event loop."""
-        return run_sync(self.generate(messages, tools=tools, config=config, stage=stage, note_id=note_id))
+        return run_sync(self.generate(messages, tools=tools, config=config, stage=stage, note_id=note_id,
+                                      accept=accept))
 
     def manifest(self) -> dict[str, Any]:
         """What the run manifest records about this client (no secrets)."""
@@ -333,6 +390,7 @@ class Client:
             "network_calls": self.network_calls,
             "retries": self.retries,
             "truncation_retries": self.truncation_retries,
+            "stale_cache_hits": self.stale_cache_hits,
             "failures": self.ledger.failure_summary(),
             "context_window": self.context_window,
             "rate_limit": self.limiter.describe() if self.limiter is not None else None,

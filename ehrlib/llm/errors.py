@@ -6,8 +6,8 @@ from ehrlib.errors import RunError
 __all__ = ["LLMCallError", "MalformedReply", "FAILURE_KINDS", "kind_for_status"]
 
 #: why a call failed, as counted in the manifest and shown in the run summary
-FAILURE_KINDS = ("rejected", "rate_limited", "server_error", "timeout", "transport", "truncated", "bad_reply",
-                 "other")
+FAILURE_KINDS = ("rejected", "rate_limited", "server_error", "timeout", "transport", "unreachable", "auth", "truncated",
+                 "bad_reply", "other")
 
 
 def kind_for_status(status: int | None) -> str:

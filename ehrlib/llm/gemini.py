@@ -21,14 +21,15 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ehrlib.errors import ConfigError
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
-__all__ = ["GeminiBackend", "TRANSIENT_STATUS", "generation_config"]
+__all__ = ["GeminiBackend", "TRANSIENT_STATUS", "generation_config", "settings_problem"]
 
 DEVELOPER_API_VERSION = "v1beta"
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -155,6 +156,7 @@ class GeminiBackend:
     ) -> LLMResponse:
         """Send one request through google-genai, with automatic function calling off."""
         # deferred: google-genai is a heavy import; only the Gemini backend needs it
+        from google.auth.exceptions import GoogleAuthError
         from google.genai import errors
 
         contents, system = self._contents(messages)
@@ -164,6 +166,11 @@ class GeminiBackend:
             resp = await self._client.aio.models.generate_content(
                 model=config.model, contents=contents, config=gen_config
             )
+        except GoogleAuthError as exc:  # no token: expired/revoked credentials, or the token server unreachable
+            first = (str(exc).splitlines() or [""])[0][:300]
+            raise LLMCallError(f"Gemini {self.endpoint}: cannot authenticate ({type(exc).__name__}: {first}); "
+                               "renew the credentials (gcloud auth application-default login, or "
+                               "GOOGLE_APPLICATION_CREDENTIALS)", kind="auth") from exc
         except errors.APIError as exc:
             code = int(exc.code) if exc.code else None
             raise LLMCallError(
@@ -171,8 +178,10 @@ class GeminiBackend:
                 status=code, transient=code in TRANSIENT_STATUS,
             ) from exc
         except self._transport_errors as exc:
-            raise LLMCallError(f"Gemini transport error: {type(exc).__name__}: {exc}",
-                               transient=True, kind="transport") from exc
+            unreachable = "Connect" in type(exc).__name__ or "ConnectionRefused" in repr(exc)
+            raise LLMCallError(f"Gemini {self.endpoint}: {'cannot connect' if unreachable else 'transport error'} "
+                               f"({type(exc).__name__}: {exc})", transient=True,
+                               kind="unreachable" if unreachable else "transport") from exc
         except TimeoutError as exc:
             raise LLMCallError("Gemini request timed out", transient=True, kind="timeout") from exc
         try:
@@ -236,6 +245,35 @@ def generation_config(t: Any, config: GenerationConfig, tools: Sequence[ToolSpec
             for s in tools
         ])]
     return t.GenerateContentConfig(**kwargs)
+
+
+def settings_problem(opts: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str | None:
+    """Why a Gemini configuration cannot work, found without the network (None when it may):
+    the Developer API without a key; Vertex AI without a project, or without credentials
+    (settings, GOOGLE_APPLICATION_CREDENTIALS, the gcloud application-default file, or a
+    Google Cloud VM's metadata server named by GCE_METADATA_HOST).
+    """
+    env = os.environ if environ is None else environ
+    vertex = opts.get("vertexai")
+    if vertex is None:
+        vertex = env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("1", "true")
+    key = opts.get("api_key") or env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY")
+    if not vertex:
+        return None if key else ("Gemini Developer API: no API key (set GEMINI_API_KEY or llm.api_key; for "
+                                 "Vertex AI use backend vertex)")
+    if key:  # Vertex AI express mode: the key is the credential and names the project
+        return None
+    if not (opts.get("project") or env.get("GOOGLE_CLOUD_PROJECT")):
+        return "Vertex AI: no Google Cloud project (set GOOGLE_CLOUD_PROJECT or llm.project)"
+    adc = Path(env.get("CLOUDSDK_CONFIG") or Path(env.get("HOME") or Path.home()) / ".config" / "gcloud")
+    sa = env.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if sa and not Path(sa).is_file():
+        return f"Vertex AI: GOOGLE_APPLICATION_CREDENTIALS names {sa}, which is not a file"
+    if opts.get("credentials") or sa or (adc / "application_default_credentials.json").is_file() \
+            or env.get("GCE_METADATA_HOST"):
+        return None
+    return ("Vertex AI: no Google credentials (run `gcloud auth application-default login`, or set "
+            "GOOGLE_APPLICATION_CREDENTIALS to a service-account key file)")
 
 
 def gemini_env_summary() -> dict[str, bool]:

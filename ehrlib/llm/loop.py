@@ -33,6 +33,7 @@ from ehrlib.llm.records import (
     CallUsage,
     GenerationConfig,
     LLMClient,
+    LLMResponse,
     Message,
     ToolCall,
     ToolResult,
@@ -49,6 +50,7 @@ __all__ = [
     "count_rows",
     "run_tool_loop",
     "run_tool_loop_sync",
+    "all_tool_calls_failed",
 ]
 
 BUDGET_MESSAGE = (
@@ -93,6 +95,16 @@ class ToolLoopResult:
     def ok(self) -> bool:
         """Whether the loop ended with an answer."""
         return self.failure is None
+
+    @property
+    def tools_all_failed(self) -> bool:
+        """The model called tools and every call failed: its answer rests on no data."""
+        return all_tool_calls_failed(self.trace)
+
+
+def all_tool_calls_failed(trace: Sequence[Any]) -> bool:
+    """Whether ``trace`` holds at least one tool call and every one ended in an error."""
+    return bool(trace) and all(getattr(r, "error", None) for r in trace)
 
 
 def render_tool_result(result: Any) -> str:
@@ -170,6 +182,27 @@ async def _execute(
     return ToolResult(call.id, call.name, render_tool_result(result)), rec, False
 
 
+def _turn_accept(offer_tools: bool, tools: Mapping[str, Callable[..., Any]], specs: Mapping[str, ToolSpec],
+                 final_schema: Mapping[str, Any] | None) -> Callable[[LLMResponse], str | None]:
+    """The client's ``accept`` for one turn: a turn with a malformed tool call, tool calls
+    after the budget, or a final answer off the schema is never cached (a rerun asks again).
+    """
+    def accept(resp: LLMResponse) -> str | None:
+        if resp.tool_calls:
+            if not offer_tools:
+                return "tool calls after the tool budget"
+            return next((r for r in (_bad_call_reason(c, tools, specs) for c in resp.tool_calls) if r), None)
+        if final_schema is None:
+            return None
+        try:
+            parse_json_reply(resp.text, final_schema)
+        except MalformedReply as exc:
+            return str(exc)
+        return None
+
+    return accept
+
+
 async def run_tool_loop(
     client: LLMClient,
     messages: Sequence[Message],
@@ -224,7 +257,8 @@ async def run_tool_loop(
                 budget_told = True
         try:
             resp = await client.generate(history, tools=spec_list if offer_tools else None,
-                                         config=config, stage=stage, note_id=note_id)
+                                         config=config, stage=stage, note_id=note_id,
+                                         accept=_turn_accept(offer_tools, tools, spec_map, final_schema))
         except LLMCallError as exc:
             kind = "truncated" if exc.kind == "truncated" else "call_error"
             return result("", failure=LoopFailure(kind, str(exc)))

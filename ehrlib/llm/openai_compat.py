@@ -49,6 +49,8 @@ _FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object|structure
                              re.IGNORECASE)
 
 _TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: seconds to wait for a TCP connection (the read timeout is the client's timeout_s)
+CONNECT_TIMEOUT_S = 5.0
 _THINK = re.compile(r"^\s*<think>(.*?)</think>\s*", re.DOTALL)
 
 
@@ -252,8 +254,13 @@ class OpenAICompatBackend:
     ) -> LLMResponse:
         body = self.build_request(messages, tools, config)
         try:
-            async with httpx.AsyncClient(timeout=timeout_s, transport=self._transport) as http:
+            # a server that is there accepts a connection at once: a dead host fails in seconds
+            timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, CONNECT_TIMEOUT_S))
+            async with httpx.AsyncClient(timeout=timeout, transport=self._transport) as http:
                 resp = await http.post(self._url, json=body, headers=self._headers, params=self._params)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:  # refused, no such host, no answer
+            raise LLMCallError(f"{self._url}: cannot connect ({type(exc).__name__}: {exc})", transient=True,
+                               kind="unreachable") from exc
         except httpx.TimeoutException as exc:
             raise LLMCallError(f"{self.endpoint} timed out after {timeout_s:g} s", transient=True,
                                kind="timeout") from exc

@@ -32,6 +32,9 @@ __all__ = [
     "check_phi",
     "effective_source_kind",
     "manifest_source_kinds",
+    "UNDECLARED_CORPUS",
+    "IN_PROCESS_ENDPOINT",
+    "undeclared_corpus_hint",
 ]
 
 log = logging.getLogger(__name__)
@@ -39,6 +42,12 @@ log = logging.getLogger(__name__)
 OVERRIDE_ENV = "EHRLIB_I_ACCEPT_SENDING_CREDENTIALED_DATA_TO_PUBLIC_APIS"
 SAFE_HOSTS_ENV = "EHRLIB_PHI_SAFE_HOSTS"
 OPEN_SOURCE_KINDS = frozenset({"open-demo", "synthetic"})
+#: the source kind of a corpus folder that states none (no manifest.json source_kind, no
+#: import.json): its notes may be MIMIC text (the EHRCon reader writes no manifest), so it
+#: counts as credentialed whatever database it runs against
+UNDECLARED_CORPUS = "credentialed (corpus provenance not declared)"
+#: the endpoint of the scripted test backend: its replies come from this process, nothing is sent
+IN_PROCESS_ENDPOINT = "scripted://local"
 
 # Hosts whose terms let credentialed data through (no retention for training, BAA
 # available): Vertex AI (global, regional "{location}-aiplatform", multi-regional
@@ -109,6 +118,8 @@ def classify_endpoint(url: str, *, safe_hosts: Iterable[str] = ()) -> EndpointVe
         host = (urlsplit(url if "//" in url else f"//{url}").hostname or "").lower().rstrip(".")
     except ValueError:
         return EndpointVerdict(url, "", False, "the endpoint URL cannot be parsed")
+    if url == IN_PROCESS_ENDPOINT:
+        return EndpointVerdict(url, "", True, "in-process scripted replies (nothing is sent)")
     listed = {h.strip().lower() for h in safe_hosts if h.strip()}
     listed |= {h.strip().lower() for h in os.environ.get(SAFE_HOSTS_ENV, "").split(",") if h.strip()}
     if not host:
@@ -162,6 +173,12 @@ def effective_source_kind(*kinds: str | None) -> str:
     if not given or any(k not in OPEN_SOURCE_KINDS for k in given):
         return "credentialed"
     return given[0]
+
+
+def undeclared_corpus_hint(corpus: object) -> str:
+    """How to declare a corpus folder open data (one sentence for the PHI error)."""
+    return (f"The corpus {corpus} declares no provenance, so it is treated as credentialed; if its notes "
+            'are open data, write {"source_kind": "open-demo"} (or "synthetic") into its manifest.json.')
 
 
 def check_phi(

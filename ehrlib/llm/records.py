@@ -183,8 +183,11 @@ class LLMClient(Protocol):
         config: GenerationConfig | None = None,
         stage: str | None = None,
         note_id: str | None = None,
+        accept: Callable[[LLMResponse], str | None] | None = None,
     ) -> LLMResponse:
-        """One model call with tools offered; usage is recorded under ``stage`` and ``note_id``."""
+        """One model call with tools offered; usage is recorded under ``stage`` and ``note_id``;
+        a reply ``accept`` finds a problem with is never cached.
+        """
 
     def generate_sync(
         self,

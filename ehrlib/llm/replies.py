@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ehrlib.jsonschemas import best_error
 from ehrlib.llm import safejson
 from ehrlib.llm.errors import LLMCallError, MalformedReply
-from ehrlib.llm.records import CallUsage, GenerationConfig, LLMClient, Message
+from ehrlib.llm.records import CallUsage, GenerationConfig, LLMClient, LLMResponse, Message
 
-__all__ = ["parse_json_reply", "schema_error", "repair_message", "JsonResult", "generate_json"]
+__all__ = ["parse_json_reply", "schema_error", "repair_message", "JsonResult", "generate_json", "json_accept"]
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
@@ -98,6 +98,21 @@ def repair_message(error: str, schema: Mapping[str, Any] | None) -> Message:
     return Message("user", text)
 
 
+def json_accept(schema: Mapping[str, Any] | None,
+                check: Callable[[Any], str | None] | None = None) -> Callable[[LLMResponse], str | None]:
+    """The client's ``accept`` for a JSON reply: why it cannot be used (no JSON matching
+    `schema`, or a value `check` rejects), or None.
+    """
+    def accept(response: LLMResponse) -> str | None:
+        try:
+            value = parse_json_reply(response.text, schema)
+        except MalformedReply as exc:
+            return str(exc)
+        return check(value) if check is not None else None
+
+    return accept
+
+
 @dataclass(frozen=True, slots=True)
 class JsonResult:
     """Outcome of `generate_json`: a value, or a recorded failure with its reason."""
@@ -120,11 +135,14 @@ async def generate_json(
     use_response_schema: bool = True,
     stage: str | None = None,
     note_id: str | None = None,
+    check: Callable[[Any], str | None] | None = None,
 ) -> JsonResult:
     """Ask for JSON; on a malformed reply re-ask once with the parse error; then give up.
 
     With `use_response_schema`, the schema is also sent as the backend's structured
-    output setting (Gemini `response_json_schema`, OpenAI `response_format`).
+    output setting (Gemini `response_json_schema`, OpenAI `response_format`). A reply
+    that does not parse, or whose value `check` rejects, is never stored in the response
+    cache (see `json_accept`): a rerun asks the server again.
     """
     cfg = config or client.config
     if use_response_schema and schema is not None:
@@ -134,7 +152,8 @@ async def generate_json(
     text, error = "", None
     for attempt in (1, 2):
         try:
-            resp = await client.generate(history, config=cfg, stage=stage, note_id=note_id)
+            resp = await client.generate(history, config=cfg, stage=stage, note_id=note_id,
+                                         accept=json_accept(schema, check))
         except LLMCallError as exc:
             kind = "truncated" if exc.kind == "truncated" else "call_error"
             return JsonResult(False, None, text, str(exc), attempt, usage, kind)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ehrlib.errors import ConfigError
+from ehrlib.llm.phi import IN_PROCESS_ENDPOINT
 from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
 __all__ = ["ScriptedBackend", "ScriptedReply", "REPORTED_RESULT_ENV"]
@@ -45,7 +46,7 @@ class ScriptedBackend:
     """Replays `replies` in order; an exception item is raised instead of answered."""
 
     name = "scripted"
-    endpoint = "scripted://local"
+    endpoint = IN_PROCESS_ENDPOINT
 
     def __init__(self, replies: Sequence[ScriptedReply], *, reported_result: bool = False) -> None:
         if reported_result or os.environ.get(REPORTED_RESULT_ENV) == "1":

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 def _short_reason(message: str) -> str:
     """A failure message without the parts that differ per call (URLs, numbers), so equal
-    reasons group together.
+    reasons group together (the key of a group; the group is shown by its first message).
     """
     text = re.sub(r"https?://\S+", "<url>", message.splitlines()[0] if message else "")
     text = re.sub(r"\d+(?:\.\d+)?", "N", text)
@@ -144,6 +144,7 @@ class UsageLedger:
         self._failure_kinds: collections.Counter[str] = collections.Counter()
         self._failure_stages: collections.Counter[str] = collections.Counter()
         self._failure_reasons: collections.Counter[str] = collections.Counter()
+        self._failure_examples: dict[str, str] = {}
         self._lock = threading.Lock()
         self._warned: set[str] = set()
 
@@ -176,7 +177,10 @@ class UsageLedger:
         with self._lock:
             self._failures += 1
             self._failure_kinds[kind] += 1
-            self._failure_reasons[f"{kind}: {_short_reason(message)}"] += 1
+            key = f"{kind}: {_short_reason(message)}"
+            self._failure_reasons[key] += 1
+            # shown with the first real message of its group (its URL and attempt count)
+            self._failure_examples.setdefault(key, f"{kind}: {(message.splitlines() or [''])[0][:300]}")
             if stage:
                 self._failure_stages[stage] += 1
 
@@ -185,7 +189,8 @@ class UsageLedger:
         with self._lock:
             return {"failed_calls": self._failures, "by_kind": dict(self._failure_kinds),
                     "by_stage": dict(self._failure_stages),
-                    "top_reasons": [[r, n] for r, n in self._failure_reasons.most_common(top)]}
+                    "top_reasons": [[self._failure_examples.get(r, r), n]
+                                    for r, n in self._failure_reasons.most_common(top)]}
 
     def records(self) -> list[CallRecord]:
         """The calls recorded so far."""

@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray-address", help="Ray cluster to join (auto, ray://HOST:10001); default: a local instance")
     p.add_argument("--ray-workers", type=int, help="Ray worker actors (default: one per cluster CPU)")
     p.add_argument("--ray-batch", type=int, help="notes per Ray task (default 1)")
+    p.add_argument("--retry-failed", action="store_true",
+                   help="rerun only the notes of an existing run (--run-id) whose last attempt failed; "
+                        "the rest are kept (cached model replies are replayed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -73,8 +76,10 @@ def _run(args: argparse.Namespace) -> int:
     )
     if args.repeats < 1:
         raise ConfigError("--repeats must be at least 1")
+    if args.retry_failed and (args.repeats != 1 or not params.run_id):
+        raise ConfigError("--retry-failed needs the --run-id of the run to repair (and no --repeats)")
     if args.repeats == 1:
-        return _run_one(params)[0]
+        return _run_one(params, retry_failed=args.retry_failed)[0]
     if params.backend in ("offline", "oracle"):
         raise ConfigError("--repeats repeats an LLM backend's inference; the offline backend is deterministic")
     from ehrlib.pipeline.runner import new_run_id  # deferred: command code, as above
@@ -92,7 +97,7 @@ def _run(args: argparse.Namespace) -> int:
     return max(codes)
 
 
-def _run_one(params: Any) -> tuple[int, Any]:
+def _run_one(params: Any, *, retry_failed: bool = False) -> tuple[int, Any]:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
     import json
 
@@ -100,7 +105,7 @@ def _run_one(params: Any) -> tuple[int, Any]:
     from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
     from ehrlib.pipeline.runner import run_experiment
 
-    run_dir = run_experiment(params)
+    run_dir = run_experiment(params, retry_failed=retry_failed)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     calls = manifest.get("llm_calls") or {}
@@ -111,6 +116,14 @@ def _run_one(params: Any) -> tuple[int, Any]:
         line += (f"; model calls {calls.get('calls', 0)} (response-cache hits {calls.get('response_cache_hits', 0)}, "
                  f"failed {calls.get('failed_calls', 0)}, retries {calls.get('retries', 0)})")
     print(line)
+    n_failed = totals.get("notes_failed", 0) + totals.get("notes_error", 0)
+    if n_failed:
+        from ehrlib.pipeline.attempts import note_outcomes  # deferred: command code, as above
+
+        first = next((f"{n}: {e.get('failure')}" for n, e in note_outcomes(run_dir).items()
+                      if e.get("status") != "ok"), "")
+        print(f"{n_failed} note(s) failed (recorded in progress.jsonl; first: {first[:300]}); rerun them with "
+              f"--run-id {run_dir.name} --retry-failed", file=sys.stderr)
     failed = mostly_failed(calls)
     if failed:
         print(f"run failed: {failed}", file=sys.stderr)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ehrlib.corpus.records import Prediction, Usage
-from ehrlib.errors import EhrlibError
+from ehrlib.errors import EhrlibError, EndpointUnreachable
 from ehrlib.pipeline.cache import ValidationCache
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment, Verdict
 from ehrlib.pipeline.stages import (
@@ -223,6 +223,8 @@ def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence
                 v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings)  # type: ignore[call-arg]  # accepts_group
                      if siblings
                      else stages.verifier(ctx, env, e, cache.snapshot()))
+            except EndpointUnreachable:
+                raise  # the endpoint is down: every note would fail, the run stops
             except EhrlibError as exc:  # an expected failure of this entity; the note goes on
                 v = Verdict(e.entity_id, "unverified", reason="verification failed",
                             failure=f"{type(exc).__name__}: {exc}")

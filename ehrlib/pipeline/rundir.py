@@ -47,6 +47,8 @@ __all__ = [
     "read_ledger",
     "note_lines",
     "note_summary",
+    "stage_failures",
+    "FAILED_CALL_KINDS",
     "summarize_ledger",
     "provenance",
     "manifest",
@@ -149,6 +151,14 @@ class RunWriter:
         """Notes the ledger records as finished (ok or failed): a rerun skips them."""
         return {e["note_id"] for e in self.ledger if e.get("status") in ("ok", "failed")} | self._recovered
 
+    @property
+    def failed(self) -> set[str]:
+        """Notes whose last attempt failed or crashed: ``--retry-failed`` reruns them (a note's
+        earlier attempt is superseded by the new one, see :mod:`ehrlib.pipeline.attempts`).
+        """
+        last = {e["note_id"]: e.get("status", "ok") for e in self.ledger}
+        return {n for n, status in last.items() if status in ("failed", "error")}
+
     def commit(self, note_id: str, lines: Mapping[str, Sequence[str]], summary: Mapping[str, Any]) -> None:
         """Append one note's lines to the data files, fsync, then record it in the ledger."""
         with self._lock, run_dir_errors(self.run_dir):
@@ -202,8 +212,34 @@ def note_lines(run_id: str, result: NoteResult) -> dict[str, list[str]]:
             "failures.jsonl": failures}
 
 
+#: how a stage failure that lost the stage's model answer begins (``ehrlib.pipeline.llm.caller``
+#: and the tool loop): such a note is ``failed``, not a clean note with fewer findings
+FAILED_CALL_KINDS = ("call_error:", "malformed:", "truncated:", "max_steps:", "tools_failed:",
+                     "rejected after repair:")
+
+
+def stage_failures(result: NoteResult) -> list[str]:
+    """``"<stage>: <reason>"`` of each stage of the note that failed outright: a model call
+    or reply lost (see FAILED_CALL_KINDS) or a finding left unverified by a failure. Notes a
+    stage records about what it dropped or degraded (e.g. a rejected segmentation that
+    fell back to the whole note) do not count.
+    """
+    out = []
+    for r in result.stage_records:
+        for f in r.failures:
+            if r.stage == "verification" or f.startswith(FAILED_CALL_KINDS):
+                out.append(f"{r.stage}{f' {r.entity_id}' if r.entity_id else ''}: {f}")
+    return out
+
+
 def note_summary(result: NoteResult) -> dict[str, Any]:
-    """The ledger entry of one note: counts, stage timings and usage."""
+    """The ledger entry of one note: counts, stage timings and usage.
+
+    ``status`` is ``ok``, or ``failed`` when a stage failed outright (:func:`stage_failures`);
+    a failed note also carries ``failure`` (its first stage failure, one line, with the
+    count of others) and ``failed_stages``. Readers (``ehrlib report``, the viewer) show
+    these fields; ``ehrlib run --retry-failed`` reruns such notes.
+    """
     stages: dict[str, dict[str, float]] = {}
     for r in result.stage_records:
         s = stages.setdefault(r.stage, {"calls": 0, "wall_s": 0.0, "llm_calls": 0, "input_tokens": 0,
@@ -216,8 +252,14 @@ def note_summary(result: NoteResult) -> dict[str, Any]:
         s["thinking_tokens"] += r.usage.thinking_tokens
         s["cost_usd"] += r.usage.cost_usd
     prompt_ids = sorted({p for r in result.stage_records for p in r.prompt_ids})
+    failed = stage_failures(result)
+    outcome: dict[str, Any] = {"status": "ok"}
+    if failed:
+        more = f" (+{len(failed) - 1} more)" if len(failed) > 1 else ""
+        outcome = {"status": "failed", "failure": " ".join(failed[0].split())[:500] + more,
+                   "failed_stages": sorted({f.split(":", 1)[0].split(" ", 1)[0] for f in failed})}
     return {
-        "status": "ok", "n_predictions": len(result.predictions), "n_entities": len(result.entities),
+        **outcome, "n_predictions": len(result.predictions), "n_entities": len(result.entities),
         "n_verified": len(result.verdicts), "cache_hits": result.cache_hits,
         "n_unverified": sum(p.label == "unverified" for p in result.predictions),
         "n_failures": len(result.failures), "n_tool_calls": sum(len(v.tool_calls) for v in result.verdicts),
@@ -233,11 +275,13 @@ def summarize_ledger(ledger: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     stages: dict[str, dict[str, float]] = {}
     prompt_ids: set[str] = set()
     ledger = list(ledger)
-    # a note retried after an error has several lines: its status is the last one's, while
-    # work and cost add up over every attempt
-    for status in {e["note_id"]: e.get("status", "ok") for e in ledger}.values():
+    # a note retried after an error or a failure has several lines: its status and counts
+    # are the last one's, while work and cost add up over every attempt
+    # (the records a note holds are its last attempt's: see ehrlib.pipeline.attempts)
+    last = {e["note_id"]: e for e in ledger}
+    for e in last.values():
+        status = e.get("status", "ok")
         tot[f"notes_{status}"] = tot.get(f"notes_{status}", 0) + 1
-    for e in ledger:
         tot["predictions"] += e.get("n_predictions", 0)
         tot["entities"] += e.get("n_entities", 0)
         tot["verified"] += e.get("n_verified", 0)
@@ -245,6 +289,7 @@ def summarize_ledger(ledger: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         tot["cache_hits"] += e.get("cache_hits", 0)
         tot["failures"] += e.get("n_failures", 0)
         tot["tool_calls"] += e.get("n_tool_calls", 0)
+    for e in ledger:
         tot["wall_s"] += e.get("wall_s", 0.0)
         prompt_ids.update(e.get("prompt_ids", ()))
         for name, s in (e.get("stages") or {}).items():
@@ -287,10 +332,13 @@ def provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, 
 
 def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
               summary: Mapping[str, Any], status: str, started: str,
-              ontology_info: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The run manifest: parameters, stages, provenance and progress."""
+              ontology_info: Mapping[str, Any] | None, error: str | None = None) -> dict[str, Any]:
+    """The run manifest: parameters, stages, provenance and progress (``error``: why a run
+    that stopped early stopped, e.g. an unreachable endpoint).
+    """
     return {
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
+        **({"error": error} if error else {}),
         "updated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "method": params.method, "backend": params.backend, "model": stages.model,
         "params": params_to_dict(params), "git_sha": provenance["git_sha"], "packages": provenance["packages"],
@@ -332,10 +380,10 @@ def check_resume(run_dir: Path, params: RunParams) -> str | None:
 
 def write_manifest(run_dir: Path, params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
                    ledger: Iterable[Mapping[str, Any]], status: str, started: str,
-                   ontology_info: Mapping[str, Any] | None) -> None:
+                   ontology_info: Mapping[str, Any] | None, error: str | None = None) -> None:
     """Rewrite ``manifest.json`` and ``usage.json`` from the ledger (atomic writes)."""
     summary = summarize_ledger(ledger)
-    write_json(manifest(params, run_id, stages, provenance, summary, status, started, ontology_info),
+    write_json(manifest(params, run_id, stages, provenance, summary, status, started, ontology_info, error),
                run_dir / MANIFEST)
     write_json({"run_id": run_id, "model": stages.model, **summary["usage"],
                 "by_stage": {k: {m: v[m] for m in ("llm_calls", "input_tokens", "output_tokens",

@@ -35,9 +35,15 @@ from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import check_tables, connect
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, EndpointUnreachable, PHIError
 from ehrlib.inputs import prepare_inputs
-from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
+from ehrlib.llm.phi import (
+    UNDECLARED_CORPUS,
+    check_phi,
+    effective_source_kind,
+    manifest_source_kinds,
+    undeclared_corpus_hint,
+)
 from ehrlib.llm.usage import mostly_failed
 from ehrlib.ontology import load_ontology
 from ehrlib.pipeline.context import ItemProfiler, note_context
@@ -151,8 +157,13 @@ def embedded_inputs(params: RunParams) -> RunParams:
     return params
 
 
-def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
-    """Run (or resume) one experiment; returns ``runs/<run_id>/``."""
+def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_failed: bool = False) -> Path:
+    """Run (or resume) one experiment; returns ``runs/<run_id>/``.
+
+    With ``retry_failed`` the run must exist: the notes whose last attempt failed (a stage
+    lost its model answer, bad input) or crashed are run again, the rest are kept. Replies
+    the response cache holds are replayed, so only the failed calls reach the server.
+    """
     params = embedded_inputs(params)
     notes, notes_path = _load_notes(params)
     if stages is not None and params.executor != "thread":
@@ -161,7 +172,11 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     stages = stages or get_stages(params.method, params.backend, stage_params(params))
     run_id = params.run_id or new_run_id(params)
     run_dir = Path(params.runs_dir) / run_id
-    started = check_resume(run_dir, params) or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    started = check_resume(run_dir, params)
+    if retry_failed and started is None:
+        raise ConfigError(f"--retry-failed: no run {run_id} in {params.runs_dir} (give the --run-id of an "
+                          "existing run folder)")
+    started = started or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     workers = params.concurrency or max(1, stages.concurrency)
     executor = make_executor(params, run_id, threads=workers, open_worker=open_worker)
     if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
@@ -171,20 +186,23 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
     try:
         worker, ontology_info = _worker(params, run_id, con, db_info, stages)
         writer = RunWriter(run_dir, run_id)
-        done = writer.done
+        done = writer.done - writer.failed if retry_failed else writer.done
         todo = [n for n in notes if n.note_id not in done]
+        if retry_failed:
+            log.info("--retry-failed: %d failed note(s) to rerun", len(todo))
 
         prov = provenance(params, db_info, notes_path, len(notes))
         last_save = [0.0]
 
-        def save_manifest(status: str, *, every_s: float = 0.0) -> None:
+        def save_manifest(status: str, *, every_s: float = 0.0, error: str | None = None) -> None:
             """Rewrite manifest and usage from the ledger (at most every ``every_s`` while
             running: the summary walks the whole ledger).
             """
             if time.monotonic() - last_save[0] < every_s:
                 return
             last_save[0] = time.monotonic()
-            write_manifest(run_dir, params, run_id, stages, prov, writer.ledger, status, started, ontology_info)
+            write_manifest(run_dir, params, run_id, stages, prov, writer.ledger, status, started, ontology_info,
+                           error)
 
         save_manifest("running")
         bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
@@ -199,6 +217,11 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
                     bar.set_postfix(entities=totals["entities"], calls=totals["calls"],
                                     cost=f"${totals['cost']:.2f}", refresh=False)
                     save_manifest("running", every_s=2.0)
+        except EndpointUnreachable as exc:
+            # every remaining note would fail the same way: stop, say why in the manifest;
+            # the notes not committed stay to do, so the same --run-id resumes once it is up
+            save_manifest("failed", error=str(exc))
+            raise
         finally:
             bar.close()
         summary = summarize_ledger(writer.ledger)["totals"]
@@ -221,11 +244,18 @@ def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
             stages: Stages) -> tuple[Worker, dict[str, Any] | None]:
     """The note function of one process over its connection ``con`` (and the ontology it loaded)."""
     # credentialed on either side (database manifest or corpus manifest) is credentialed;
-    # imported MIMIC notes are credentialed text whatever database they run against
-    db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]), *_corpus_kinds(params),
-                                                   corpus_source_kind(params.corpus))
+    # imported MIMIC notes are credentialed text whatever database they run against; a
+    # corpus that states no provenance at all is credentialed too (fail closed)
+    corpus_kinds = [*_corpus_kinds(params), *filter(None, [corpus_source_kind(params.corpus)])]
+    db_info["source_kind"] = effective_source_kind(str(db_info["source_kind"]),
+                                                   *(corpus_kinds or [UNDECLARED_CORPUS]))
     if stages.endpoint:
-        check_phi(str(db_info["source_kind"]), stages.endpoint)
+        try:
+            check_phi(str(db_info["source_kind"]), stages.endpoint)
+        except PHIError as exc:
+            if corpus_kinds:
+                raise
+            raise PHIError(f"{exc} {undeclared_corpus_hint(params.corpus)}") from None
     ontology, ontology_info = None, None
     if stages.ontology_extractor is not None:
         ontology = load_ontology(con, path=params.ontology)
@@ -281,8 +311,9 @@ def _commit_note(writer: RunWriter, outcome: NoteOutcome, totals: dict[str, Any]
             log.error("note %s failed: %s\n%s", outcome.note_id, outcome.error, outcome.trace)
         else:
             log.warning("note %s: %s", outcome.note_id, outcome.error)
-        return
     summary = outcome.summary
+    if "stages" not in summary:  # no result at all (bad input, a bug)
+        return
     totals["entities"] += summary["n_entities"]
     totals["calls"] += sum(s["llm_calls"] for s in summary["stages"].values())
     totals["cost"] += sum(s["cost_usd"] for s in summary["stages"].values())

@@ -17,6 +17,7 @@ from ehrlib.analysis.stats import paired_bootstrap
 from ehrlib.corpus.io import read_predictions
 from ehrlib.db import connect, summarize
 from ehrlib.judge.evaluate import load_run, read_judgements
+from ehrlib.pipeline.attempts import current_lines
 
 __all__ = ["schema_overview", "schema_mapping", "database_overview", "stage_overview", "run_failures",
            "note_findings", "compare_runs", "ablation_table"]
@@ -77,6 +78,9 @@ def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=cols)
     df = pd.read_json(path, lines=True, dtype={"note_id": str, "entity_id": str})
+    keep = current_lines(run_dir, "failures.jsonl")   # a rerun note's earlier failures are history
+    if len(keep) == len(df):
+        df = df[keep].reset_index(drop=True)
     return df[[c for c in cols if c in df.columns]]
 
 
@@ -91,7 +95,8 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
     from ehrlib.viz.viewer import method_verdict, prediction_verdicts
 
-    preds = read_predictions(Path(run_dir) / "predictions.jsonl")
+    keep = current_lines(run_dir, "predictions.jsonl")   # each note's last attempt only
+    preds = [p for p, k in zip(read_predictions(Path(run_dir) / "predictions.jsonl"), keep, strict=False) if k]
     if note_id is None:
         note_id = preds[0].note_id if preds else ""
     mine = [j for j in read_judgements(run_dir) if j.judge == judge and j.mode == mode]

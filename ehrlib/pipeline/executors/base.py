@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ehrlib.corpus.io import dumps_record
 from ehrlib.corpus.records import Note
-from ehrlib.errors import ConfigError, DataError, EhrlibError
+from ehrlib.errors import ConfigError, DataError, EhrlibError, EndpointUnreachable
 from ehrlib.pipeline.inspector import NoteResult
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.rundir import note_lines, note_summary
@@ -43,7 +43,8 @@ LIMIT_KEYS: tuple[str, ...] = ("requests_per_minute", "tokens_per_minute")
 @dataclass(frozen=True, slots=True)
 class NoteOutcome:
     """One note's result as the driver commits it: ``status`` is ``ok``, ``failed`` (bad
-    input, recorded and not retried) or ``error`` (a bug or a lost worker; a rerun retries).
+    input, or a stage that lost its model answer: recorded with its reason, rerun only by
+    ``--retry-failed``) or ``error`` (a bug or a lost worker; a rerun retries).
     """
 
     note_id: str
@@ -68,12 +69,15 @@ def outcome_of(note: Note, work: NoteWork, pool: Executor | None, run_id: str) -
     """
     try:
         result = work(note, pool)
+    except EndpointUnreachable:
+        raise  # not this note's outcome: the endpoint is down and the run stops
     except EhrlibError as exc:  # bad input for this note (e.g. admission missing)
         status = "failed" if isinstance(exc, DataError) else "error"
         return _failed(note.note_id, run_id, status, f"{type(exc).__name__}: {exc}")
     except Exception as exc:  # a bug: recorded, the note left for a rerun
         return _failed(note.note_id, run_id, "error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
-    return NoteOutcome(note.note_id, "ok", note_lines(run_id, result), note_summary(result))
+    summary = note_summary(result)  # "failed" when a stage lost its model answer
+    return NoteOutcome(note.note_id, summary["status"], note_lines(run_id, result), summary, summary.get("failure"))
 
 
 def lost_outcome(note: Note, run_id: str, reason: str) -> NoteOutcome:

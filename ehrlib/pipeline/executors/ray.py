@@ -26,7 +26,7 @@ from typing import Any
 
 from ehrlib import errors
 from ehrlib.corpus.records import Note
-from ehrlib.errors import ConfigError, EhrlibError, RunError
+from ehrlib.errors import ConfigError, EhrlibError, EndpointUnreachable, RunError
 from ehrlib.pipeline.executors.base import (
     NoteOutcome,
     NoteWork,
@@ -37,6 +37,7 @@ from ehrlib.pipeline.executors.base import (
     stage_params,
 )
 from ehrlib.pipeline.executors.limit import LimitedBackend, RayLimiter, SlidingWindow
+from ehrlib.pipeline.executors.reaper import Reaper
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import BACKENDS, BackendFactory, Stages, apply_switches, backend_factory, register_backend
 
@@ -166,6 +167,7 @@ class RayExecutor:
         self._actors: list[Any] = []
         self._limiters: list[Any] = []
         self._stats: dict[int, dict[str, Any]] = {}
+        self._reaper = Reaper()
 
     def __enter__(self) -> RayExecutor:
         return self
@@ -181,14 +183,17 @@ class RayExecutor:
             raise ConfigError(MISSING_RAY) from None
         self._ray = ray
         if not ray.is_initialized():
+            self._reaper.arm()  # what ray.init starts is ended on exit, also after SIGTERM
+            self._started = True
             try:
                 ray.init(address=self.params.ray_address, include_dashboard=False, logging_level=logging.WARNING)
             except Exception as exc:  # noqa: BLE001 - ray raises bare Exceptions for a node that did not start
+                self._reaper.reap(ray.shutdown)
+                self._started = False
                 if self.params.ray_address:
                     raise ConfigError(f"cannot reach the Ray cluster at {self.params.ray_address}: "
                                       f"{_reason(exc)}") from None
                 raise RunError(f"could not start a local Ray instance: {_reason(exc)}") from None
-            self._started = True
         self._start_workers()
 
     def _start_workers(self) -> None:
@@ -229,7 +234,8 @@ class RayExecutor:
             ray.kill(lim)
         self._actors, self._limiters = [], []
         if self._started:
-            ray.shutdown()
+            # ray.shutdown, then the agents and workers it leaves behind (see .reaper)
+            self._reaper.reap(ray.shutdown)
             self._started = False
 
     def run(self, todo: Sequence[Note], work: NoteWork) -> Iterator[NoteOutcome]:
@@ -260,6 +266,8 @@ class RayExecutor:
                     try:
                         outcomes, stats = ray.get(ref)
                     except ray.exceptions.RayError as exc:
+                        if isinstance(getattr(exc, "cause", None), EndpointUnreachable):
+                            raise EndpointUnreachable(str(exc.cause)) from None  # the run stops
                         if isinstance(exc, ray.exceptions.RayActorError):
                             load.pop(i, None)  # a dead worker gets no more notes
                         elif i in load:

@@ -112,7 +112,8 @@ class LLMCaller:
         history = ([Message("system", system_text)] if system_text else []) + [Message("user", prompt)]
         total, calls, raws = LLMUsage(), 0, []
         for attempt in (1, 2):
-            res = run_sync(generate_json(self.client, history, schema=schema, stage=stage, note_id=note_id))
+            res = run_sync(generate_json(self.client, history, schema=schema, stage=stage, note_id=note_id,
+                                         check=validate))
             total, calls = total + res.usage, calls + res.attempts
             raws.append(res.text)
             usage = to_usage(total, calls, self.cost(total))

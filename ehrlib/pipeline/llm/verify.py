@@ -17,6 +17,7 @@ from typing import Any
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.llm import Message, run_sync, run_tool_loop
+from ehrlib.llm.loop import all_tool_calls_failed
 from ehrlib.pipeline.cache import render_cache
 from ehrlib.pipeline.llm.caller import LLMCaller, object_schema, to_usage
 from ehrlib.pipeline.llm.prompts import get_prompt
@@ -151,6 +152,13 @@ class LLMVerifier:
             return Verdict(entity.entity_id, "unverified", reason="verification failed",
                            tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
                            failure=f"{result.failure.kind}: {result.failure.message}")
+        if all_tool_calls_failed(trace):
+            # an answer after tools that all failed rests on no patient data: not a verdict
+            n = len(trace)
+            return Verdict(entity.entity_id, "unverified", reason=f"all {n} tool calls failed",
+                           tool_calls=tuple(trace), usage=total, prompt_id=prompt_id,
+                           failure=f"tools_failed: all {n} tool calls of the verification loop failed "
+                                   f"(last: {trace[-1].error})")
         verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
         siblings = []
         by_id = {g.entity_id: g for g in group}
