@@ -42,6 +42,7 @@ from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
 from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, note_scores, summarize
 from ehrlib.llm.factory import make_client
 from ehrlib.llm.usage import UsageLedger, call_counts
+from ehrlib.pipeline.runid import check_run_id
 from ehrlib.result_tables import write_markdown_sections, write_table
 
 __all__ = [
@@ -154,7 +155,8 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
     if unknown:
         raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
     info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
-    info["run_id"] = info["run_id"] or run_dir.name
+    # the id names report figures and headings: a hand-edited manifest gets the same check as `ehrlib run`
+    info["run_id"] = check_run_id(str(info["run_id"] or run_dir.name), where=str(run_dir / "manifest.json"))
     return RunData(run_dir, manifest, predictions, notes, gold, cdir, info, _segments(run_dir),
                    labelled=(cdir / GOLD_FILE).exists())
 

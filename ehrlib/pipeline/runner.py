@@ -53,6 +53,7 @@ from ehrlib.pipeline.rundir import (
     summarize_ledger,
     write_manifest,
 )
+from ehrlib.pipeline.runid import check_run_id
 from ehrlib.pipeline.runlock import run_dir_errors
 from ehrlib.pipeline.stages import StageEnv, Stages, get_stages
 from ehrlib.tools import make_toolset
@@ -159,7 +160,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None) -> Path:
         raise ConfigError("a stage bundle passed in runs on the thread executor only: "
                           "Ray workers build theirs from the params")
     stages = stages or get_stages(params.method, params.backend, stage_params(params))
-    run_id = params.run_id or new_run_id(params)
+    run_id = check_run_id(params.run_id or new_run_id(params))
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params) or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     workers = params.concurrency or max(1, stages.concurrency)
