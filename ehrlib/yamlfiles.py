@@ -58,7 +58,7 @@ class _BoundedLoader(yaml.SafeLoader):
             if self._depth > MAX_YAML_DEPTH:
                 mark = self.peek_event().start_mark
                 raise _Refused(mark.line + 1, f"nested deeper than {MAX_YAML_DEPTH} levels")
-            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
