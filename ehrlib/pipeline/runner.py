@@ -34,7 +34,7 @@ from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
-from ehrlib.db.connect import check_tables, connect
+from ehrlib.db.connect import check_tables, connect, damaged_database
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.inputs import prepare_inputs
 from ehrlib.llm.phi import check_phi, effective_source_kind, manifest_source_kinds
@@ -108,11 +108,12 @@ def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     except LookupError as exc:
         con.close()
         raise DataError(f"{params.db}: {exc}") from None
-    except (duckdb.Error, DataError) as exc:   # a damaged file fails on its first real read
+    except duckdb.Error as exc:   # a damaged file fails on its first real read
         con.close()
-        if isinstance(exc, DataError):
-            raise DataError(f"{params.db}: {exc}") from None
-        raise DataError(f"{params.db} is damaged ({' '.join(str(exc).split())[:200]})") from None
+        raise damaged_database(params.db, exc) from None
+    except DataError as exc:
+        con.close()
+        raise DataError(f"{params.db}: {exc}") from None
     info = {k: v for k, v in manifest.items() if k != "tables"}
     info["flavor"] = flavor
     info.setdefault("source_kind", "credentialed")  # unknown provenance: treat as credentialed (fail closed)
