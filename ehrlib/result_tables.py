@@ -54,10 +54,14 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 def csv_safe(value: object) -> object:
     """A CSV cell that no spreadsheet runs as a formula: text starting with ``= + - @``,
     tab or CR gets a leading ``'``; numbers and text that is only a number pass unchanged.
+    A carriage return inside text becomes a newline: Python's CSV writer quotes a cell
+    holding a newline but not one holding a lone CR, which readers take as a row break.
     """
-    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        value = "'" + value
+    return value.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def csv_text(df: pd.DataFrame) -> str:

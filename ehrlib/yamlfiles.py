@@ -28,7 +28,7 @@ MAX_YAML_BYTES = 1_000_000
 #: nesting levels (mappings and lists, aliases followed)
 MAX_YAML_DEPTH = 40
 #: scalars, lists and mappings of the document with every alias expanded
-MAX_YAML_NODES = 100_000
+MAX_YAML_NODES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
