@@ -135,6 +135,16 @@ def test_run_ids_read_from_manifests(corpus, synth_db, tmp_path, capsys):
             else:
                 assert code == 2 and "manifest.json" in err, (case, err)
         assert not figures.exists() or all(f.parent == figures for f in figures.rglob("*"))
+    # a run folder named longer than the file system allows, damaged manifests
+    folders = {"long-name": runs / ("x" * 300)}
+    for case, data in (("not-json", b"{"), ("json-list", b"[]"), ("latin1", b'{"run_id": "caf\xe9"}')):
+        folders[case] = runs / f"manifest-{case}"
+        shutil.copytree(runs / "base", folders[case])
+        (folders[case] / "manifest.json").write_bytes(data)
+    for case, run in folders.items():
+        for command in ("report", "judge"):
+            code, err = _cli("run ids in manifests", [command, "--run", str(run), "--no-progress"], capsys)
+            assert code == 2 and ("cannot be read" in err if case == "long-name" else "damaged manifest" in err), err
     _report(capsys, "run ids in manifests")
 
 
