@@ -131,6 +131,10 @@ _RULES: dict[str, Rule] = {
     "ray_batch": integer(1, 1_000_000),
 }
 
+if set(_RULES) != set(_FIELDS):   # a new field needs its line above: fail at import, not on a user's value
+    raise RuntimeError(f"RunParams fields without a rule in _RULES: {sorted(set(_FIELDS) - set(_RULES))}; "
+                       f"rules without a field: {sorted(set(_RULES) - set(_FIELDS))}")
+
 
 def params_from_mapping(data: Mapping[Any, Any], *, source: str | None = None,
                         lines: Mapping[Any, int] | None = None) -> RunParams:
