@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     except EhrlibError as exc:  # expected: one line, unless --debug asks for the traceback
         if args.debug:
             traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
+        print("error: " + " ".join(str(exc).splitlines()), file=sys.stderr)   # one line, whatever it quotes
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal a command turned into one
         signum = int(getattr(exc, "signum", 2))

@@ -33,6 +33,7 @@ from typing import Any
 from ehrlib import schema
 from ehrlib.corpus.io import write_json
 from ehrlib.db import read_manifest
+from ehrlib.db.connect import first_reads
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.prompting import get_prompt
 from ehrlib.tools.lexical import database_identity, lexical_index
@@ -174,7 +175,9 @@ def dictionary_items(con: Any, flavor: str | None = None) -> list[_Raw]:
     """
     smap = schema.schema_map(flavor or schema.detect_flavor(con))
     out = []
-    for it in lexical_index(con, smap).catalog.items:
+    with first_reads(database_identity(con)[0] or "(in-memory database)"):   # reads every dictionary table
+        catalog = lexical_index(con, smap).catalog
+    for it in catalog.items:
         if it.table == "labevents":
             category = it.category.split(" / ")[0] if it.category else None
             out.append(_Raw(it.key, it.table, it.label, category, it.fluid))

@@ -8,8 +8,6 @@ Add a benchmark by adding a module; `ehrlib bench --only NAME` runs just that on
 """
 from __future__ import annotations
 
-import csv
-import os
 import pkgutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -32,15 +30,9 @@ def repo_root() -> Path:
 
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence]) -> Path:
-    """Write a CSV atomically (temp file + rename): a crashed run never leaves half a table."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", newline="", encoding="utf-8") as fh:
-            w = csv.writer(fh)
-            w.writerow(header)
-            w.writerows(rows)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    """Write a CSV atomically (a crashed run never leaves half a table), text cells made
+    safe for spreadsheets: benchmark tables carry note text (see ehrlib.result_tables).
+    """
+    from ehrlib.result_tables import write_csv as write_table_rows  # deferred: pandas, for the CSV-only benches
+
+    return write_table_rows(path, header, rows)

@@ -9,7 +9,9 @@ the configuration locked so a ``SET`` cannot undo any of it (:mod:`ehrlib.tools.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,8 @@ from ehrlib.errors import DataError
 # the lockdown lives with the tools (the layer below), which harden connections they are handed
 from ehrlib.tools.lockdown import NO_EXTENSIONS, check_duckdb_file, harden
 
-__all__ = ["connect", "harden", "check_duckdb_file", "check_tables", "NO_EXTENSIONS"]
+__all__ = ["connect", "harden", "check_duckdb_file", "check_tables", "damaged_database", "first_reads",
+           "NO_EXTENSIONS"]
 
 _HEADER_BYTES = 3 * 4096     # DuckDB's file header and two database headers precede the blocks
 
@@ -37,6 +40,25 @@ def _check_size(con: Any, path: Path) -> None:
         raise DataError(f"{path} is truncated ({have} of {want} bytes); copy or build the database again")
 
 
+def damaged_database(path: str | os.PathLike, exc: BaseException) -> DataError:
+    """The one-line error for a database DuckDB cannot read (a corrupted block, say)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return DataError(f"damaged database: {path}: {(lines[0] if lines else type(exc).__name__)[:300]}; "
+                     "copy or build it again")
+
+
+@contextlib.contextmanager
+def first_reads(path: str | os.PathLike) -> Iterator[None]:
+    """Around the first whole-table reads of a database (the connection checks, the item
+    catalog behind the ontology): a DuckDB error there means the file is damaged, and
+    becomes :func:`damaged_database` instead of a traceback.
+    """
+    try:
+        yield
+    except duckdb.Error as exc:
+        raise damaged_database(path, exc) from None
+
+
 def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     """Open an ehrlib database read-only (tools never write to the EHR) and harden it.
 
@@ -47,20 +69,19 @@ def connect(path: str | os.PathLike) -> duckdb.DuckDBPyConnection:
     if not p.is_file():
         raise DataError(f"database {p} does not exist (build one with `ehrlib build-db SRC_DIR {p}`)")
     check_duckdb_file(p)
-    try:
+    with first_reads(p):
         con = duckdb.connect(str(p), read_only=True)
-    except duckdb.Error as exc:
-        raise DataError(f"{p} is not a readable DuckDB database ({' '.join(str(exc).split())[:200]})") from None
     try:
-        harden(con)
-        _check_size(con, p)
-        row = con.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
-            [schema.MANIFEST_TABLE],
-        ).fetchone()
-    except duckdb.Error as exc:
+        with first_reads(p):
+            harden(con)
+            _check_size(con, p)
+            row = con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?",
+                [schema.MANIFEST_TABLE],
+            ).fetchone()
+    except DataError:
         con.close()
-        raise DataError(f"{p} is a damaged DuckDB database ({' '.join(str(exc).split())[:200]})") from None
+        raise
     if row is None or not row[0]:
         con.close()
         raise DataError(f"{p} is not an ehrlib database (no {schema.MANIFEST_TABLE} table); "

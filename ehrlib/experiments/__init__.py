@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ehrlib.errors import ConfigError
 
 __all__ = ["Experiment", "list_experiments", "run_notebooks", "papermill"]
@@ -85,6 +83,25 @@ def _quiet_notebook_logs() -> dict:
     return {"extra_arguments": ["--IPKernelApp.log_level=ERROR"]}
 
 
+def _notebook_params(path: Path) -> dict[str, Any]:
+    """A notebook's params file, checked before papermill starts: its run parameters as
+    ``ehrlib run`` would check them, and each id in a ``run_ids`` sweep as a run id.
+    """
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    from ehrlib.pipeline.params import params_from_mapping
+    from ehrlib.pipeline.runid import check_run_id
+    from ehrlib.yamlfiles import read_yaml
+
+    doc = read_yaml(path, what="params file")
+    if doc.data is None:
+        return {}
+    params_from_mapping(doc.data, source=doc.source, lines=doc.lines)   # raises on a bad value
+    run_ids = doc.data.get("run_ids") or []
+    for rid in run_ids if isinstance(run_ids, list) else [run_ids]:
+        check_run_id(str(rid), where=doc.where("run_ids"))
+    return dict(doc.data)
+
+
 def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | Path = "runs/notebooks",
                   use_params_file: bool = True, overrides: dict | None = None) -> list[Path]:
     """Execute the selected notebooks with papermill; returns the executed copies.
@@ -101,7 +118,7 @@ def run_notebooks(name: str = "all", *, root: str | Path = ".", out_dir: str | P
     for exp in _select(list_experiments(root), name):
         params: dict[str, Any] = {}
         if use_params_file and exp.params is not None:
-            params = yaml.safe_load(exp.params.read_text(encoding="utf-8")) or {}
+            params = _notebook_params(exp.params)
         params.update(overrides or {})
         target = out / exp.notebook.name
         t0 = time.perf_counter()

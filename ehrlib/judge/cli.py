@@ -52,14 +52,10 @@ def llm_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The LLM client settings a model judge gets from the command line."""
     llm: dict[str, Any] = {"backend": args.backend or "gemini"}
     if getattr(args, "params", None):
-        import yaml  # deferred: command code, loaded when the judge runs
+        from ehrlib.errors import ConfigError  # deferred: command code, loaded when the judge runs
+        from ehrlib.yamlfiles import read_yaml
 
-        from ehrlib.errors import ConfigError
-
-        try:
-            data = yaml.safe_load(open(args.params, encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read judge params {args.params}: {exc}") from None
+        data = read_yaml(args.params, what="judge params file").data or {}
         if not isinstance(data, dict) or not isinstance(data.get("llm"), dict):
             raise ConfigError(f"{args.params}: expected an `llm:` block")
         llm = {**dict(data["llm"]), **({"backend": args.backend} if args.backend else {})}

@@ -43,6 +43,7 @@ from ehrlib.judge.metrics import by_gold_group, by_note_type, judge_agreement, n
 from ehrlib.llm.factory import make_client
 from ehrlib.llm.usage import UsageLedger, call_counts
 from ehrlib.pipeline.attempts import current_lines
+from ehrlib.pipeline.runid import check_run_id
 from ehrlib.result_tables import write_markdown_sections, write_table
 
 __all__ = [
@@ -131,13 +132,28 @@ def _segments(run_dir: Path) -> dict[str, tuple[tuple[int, int], ...]]:
     return out
 
 
+def _run_manifest(run_dir: Path) -> dict[str, Any]:
+    """The run's manifest ({} when it has none); DataError for a folder that cannot be read
+    (a name too long for the file system, say) or a manifest that is not a JSON object.
+    """
+    path = run_dir / MANIFEST_FILE
+    try:
+        if not (run_dir / "predictions.jsonl").exists():
+            raise DataError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
+        manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except OSError as exc:
+        raise DataError(f"{run_dir}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    except ValueError as exc:   # not UTF-8, not JSON
+        raise DataError(f"{path}: damaged manifest ({' '.join(str(exc).split())[:120]})") from None
+    if not isinstance(manifest, dict):
+        raise DataError(f"{path}: damaged manifest (a JSON {type(manifest).__name__}, not an object)")
+    return manifest
+
+
 def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None) -> RunData:
     """Load a run directory and the gold labels of the notes it attempted."""
     run_dir = Path(run_dir)
-    manifest_path = run_dir / MANIFEST_FILE
-    if not (run_dir / "predictions.jsonl").exists():
-        raise DataError(f"{run_dir}: no predictions.jsonl (is this a run directory?)")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    manifest = _run_manifest(run_dir)
     cdir = _corpus_dir(manifest, corpus_dir)
     if not (cdir / NOTES_FILE).exists():
         raise DataError(f"corpus {cdir}: no {NOTES_FILE}")
@@ -158,7 +174,8 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
     if unknown:
         raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
     info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
-    info["run_id"] = info["run_id"] or run_dir.name
+    # the id names report figures and headings: a hand-edited manifest gets the same check as `ehrlib run`
+    info["run_id"] = check_run_id(str(info["run_id"] or run_dir.name), where=str(run_dir / "manifest.json"))
     return RunData(run_dir, manifest, predictions, notes, gold, cdir, info, _segments(run_dir),
                    labelled=(cdir / GOLD_FILE).exists())
 

@@ -19,6 +19,7 @@ from ehrlib.corpus.io import write_text
 from ehrlib.errors import ConfigError
 from ehrlib.judge.evaluate import RunData, load_run, read_judgements
 from ehrlib.judge.llm_judge import render_gold, render_prediction
+from ehrlib.result_tables import csv_text
 
 __all__ = ["review_sample", "write_review_sheet", "review_agreement"]
 
@@ -63,7 +64,7 @@ def write_review_sheet(run_dir: str | os.PathLike[str], judge: str = "matcher", 
     """Write a review sheet (CSV) into the run folder; reviewers fill EVAL with Correct/Incorrect."""
     sheet = review_sample(load_run(run_dir), judge, mode, n, seed=seed)
     target = Path(path) if path is not None else Path(run_dir) / f"review_{judge}_{mode}.csv".replace("/", "_")
-    return write_text(sheet.to_csv(index=False), target)
+    return write_text(csv_text(sheet), target)
 
 
 def review_agreement(sheet: pd.DataFrame | str | os.PathLike[str]) -> dict[str, float]:

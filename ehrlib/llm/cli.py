@@ -37,16 +37,12 @@ def settings_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def _check(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
-    import yaml
-
     from ehrlib.errors import ConfigError
     from ehrlib.llm.check import check_llm, check_run_params, ping_llm
+    from ehrlib.yamlfiles import read_yaml
 
     if args.params:
-        try:
-            data = yaml.safe_load(open(args.params, encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read params {args.params}: {exc}") from None
+        data = read_yaml(args.params, what="params file").data or {}
         if not isinstance(data, dict):
             raise ConfigError(f"{args.params}: expected a mapping at the top level")
         llm = dict(data.get("llm") or {})

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.paramchecks import Rule, choice, integer, json_mapping, names, number, switch, text
+from ehrlib.pipeline.runid import check_run_id
+from ehrlib.yamlfiles import read_yaml
 
 __all__ = [
     "RunParams",
@@ -38,7 +39,6 @@ TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "crite
 #: how notes are spread: a thread pool in this process, or tasks on a Ray cluster
 EXECUTORS: tuple[str, ...] = ("thread", "ray")
 log = logging.getLogger(__name__)
-_SWITCH_WORDS = {"on": True, "off": False, "true": True, "false": False, "yes": True, "no": False}
 # notebook keys that look like run parameters (plural sweeps): accepted and ignored here
 _FOREIGN = frozenset({"notebook", "judge", "judge_model", "report", "figures", "out_dir", "figure_prefix",
                       "experiment", "description", "n_bootstrap", "methods", "backends", "models", "run_ids",
@@ -101,31 +101,10 @@ class RunParams:
     ray_batch: int = 1
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ConfigError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
-        if self.extraction not in EXTRACTION_MODES:
-            raise ConfigError(f"extraction must be one of {', '.join(EXTRACTION_MODES)}, "
-                              f"got {self.extraction!r}")
-        if self.cache_scope not in ("segment", "note"):
-            raise ConfigError(f"cache_scope must be segment or note, got {self.cache_scope!r}")
-        if not 0 <= self.validation_cache <= 5:
-            raise ConfigError(f"validation_cache must be 0..5, got {self.validation_cache}")
-        if self.tools is not None:
-            bad = [t for t in self.tools if t not in TOOL_CATEGORIES]
-            if bad:
-                raise ConfigError(f"unknown tool categories {bad}; expected some of {', '.join(TOOL_CATEGORIES)}")
-        if self.limit is not None and self.limit < 0:
-            raise ConfigError("limit must be >= 0")
-        if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError("concurrency must be >= 1")
-        if self.top_k < 1 or self.max_steps < 1:
-            raise ConfigError("top_k and max_steps must be >= 1")
-        if self.max_note_chars < 1 or self.max_line_chars < 1:
-            raise ConfigError("max_note_chars and max_line_chars must be >= 1")
-        if self.executor not in EXECUTORS:
-            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
-        if (self.ray_workers is not None and self.ray_workers < 1) or self.ray_batch < 1:
-            raise ConfigError("ray_workers and ray_batch must be >= 1")
+        for f in dataclasses.fields(self):   # the same checks as a params file gets (code builds these too)
+            value = getattr(self, f.name)
+            if value is not None or f.default is not None:
+                _RULES[f.name](f.name, value)
 
     def replace(self, **changes: Any) -> RunParams:
         """A copy with ``changes`` applied (``None`` values are ignored: CLI flags not given)."""
@@ -134,72 +113,69 @@ class RunParams:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
+_PATH = text()
+#: what each run parameter may hold (ehrlib.pipeline.paramchecks); one line per field
+_RULES: dict[str, Rule] = {
+    "corpus": _PATH, "db": _PATH, "ontology": _PATH, "runs_dir": _PATH,
+    "method": choice(METHODS), "backend": text(), "model": text(), "run_id": text(check_run_id),
+    "limit": integer(0), "note_ids": names(),
+    "segmentation": switch, "scope_filter": switch, "evidence_guard": switch, "progress": switch,
+    "extraction": choice(EXTRACTION_MODES), "tools": names(TOOL_CATEGORIES, "tool categories"),
+    "validation_cache": integer(0, 5), "cache_scope": choice(("segment", "note")),
+    "top_k": integer(1, 10_000), "max_steps": integer(1, 10_000), "concurrency": integer(1, 4096),
+    "sql_timeout_s": number(0.001, 86_400.0), "sql_row_cap": integer(1, 10_000_000),
+    "max_note_chars": integer(1, 2**40), "max_line_chars": integer(1, 2**40),
+    "temperature": number(0.0, 2.0), "seed": integer(-(2**63), 2**63 - 1),
+    "backend_options": json_mapping(("llm",)),
+    "executor": choice(EXECUTORS), "ray_address": text(), "ray_workers": integer(1, 100_000),
+    "ray_batch": integer(1, 1_000_000),
+}
+
+if set(_RULES) != set(_FIELDS):   # a new field needs its line above: fail at import, not on a user's value
+    raise RuntimeError(f"RunParams fields without a rule in _RULES: {sorted(set(_FIELDS) - set(_RULES))}; "
+                       f"rules without a field: {sorted(set(_RULES) - set(_FIELDS))}")
 
 
-def _switch(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower()
-    if word in _SWITCH_WORDS:
-        return _SWITCH_WORDS[word]
-    raise ConfigError(f"{name} must be on|off, got {value!r}")
+def params_from_mapping(data: Mapping[Any, Any], *, source: str | None = None,
+                        lines: Mapping[Any, int] | None = None) -> RunParams:
+    """Validate a mapping (a YAML document, notebook parameters) into :class:`RunParams`.
 
-
-def _coerce(name: str, value: Any) -> Any:
-    if value is None:
-        return None
-    if name in ("segmentation", "scope_filter", "evidence_guard", "progress"):
-        return _switch(name, value)
-    if name == "tools":
-        if isinstance(value, str):
-            value = [v for v in value.replace(",", " ").split() if v]
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise ConfigError(f"tools must be a list of categories, got {value!r}")
-        return tuple(str(v) for v in value)
-    if name == "note_ids":
-        if isinstance(value, str):
-            value = [value]
-        return tuple(str(v) for v in value)
-    if name in ("limit", "validation_cache", "top_k", "max_steps", "concurrency", "sql_row_cap", "seed",
-                "max_note_chars", "max_line_chars", "ray_workers", "ray_batch"):
-        try:
-            return int(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-    if name in ("sql_timeout_s", "temperature"):
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    if name == "backend_options":
-        if not isinstance(value, Mapping):
-            raise ConfigError("backend_options must be a mapping")
-        return dict(value)
-    if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction",
-                "cache_scope", "executor", "ray_address"):
-        return str(value)
-    return value
-
-
-def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
-    """Validate a mapping (a YAML document, notebook parameters) into :class:`RunParams`."""
+    ``source`` and ``lines`` (a key's line in that file) put ``file:line`` in front of an
+    error about a key that came from a params file.
+    """
     if not isinstance(data, Mapping):
-        raise ConfigError(f"params must be a mapping, got {type(data).__name__}")
+        raise ConfigError(f"{source or 'params'}: expected a mapping of parameters, got {type(data).__name__}")
+    lines = dict(lines or {})
+
+    def where(key: Any) -> str:
+        if not source or key not in lines:   # not from the file (a command-line override)
+            return ""
+        return f"{source}:{lines[key]}: " if lines[key] else f"{source}: "
+
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{where(bad[0])}parameter names must be text, got {bad[0]!r}")
     data = dict(data)
     if "llm" in data:  # the documented `llm:` block (docs/llm_backends.md) = client settings
         llm = data.pop("llm")
         if llm is not None and not isinstance(llm, Mapping):
-            raise ConfigError("llm must be a mapping of client settings (backend, model, ...)")
+            raise ConfigError(f"{where('llm')}llm must be a mapping of client settings (backend, model, ...)")
         if llm:
-            options = dict(data.get("backend_options") or {})
+            options = data.get("backend_options") or {}
+            if not isinstance(options, Mapping) or not isinstance(options.get("llm") or {}, Mapping):
+                raise ConfigError(f"{where('backend_options')}backend_options must be a mapping "
+                                  "(and its llm entry too)")
+            options = dict(options)
             options["llm"] = {**dict(options.get("llm") or {}), **dict(llm)}
             data["backend_options"] = options
+            lines.setdefault("backend_options", lines.get("llm", 0))
             if llm.get("backend") and data.get("backend") in (None, "offline") and llm["backend"] != "offline":
                 data["backend"] = llm["backend"]
     if "note_id" in data:  # notebooks select one note; the runner takes a list
         one = data.pop("note_id")
         if one is not None and not data.get("note_ids"):
             data["note_ids"] = [one]
+            lines.setdefault("note_ids", lines.get("note_id", 0))
     unknown = sorted(k for k in data if k not in _FIELDS and k not in _FOREIGN)
     # A params file may carry its notebook's own keys (work_dir, layout, ...): those are
     # ignored. A key that looks like a misspelt run parameter is an error, because a typo
@@ -207,37 +183,42 @@ def params_from_mapping(data: Mapping[str, Any]) -> RunParams:
     close = {k: difflib.get_close_matches(k, list(_FIELDS), n=1, cutoff=0.8) for k in unknown}
     typos = {k: v[0] for k, v in close.items() if v}
     if typos:
-        raise ConfigError("unknown run parameter(s): " + ", ".join(f"{k!r} (did you mean {v!r}?)"
-                                                                   for k, v in typos.items()))
+        first = next(iter(typos))
+        raise ConfigError(f"{where(first)}unknown run parameter(s): "
+                          + ", ".join(f"{k!r} (did you mean {v!r}?)" for k, v in typos.items()))
     if unknown:
         log.debug("ignoring parameters that are not run parameters: %s", ", ".join(unknown))
-    kwargs = {k: _coerce(k, v) for k, v in data.items() if k in _FIELDS}
-    kwargs = {k: v for k, v in kwargs.items() if v is not None or _FIELDS[k].default is None}
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _FIELDS or (value is None and _FIELDS[key].default is not None):
+            continue   # None = not given: the default stands
+        try:
+            kwargs[key] = None if value is None else _RULES[key](key, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{where(key)}{exc}") from None
     return RunParams(**kwargs)
 
 
 def load_params(path: str | Path | None, **overrides: Any) -> RunParams:
     """Read a params YAML (or start from defaults) and apply non-None overrides.
 
-    Relative ``corpus``/``db``/``ontology`` paths in the file resolve against the
-    current directory, as papermill and the CLI both run from the project root.
+    The file is read by :func:`ehrlib.yamlfiles.read_yaml` (strict UTF-8, bounded size
+    and nesting); an error names the file, the line and the key. Relative
+    ``corpus``/``db``/``ontology`` paths in the file resolve against the current
+    directory, as papermill and the CLI both run from the project root.
     """
-    data: dict[str, Any] = {}
+    data: dict[Any, Any] = {}
+    source, lines = None, {}
     if path is not None:
-        p = Path(path)
-        if not p.is_file():
-            raise ConfigError(f"params file not found: {p}")
-        try:
-            loaded = yaml.safe_load(p.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{p}: not valid YAML ({exc})") from None
-        if loaded is None:
-            loaded = {}
-        if not isinstance(loaded, Mapping):
-            raise ConfigError(f"{p}: expected a mapping at the top level")
-        data.update(loaded)
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return params_from_mapping(data)
+        doc = read_yaml(path, what="params file")
+        if doc.data is not None and not isinstance(doc.data, Mapping):
+            raise ConfigError(f"{doc.source}: expected a mapping of parameters at the top level, "
+                              f"got {type(doc.data).__name__}")
+        data.update(doc.data or {})
+        source, lines = doc.source, dict(doc.lines)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    data.update(given)
+    return params_from_mapping(data, source=source, lines={k: v for k, v in lines.items() if k not in given})
 
 
 def params_to_dict(params: RunParams) -> dict[str, Any]:

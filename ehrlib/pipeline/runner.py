@@ -34,7 +34,7 @@ from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
 from ehrlib.db import read_manifest
-from ehrlib.db.connect import check_tables, connect
+from ehrlib.db.connect import check_tables, connect, damaged_database
 from ehrlib.errors import ConfigError, DataError, EndpointUnreachable, PHIError
 from ehrlib.inputs import prepare_inputs
 from ehrlib.llm.phi import (
@@ -59,6 +59,7 @@ from ehrlib.pipeline.rundir import (
     summarize_ledger,
     write_manifest,
 )
+from ehrlib.pipeline.runid import check_run_id
 from ehrlib.pipeline.runlock import run_dir_errors
 from ehrlib.pipeline.stages import StageEnv, Stages, get_stages
 from ehrlib.tools import make_toolset
@@ -113,11 +114,12 @@ def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     except LookupError as exc:
         con.close()
         raise DataError(f"{params.db}: {exc}") from None
-    except (duckdb.Error, DataError) as exc:   # a damaged file fails on its first real read
+    except duckdb.Error as exc:   # a damaged file fails on its first real read
         con.close()
-        if isinstance(exc, DataError):
-            raise DataError(f"{params.db}: {exc}") from None
-        raise DataError(f"{params.db} is damaged ({' '.join(str(exc).split())[:200]})") from None
+        raise damaged_database(params.db, exc) from None
+    except DataError as exc:
+        con.close()
+        raise DataError(f"{params.db}: {exc}") from None
     info = {k: v for k, v in manifest.items() if k != "tables"}
     info["flavor"] = flavor
     info.setdefault("source_kind", "credentialed")  # unknown provenance: treat as credentialed (fail closed)
@@ -170,7 +172,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
         raise ConfigError("a stage bundle passed in runs on the thread executor only: "
                           "Ray workers build theirs from the params")
     stages = stages or get_stages(params.method, params.backend, stage_params(params))
-    run_id = params.run_id or new_run_id(params)
+    run_id = check_run_id(params.run_id or new_run_id(params))
     run_dir = Path(params.runs_dir) / run_id
     started = check_resume(run_dir, params)
     if retry_failed and started is None:

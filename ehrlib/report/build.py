@@ -40,7 +40,7 @@ from ehrlib.filemodes import as_umask_allows
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
 from ehrlib.report.views import compare_runs
-from ehrlib.result_tables import markdown_table, paper_table, write_table
+from ehrlib.result_tables import markdown_table, markdown_text, paper_table, write_table
 
 __all__ = ["ReportResult", "method_label", "build_report", "build_comparison", "findings_table"]
 
@@ -177,8 +177,9 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir, judge=judge, mode="lenient")
     summary = tables["metrics"][tables["metrics"]["judge"] == judge]
     cols = ["judge", "mode", "n_notes", "recall", "precision", "f1", "micro_f1", "n_unparsed"]
-    index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; judge: {judge}; "
-             f"corpus: `{run.corpus_dir}`; {len(run.notes)} notes, {len(run.gold)} gold entities, "
+    title, method, corpus = _heading(run)
+    index = [f"# Report of run {title}\n", f"Method: {method}; judge: {markdown_text(judge)}; "
+             f"corpus: {corpus}; {len(run.notes)} notes, {len(run.gold)} gold entities, "
              f"{len(run.predictions)} predictions.\n", "## Summary (mean over notes)\n", markdown_table(summary[cols]),
              "\n## F1 with bootstrap 95% interval over notes\n", markdown_table(ci),
              "\n## Error types (rule-assigned heuristic, see ehrlib.analysis.taxonomy)\n",
@@ -197,6 +198,12 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
 
 #: columns of findings.csv after the verdict counts
 _NOTE_COLUMNS = ("total", "status", "failure", "lines_checked", "lines_out_of_scope", "lines_nothing_found", "page")
+
+
+def _heading(run) -> tuple[str, str, str]:
+    """Run id, method label and corpus folder, escaped for Markdown (a run id may hold ``<``)."""
+    run_id, method, corpus = run.run_info["run_id"], method_label(dict(run.run_info)), run.corpus_dir
+    return markdown_text(str(run_id)), markdown_text(method), markdown_text(str(corpus))
 
 
 def findings_table(run) -> pd.DataFrame:
@@ -231,7 +238,6 @@ def _finding_exports(run) -> list[Path]:
 
 def _findings_report(run, *, viewer: bool) -> ReportResult:
     """The report of an unlabelled run: findings per note, tool paths, the viewer; no metrics."""
-    run_id = str(run.run_info["run_id"])
     findings = findings_table(run)
     written = _finding_exports(run)
     tool_paths = list(paths_from_tool_calls(read_tool_calls(run.run_dir))["path"])
@@ -246,8 +252,9 @@ def _findings_report(run, *, viewer: bool) -> ReportResult:
 
     totals = findings[[*VERDICTS, "total"]].sum().to_frame().T
     totals.insert(0, "failed notes", int((findings["status"] == "failed").sum()))
-    index = [f"# Report of run {run_id}\n", f"Method: {method_label(dict(run.run_info))}; corpus: "
-             f"`{run.corpus_dir}` (no gold labels: findings are the method's verdicts, unjudged); "
+    title, method, corpus = _heading(run)
+    index = [f"# Report of run {title}\n", f"Method: {method}; "
+             f"corpus: {corpus} (no gold labels: findings are the method's verdicts, unjudged); "
              f"{len(run.notes)} notes, {len(run.predictions)} findings.\n",
              "## Findings by verdict\n", markdown_table(totals),
              "\n## Per note (failed first, then most inconsistent)\n", markdown_table(findings),
