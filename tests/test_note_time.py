@@ -199,3 +199,39 @@ def test_no_progress_or_nursing_window_reaches_past_the_note(synth_db, tmp_path_
                     assert p.time_window.end <= f"{cutoff:%Y-%m-%d %H:%M:%S}", (note.note_id, p.entity, p.time_window)
                     checked += 1
     assert checked > 20
+
+
+def test_entities_of_any_backend_are_settled_when_merged():
+    """An LLM extraction leaves the window to the timeline and states only its time words: the
+    merge gives it the line's window, cut at the note, and the basis those words tell."""
+    from ehrlib.pipeline.inspector import _merge_entities
+    from ehrlib.pipeline.stages import Timeline
+
+    llm = (Entity("x1", 0, "lactate", "measurement", time_text="this shift"),
+           Entity("x2", 1, "CT head", "procedure", time_text="tomorrow"),
+           Entity("x3", 2, "HR", "measurement"))
+    seg = dataclasses.replace(SEG, default_window=TimeSpan(DAY, DAY))  # an LLM segmenter's day
+    merged = _merge_entities(llm, (), (seg,), Timeline(), "n1", note_time("nursing", EVENING, DAY))
+    assert [e.time_basis for e in merged] == ["part_of_day", "later_time", "note_day"]
+    assert merged[0].window == TimeSpan("2130-01-12 05:00:00", "2130-01-12 20:00:00")
+    assert merged[1].window == TimeSpan(DAY, f"{DAY} 23:59:59")  # its own day, read to its end
+    assert merged[2].window == TimeSpan(DAY, "2130-01-12 20:00:00")
+
+
+def test_a_date_after_the_note_day_is_a_later_time_even_inside_the_slack():
+    """A note charted at 23:50 and a value dated the next day: its own day, not the ten minutes
+    of it the slack reaches."""
+    nt = note_time("physician", f"{DAY} 23:50:00", DAY)
+    nxt = TimeSpan("2130-01-13 00:00:00", "2130-01-13 23:59:59")
+    e = settle(_entity("[**2130-1-13**]", nxt), nt, SEG)
+    assert e.time_basis == "later_time" and e.window == nxt
+
+
+def test_a_rate_criterion_holds_a_partly_covered_day_to_its_hours():
+    """A daily urine rate in a window cut at the note's time: the note's day up to 20:00 is
+    20 hours, the next day's first ten minutes too few to judge (states._rate_holds)."""
+    from ehrlib.pipeline.offline.verification.states import _hours_in
+
+    window = TimeSpan("2130-01-11 00:00:00", "2130-01-12 20:00:00")
+    assert _hours_in("2130-01-11", window) == 24 and _hours_in("2130-01-12", window) == 20
+    assert _hours_in("2130-01-13", TimeSpan(None, "2130-01-13 00:10:00")) == pytest.approx(1 / 6)

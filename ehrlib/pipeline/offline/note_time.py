@@ -143,26 +143,31 @@ def _stated_clock(text: str, day: datetime) -> datetime | None:
     return day.replace(hour=hour, minute=minute) if hour < 24 and minute < 60 else None
 
 
-def _names_later(text: str | None, window: TimeSpan | None, cutoff: datetime | None) -> bool:
+def _names_later(text: str | None, window: TimeSpan | None, nt: NoteTime) -> bool:
     """Whether the statement's own time lies after the note's: a later-day word, a window
-    that starts after the cutoff, or a date whose stated clock time is past it (a date's
-    window is its whole day, so the clock decides).
+    that starts after the cutoff, a written date after the note's day, or a date whose stated
+    clock time is past the cutoff (a date's window is its whole day, so the clock decides).
     """
     if text and _LATER.search(text):
         return True
     start = parse_datetime(window.start) if window is not None and window.start else None
+    cutoff = nt.cutoff
     if cutoff is None or start is None:
         return False
     if start > cutoff:
         return True
-    moment = _stated_clock(text, start) if text and _DATE.search(text) else None
+    if not (text and _DATE.search(text)):
+        return False
+    if nt.day is not None and start.date() > nt.day.date():
+        return True
+    moment = _stated_clock(text, start)
     return moment is not None and moment > cutoff
 
 
 def time_basis(entity: Entity, nt: NoteTime, segment: Segment | None) -> TimeBasis:
     """How the entity's window was resolved, from its time words and its segment."""
     text = entity.time_text
-    if _names_later(text, entity.window, nt.cutoff):
+    if _names_later(text, entity.window, nt):
         return "later_time"
     if text:
         if part_of_day_span(text, nt) is not None:
@@ -191,6 +196,8 @@ def settle(entity: Entity, nt: NoteTime, segment: Segment | None) -> Entity:
     """
     basis = time_basis(entity, nt, segment)
     window = entity.window
+    if window is not None and window.end and len(window.end.strip()) == 10:  # a bare date ends with its day
+        window = TimeSpan(window.start, f"{window.end.strip()} 23:59:59")
     if window is not None and basis != "later_time":
         if basis == "part_of_day" and (part := part_of_day_span(entity.time_text, nt)) is not None:
             # from the part's start to the note: a value told for the morning is often resulted
