@@ -172,7 +172,7 @@ def test_a_discharge_summary_is_unchanged(inspect):
 
 def test_no_progress_or_nursing_window_reaches_past_the_note(synth_db, tmp_path_factory):
     """Every prediction of a physician or nursing note ends its window by the note's cutoff,
-    unless the statement itself names a later time."""
+    unless the statement itself names a later time (half the notes are given a morning time)."""
     from ehrlib.corpus.io import load_corpus
     from ehrlib.pipeline.context import note_context
     from ehrlib.pipeline.inspector import inspect_note
@@ -187,7 +187,9 @@ def test_no_progress_or_nursing_window_reaches_past_the_note(synth_db, tmp_path_
     stages = get_stages("inspector", "offline", RunParams(method="inspector"))
     checked = 0
     with duckdb.connect(str(synth_db), read_only=True) as con:
-        for note in corpus.notes:
+        for k, note in enumerate(corpus.notes):
+            if k % 2:  # a morning note: its day's later rows are past what it could see
+                note = dataclasses.replace(note, charttime=f"{note.chartdate} 07:30:00")
             ctx = note_context(con, note, flavor="mimic3")
             tools = make_toolset(con, PatientContext(note.subject_id, note.hadm_id, ctx.admittime, ctx.dischtime,
                                                      note.chartdate, ctx.sex))
@@ -235,3 +237,12 @@ def test_a_rate_criterion_holds_a_partly_covered_day_to_its_hours():
     window = TimeSpan("2130-01-11 00:00:00", "2130-01-12 20:00:00")
     assert _hours_in("2130-01-11", window) == 24 and _hours_in("2130-01-12", window) == 20
     assert _hours_in("2130-01-13", TimeSpan(None, "2130-01-13 00:10:00")) == pytest.approx(1 / 6)
+
+
+def test_the_core_day_of_a_cut_window_ends_at_the_note():
+    """"lasix held" in a 19:00 note: judged at the end of its day as the note saw it, not at 23:59."""
+    from ehrlib.pipeline.offline.verification.windows import core_window
+
+    cut = settle(_entity(), note_time("nursing", EVENING, DAY), SEG).window
+    assert core_window(cut) == TimeSpan("2130-01-12 00:00:00", "2130-01-12 20:00:00")
+    assert core_window(DEFAULT) == TimeSpan("2130-01-12 00:00:00", "2130-01-12 23:59:59")
