@@ -246,3 +246,12 @@ def test_the_core_day_of_a_cut_window_ends_at_the_note():
     cut = settle(_entity(), note_time("nursing", EVENING, DAY), SEG).window
     assert core_window(cut) == TimeSpan("2130-01-12 00:00:00", "2130-01-12 20:00:00")
     assert core_window(DEFAULT) == TimeSpan("2130-01-12 00:00:00", "2130-01-12 23:59:59")
+
+
+def test_a_summary_day_marker_is_its_section_default():
+    stay = TimeSpan("2130-01-01 14:00:00", "2130-01-15 12:00:00")
+    nt = note_time("discharge_summary", None, "2130-01-15", stay=stay)
+    hd3 = TimeSpan("2130-01-02 00:00:00", "2130-01-04 23:59:59")
+    assert time_basis(_entity(None, hd3), nt, dataclasses.replace(SEG, default_window=hd3)) == "section_default"
+    whole = TimeSpan("2130-01-01 00:00:00", "2130-01-15 23:59:59")
+    assert time_basis(_entity(None, whole), nt, dataclasses.replace(SEG, default_window=whole)) == "hospitalization"

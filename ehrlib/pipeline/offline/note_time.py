@@ -64,6 +64,8 @@ class NoteTime:
     #: midnight of the note's chart date
     day: datetime | None
     slack: timedelta = CHARTING_SLACK
+    #: the admission (admittime, dischtime), to tell a summary's day markers from its default
+    stay: TimeSpan | None = None
 
     @property
     def cutoff(self) -> datetime | None:
@@ -80,7 +82,7 @@ class NoteTime:
 
 
 def note_time(note_type: str, charttime: str | None, chartdate: str | None,
-              slack: timedelta = CHARTING_SLACK) -> NoteTime:
+              slack: timedelta = CHARTING_SLACK, stay: TimeSpan | None = None) -> NoteTime:
     """A :class:`NoteTime` from a note's stamps. A charttime of exactly midnight is read as
     a date only (MIMIC writes date-only notes with a 00:00:00 time).
     """
@@ -90,12 +92,12 @@ def note_time(note_type: str, charttime: str | None, chartdate: str | None,
     day = parse_datetime((chartdate or charttime or "")[:10] or None)
     if day is None and moment is not None:
         day = datetime(moment.year, moment.month, moment.day)
-    return NoteTime(note_type, moment, day, slack)
+    return NoteTime(note_type, moment, day, slack, stay)
 
 
 def note_time_of(ctx: NoteContext, slack: timedelta = CHARTING_SLACK) -> NoteTime:
     """The :class:`NoteTime` of a note under inspection."""
-    return note_time(ctx.note_type, ctx.note.charttime, ctx.chartdate or ctx.note.chartdate, slack)
+    return note_time(ctx.note_type, ctx.note.charttime, ctx.chartdate or ctx.note.chartdate, slack, ctx.admission)
 
 
 def _phrase(text: str | None) -> str:
@@ -180,10 +182,14 @@ def time_basis(entity: Entity, nt: NoteTime, segment: Segment | None) -> TimeBas
     seg_window = segment.default_window if segment is not None else None
     if seg_window is not None and entity.window is not None and entity.window != seg_window:
         return "relative_day"  # a presentation's day, a series reaching back (extract.py)
+    lo, hi = (parse_datetime(seg_window.start or ""), parse_datetime(seg_window.end or "")) if seg_window else (None,
+                                                                                                             None)
     if nt.note_type == "discharge_summary":
-        return "hospitalization"
-    if seg_window is not None and nt.day is not None:
-        lo, hi = parse_datetime(seg_window.start or ""), parse_datetime(seg_window.end or "")
+        # a summary's day marker ("HD 3:", "[**10-23**]:") gives its segment days, not the whole stay
+        a, b = (parse_datetime(nt.stay.start or ""), parse_datetime(nt.stay.end or "")) if nt.stay else (None, None)
+        shorter = lo and hi and a and b and (hi - lo) + timedelta(hours=12) < b - a
+        return "section_default" if shorter else "hospitalization"
+    if nt.day is not None:
         if (lo is not None and lo > nt.day + timedelta(days=1)) or (hi is not None and hi < nt.day - timedelta(days=1)):
             return "section_default"  # a day marker's or a results heading's own day
     return "note_day"
