@@ -237,8 +237,9 @@ def test_full_pipeline_records(db):
     ents = {e.text: e for e in res.entities}
     assert set(ents) == {"HR", "Creatinine", "CT abdomen", "soft", "distended"}
     assert ents["HR"].source == "patient" and ents["HR"].item_keys == ("chartevents:220045",)
-    assert ents["HR"].window == overnight  # from the relative expression
-    assert ents["Creatinine"].window == TimeSpan(day, day)  # physician note: the note date
+    assert ents["HR"].window == TimeSpan(overnight.start, f"{day} 23:59:59")  # the expression's, to the note's end
+    assert ents["Creatinine"].window == TimeSpan(day, f"{day} 23:59:59")  # physician note: the note date
+    assert ents["Creatinine"].time_basis == "note_day"
     assert ents["soft"].source == "ontology" and ents["soft"].group == "abd-exam"
     assert ents["soft"].items[0].label == "Abdominal Assessment"
     # 5. scope: the plan is filtered out, everything else goes on

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from ehrlib.corpus.records import Prediction, Usage
 from ehrlib.errors import EhrlibError, EndpointUnreachable
 from ehrlib.pipeline.cache import ValidationCache
+from ehrlib.pipeline.offline.note_time import NoteTime, note_time_of, settle
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment, Verdict
 from ehrlib.pipeline.stages import (
     NoteContext,
@@ -160,9 +161,12 @@ def _entity_key(e: Entity) -> tuple[int, str, tuple[str, ...]]:
 
 
 def _merge_entities(patient: Sequence[Entity], ontology: Sequence[Entity], segments: Sequence[Segment],
-                    timeline: Timeline, note_id: str) -> tuple[Entity, ...]:
+                    timeline: Timeline, note_id: str, when: NoteTime | None = None) -> tuple[Entity, ...]:
     """E_extract = E_patient ∪ E_ontology: duplicates dropped (first wins), sorted by line,
     given note-unique ids, their segment, and a time window when the extractor left none.
+    With the note's time ``when``, every window is then settled against it once, for every
+    backend and rule family alike (:func:`~ehrlib.pipeline.offline.note_time.settle`: a
+    statement is judged on rows charted up to the note's time, and records its time basis).
     """
     seen: set[tuple[int, str, tuple[str, ...]]] = set()
     merged: list[Entity] = []
@@ -182,8 +186,9 @@ def _merge_entities(patient: Sequence[Entity], ontology: Sequence[Entity], segme
         line_seg = by_line.get(e.line)
         window = e.window if e.window is not None else timeline.window_for_line(e.line, line_seg)
         new_id = f"{note_id}:e{k:03d}"
-        out.append(dataclasses.replace(e, entity_id=new_id, segment=line_seg.index if line_seg else e.segment,
-                                       window=window))
+        e = dataclasses.replace(e, entity_id=new_id, segment=line_seg.index if line_seg else e.segment,
+                                window=window)
+        out.append(settle(e, when, line_seg) if when is not None else e)
     return tuple(out)
 
 
@@ -293,7 +298,7 @@ def inspect_note(ctx: NoteContext, stages: Stages, env: StageEnv, *, run_id: str
         for (o, r) in pmap(_ont, segments, pool):
             ontology.extend(o.value)
             records.append(r)
-    entities = _merge_entities(patient, ontology, segments, timeline, note_id)
+    entities = _merge_entities(patient, ontology, segments, timeline, note_id, note_time_of(ctx))
 
     # 5. scope filter, per segment
     by_segment = {s.index: tuple(e for e in entities if e.segment == s.index) for s in segments}

@@ -448,8 +448,13 @@ def write_note(con, smap: SchemaMap, admission: AdmissionFacts | int, note_type:
     doc = _LAYOUTS[note_type](_Writer(ctx, options or NoteOptions()))
     text, stmts = doc.render()
     note_id = note_id or f"{facts.hadm_id}-{_SHORT[note_type]}"
-    charttime = None if note_type == "discharge_summary" else \
-        f"{note_date:%Y-%m-%d} {rng.choice(('05', '06', '17', '18'))}:{rng.randint(0, 59):02d}:00"
+    # a progress or nursing note's statements describe its whole calendar day (.statements), so
+    # it is written at the day's end: judged up to its own time (pipeline/offline/note_time.py)
+    # it sees every row they were drawn from
+    charttime = None
+    if note_type != "discharge_summary":
+        rng.choice(range(4))  # the hour drawn before: the seeded stream, and every later note, stay as they were
+        charttime = f"{note_date:%Y-%m-%d} 23:{rng.randint(0, 59):02d}:00"
     note = Note(note_id, facts.subject_id, facts.hadm_id, note_type, f"{note_date:%Y-%m-%d}", text, charttime)
     gold = []
     for k, (line, s) in enumerate(stmts):

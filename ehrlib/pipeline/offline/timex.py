@@ -209,8 +209,10 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
     # (pattern, start offset days, end offset days) relative to the note's reference day
     (re.compile(p, re.I), a, b) for p, a, b in (
         (r"\b(?:overnight|last\s+night|o/n|this\s+past\s+night)\b", -1.0, 0.0),
-        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|today|this\s+shift|currently|now|at\s+present)\b", 0.0, 0.0),
+        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|today|(?:this|my)\s+shift|currently|now|at\s+present)\b", 0.0,
+         0.0),
         (r"\byesterday\b|\blast\s+evening\b|\bprior\s+day\b", -1.0, -1.0),
+        (r"\bsince\s+midnight\b", 0.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b",
          -1.0, 0.0),
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),

@@ -15,7 +15,7 @@ confirm it. The rules:
   when timed rows exist; alone they confirm only the date.
 * **Parts of day** ("overnight", "this afternoon") are hour spans of the note's day
   (``verification_terms.yaml``), met by a timed row overlapping them give or take two hours
-  of charting delay, the clock tolerance (:func:`part_of_day`).
+  of charting delay, the clock tolerance (:func:`ehrlib.pipeline.offline.note_time.judged_part`).
 """
 from __future__ import annotations
 
@@ -26,17 +26,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.note_time import PART_TOLERANCE
 from ehrlib.pipeline.offline.timex import clock_of, parse_datetime
-from ehrlib.pipeline.offline.verification.terms import terms
 
-__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "RUN_GAP", "part_of_day",
+__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "RUN_GAP",
            "timed_within", "is_timed"]
 
 #: rows of one item closer than this are one administration (rate changes, bag changes)
 RUN_GAP = timedelta(hours=1)
 #: how far a charted administration may be from the part of day it was given in (the clock
 #: tolerance: point-charted rows record the hour's amount at its end)
-CHARTING_DELAY = timedelta(hours=2)
+CHARTING_DELAY = PART_TOLERANCE
 
 _CLOCK_TEXT = re.compile(
     r"(?P<approx>~|\bapprox(?:\.|imately)?\s*|\baround\s+|\babout\s+|\bca\.?\s*)?"
@@ -157,21 +157,6 @@ def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapp
 
 def _hm(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M")
-
-
-def part_of_day(text: str | None, day: str | None) -> tuple[datetime, datetime] | None:
-    """The hours a part-of-day phrase ("overnight", "this afternoon") spans on the note's
-    ``day`` (the whole time expression must be that phrase), or None.
-    """
-    ref = parse_datetime(day[:10]) if day else None
-    phrase = re.sub(r"\s+", " ", (text or "").strip().lower())
-    if ref is None or not phrase:
-        return None
-    for pattern, (first, last) in terms().get("parts_of_day", {}).items():
-        if re.fullmatch(pattern, phrase):
-            midnight = datetime(ref.year, ref.month, ref.day)
-            return midnight + timedelta(hours=float(first)), midnight + timedelta(hours=float(last))
-    return None
 
 
 def timed_within(rows: Iterable[Mapping[str, Any]], span: tuple[datetime, datetime]

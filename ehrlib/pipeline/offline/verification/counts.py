@@ -12,8 +12,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.note_time import judged_part, judged_until
 from ehrlib.pipeline.offline.timex import parse_datetime
-from ehrlib.pipeline.offline.verification.clocktime import CHARTING_DELAY, clock_moments, parse_clock, part_of_day
+from ehrlib.pipeline.offline.verification.clocktime import CHARTING_DELAY, clock_moments, parse_clock
 from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.doses import administrations
 from ehrlib.pipeline.offline.verification.medrows import day_rows, med, names, rows, short_window
@@ -124,10 +125,10 @@ def count_span(c: Case) -> tuple[datetime, datetime] | None:
     if ref is None:
         return None
     midnight = datetime(ref.year, ref.month, ref.day)
-    whole = (midnight, midnight + timedelta(days=1) - timedelta(seconds=1))
+    whole = (midnight, judged_until(c.ctx) or midnight + timedelta(days=1) - timedelta(seconds=1))  # up to the note
     if not e.time_text:
         return whole
     words = terms().get("note_day_words") or ["(?!)"]
     if re.fullmatch("(?:" + "|".join(words) + ")", re.sub(r"\s+", " ", e.time_text.strip()), re.I):
         return whole
-    return part_of_day(e.time_text, day)
+    return judged_part(e.time_text, c.ctx)

@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from ehrlib.pipeline.offline.note_time import judged_part
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, part_of_day, timed_within
+from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
 from ehrlib.pipeline.offline.verification.deciding import at_row, course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
@@ -93,7 +94,7 @@ def _rate(c: Case) -> Verdict | None:
     core = core_window(e.window) if not e.time_text else None
     rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
     # "amiodarone 0.5 mg/min overnight": the rate of that part of the note's day, when charted then
-    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(e.time_text, c.ctx.default_window().start)
+    span = None if c.ctx.note_type == "discharge_summary" else judged_part(e.time_text, c.ctx)
     rated = (timed_within(rated, span)[0] or rated) if span is not None else rated
     ok = [r for r in rated if rate_matches(float(rate), rate_unit, r)]
     clock = parse_clock(e.time_text)

@@ -9,13 +9,13 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from ehrlib.pipeline.offline.note_time import judged_part
 from ehrlib.pipeline.offline.verification.clocktime import (
     CHARTING_DELAY,
     edge_matches,
     infusion_runs,
     is_timed,
     parse_clock,
-    part_of_day,
     timed_within,
 )
 from ehrlib.pipeline.offline.verification.meddays import counted_day
@@ -120,7 +120,7 @@ def timed_administration(c: Case) -> Verdict | None:
             return verdict(c, False, f"{_names(c)}: stated given {e.time_text} "
                            f"(±{clock.tolerance.seconds // 3600} h), {detail}", evidence)
         return None
-    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(e.time_text, c.ctx.default_window().start)
+    span = None if c.ctx.note_type == "discharge_summary" else judged_part(e.time_text, c.ctx)
     if span is None:
         return None
     hits, timed = timed_within(_course(c), span)
@@ -213,7 +213,7 @@ def _edge_window(c: Case) -> tuple[datetime, datetime] | None:
     if ws is None or we is None:
         return None
     text = re.sub(r"^(?:early|late)\s+", "", (e.time_text or "").strip(), flags=re.I)
-    span = None if c.ctx.note_type == "discharge_summary" else part_of_day(text, c.ctx.default_window().start)
+    span = None if c.ctx.note_type == "discharge_summary" else judged_part(text, c.ctx)
     if span is not None:
         return span[0] - CHARTING_DELAY, span[1] + CHARTING_DELAY
     if _SINCE.match(e.time_text or "") and "[**" in (e.time_text or ""):  # "since [date]": that day
@@ -290,7 +290,7 @@ def template_dose_time(c: Case) -> Verdict | None:
             return verdict(c, False, f"{_names(c)}: last dose stated at {got.group('time')} "
                            f"(±{clock.tolerance.seconds // 3600} h), {detail}", evidence)
         return None
-    span = part_of_day(got.group("time"), c.ctx.default_window().start)
+    span = judged_part(got.group("time"), c.ctx)
     if span is not None:
         hits, timed = timed_within(_course(c), span)
         if timed and not hits:

@@ -189,12 +189,30 @@ def _delta_holds(s: Session, tests: list[dict[str, Any]], summary: Mapping[str, 
     return False, [], rows
 
 
+#: the fewest hours of a calendar day a rate criterion is judged on
+_MIN_RATE_HOURS = 6.0
+
+
+def _hours_in(day: str, window: TimeSpan | None) -> float:
+    """Hours of calendar ``day`` (``YYYY-MM-DD``) inside ``window`` (24 when it is open)."""
+    start = parse_time(day)
+    if start is None:
+        return 24.0
+    end = start + timedelta(days=1)
+    lo = max(start, parse_time(window.start) or start) if window else start
+    hi = min(end, parse_time(window.end) or end) if window else end
+    return max(0.0, (hi - lo).total_seconds() / 3600)
+
+
 def _rate_holds(s: Session, tests: list[dict[str, Any]], window: TimeSpan | None) -> tuple[bool, Rows, Rows]:
     rows = _test_rows(s, tests[0], window)
     by_day: dict[str, float] = {}
     for r in rows:
         by_day[str(r.get("time"))[:10]] = by_day.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
-    low = [d for d, total in by_day.items() if total < 0.5 * 70 * 24]
+    # a day the window covers only in part (it ends at the note's time) is held to the rate over
+    # the hours it covers; a few hours' charting says nothing of a daily rate
+    hours = {d: _hours_in(d, window) for d in by_day}
+    low = [d for d, total in by_day.items() if hours[d] >= _MIN_RATE_HOURS and total < 0.5 * 70 * hours[d]]
     return bool(low), [r for r in rows if str(r.get("time"))[:10] in low][:4], rows
 
 

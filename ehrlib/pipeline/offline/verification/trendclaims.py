@@ -11,6 +11,7 @@ from typing import Any
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import NumericClaim
+from ehrlib.pipeline.offline.note_time import judged_until
 from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.statement_time import clause_of
 from ehrlib.pipeline.offline.verification.deciding import num
@@ -75,8 +76,7 @@ def course_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
     if ctx.note_type == "discharge_summary":
         end = parse_time(ctx.dischtime) or parse_time(window.end)
     else:
-        day = parse_time((ctx.note.charttime or ctx.chartdate or ctx.note.chartdate or "")[:10])
-        end = day.replace(hour=23, minute=59, second=59) if day is not None else parse_time(window.end)
+        end = judged_until(ctx) or parse_time(window.end)  # the note's time (note_time.py)
     if end is None:
         return window
     return TimeSpan(window.start, end.strftime("%Y-%m-%d %H:%M:%S"))

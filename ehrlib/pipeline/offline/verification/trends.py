@@ -15,11 +15,11 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim, Trend
+from ehrlib.pipeline.offline.note_time import judged_part, judged_until
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
 from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
-from ehrlib.pipeline.offline.verification.clocktime import part_of_day
 from ehrlib.pipeline.offline.verification.deciding import num
 from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
@@ -87,8 +87,7 @@ def _trend_window(window: TimeSpan | None, ctx: NoteContext) -> TimeSpan | None:
     end = parse_time(window.end)
     if day is None or end is None:
         return window
-    note_end = day.replace(hour=23, minute=59, second=59)
-    end = min(end, note_end)
+    end = min(end, judged_until(ctx) or day.replace(hour=23, minute=59, second=59))  # up to the note's time
     start = min(parse_time(window.start) or end, day - timedelta(days=2))
     return TimeSpan(start.strftime("%Y-%m-%d %H:%M:%S"), end.strftime("%Y-%m-%d %H:%M:%S"))
 
@@ -126,7 +125,7 @@ def _direction(c: Case) -> Verdict | None:
     course = spans_course(c)
     window = course_window(e.window, ctx) if course else _trend_window(e.window, ctx)
     rows = _numeric_rows(s, keys, window)
-    part = None if course else part_of_day(e.time_text, ctx.note.charttime or ctx.chartdate or ctx.note.chartdate)
+    part = None if course else judged_part(e.time_text, ctx)
     inside = [r for r in rows if part and (t := parse_time(r.get("time"))) is not None and part[0] <= t <= part[1]]
     if len(inside) >= 2:  # "HR trending up this afternoon": the values of that part of the note's day
         values = [float(r["valuenum"]) for r in inside]

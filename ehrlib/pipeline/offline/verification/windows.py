@@ -52,8 +52,8 @@ def intervals_overlap(a: tuple[datetime, datetime], b: tuple[datetime, datetime]
 
 def core_window(window: TimeSpan | None) -> TimeSpan | None:
     """The day a widened window was built around: a note date or anchor widened one day
-    each side (3 days) gives its middle day; a single day is itself; longer spans (the
-    hospitalization) have no core.
+    each side (3 days, or less once cut at the note's time) gives its middle day up to the
+    window's end; a single day is itself; longer spans (the hospitalization) have no core.
     """
     if window is None:
         return None
@@ -64,8 +64,10 @@ def core_window(window: TimeSpan | None) -> TimeSpan | None:
     if days <= 1.01:
         return window
     if days <= 3.01:
+        # the middle day, ending no later than the window (a window cut at the note's time)
         mid = a + timedelta(days=1)
-        return TimeSpan(mid.strftime("%Y-%m-%d 00:00:00"), mid.strftime("%Y-%m-%d 23:59:59"))
+        end = min(mid.replace(hour=23, minute=59, second=59), b)
+        return TimeSpan(mid.strftime("%Y-%m-%d 00:00:00"), end.strftime("%Y-%m-%d %H:%M:%S"))
     return None
 
 
