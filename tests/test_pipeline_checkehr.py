@@ -99,8 +99,9 @@ def test_checkehr_on_perturbed_schema(synth_db_perturbed):
     assert [c.tool for c in hr_pred.tool_calls] == ["SQL"] and "VITALS_TIMESERIES" in hr_pred.tool_calls[0].args["sql"]
     assert wbc.label == "inconsistent" and wbc.evidence_row_ids == ()
     d = datetime.date.fromisoformat(day)
+    # a day back, and up to the note's own time (the end of its chart date): never past the note
     assert (hr_pred.time_window.start, hr_pred.time_window.end) == (str(d - datetime.timedelta(days=1)),
-                                                          str(d + datetime.timedelta(days=1)))  # ±1 day
+                                                                    f"{day} 23:59:59")
     assert all(p.prompt_id and p.prompt_id.startswith("checkehr_sql@") for p in res.predictions)
     # the model only ever saw physical names of the perturbed layout
     schema_prompts = [p for p in backend.prompts if p.startswith("Below is the schema")]
