@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import logging
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
     "EXTRACTION_MODES",
     "TOOL_CATEGORIES",
     "EXECUTORS",
+    "DEFAULT_ABSTAIN_BELOW",
     "load_params",
     "params_from_mapping",
     "params_to_dict",
@@ -35,6 +37,9 @@ METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
+#: the documented default of ``abstain_below``, chosen leave-one-set-out on the development
+#: sets (docs/calibration.md)
+DEFAULT_ABSTAIN_BELOW = 0.75
 #: how notes are spread: a thread pool in this process, or tasks on a Ray cluster
 EXECUTORS: tuple[str, ...] = ("thread", "ray")
 log = logging.getLogger(__name__)
@@ -99,6 +104,12 @@ class RunParams:
     ray_workers: int | None = None
     #: notes per Ray task
     ray_batch: int = 1
+    # --- confidence (ehrlib.pipeline.calibration, docs/calibration.md) ------------------
+    #: calibrator file; None = the bundled one, "none" = run uncalibrated (confidence None)
+    calibrator: str | None = None
+    #: an ``inconsistent`` verdict whose confidence is below this is reported ``unverified``
+    #: (``abstained_from`` keeps the verdict); 0 = never withhold
+    abstain_below: float = DEFAULT_ABSTAIN_BELOW
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -126,6 +137,9 @@ class RunParams:
             raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {self.executor!r}")
         if (self.ray_workers is not None and self.ray_workers < 1) or self.ray_batch < 1:
             raise ConfigError("ray_workers and ray_batch must be >= 1")
+        if not (isinstance(self.abstain_below, (int, float)) and math.isfinite(self.abstain_below)
+                and 0.0 <= self.abstain_below <= 1.0):
+            raise ConfigError(f"abstain_below must be a number in [0, 1], got {self.abstain_below!r}")
 
     def replace(self, **changes: Any) -> RunParams:
         """A copy with ``changes`` applied (``None`` values are ignored: CLI flags not given)."""
@@ -166,7 +180,7 @@ def _coerce(name: str, value: Any) -> Any:
             return int(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{name} must be an integer, got {value!r}") from None
-    if name in ("sql_timeout_s", "temperature"):
+    if name in ("sql_timeout_s", "temperature", "abstain_below"):
         try:
             return float(value)
         except (TypeError, ValueError):
@@ -176,7 +190,7 @@ def _coerce(name: str, value: Any) -> Any:
             raise ConfigError("backend_options must be a mapping")
         return dict(value)
     if name in ("corpus", "db", "ontology", "runs_dir", "run_id", "model", "method", "backend", "extraction",
-                "cache_scope", "executor", "ray_address"):
+                "cache_scope", "executor", "ray_address", "calibrator"):
         return str(value)
     return value
 
