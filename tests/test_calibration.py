@@ -218,3 +218,70 @@ def test_loso_never_trains_on_the_scored_set():
     # wrong alarms (rel_dev 0) are scored lower than right ones on every held-out set
     assert all(max(loso[s.name][6:]) < min(loso[s.name][:6]) for s in sets)
     assert choose_threshold(sets, loso) > 0.0
+
+
+# --- the runner ----------------------------------------------------------------------
+
+def _runner_corpus(tmp_path, synth_db):
+    import duckdb
+
+    from ehrlib.corpus.io import write_jsonl
+    from ehrlib.corpus.records import Note
+
+    con = duckdb.connect(str(synth_db), read_only=True)
+    s, h, t = con.execute("SELECT subject_id, hadm_id, admittime FROM admissions ORDER BY hadm_id LIMIT 1").fetchone()
+    con.close()
+    corpus = tmp_path / "corpus"
+    write_jsonl([Note("c1", s, h, "physician", str(t.date()),
+                      "Events:\nHR 97\nCreatinine 9.9\nWBC 7\nLactate 2.2\nPlan: follow up")], corpus / "notes.jsonl")
+    return corpus
+
+
+def test_runner_records_the_calibrator_and_fills_confidence(tmp_path, synth_db):
+    from ehrlib.pipeline.runner import run_experiment
+
+    corpus = _runner_corpus(tmp_path, synth_db)
+    common = {"corpus": str(corpus), "db": str(synth_db), "backend": "offline", "runs_dir": str(tmp_path / "runs"),
+              "progress": False}
+    run_dir = run_experiment(load_params(None, run_id="cal", **common))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    cal = manifest["calibration"]
+    assert cal["status"] == "calibrated" and cal["abstain_below"] == 0.75
+    assert cal["sha256"] == load_calibrator(apply_mod.bundled_path()).sha256
+    preds = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert preds and all((p["confidence"] is not None)
+                         == (p["label"] != "unverified" or p["abstained_from"] is not None) for p in preds)
+    assert all(p["label"] == "unverified" for p in preds if p["abstained_from"])
+
+    raw = run_experiment(load_params(None, run_id="raw", calibrator="none", **common))
+    assert json.loads((raw / "manifest.json").read_text())["calibration"]["status"] == "uncalibrated"
+    assert all(json.loads(x)["confidence"] is None for x in (raw / "predictions.jsonl").read_text().splitlines())
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("[]")
+    with pytest.raises(CalibratorError, match="ehrlib calibrate"):
+        run_experiment(load_params(None, run_id="bad", calibrator=str(broken), **common))
+
+
+def test_cli_names_ehrlib_calibrate_for_a_bad_file(tmp_path, synth_db, capsys):
+    from ehrlib.cli import main
+
+    corpus = _runner_corpus(tmp_path, synth_db)
+    bad = tmp_path / "cal.json"
+    bad.write_bytes(b"\x00\x01")
+    code = main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--runs-dir", str(tmp_path),
+                 "--calibrator", str(bad), "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "ehrlib calibrate" in err[0]
+    assert main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--abstain-below", "2"]) == 2
+
+
+def test_refit_writes_a_loadable_model_and_manifest(tmp_path):
+    from ehrlib.pipeline.calibration.refit import refit
+
+    path, info = refit([_set(n, 6, 6) for n in "abc"], tmp_path / "cal.json")
+    cal = load_calibrator(path)
+    manifest = json.loads((tmp_path / "cal.manifest.json").read_text())
+    assert manifest["model_sha256"] == cal.sha256 and set(manifest["training_sets"]) == {"a", "b", "c"}
+    assert [m["set"] for m in manifest["loso"]] == ["a", "b", "c"] and manifest["sklearn_version"]
+    assert info["abstain_below_chosen"] == manifest["abstain_below_chosen"]

@@ -262,13 +262,14 @@ def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
             env.close()
         if calibrator is None or not result.predictions:
             return result
+        t0 = time.perf_counter()
         cur = _cursor(con, lock)
         try:
             preds = calibrate_note(result.predictions, calibrator, con=cur, ctx=ctx,
                                    abstain_below=params.abstain_below)
         finally:
             cur.close()
-        return dataclasses.replace(result, predictions=preds)
+        return dataclasses.replace(result, predictions=preds, wall_s=result.wall_s + time.perf_counter() - t0)
 
     return Worker(work, stages, lambda: None), ontology_info
 

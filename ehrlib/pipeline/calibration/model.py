@@ -193,14 +193,11 @@ class Calibrator:
 def fit_calibrator(rows: Sequence[Mapping[str, Any]], y: Sequence[int], groups: Sequence[str] | None = None
                    ) -> Calibrator:
     """Fit the per-label models on feature rows, right/wrong targets and training-set names."""
-    from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
-
     models = {}
-    with threadpool_limits(1):   # small problems: BLAS threads only contend
-        for label in CALIBRATED_LABELS:
-            idx = [i for i, r in enumerate(rows) if r.get("label") == label]
-            models[label] = fit_label_model([rows[i] for i in idx], [y[i] for i in idx],
-                                            [groups[i] for i in idx] if groups is not None else None)
+    for label in CALIBRATED_LABELS:
+        idx = [i for i, r in enumerate(rows) if r.get("label") == label]
+        models[label] = fit_label_model([rows[i] for i in idx], [y[i] for i in idx],
+                                        [groups[i] for i in idx] if groups is not None else None)
     return Calibrator(models)
 
 
