@@ -285,3 +285,21 @@ def test_refit_writes_a_loadable_model_and_manifest(tmp_path):
     assert manifest["model_sha256"] == cal.sha256 and set(manifest["training_sets"]) == {"a", "b", "c"}
     assert [m["set"] for m in manifest["loso"]] == ["a", "b", "c"] and manifest["sklearn_version"]
     assert info["abstain_below_chosen"] == manifest["abstain_below_chosen"]
+
+
+def test_calibration_benchmark_tables_and_figures(tmp_path):
+    from ehrlib.bench.calibration import HEADER, evaluate
+    from ehrlib.viz import savefig
+    from ehrlib.viz.confidence import plot_reliability, plot_risk_coverage
+
+    rows, bins, curves = evaluate([_set(n, 6, 6) for n in "abc"], threshold=0.5)
+    assert [r["set"] for r in rows] == ["a", "b", "c", "all"] and all(set(HEADER) <= set(r) for r in rows)
+    pooled = rows[-1]
+    assert pooled["alarms_before"] == 36 and pooled["alarm_precision_before"] == 0.5
+    assert pooled["alarm_precision_after"] > 0.5 and pooled["f1_after"] <= pooled["f1_before"]
+    assert set(bins.columns) >= {"label", "mean_confidence", "observed", "n"} and bins["n"].sum() == 36
+    full = curves[(curves["set"] == "all") & (curves["threshold"] == 0.0)].iloc[0]
+    assert full["coverage"] == 1.0 and full["alarm_precision"] == 0.5
+    for fig, name in ((plot_reliability(bins), "rel"), (plot_risk_coverage(curves), "cov")):
+        (png,) = savefig(fig, name, out_dir=tmp_path, formats=("png",))
+        assert png.stat().st_size > 1000
