@@ -4,8 +4,8 @@ The runner resolves the calibrator once per process (:func:`resolve_calibrator`)
 verification, calls :func:`calibrate_note` on each note: features of every prediction, the
 model's probability that the verdict is right in ``confidence``, and an ``inconsistent``
 verdict below ``abstain_below`` reported as ``unverified`` with ``abstained_from`` set.
-Consistent verdicts are never withheld (docs/calibration.md: on the development sets a
-low-confidence "consistent" is still far more often right than a withheld one would help).
+Consistent verdicts are never withheld (docs/calibration.md: on the development sets two
+thirds of those below the default threshold are right, and a withheld verdict is never credited).
 
 Which calibrator: ``RunParams.calibrator`` names a file (any problem with it is a one-line
 :class:`~ehrlib.pipeline.calibration.model.CalibratorError`), ``"none"`` runs uncalibrated on
