@@ -50,6 +50,8 @@ def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str]
     from ehrlib.pipeline.params import RunParams
     from ehrlib.pipeline.runner import run_experiment
 
+    # a fresh run id per call: a refit after a rule change must never resume older runs
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
     out = []
     for name, (cdir, parts) in real_patient_sets(work).items():
         if names is not None and name not in names:
@@ -57,7 +59,7 @@ def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str]
         pieces = []
         for k, (db, ids) in enumerate(parts):
             params = RunParams(corpus=str(cdir), db=str(db), method="inspector", backend="offline",
-                               run_id=f"calibrate-{name}-{k}", runs_dir=str(work / "runs"),
+                               run_id=f"calibrate-{stamp}-{name}-{k}", runs_dir=str(work / "runs"),
                                note_ids=tuple(ids or ()), progress=progress, calibrator="none", abstain_below=0.0)
             pieces.append(collect_run(name, run_experiment(params), cdir, db))
         out.append(pool_parts(name, pieces))
@@ -102,7 +104,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "confidence calibrator (leave-one-set-out metrics in its manifest) and "
                                    "write it (default: the bundled ehrlib/data/calibration/offline.json).")
     p.add_argument("--out", default=None, help="model file to write (default: the bundled one)")
-    p.add_argument("--work-dir", default=None, help="keep the demo databases and runs here (default: temporary)")
+    p.add_argument("--work-dir", default=None,
+                   help="keep the demo databases (built once) and the runs here (default: temporary)")
     p.set_defaults(func=_calibrate)
 
 
