@@ -244,9 +244,13 @@ def test_runner_records_the_calibrator_and_fills_confidence(tmp_path, synth_db):
     common = {"corpus": str(corpus), "db": str(synth_db), "backend": "offline", "runs_dir": str(tmp_path / "runs"),
               "progress": False}
     run_dir = run_experiment(load_params(None, run_id="cal", **common))
+    withheld = run_experiment(load_params(None, run_id="abstain", abstain_below=1.0, **common))
+    after = [json.loads(x) for x in (withheld / "predictions.jsonl").read_text().splitlines()]
+    assert all(p["label"] != "inconsistent" for p in after)
+    assert json.loads((withheld / "manifest.json").read_text())["calibration"]["abstain_below"] == 1.0
     manifest = json.loads((run_dir / "manifest.json").read_text())
     cal = manifest["calibration"]
-    assert cal["status"] == "calibrated" and cal["abstain_below"] == 0.75
+    assert cal["status"] == "calibrated" and cal["abstain_below"] == 0.0
     assert cal["sha256"] == load_calibrator(apply_mod.bundled_path()).sha256
     preds = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert preds and all((p["confidence"] is not None)

@@ -2,8 +2,8 @@
 
 Leave-one-set-out over the labelled real-patient development sets
 (:data:`ehrlib.bench.quality.DEV_SETS`): each set's predictions get their confidence from a
-calibrator fitted on the *other* sets, and alarms below the documented default
-``abstain_below`` are withheld. Writes into ``out_dir``:
+calibrator fitted on the *other* sets, and alarms below the threshold chosen on those
+held-out scores (``choose_threshold``, 0.75 on this release's sets) are withheld. Writes into ``out_dir``:
 
 - ``bench_calibration.csv``: per set and pooled (``all``): ECE, Brier, alarm precision,
   inconsistent recall, alarms raised and per-note lenient F1, before and after abstention;
@@ -29,12 +29,12 @@ from ehrlib.pipeline.calibration.apply import apply_confidence
 from ehrlib.pipeline.calibration.training import (
     THRESHOLDS,
     SetData,
+    choose_threshold,
     loso_probabilities,
     pool_parts,
     set_metrics,
     verdict_scores,
 )
-from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
 from ehrlib.viz import savefig
 from ehrlib.viz.confidence import plot_reliability, plot_risk_coverage
 
@@ -72,12 +72,16 @@ def coverage_curve(s: SetData, probs: Sequence[float | None], thresholds: Sequen
     return out
 
 
-def evaluate(sets: Sequence[SetData], threshold: float = DEFAULT_ABSTAIN_BELOW
+def evaluate(sets: Sequence[SetData], threshold: float | None = None
              ) -> tuple[list[dict[str, Any]], pd.DataFrame, pd.DataFrame]:
-    """LOSO metric rows (per set, then pooled), reliability bins and coverage curves."""
+    """LOSO metric rows (per set, then pooled), reliability bins and coverage curves, at
+    ``threshold`` (None: the one ``choose_threshold`` picks on the LOSO scores, as
+    ``ehrlib calibrate`` does).
+    """
     if len(sets) < 2:
         raise BenchSkipped("fewer than two labelled development sets (are the MIMIC demo databases present?)")
     loso = loso_probabilities(sets)
+    threshold = choose_threshold(sets, loso) if threshold is None else threshold
     pooled = pool_parts("all", sets)
     pooled_probs = [p for s in sets for p in loso[s.name]]
     rows = [set_metrics(s, loso[s.name], threshold) for s in sets] + [set_metrics(pooled, pooled_probs, threshold)]
