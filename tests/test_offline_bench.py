@@ -28,6 +28,20 @@ def test_score_rows_means_over_notes_and_scopes():
     assert value["recall"] == 0.0 and value["precision"] == ""
     nursing = next(r for r in rows if r["scope"] == "note_type=nursing")
     assert nursing["n_notes"] == 1 and nursing["recall"] == 0.5
+    assert top["alarm_precision"] == "" and top["inconsistent_recall"] == 0.0   # no alarm raised
+
+
+def test_alarm_precision_and_inconsistent_recall():
+    gold = [_gold("a", "a1"), _gold("a", "a2", "inconsistent", "value"), _gold("a", "a3", "inconsistent", "time")]
+    preds = [Prediction("r", "a", 0, "HR", "inconsistent"), Prediction("r", "a", 1, "RR", "inconsistent"),
+             Prediction("r", "a", 2, "BP", "unverified", abstained_from="inconsistent")]
+    judged = [Judgement("a", "a1", "lenient", "matcher", "incorrect", matched_prediction=1),
+              Judgement("a", "a2", "lenient", "matcher", "correct", matched_prediction=0),
+              Judgement("a", "a3", "lenient", "matcher", "incorrect", matched_prediction=2)]
+    top = next(r for r in score_rows(gold, preds, judged, {"a": "nursing"}, "c", "inspector", "lenient", None)
+               if r["scope"] == "all")
+    # two alarms (the withheld one is no alarm), one credited; one of two inconsistent statements found
+    assert (top["alarm_precision"], top["inconsistent_recall"]) == (0.5, 0.5)
 
 
 # --- which real-patient sets the quality benchmark scores --------------------------------

@@ -10,6 +10,9 @@ deterministic matcher (:mod:`ehrlib.judge.matcher`, harsh and lenient), and
   ``all`` and note types, where predictions can be attributed);
 - ``recall``, ``precision``, ``f1``: the paper's per-note means; ``micro_*`` totals;
 - ``median_s_per_note``: median wall seconds of the runner's per-note work;
+- ``alarm_precision``: the share of ``inconsistent`` predictions the judge credits (alarms
+  withheld for low confidence are ``unverified`` and not alarms); ``inconsistent_recall``:
+  the share of gold inconsistent statements credited;
 - ``ceiling_f1``: the per-note mean F1 the run would score if every prediction the judge
   paired with a gold entity carried the right label — the best any verifier can do on
   this extraction. Both methods share the extractor, so the gap between the baseline's
@@ -58,7 +61,7 @@ OUT_NAME = "bench_quality.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
 HEADER = ("corpus", "method", "backend", "judge", "mode", "scope", "n_notes", "n_gold", "n_pred", "recall",
           "precision", "f1", "micro_recall", "micro_precision", "micro_f1", "unmatched_share", "median_s_per_note",
-          "ceiling_f1")
+          "ceiling_f1", "alarm_precision", "inconsistent_recall")
 
 
 def _wall_seconds(run_dir: Path) -> list[float]:
@@ -86,6 +89,8 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
     verdict = {(j.note_id, j.entity_id): j for j in judgements if j.mode == mode}
     matched = {id(preds[j.matched_prediction]) for j in verdict.values()
                if j.matched_prediction is not None and 0 <= j.matched_prediction < len(preds)}
+    credited = {id(preds[j.matched_prediction]) for j in verdict.values() if j.verdict == "correct"
+                and j.matched_prediction is not None and 0 <= j.matched_prediction < len(preds)}
     rows: list[dict[str, Any]] = []
 
     def block(scope: str, g_sel: list[Any], p_sel: list[Any], with_precision: bool) -> None:
@@ -106,6 +111,8 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
             rec.append(r)
             prec.append(p)
             f1s.append(_f1(r, p))
+        alarms = [p for p in p_sel if p.label == "inconsistent"]
+        bad = [g for g in g_sel if g.label == "inconsistent"]
         mr = n_correct / len(g_sel) if g_sel else 0.0
         mp = n_correct / len(p_sel) if p_sel and with_precision else None
         rows.append({
@@ -121,6 +128,11 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
                                 if with_precision and p_sel else ""),
             "median_s_per_note": seconds if scope == "all" else "",
             "ceiling_f1": round(sum(ceiling) / len(ceiling), 4) if with_precision and ceiling else "",
+            "alarm_precision": (round(sum(1 for p in alarms if id(p) in credited) / len(alarms), 4)
+                                if with_precision and alarms else ""),
+            "inconsistent_recall": (round(sum(1 for g in bad if verdict.get((g.note_id, g.entity_id)) is not None
+                                              and verdict[(g.note_id, g.entity_id)].verdict == "correct") / len(bad), 4)
+                                    if bad else ""),
         })
 
     block("all", list(gold), list(preds), True)

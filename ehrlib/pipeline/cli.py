@@ -44,6 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retry-failed", action="store_true",
                    help="rerun only the notes of an existing run (--run-id) whose last attempt failed; "
                         "the rest are kept (cached model replies are replayed)")
+    p.add_argument("--calibrator", help="confidence calibrator file (default: the bundled one; 'none': "
+                                        "uncalibrated); refit with `ehrlib calibrate`")
+    p.add_argument("--abstain-below", type=float, metavar="P",
+                   help="report an inconsistent verdict with confidence below P as unverified (0..1; 0 = never)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -72,6 +76,7 @@ def _run(args: argparse.Namespace) -> int:
         tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
         cache_scope=args.cache_scope, executor=args.executor, ray_address=args.ray_address,
         ray_workers=args.ray_workers, ray_batch=args.ray_batch,
+        calibrator=args.calibrator, abstain_below=args.abstain_below,
         progress=False if args.no_progress else None,
     )
     if args.repeats < 1:

@@ -26,6 +26,7 @@ __all__ = [
     "EXTRACTION_MODES",
     "TOOL_CATEGORIES",
     "EXECUTORS",
+    "DEFAULT_ABSTAIN_BELOW",
     "load_params",
     "params_from_mapping",
     "params_to_dict",
@@ -36,6 +37,11 @@ METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
+#: the default of ``abstain_below``: no alarm withheld. Leave-one-set-out on the development
+#: sets the precision-oriented choice is 0.75 (``ehrlib calibrate`` reports it), but any
+#: abstention lowers F1 and the calibrator, fitted on real notes, withholds most alarms of
+#: the synthetic split (docs/calibration.md); reviewers set it, or use the viewer's slider
+DEFAULT_ABSTAIN_BELOW = 0.0
 #: how notes are spread: a thread pool in this process, or tasks on a Ray cluster
 EXECUTORS: tuple[str, ...] = ("thread", "ray")
 log = logging.getLogger(__name__)
@@ -99,6 +105,12 @@ class RunParams:
     ray_workers: int | None = None
     #: notes per Ray task
     ray_batch: int = 1
+    # --- confidence (ehrlib.pipeline.calibration, docs/calibration.md) ------------------
+    #: calibrator file; None = the bundled one, "none" = run uncalibrated (confidence None)
+    calibrator: str | None = None
+    #: an ``inconsistent`` verdict whose confidence is below this is reported ``unverified``
+    #: (``abstained_from`` keeps the verdict); 0 (default) = never withhold
+    abstain_below: float = DEFAULT_ABSTAIN_BELOW
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):   # the same checks as a params file gets (code builds these too)
@@ -129,6 +141,7 @@ _RULES: dict[str, Rule] = {
     "backend_options": json_mapping(("llm",)),
     "executor": choice(EXECUTORS), "ray_address": text(), "ray_workers": integer(1, 100_000),
     "ray_batch": integer(1, 1_000_000),
+    "calibrator": text(), "abstain_below": number(0.0, 1.0),
 }
 
 if set(_RULES) != set(_FIELDS):   # a new field needs its line above: fail at import, not on a user's value

@@ -332,9 +332,11 @@ def provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, 
 
 def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
               summary: Mapping[str, Any], status: str, started: str,
-              ontology_info: Mapping[str, Any] | None, error: str | None = None) -> dict[str, Any]:
+              ontology_info: Mapping[str, Any] | None, error: str | None = None,
+              calibration: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The run manifest: parameters, stages, provenance and progress (``error``: why a run
-    that stopped early stopped, e.g. an unreachable endpoint).
+    that stopped early stopped, e.g. an unreachable endpoint; ``calibration``: the
+    confidence calibrator used (path, sha256, versions) or ``{"status": "uncalibrated", ...}``).
     """
     return {
         "schema_version": SCHEMA_VERSION, "run_id": run_id, "status": status, "started": started,
@@ -344,6 +346,7 @@ def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping
         "params": params_to_dict(params), "git_sha": provenance["git_sha"], "packages": provenance["packages"],
         "prompt_ids": summary["prompt_ids"], "data_source": provenance["data_source"],
         "ontology": dict(ontology_info or {}),
+        "calibration": dict(calibration or {"status": "uncalibrated", "reason": "not recorded"}),
         "cache": {"validation": summary["totals"]["validation_cache"],
                   "llm": dict(stages.stats()) if stages.stats else {}},
         # model calls made, answered from the response cache, failed (by kind), retried
@@ -380,10 +383,12 @@ def check_resume(run_dir: Path, params: RunParams) -> str | None:
 
 def write_manifest(run_dir: Path, params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
                    ledger: Iterable[Mapping[str, Any]], status: str, started: str,
-                   ontology_info: Mapping[str, Any] | None, error: str | None = None) -> None:
+                   ontology_info: Mapping[str, Any] | None, error: str | None = None, *,
+                   calibration: Mapping[str, Any] | None = None) -> None:
     """Rewrite ``manifest.json`` and ``usage.json`` from the ledger (atomic writes)."""
     summary = summarize_ledger(ledger)
-    write_json(manifest(params, run_id, stages, provenance, summary, status, started, ontology_info, error),
+    write_json(manifest(params, run_id, stages, provenance, summary, status, started, ontology_info, error,
+                        calibration),
                run_dir / MANIFEST)
     write_json({"run_id": run_id, "model": stages.model, **summary["usage"],
                 "by_stage": {k: {m: v[m] for m in ("llm_calls", "input_tokens", "output_tokens",

@@ -46,6 +46,7 @@ from ehrlib.llm.phi import (
 )
 from ehrlib.llm.usage import mostly_failed
 from ehrlib.ontology import load_ontology
+from ehrlib.pipeline.calibration.apply import Resolved, calibrate_note, resolve_calibrator
 from ehrlib.pipeline.context import ItemProfiler, note_context
 from ehrlib.pipeline.executors import NoteOutcome, Worker, make_executor, stage_params
 from ehrlib.pipeline.inspector import NoteResult, inspect_note
@@ -183,10 +184,11 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
     executor = make_executor(params, run_id, threads=workers, open_worker=open_worker)
     if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
         stages = dataclasses.replace(stages, stats=executor.stats)  # type: ignore[arg-type]  # not None: checked
+    resolved = resolve_calibrator(params.calibrator, params.abstain_below)
     con, db_info = _open_db(params)
     writer: RunWriter | None = None
     try:
-        worker, ontology_info = _worker(params, run_id, con, db_info, stages)
+        worker, ontology_info = _worker(params, run_id, con, db_info, stages, resolved)
         writer = RunWriter(run_dir, run_id)
         done = writer.done - writer.failed if retry_failed else writer.done
         todo = [n for n in notes if n.note_id not in done]
@@ -204,7 +206,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
                 return
             last_save[0] = time.monotonic()
             write_manifest(run_dir, params, run_id, stages, prov, writer.ledger, status, started, ontology_info,
-                           error)
+                           error, calibration=resolved.record)
 
         save_manifest("running")
         bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
@@ -243,8 +245,13 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
 
 
 def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
-            stages: Stages) -> tuple[Worker, dict[str, Any] | None]:
-    """The note function of one process over its connection ``con`` (and the ontology it loaded)."""
+            stages: Stages, resolved: Resolved | None = None) -> tuple[Worker, dict[str, Any] | None]:
+    """The note function of one process over its connection ``con`` (and the ontology it loaded).
+
+    After verification every prediction gets its confidence from the run's calibrator
+    (``resolved``, else resolved here from the params), low-confidence alarms withheld.
+    """
+    calibrator = (resolved or resolve_calibrator(params.calibrator, params.abstain_below)).calibrator
     # credentialed on either side (database manifest or corpus manifest) is credentialed;
     # imported MIMIC notes are credentialed text whatever database they run against; a
     # corpus that states no provenance at all is credentialed too (fail closed)
@@ -279,11 +286,21 @@ def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
                        make_tools=lambda c: make_tools(c, ctx),
                        ontology=ontology, item_profile=profiler, params=params)
         try:
-            return inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
-                                cache_scope=params.cache_scope,
-                                pool=pool)
+            result = inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
+                                  cache_scope=params.cache_scope,
+                                  pool=pool)
         finally:
             env.close()
+        if calibrator is None or not result.predictions:
+            return result
+        t0 = time.perf_counter()
+        cur = _cursor(con, lock)
+        try:
+            preds = calibrate_note(result.predictions, calibrator, con=cur, ctx=ctx,
+                                   abstain_below=params.abstain_below)
+        finally:
+            cur.close()
+        return dataclasses.replace(result, predictions=preds, wall_s=result.wall_s + time.perf_counter() - t0)
 
     return Worker(work, stages, lambda: None), ontology_info
 
