@@ -1,7 +1,8 @@
 """``ehrlib calibrate``: refit the confidence calibrator from the development sets, in one command.
 
 Runs the offline inspector uncalibrated on every labelled real-patient development set
-(:data:`ehrlib.bench.quality.DEV_SETS`, on the MIMIC demo databases), pairs predictions with
+(:data:`ehrlib.bench.quality.DEV_SETS`, on the MIMIC demo databases) and on a synthetic
+hospital of its own (another seed than the quality benchmark's), pairs predictions with
 gold by the deterministic matcher, scores each set leave-one-set-out, picks the abstention
 threshold on those held-out scores, fits the final model on all sets, and writes the model
 (``offline.json``) and its manifest (``manifest.json``: sets, features, versions, date,
@@ -35,6 +36,8 @@ from ehrlib.pipeline.calibration.training import (
 __all__ = ["register", "collect_dev_sets", "refit", "MANIFEST_NAME"]
 
 MANIFEST_NAME = "manifest.json"
+#: the synthetic hospital's train split, a training set beside the real-patient sets
+SYNTHETIC_TRAIN = "synthetic_seed1"
 
 
 def _version(name: str) -> str | None:
@@ -53,7 +56,10 @@ def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str]
     # a fresh run id per call: a refit after a rule change must never resume older runs
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
     out = []
-    for name, (cdir, parts) in real_patient_sets(work).items():
+    wanted = dict(real_patient_sets(work))
+    if names is None or SYNTHETIC_TRAIN in names:
+        wanted[SYNTHETIC_TRAIN] = synthetic_train(work)
+    for name, (cdir, parts) in wanted.items():
         if names is not None and name not in names:
             continue
         pieces = []
@@ -64,6 +70,22 @@ def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str]
             pieces.append(collect_run(name, run_experiment(params), cdir, db))
         out.append(pool_parts(name, pieces))
     return out
+
+
+def synthetic_train(work: Path) -> tuple[Path, list[tuple[Path, list[str] | None]]]:
+    """A synthetic hospital of its own (seed 1; the quality benchmark scores seed 0's test
+    split, which this never sees), so the calibrator also knows generated notes:
+    (corpus folder, [(database, every note)]).
+    """
+    from ehrlib.synth import generate_hospital
+    from ehrlib.synth.notes import write_corpus
+
+    db, corpus_dir = work / "calibration-hospital.duckdb", work / "calibration-corpus"
+    if not db.exists():
+        generate_hospital(db, patients=30, seed=1)
+    if not (corpus_dir / "gold.jsonl").exists():
+        write_corpus(db, corpus_dir, seed=1, notes_per_type=10, progress=False)
+    return corpus_dir, [(db, None)]
 
 
 def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[..., Any] = fit_calibrator
