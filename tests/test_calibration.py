@@ -27,7 +27,7 @@ from ehrlib.pipeline.calibration.model import (
     load_calibrator,
 )
 from ehrlib.pipeline.calibration.training import SetData, choose_threshold, ece, loso_probabilities, targets
-from ehrlib.pipeline.params import load_params
+from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW, load_params
 
 HCT = ItemRef("labevents", "Hematocrit", 51221)
 TEMP = ItemRef("chartevents", "Temperature C", 223762)
@@ -250,7 +250,7 @@ def test_runner_records_the_calibrator_and_fills_confidence(tmp_path, synth_db):
     assert json.loads((withheld / "manifest.json").read_text())["calibration"]["abstain_below"] == 1.0
     manifest = json.loads((run_dir / "manifest.json").read_text())
     cal = manifest["calibration"]
-    assert cal["status"] == "calibrated" and cal["abstain_below"] == 0.0
+    assert cal["status"] == "calibrated" and cal["abstain_below"] == DEFAULT_ABSTAIN_BELOW == 0.5
     assert cal["sha256"] == load_calibrator(apply_mod.bundled_path()).sha256
     preds = [json.loads(x) for x in (run_dir / "predictions.jsonl").read_text().splitlines()]
     assert preds and all((p["confidence"] is not None)
