@@ -71,7 +71,8 @@ def viewer(tmp_path_factory, mimic3_demo_db) -> tuple[Path, list]:
                  "--db", str(mimic3_demo_db), "--no-progress"]) == 0
     assert not (corpus / "gold.jsonl").exists()
     assert main(["run", "--corpus", str(corpus), "--db", str(mimic3_demo_db), "--backend", "offline",
-                 "--run-id", "unlabelled", "--runs-dir", str(runs), "--no-progress"]) == 0
+                 "--run-id", "unlabelled", "--runs-dir", str(runs), "--no-progress",
+                 "--calibrator", "none"]) == 0   # uncalibrated on purpose; `calibrated` below adds confidences
     assert main(["report", "--run", str(runs / "unlabelled"), "--figures", "", "--no-progress"]) == 0
     return runs / "unlabelled" / "viewer", read_predictions(runs / "unlabelled" / "predictions.jsonl")
 
