@@ -28,7 +28,7 @@ _COMMAND_MODULES = (
     "ehrlib.synth.cli",
     "ehrlib.db.notes_cli",
     "ehrlib.pipeline.cli",
-    "ehrlib.pipeline.calibration.refit",
+    "ehrlib.bench.calibrate",
     "ehrlib.judge.cli",
     "ehrlib.llm.cli",
     "ehrlib.report.cli",

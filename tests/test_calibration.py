@@ -281,7 +281,7 @@ def test_cli_names_ehrlib_calibrate_for_a_bad_file(tmp_path, synth_db, capsys):
 
 
 def test_refit_writes_a_loadable_model_and_manifest(tmp_path):
-    from ehrlib.pipeline.calibration.refit import refit
+    from ehrlib.bench.calibrate import refit
 
     path, info = refit([_set(n, 6, 6) for n in "abc"], tmp_path / "cal.json")
     cal = load_calibrator(path)

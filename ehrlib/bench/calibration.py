@@ -95,7 +95,7 @@ def evaluate(sets: Sequence[SetData], threshold: float | None = None
 
 def run(out_dir: Path, *, work_dir: Path | None = None) -> Path:
     """Run the development sets uncalibrated, evaluate LOSO, write the CSVs and figures."""
-    from ehrlib.pipeline.calibration.refit import collect_dev_sets
+    from ehrlib.bench.calibrate import collect_dev_sets  # deferred: it pulls the runner and the quality benchmark
 
     with tempfile.TemporaryDirectory(prefix="ehrlib-calibration-") as tmp:
         work = Path(work_dir) if work_dir is not None else Path(tmp)

@@ -125,6 +125,7 @@ def fit_label_model(rows: Sequence[Mapping[str, Any]], y: Sequence[int], groups:
     ``groups``, the training sets, when there are at least two) so it corrects the
     regression as it behaves on data it did not see.
     """
+    # deferred: scikit-learn is needed to fit, never to apply a fitted calibrator (JSON)
     from sklearn.isotonic import IsotonicRegression
     from sklearn.linear_model import LogisticRegression
 

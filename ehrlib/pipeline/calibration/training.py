@@ -59,6 +59,7 @@ def targets(gold: Sequence[GoldEntity], preds: Sequence[Prediction],
 
 def collect_run(name: str, run_dir: Path, corpus_dir: Path, db: Path) -> SetData:
     """Features and targets of one finished, uncalibrated run (its database read again)."""
+    # deferred: reading a run back pulls the judge and the database layer, only for a refit
     from ehrlib.db.connect import connect
     from ehrlib.judge.evaluate import load_run
     from ehrlib.pipeline.context import note_context

@@ -49,6 +49,7 @@ def _version(name: str) -> str | None:
 
 def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str] | None = None) -> list[SetData]:
     """Run the inspector uncalibrated on each development set present and collect its data."""
+    # deferred: the runner and the quality benchmark are heavy; `ehrlib --help` must stay fast
     from ehrlib.bench.quality import real_patient_sets
     from ehrlib.pipeline.params import RunParams
     from ehrlib.pipeline.runner import run_experiment
@@ -77,6 +78,7 @@ def synthetic_train(work: Path) -> tuple[Path, list[tuple[Path, list[str] | None
     split, which this never sees), so the calibrator also knows generated notes:
     (corpus folder, [(database, every note)]).
     """
+    # deferred: the synthetic hospital is built only when a refit runs
     from ehrlib.synth import generate_hospital
     from ehrlib.synth.notes import write_corpus
 
