@@ -265,3 +265,14 @@ def test_note_ids_mapping_to_one_page_are_refused(tmp_path, monkeypatch):
     with pytest.raises(DataError, match="map to one page"):
         viewer_site.write_findings_viewer(run)
     assert not (run / "viewer").exists()
+
+
+def test_notebook_view_drops_the_threshold_script_and_style(tmp_path):
+    """A calibrated page carries the slider's script; a notebook cell shows the static view."""
+    from ehrlib.viz.viewer import notebook_view
+
+    page = tmp_path / "n.html"
+    page.write_text('<html><body><div class="ehrlib-viewer"><style>td{}</style><p>WBC 20</p>'
+                    '<script type="text/javascript">let t = 0.5;</script></div></body></html>', encoding="utf-8")
+    html = notebook_view(page)._repr_html_()
+    assert "<script" not in html and "<style" not in html and "<p>WBC 20</p>" in html

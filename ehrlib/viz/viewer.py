@@ -339,4 +339,6 @@ def notebook_view(page: str | os.PathLike[str]) -> NotebookView:
     """
     text = Path(page).read_text(encoding="utf-8")
     start, end = text.find('<div class="ehrlib-viewer"'), text.rfind("</body>")
-    return NotebookView(text[start:end] if start >= 0 and end > start else text)
+    body = text[start:end] if start >= 0 and end > start else text
+    # the threshold slider's script and style live in the page: a notebook shows the static view
+    return NotebookView(re.sub(r"<(script|style)\b[^>]*>.*?</\1\s*>", "", body, flags=re.S | re.I))
