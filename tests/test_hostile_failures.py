@@ -224,6 +224,10 @@ def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corp
     assert (calls["note_id"] == "n-good").sum() == (calls["note_id"] == "n-broken").sum() > 0
     totals = summarize_ledger(ledger)["totals"]
     assert totals["notes_ok"] == 2 and totals["notes_failed"] == 0 and totals["predictions"] == len(preds)
+    from ehrlib.viz.run_records import read_note_records
+
+    rerun = read_note_records(run_dir)["n-broken"]   # the viewer: its first attempt's failure is history
+    assert rerun.status == "ok" and not rerun.stage_failures, rerun
     _count("failed notes", "retry-failed reruns only the failed note")
     _report(capsys, "failed notes")
 

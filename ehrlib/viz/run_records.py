@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ehrlib.pipeline.attempts import current_lines
+
 __all__ = ["Dropped", "NoteRecord", "SegmentInfo", "Statement", "read_note_records"]
 
 #: ledger statuses of a note that produced no usable result
@@ -77,14 +79,23 @@ class NoteRecord:
         return self.status in FAILED_STATUSES or self.failure is not None
 
 
-def _lines(path: Path, skip: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
+def _lines(path: Path, skip: tuple[str, ...] = (), *, current: bool = False) -> Iterator[dict[str, Any]]:
     """The records of a JSONL file; a line holding every string of ``skip`` is not parsed
-    (a cheap filter: most stage records carry nothing the viewer needs).
+    (a cheap filter: most stage records carry nothing the viewer needs). ``current``: only
+    the lines of each note's last attempt (a note rerun with ``--retry-failed`` keeps its
+    earlier attempt's lines in the file; its old stage failures are history).
     """
     if not path.is_file():
         return
+    keep = current_lines(path.parent, path.name) if current else []
     with path.open(encoding="utf-8") as fh:
+        k = -1
         for raw in fh:
+            if not raw.strip():
+                continue
+            k += 1
+            if current and k < len(keep) and not keep[k]:
+                continue
             if skip and all(s in raw for s in skip):
                 continue
             try:
@@ -137,7 +148,7 @@ def read_note_records(run_dir: str | os.PathLike[str]) -> dict[str, NoteRecord]:
         status = str(entry.get("status") or "ok")
         fields[str(entry["note_id"])] = {"status": status, "failure": _reason(entry)
                                          if status in FAILED_STATUSES or entry.get("failure") else None}
-    for rec in _lines(run_dir / "failures.jsonl"):
+    for rec in _lines(run_dir / "failures.jsonl", current=True):
         nid, stage = str(rec["note_id"]), str(rec.get("stage") or "note")
         if stage == "note":
             f = fields.setdefault(nid, {"status": "failed"})  # no ledger line: the failure stands
@@ -145,7 +156,7 @@ def read_note_records(run_dir: str | os.PathLike[str]) -> dict[str, NoteRecord]:
                 f["failure"] = f.get("failure") or _reason(rec)
         else:
             failures.setdefault(nid, []).append(f"{stage}: {_reason(rec) or 'failed'}")
-    for rec in _lines(run_dir / "stages.jsonl", skip=('"failures": []', '"dropped": []')):
+    for rec in _lines(run_dir / "stages.jsonl", skip=('"failures": []', '"dropped": []'), current=True):
         nid, stage = str(rec["note_id"]), str(rec.get("stage") or "")
         if stage == "note":
             fields.setdefault(nid, {}).update(_structure(rec.get("output") or {}))
