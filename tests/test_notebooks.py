@@ -83,12 +83,32 @@ def test_running_every_notebook_with_its_defaults_leaves_git_status_clean(tmp_pa
         pytest.skip("not a git checkout")
     before = _git_status()
     for path in NOTEBOOKS:
-        for attempt in (1, 2):
-            try:
-                papermill.execute_notebook(str(path), str(tmp_path / path.name), cwd=str(ROOT / "notebooks"),
-                                           kernel_name="python3", progress_bar=False, log_output=False)
-                break
-            except RuntimeError as exc:  # a kernel losing a port race on a shared machine, not a notebook error
-                if attempt == 2 or "Kernel died before replying" not in str(exc):
-                    raise
+        _execute(papermill, path, tmp_path / path.name)
     assert _git_status() == before
+
+
+def _execute(papermill, path: Path, out: Path) -> dict:
+    """Run ``path`` with its defaults into ``out``; returns the executed notebook."""
+    for attempt in (1, 2):
+        try:
+            papermill.execute_notebook(str(path), str(out), cwd=str(ROOT / "notebooks"), kernel_name="python3",
+                                       progress_bar=False, log_output=False)
+            break
+        except RuntimeError as exc:  # a kernel losing a port race on a shared machine, not a notebook error
+            if attempt == 2 or "Kernel died before replying" not in str(exc):
+                raise
+    return _load(out)
+
+
+@pytest.mark.slow
+def test_an_executed_notebook_shows_its_figure_as_a_picture(tmp_path):
+    """The figure cell's result is a PNG, not the text ``<Figure size ...>`` (nbval-lax compares no output)."""
+    papermill = pytest.importorskip("papermill")
+    path = ROOT / "notebooks" / "01_schema_exploration.ipynb"  # the fastest notebook with a figure
+    nb = _execute(papermill, path, tmp_path / path.name)
+    outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    pictures = [o for o in outputs if "image/png" in o.get("data", {})]
+    texts = ["".join(o.get("data", {}).get("text/plain", "")) + "".join(o.get("text", "")) for o in outputs]
+    assert len(pictures) == 1
+    assert "".join(pictures[0]["data"]["text/plain"]) == "[figure: Rows per table]"
+    assert not [t for t in texts if "<Figure size" in t]

@@ -248,3 +248,18 @@ def test_method_scores_ceiling_extends_only_the_bars_that_have_one():
     assert "headroom" in [t.get_text() for t in ax.get_legend().get_texts()]
     plain = plot_method_scores(table.drop(columns="ceiling")).axes[0]
     assert not [p for p in plain.patches if p.get_hatch()]
+
+
+def test_plot_figures_display_as_png_in_ipython():
+    """What a notebook cell ending in ``fig`` shows: the picture, and the titles as text."""
+    from IPython.core.formatters import DisplayFormatter
+
+    fig = plot_category_counts(pd.DataFrame({"table": ["a", "b"], "rows": [3, 30]}), "table", value="rows",
+                               percent=False, title="Rows per table")
+    data, _ = DisplayFormatter().format(fig)
+    assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n"
+    assert data["text/plain"] == "[figure: Rows per table]"
+    data, _ = DisplayFormatter().format(fig, exclude={"image/png"})
+    assert set(data) == {"text/plain"}
+    empty = plot_main_results(pd.DataFrame(), title="Main results")
+    assert DisplayFormatter().format(empty)[0]["text/plain"] == "[figure: Main results]"

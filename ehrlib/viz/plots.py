@@ -2,7 +2,8 @@
 
 Every function builds a ``matplotlib.figure.Figure`` directly (no pyplot state, so a
 notebook shows each figure once and a batch job leaks nothing) with seaborn's
-``whitegrid`` look. Metric values are fractions in 0..1 and drawn as percentages, like
+``whitegrid`` look; it is an :class:`~ehrlib.viz.inline.InlineFigure`, so a notebook
+cell ending in ``fig`` shows the picture. Metric values are fractions in 0..1 and drawn as percentages, like
 the paper's tables. Save with :func:`ehrlib.viz.savefig`.
 
 Expected inputs (the column names are those ``ehrlib.judge`` / ``ehrlib.analysis`` and
@@ -40,6 +41,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from ehrlib.analysis.traces import END, START, TOOL_CATEGORIES
+from ehrlib.viz.inline import InlineFigure
 
 __all__ = [
     "METRICS",
@@ -68,7 +70,7 @@ _TOOL_ORDER = tuple(TOOL_CATEGORIES)
 def _figure(ncols: int = 1, nrows: int = 1, width: float = 5.0, height: float = 3.6,
             **kw: Any) -> tuple[Figure, np.ndarray]:
     sns.set_theme(style="whitegrid", context="paper", palette=_PALETTE)
-    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
+    fig = InlineFigure(figsize=(width * ncols, height * nrows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, **kw)).ravel()
     return fig, axes
 
