@@ -155,11 +155,13 @@ def plot_main_results(summary: pd.DataFrame, *, methods: Sequence[str] | None = 
         ax.set_title("Harsh = lenient (identical scores)" if same else name, fontsize=9)
         ax.set_ylim(0, 105)
     axes[0].set_ylabel("score (%)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=min(len(methods), 4),
-               fontsize=7, frameon=False)
+    # the legend hangs under the first panel's tick labels: an axes legend is inside the
+    # layout's bounding boxes, so the caption below it never overlaps it
+    axes[0].legend(loc="upper left", bbox_to_anchor=(0.0, -0.1), ncols=min(len(methods), 4), fontsize=7,
+                   frameon=False)
     fig.suptitle(title)
     if caption:
-        fig.text(0.5, -0.02, caption, ha="center", va="top", fontsize=7, wrap=True)
+        fig.supxlabel(caption, fontsize=7)
     return fig
 
 
