@@ -15,22 +15,28 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "Command-line values override the params file. Resumable: rerun the same "
                                    "--run-id to finish an interrupted run.")
     p.add_argument("--params", help="params/*.yaml with run parameters")
-    p.add_argument("--corpus", help="folder with notes.jsonl (gold.jsonl optional)")
+    p.add_argument("--corpus", help="folder with notes.jsonl (gold.jsonl optional); a notes CSV goes through "
+                                    "`ehrlib notes import` first")
     p.add_argument("--db", help="DuckDB database built by ehrlib")
-    p.add_argument("--method", choices=("inspector", "checkehr", "surface"))
+    p.add_argument("--method", choices=("inspector", "checkehr", "surface"),
+                   help="EHR-Inspector (default) or a baseline: CheckEHR, surface matching")
     p.add_argument("--backend", help="offline (default) or an LLM backend: vllm, ollama, sglang, llamacpp, "
                                      "openai, azure, gemini, vertex")
     p.add_argument("--model", help="LLM model name (LLM backends)")
     p.add_argument("--run-id", help="run id (default: <method>-<backend>-<UTC time>)")
-    p.add_argument("--runs-dir", help="where run folders go (default runs/)")
+    p.add_argument("--runs-dir", help="where run folders go (default: runs/)")
     p.add_argument("--limit", type=int, help="only the first N notes")
     p.add_argument("--concurrency", type=int, help="worker threads (default: the backend's limit)")
-    p.add_argument("--segmentation", choices=("on", "off"))
-    p.add_argument("--scope-filter", choices=("on", "off"))
-    p.add_argument("--extraction", choices=("inspector", "patient_only", "ontology_only", "checkehr"))
+    p.add_argument("--segmentation", choices=("on", "off"), help="split notes into segments first (default on)")
+    p.add_argument("--scope-filter", choices=("on", "off"),
+                   help="check only statements about the stay, not past history or plans (default on)")
+    p.add_argument("--extraction", choices=("inspector", "patient_only", "ontology_only", "checkehr"),
+                   help="how statements are tied to database items (ablations; default inspector)")
     p.add_argument("--tools", help="tool categories, comma-separated (alignment,profiling,temporal,criterion)")
     p.add_argument("--validation-cache", type=int, help="validation cache size m, 0..5")
-    p.add_argument("--evidence-guard", choices=("on", "off"))
+    p.add_argument("--evidence-guard", choices=("on", "off"),
+                   help="LLM backends: send the model back for more evidence when its verdict rests on "
+                        "too little (default on)")
     p.add_argument("--cache-scope", choices=("segment", "note"),
                    help="validation cache per segment (parallel) or per note (sequential, as in the paper)")
     p.add_argument("--repeats", type=int, default=1, metavar="K",
@@ -110,13 +116,14 @@ def _run_one(params: Any, *, retry_failed: bool = False) -> tuple[int, Any]:
     from ehrlib.llm.usage import mostly_failed
     from ehrlib.pipeline.rundir import read_ledger, summarize_ledger
     from ehrlib.pipeline.runner import run_experiment
+    from ehrlib.pipeline.summary import run_findings
 
     run_dir = run_experiment(params, retry_failed=retry_failed)
     totals = summarize_ledger(read_ledger(run_dir))["totals"]
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     calls = manifest.get("llm_calls") or {}
-    line = (f"{run_dir}: {totals['notes_ok']} notes, {totals['predictions']} predictions "
-            f"({totals.get('unverified', 0)} unverified), {totals['failures']} recorded failures, "
+    line = (f"{run_dir}: {totals['notes_ok']} notes, {run_findings(run_dir).describe()}; "
+            f"{totals['failures']} recorded failures, "
             f"validation-cache hits {totals['validation_cache']['hits']}")
     if calls:
         line += (f"; model calls {calls.get('calls', 0)} (response-cache hits {calls.get('response_cache_hits', 0)}, "

@@ -75,10 +75,7 @@ log = logging.getLogger(__name__)
 def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if not params.corpus:
         raise ConfigError("no corpus: pass --corpus DIR (a folder with notes.jsonl) or set 'corpus' in the params")
-    folder = Path(params.corpus)
-    path = corpus_file(folder, NOTES_FILE) if folder.is_dir() else folder
-    if not path.is_file():
-        raise ConfigError(f"corpus {folder}: {NOTES_FILE} not found")
+    path = _notes_path(Path(params.corpus))
     notes = read_notes(path)
     if not notes:
         raise DataError(f"{path}: no notes in the file")
@@ -94,6 +91,28 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     if params.limit is not None:
         notes = notes[: params.limit]
     return notes, path
+
+
+def _notes_path(folder: Path) -> Path:
+    """The notes file of ``--corpus``: a corpus folder's notes.jsonl, or a notes.jsonl-shaped file.
+
+    A raw notes CSV (what MIMIC ships) is the most likely wrong input: say how to import it
+    rather than fail on its first line as bad JSON.
+    """
+    if not folder.exists():
+        raise ConfigError(f"corpus {folder}: no such file or folder")
+    name = folder.name.lower()
+    if folder.is_file() and (name.endswith(".csv") or name.endswith(".csv.gz")):
+        raise ConfigError(f"corpus {folder} is a notes CSV, not a corpus folder: import it with "
+                          f"`ehrlib notes import {folder} OUT_DIR` and pass --corpus OUT_DIR")
+    path = corpus_file(folder, NOTES_FILE) if folder.is_dir() else folder
+    if folder.is_dir() and not path.is_file():
+        raise ConfigError(f"corpus {folder}: no {NOTES_FILE}; a corpus folder holds {NOTES_FILE} (one note per "
+                          "line, gold.jsonl optional): make one with `ehrlib notes import FILE OUT_DIR` "
+                          "or `ehrlib synth notes DB OUT_DIR`")
+    if not path.is_file():
+        raise ConfigError(f"corpus {folder}: {NOTES_FILE} not found")
+    return path
 
 
 def _corpus_kinds(params: RunParams) -> list[str]:

@@ -21,6 +21,7 @@ imports an implementation (and the offline backend can be developed independentl
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import importlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -61,6 +62,7 @@ __all__ = [
     "split_item_key",
     "whole_note_segment",
     "add_usage",
+    "unknown_backend_message",
 ]
 
 #: The core backends and the package that registers each on import. Other backends (the
@@ -74,6 +76,9 @@ BACKENDS: Mapping[str, str] = {
     # the other LLM presets users type (ehrlib.llm.factory.PRESETS; a test keeps the two in step)
     **{name: "ehrlib.pipeline.llm" for name in ("vllm", "ollama", "sglang", "llamacpp", "azure", "vertex")},
 }
+
+#: backends that exist for tests: accepted, never offered to a user
+TEST_BACKENDS = frozenset({"scripted"})
 
 T = TypeVar("T")
 
@@ -382,6 +387,14 @@ def backend_factory(name: str) -> BackendFactory | None:
         return _REGISTRY.get(name)
 
 
+def unknown_backend_message(backend: str) -> str:
+    """One line naming the user-facing backends, with the closest one when it looks like a typo."""
+    offered = sorted(set(BACKENDS) - TEST_BACKENDS)
+    close = difflib.get_close_matches(backend, offered, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown backend {backend!r}; {hint}backends: {', '.join(offered)}"
+
+
 def get_stages(method: str, backend: str, params: RunParams) -> Stages:
     """The stage bundle for ``method`` on ``backend``, built from ``params``."""
     if method not in METHODS:
@@ -391,8 +404,7 @@ def get_stages(method: str, backend: str, params: RunParams) -> Stages:
     if factory is None:
         module = BACKENDS.get(backend)
         if module is None:
-            known = sorted(set(BACKENDS) | set(_REGISTRY))
-            raise ConfigError(f"unknown backend {backend!r}; expected one of {', '.join(known)}")
+            raise ConfigError(unknown_backend_message(backend))
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

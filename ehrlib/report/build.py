@@ -130,13 +130,15 @@ def _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, 
 
 
 def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None, *,
-                 judge: str = "matcher", figures_dir: str | os.PathLike[str] | None = "figures",
+                 judge: str = "matcher", figures_dir: str | os.PathLike[str] | None = None,
                  n_bootstrap: int = 1000, seed: int = 0, viewer: bool = True,
                  formats: Sequence[str] = ("png", "svg"), progress: bool = True) -> ReportResult:
     """Write all tables, figures and the findings viewer of one run (see module docs).
 
     A run over an unlabelled corpus (no gold.jsonl) has nothing to judge: its report is
     the findings per note, the model's tool paths and the viewer (see ``_findings_report``).
+    Figures go to ``<run>/figures/`` (and a copy to ``figures_dir`` when given); no
+    ``formats`` means no figure files.
     """
     run = load_run(run_dir, corpus_dir)
     if not run.labelled:
@@ -168,7 +170,8 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     figure_dirs: list[tuple[Path, str | None]] = [(run.run_dir / "figures", None)]
     if figures_dir is not None:
         figure_dirs.append((Path(figures_dir), run_id))
-    figures = _figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
+    figures = (_figures(run, judge, tables, ci, dist, tool_paths, gold_paths, figure_dirs, tuple(formats))
+               if formats else [])
     pages: list[Path] = []
     if viewer:
         # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
