@@ -13,7 +13,7 @@ from ehrlib.corpus.io import read_predictions
 from ehrlib.corpus.records import Prediction
 from ehrlib.pipeline.attempts import current_lines
 
-__all__ = ["FindingCounts", "count_findings", "run_findings"]
+__all__ = ["FindingCounts", "count_findings", "method_verdict", "run_findings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,18 +37,31 @@ class FindingCounts:
                 f"{self.consistent} consistent")
 
 
+def method_verdict(p: Prediction) -> str:
+    """Consistent | contradiction | missing | unverified, from the prediction's own fields.
+
+    ``unverified`` is a label of its own where the pipeline emits one; a prediction that
+    failed (``failure`` set) or carries an unknown label counts as unverified too, so it
+    is never shown or counted as a confirmed value (the viewer and the run summary agree).
+    """
+    if p.failure or p.label == "unverified":
+        return "unverified"
+    if p.label == "consistent":
+        return "consistent"
+    if p.label == "inconsistent":
+        return "missing" if p.inconsistency_type == "missing" else "contradiction"
+    return "unverified"
+
+
 def count_findings(predictions: Iterable[Prediction]) -> FindingCounts:
     """Count by verdict; a failed prediction is unverified whatever its label says (never an alarm)."""
-    n = {"contradictions": 0, "missing": 0, "unverified": 0, "withheld": 0, "consistent": 0}
+    n = {"contradiction": 0, "missing": 0, "unverified": 0, "consistent": 0}
+    withheld = 0
     for p in predictions:
-        if p.failure or p.label not in ("consistent", "inconsistent"):
-            n["unverified"] += 1
-            n["withheld"] += p.abstained_from is not None
-        elif p.label == "consistent":
-            n["consistent"] += 1
-        else:
-            n["missing" if p.inconsistency_type == "missing" else "contradictions"] += 1
-    return FindingCounts(**n)
+        verdict = method_verdict(p)
+        n[verdict] += 1
+        withheld += verdict == "unverified" and p.abstained_from is not None
+    return FindingCounts(n["contradiction"], n["missing"], n["unverified"], withheld, n["consistent"])
 
 
 def run_findings(run_dir: str | os.PathLike[str]) -> FindingCounts:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from ehrlib.corpus.records import Prediction
+from ehrlib.pipeline.summary import method_verdict  # one classification for the viewer and the run summary
 
 __all__ = ["INCONSISTENT", "VERDICTS", "calibrated", "initial_threshold", "method_verdict", "rank_key",
            "ranked", "raw_verdict", "verdict_at"]
@@ -23,22 +24,6 @@ __all__ = ["INCONSISTENT", "VERDICTS", "calibrated", "initial_threshold", "metho
 VERDICTS = ("contradiction", "missing", "unverified", "consistent")
 INCONSISTENT = ("contradiction", "missing")
 T = TypeVar("T")
-
-
-def method_verdict(p: Prediction) -> str:
-    """Consistent | contradiction | missing | unverified, from the prediction's own fields.
-
-    ``unverified`` is a label of its own where the pipeline emits one; a prediction that
-    failed (``failure`` set) or carries a label this viewer does not know counts as
-    unverified too, so it is never shown as a confirmed value.
-    """
-    if p.failure or p.label == "unverified":
-        return "unverified"
-    if p.label == "consistent":
-        return "consistent"
-    if p.label == "inconsistent":
-        return "missing" if p.inconsistency_type == "missing" else "contradiction"
-    return "unverified"
 
 
 def raw_verdict(p: Prediction) -> str:
