@@ -8,7 +8,9 @@ ValueErrors, so validation code written with ``except ValueError`` keeps working
 """
 from __future__ import annotations
 
-__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable"]
+import errno
+
+__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable", "os_reason"]
 
 
 class EhrlibError(Exception):
@@ -41,3 +43,17 @@ class EndpointUnreachable(RunError):
     would fail the same way, so the run stops (one line) instead of failing note by note.
     Per-note handlers re-raise it; the runner records it in the run folder.
     """
+
+
+_OS_REASONS = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+               errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
+               errno.EPERM: "permission denied", errno.ENOTDIR: "a path component is a file, not a folder",
+               errno.EEXIST: "it exists already", errno.ENOTEMPTY: "it exists already",
+               errno.EXDEV: "the folder and its parent are on different file systems"}
+
+
+def os_reason(exc: OSError) -> str:
+    """A short reason for an OS error, in words a user can act on (one table for every
+    command that writes files, so the same failure reads the same everywhere).
+    """
+    return _OS_REASONS.get(exc.errno or 0, exc.strerror or str(exc))

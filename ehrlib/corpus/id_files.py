@@ -4,8 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ehrlib.corpus.import_target import os_reason
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, os_reason
 
 __all__ = ["read_id_file"]
 

@@ -34,10 +34,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, os_reason
 
 __all__ = ["IMPORT_FILE", "Interrupted", "Target", "commit", "corpus_source_kind", "is_import_folder", "make_parents",
-           "os_reason", "resolve_target", "staged", "sweep"]
+           "resolve_target", "staged", "sweep"]
 
 IMPORT_FILE = "import.json"
 #: the file inside a staging folder that names its owner; nothing without it is ever removed
@@ -57,16 +57,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(f"stopped by {signal.Signals(signum).name}")
         self.signum = signum
-
-
-def os_reason(exc: OSError) -> str:
-    """A short reason for an OS error, in words a user can act on."""
-    return {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-            errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-            errno.EPERM: "permission denied", errno.ENOTDIR: "a path component is a file, not a folder",
-            errno.EEXIST: "it exists", errno.ENOTEMPTY: "it exists",
-            errno.EXDEV: "OUT_DIR and its parent folder are on different file systems"
-            }.get(exc.errno or 0, exc.strerror or str(exc))
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,13 +48,12 @@ from ehrlib.corpus.import_target import (
     commit,
     corpus_source_kind,
     make_parents,
-    os_reason,
     resolve_target,
     staged,
 )
 from ehrlib.corpus.io import NOTES_FILE
 from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION, YEAR_RANGE
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, os_reason
 
 __all__ = [
     "IMPORT_FILE",

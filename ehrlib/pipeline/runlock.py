@@ -14,7 +14,6 @@ in the committed part of the data files, so they are not run (and written) again
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import json
 import os
@@ -22,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, os_reason
 
 __all__ = ["RunLock", "RunInUseError", "prepare_run_dir", "read_ledger_lines", "committed_note_ids",
            "run_dir_errors"]
@@ -35,10 +34,7 @@ class RunInUseError(ConfigError):
 
 
 def _os_message(path: Path, exc: OSError, action: str) -> str:
-    why = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-           errno.EROFS: "the file system is read-only", errno.EACCES: "permission denied",
-           errno.EPERM: "permission denied", errno.ENOTDIR: "a path component is a file, not a folder",
-           errno.EEXIST: "a file of that name exists"}.get(exc.errno or 0, exc.strerror or str(exc))
+    why = os_reason(exc)
     return f"cannot {action} run folder {path}: {why}"
 
 
