@@ -71,6 +71,18 @@ def test_missing_corpus_is_a_clear_error(tiny_run, tmp_path):
         evaluate_run(run, corpus_dir=tmp_path, progress=False)
 
 
+def test_corpus_typed_relative_elsewhere_is_found_from_the_provenance(tiny_run, monkeypatch, tmp_path):
+    # `ehrlib run --corpus corpora/x` in one folder, `ehrlib judge` from another: the params
+    # keep the relative path, the provenance holds the resolved one
+    run, corpus = tiny_run
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["params"]["corpus"] = "corpora/elsewhere"
+    manifest["data_source"]["corpus"] = str(corpus.resolve() / "notes.jsonl")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.chdir(tmp_path)
+    assert not evaluate_run(run, progress=False).empty
+
+
 def test_unlabelled_corpus_is_not_judged(tiny_run):
     run, corpus = tiny_run
     (corpus / "gold.jsonl").unlink()

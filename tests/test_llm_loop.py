@@ -238,6 +238,20 @@ def test_generate_json_records_failure_after_one_repair() -> None:
     assert client.backend_impl.requests[0][2].response_schema == {"type": "object"}
 
 
+@pytest.mark.parametrize(("text", "why"), [
+    ("a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+     "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\nmodels: [*d,*d]\n", "refused"),
+    ("- just\n- a list\n", "a mapping"),
+    ("models: {x: {input: 1}}\n", "needs 'input' and 'output'"),
+    ("models: [unclosed\n", "not valid YAML"),
+])
+def test_a_users_price_table_is_read_bounded(tmp_path, text, why) -> None:
+    path = tmp_path / "prices.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=why):
+        PriceTable.load(path)
+
+
 def test_price_table_and_ledger_grouping() -> None:
     prices = PriceTable.load()
     assert prices.price_for("publishers/google/models/gemini-2.5-flash-001").output == 2.50

@@ -84,11 +84,16 @@ class RunData:
 def _corpus_dir(manifest: Mapping[str, Any], given: str | os.PathLike[str] | None) -> Path:
     if given is not None:
         return Path(given)
-    candidates = [(manifest.get("params") or {}).get("corpus"), (manifest.get("data_source") or {}).get("corpus")]
-    for c in candidates:
-        if c:
-            path = Path(c)
-            return path.parent if path.suffix == ".jsonl" else path
+    # params keep the path as typed (maybe relative to where the run started); the
+    # provenance records it resolved, so a report from another folder still finds it
+    candidates = [Path(c) for c in ((manifest.get("params") or {}).get("corpus"),
+                                    (manifest.get("data_source") or {}).get("corpus")) if c]
+    dirs = [c.parent if c.suffix == ".jsonl" else c for c in candidates]
+    for path in dirs:
+        if path.exists():
+            return path
+    if dirs:
+        return dirs[0]
     raise ConfigError("the run manifest names no corpus; pass --corpus DIR (a folder with notes.jsonl and gold.jsonl)")
 
 

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ehrlib.errors import ConfigError
 from ehrlib.llm.records import CallUsage
+from ehrlib.yamlfiles import parse_yaml, read_yaml
 
 __all__ = ["Price", "PriceTable", "CallRecord", "UsageLedger", "normalize_model_name", "call_counts",
            "mostly_failed"]
@@ -74,13 +73,12 @@ class PriceTable:
         """Load a price YAML; `None` loads the table shipped with ehrlib."""
         if path is None:
             ref = importlib.resources.files("ehrlib").joinpath("data/prices.yaml")
-            text, source = ref.read_text(encoding="utf-8"), "ehrlib/data/prices.yaml"
-        else:
-            try:
-                text, source = Path(path).read_text(encoding="utf-8"), str(path)
-            except OSError as exc:
-                raise ConfigError(f"cannot read price table {path}: {exc}") from exc
-        data = yaml.safe_load(text) or {}
+            doc = parse_yaml(ref.read_text(encoding="utf-8"), "ehrlib/data/prices.yaml")
+        else:   # a user's file: the bounded reader (size, aliases, encoding: one-line errors)
+            doc = read_yaml(path, what="price table")
+        data, source = doc.data or {}, doc.source
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{source}: a price table is a mapping with 'models:', not {type(data).__name__}")
         if data.get("per_tokens", 1_000_000) != 1_000_000:
             raise ConfigError(f"{source}: prices must be per 1,000,000 tokens")
         prices: dict[str, Price] = {}

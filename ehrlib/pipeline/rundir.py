@@ -325,9 +325,12 @@ def _versions() -> dict[str, str | None]:
 
 def provenance(params: RunParams, db_info: Mapping[str, Any], notes_path: Path, n_notes: int) -> dict[str, Any]:
     """The parts of the manifest that do not change during a run (computed once)."""
+    # resolved paths: `report` / `judge` run from another folder still find the inputs
+    db = str(Path(params.db).resolve()) if params.db else None
     return {"git_sha": _git_sha(), "packages": _versions(),
-            "data_source": {"db": str(params.db), "corpus": str(notes_path), "notes_sha256": sha256_file(notes_path),
-                            "n_notes": n_notes, **{k: db_info.get(k) for k in sorted(db_info)}}}
+            "data_source": {"db": db, "corpus": str(Path(notes_path).resolve()),
+                            "notes_sha256": sha256_file(notes_path), "n_notes": n_notes,
+                            **{k: db_info.get(k) for k in sorted(db_info)}}}
 
 
 def manifest(params: RunParams, run_id: str, stages: Stages, provenance: Mapping[str, Any],
