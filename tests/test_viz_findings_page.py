@@ -142,3 +142,29 @@ def test_findings_page_escapes_statements_reasons_and_note_ids():
     assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 5  # title, subtitle, statement, line, note, reason
     assert "reason &quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;" in html
     assert f'href="{page_name("n" + evil)}#p0"' in html and re.fullmatch(r"[\w-]+\.html", page_name("n" + evil))
+
+
+def test_a_notebook_shows_the_findings_page_as_a_static_list(tmp_path):
+    from ehrlib.viz.viewer import notebook_view
+
+    path = tmp_path / "findings.html"
+    path.write_text(findings_page(_RUN, title="F", controls=threshold_controls([p for _, p in _RUN], 0.3)),
+                    encoding="utf-8")
+    html = notebook_view(path)._repr_html_()
+    assert html.startswith('<div class="ehrlib-viewer" data-page="findings"') and "<script" not in html
+    assert html.count('<tr class="fr"') == len(_RUN)
+
+
+def test_one_notes_page_renders_without_a_run_folder():
+    """What an in-memory caller (a notebook, an API) needs: a note and its findings, no files."""
+    from ehrlib.viz.evidence import EvidenceReader
+    from ehrlib.viz.viewer import findings_fragment
+    from ehrlib.viz.viewer_site import note_evidence
+
+    note = Note("n", 1, 2, "nursing", "2150-01-01", "Hgb 7.1")
+    preds = [(0, _p("n", "Hgb", "contradiction", 0.8, evidence_row_ids=(RowRef("labevents", 5),)))]
+    with EvidenceReader(None) as reader:
+        evidence = note_evidence(reader, note.subject_id, preds)
+    div = findings_fragment(note, preds, evidence=evidence)
+    assert evidence is None and div.startswith('<div class="ehrlib-viewer" data-note="n"') and "<script" not in div
+    assert "labevents#5" in div and "labevents (1 row) (from the evidence rows)" in div

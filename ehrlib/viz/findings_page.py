@@ -101,7 +101,7 @@ def findings_page(predictions: Sequence[tuple[int, Prediction]], *, title: str, 
                    f'cursor:pointer;white-space:nowrap">{words}</th>' for key, words, kind in _COLUMNS)
     back = (f'<p class="nav" style="margin:0 0 6px 0"><a class="nav-index" href="{esc(index_href)}" '
             f'style="color:#1565c0">index</a></p>' if index_href else "")
-    div = (f'<div class="ehrlib-viewer ehrlib-findings" style="font-family:sans-serif;color:#212121;'
+    div = (f'<div class="ehrlib-viewer" data-page="findings" style="font-family:sans-serif;color:#212121;'
            f'text-align:left;margin:1em">{back}<h1 style="font-size:1.4em;margin:4px 0">{esc(title)}</h1>'
            f'<p style="color:#757575;margin:2px 0">{esc(subtitle)}</p>{verdict_legend(counts)}<div>{controls}</div>'
            f'{_filters(len(rows))}<table class="findings" style="border-collapse:collapse;margin-top:6px">'

@@ -23,7 +23,7 @@ from ehrlib.corpus.records import Prediction
 from ehrlib.errors import DataError
 from ehrlib.judge.evaluate import RunData, load_run, read_judgements
 from ehrlib.viz.coverage import classify_lines, coverage_counts
-from ehrlib.viz.evidence import EvidenceReader
+from ehrlib.viz.evidence import EvidenceReader, EvidenceRow
 from ehrlib.viz.finding_panel import COLOURS, esc, evidence_order
 from ehrlib.viz.findings_page import findings_page
 from ehrlib.viz.page_names import FINDINGS_PAGE, INDEX_PAGE, page_name
@@ -42,7 +42,7 @@ from ehrlib.viz.threshold_controls import threshold_controls
 from ehrlib.viz.time_words import describe_time
 from ehrlib.viz.viewer import findings_html, page
 
-__all__ = ["finding_rows", "index_html", "note_rows", "write_findings_viewer"]
+__all__ = ["finding_rows", "index_html", "note_evidence", "note_rows", "write_findings_viewer"]
 
 
 def _by_note(predictions: Sequence[Prediction]) -> dict[str, list[tuple[int, Prediction]]]:
@@ -50,6 +50,16 @@ def _by_note(predictions: Sequence[Prediction]) -> dict[str, list[tuple[int, Pre
     for i, p in enumerate(predictions):
         out.setdefault(p.note_id, []).append((i, p))
     return out
+
+
+def note_evidence(reader: EvidenceReader, subject_id: int,
+                  predictions: Sequence[tuple[int, Prediction]]) -> dict[int, list[EvidenceRow]] | None:
+    """The ``evidence`` argument of :func:`ehrlib.viz.viewer.findings_fragment`: each finding's
+    rows as charted, deciding rows first; None when ``reader`` has no database (ids only).
+    """
+    if reader.error is not None:
+        return None
+    return {i: reader.rows(subject_id, evidence_order(p)) for i, p in predictions}
 
 
 def note_rows(run: RunData, records: Mapping[str, NoteRecord] | None = None) -> list[dict[str, Any]]:
@@ -190,8 +200,7 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
         for k, r in enumerate(rows):
             note = notes_by_id[r["note_id"]]
             preds = by_note.get(note.note_id, [])
-            evidence = ({i: reader.rows(note.subject_id, evidence_order(p)) for i, p in preds}
-                        if reader.error is None else None)
+            evidence = note_evidence(reader, note.subject_id, preds)
             nav = {"prev": rows[k - 1]["href"] if k else None, "index": INDEX_PAGE,
                    "next": rows[k + 1]["href"] if k + 1 < len(rows) else None, "findings": FINDINGS_PAGE}
             html = findings_html(note, preds, [g for g in run.gold if g.note_id == note.note_id] if judged else [],
