@@ -14,8 +14,10 @@ A note's findings are also listed in review order (:mod:`.ranking`: inconsistent
 most confident first); a calibrated run gets a threshold to move (:mod:`.threshold_controls`),
 an uncalibrated one says so. Every line carries a coverage mark (:mod:`.coverage`): checked,
 out of scope (and why), nothing checkable found; a note the run failed on says so and why.
-Pages have previous / next / index links in the index's order and an "inconsistent only"
-switch; the pages and the index are written by :mod:`.viewer_site`.
+Pages have previous / next / index links in the index's order, a link to the findings page
+across notes (:mod:`.findings_page`) and an "inconsistent only" switch; the pages and the
+index are written by :mod:`.viewer_site`. Charted values are written by
+:func:`ehrlib.viz.values.format_value`.
 
 Rendering rules, so one file works everywhere: no network and no external asset; every
 colour and alignment is an inline ``style`` attribute, using only properties JupyterLab's
@@ -23,8 +25,9 @@ HTML sanitizer keeps (background-color, border, color, text-align, white-space,
 font-family, padding, ...), because an untrusted notebook (any papermill-executed one)
 drops ``<style>`` and ``<script>`` elements and Lab's own table CSS would right-align the
 note text. The ``<style>`` block carries only extras (the filter switch, hover cues); the
-one inline script only moves the threshold, after the viewer ``<div>``, and the page is
-complete without it (rendered at the run's own threshold).
+inline scripts (the threshold, expand / collapse all: :mod:`.expand_controls`) come after
+the viewer ``<div>``, and the page is complete without them (rendered at the run's own
+threshold, findings collapsed, the buttons hidden).
 """
 from __future__ import annotations
 
