@@ -2,12 +2,13 @@
 
 MIMIC stores many measurements as single-precision floats and exports them with many more
 digits than that precision holds, so a temperature charted as 96.6 reads
-``96.599998474121094`` and an amount of 80 mg ``80.0000061035``. A single-precision number
-carries about seven significant digits; the digits beyond are noise, and a reviewer should
-read 96.6 and 80. So a value written with ten or more significant digits is shown with the
-fewest decimal places that stay within single-precision rounding of it (a relative
-2^-23); one written with fewer (``7.1``, ``140.0``, ``1.23456789``, ``Negative``) is shown
-as recorded. :func:`format_value` is the one place the viewer turns a value into text.
+``96.599998474121094``, an amount of 80 mg ``80.0000061035`` and a rate ``0.0186154749``.
+A single-precision number carries about seven significant digits; the digits beyond are
+noise, and a reviewer should read 96.6, 80 and 0.018615475. So a value written with nine
+or more significant digits is shown with the fewest decimal places that stay within
+single-precision rounding of it (a relative 2^-23); one written with fewer (``7.1``,
+``140.0``, ``19.966833``, ``Negative``) is shown as recorded. :func:`format_value` is the
+one place the viewer turns a value into text.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ __all__ = ["format_value"]
 
 #: a plain decimal number as a table writes it (no thousands separators, no units)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?")
-#: a text with fewer significant digits than this is as recorded (single precision prints at most 9)
-_NOISE_DIGITS = 10
+#: more significant digits than single precision holds (it guarantees 6, needs at most 9 to round-trip):
+#: a text this long is a binary float printed out, not a value someone wrote
+_NOISE_DIGITS = 9
 #: single precision: 24 significant bits, so a stored value lies within this relative distance
 _SINGLE = Decimal(2) ** -23
 
