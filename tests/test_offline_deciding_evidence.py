@@ -94,6 +94,17 @@ def test_a_single_value_is_not_written_as_a_range():
     assert span(7.10000001, 7.1) == "7.1"
 
 
+def test_a_range_with_equal_ends_is_one_stated_value():
+    # "Hgb 7.1-7.1": one number to find, and the reason names it once
+    rows = _rows([7.6, 7.7, 8.1], label="Hemoglobin")
+    v = verify(entity("Hgb", "range", concept="hemoglobin", min=7.1, max=7.1), FakeTools({"chartevents:1": rows}))
+    assert_decided(v, "numbers.value_in_window", "inconsistent", "contradiction")
+    assert v.reason == "Hgb: stated 7.1 vs closest charted 7.6 (Hemoglobin, 2199-02-03 00:00)"
+    ok = verify(entity("Hgb", "range", concept="hemoglobin", min=7.6, max=7.6), FakeTools({"chartevents:1": rows}))
+    assert_decided(ok, "numbers.value_in_window", "consistent")
+    assert ok.reason == "Hgb: stated 7.6 vs charted 7.6 (Hemoglobin, 2199-02-03 00:00)"
+
+
 def test_a_state_is_decided_by_the_value_furthest_past_its_threshold():
     # "not hypomagnesemic" while two magnesium values lie below the reference range: the lowest decides
     rows = [row(f"2199-02-03 {h:02d}:00:00", v, label="Magnesium") for h, v in enumerate([2.0, 1.5, 1.3, 1.9])]

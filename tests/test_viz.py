@@ -115,7 +115,8 @@ def test_findings_viewer(tiny_run):
     run, _ = tiny_run
     evaluate_run(run, progress=False)
     paths = write_findings_viewer(run, mode="harsh")
-    assert [p.name for p in paths] == [page_name("n2"), page_name("n1"), "index.html"]  # the index's order
+    # note pages in the index's order, then the findings page and the index
+    assert [p.name for p in paths] == [page_name("n2"), page_name("n1"), "findings.html", "index.html"]
     page = (run / "viewer" / page_name("n1")).read_text()
     # the method's verdict colours the text; the judge is a badge: WBC right, HR wrong label
     assert 'class="v-consistent"' in page and 'data-judge="correct"' in page and 'data-judge="incorrect"' in page

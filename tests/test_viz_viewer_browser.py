@@ -183,7 +183,7 @@ def test_notebook_rendering_survives_sanitising(viewer, page):
     from ehrlib.viz.viewer import notebook_view
 
     folder, _ = viewer
-    first = sorted(p for p in folder.glob("*.html") if p.name != "index.html")[0]
+    first = sorted(p for p in folder.glob("*.html") if p.name not in ("index.html", "findings.html"))[0]
     fragment = notebook_view(first)._repr_html_()
     assert "<style" not in fragment and "<script" not in fragment
     page.set_content(f"<html><head><style>td{{text-align:right}} mark{{background-color:yellow}}</style></head>"
@@ -298,3 +298,127 @@ def test_failed_note_and_coverage_marks(calibrated, page):
     assert {k: n for k, n in Counter(marks).items()} == {k: n for k, n in header.items() if n}
     assert header["checked"] > 0 and header["out_of_scope"] + header["nothing"] > 0
     page.screenshot(path=str(shots / "coverage.png"), full_page=False)
+
+
+# --- the findings page across notes --------------------------------------------------------
+
+_ROWS = """rows => rows.filter(r => r.style.display !== 'none').map(r => ({
+    note: r.dataset.note, verdict: r.dataset.verdict, raw: r.dataset.rawVerdict, rank: +r.dataset.rank,
+    conf: r.dataset.confidence, statement: r.querySelector('.f-statement').dataset.key,
+    words: r.querySelector('.verdict').textContent, href: r.querySelector('.f-note a').getAttribute('href'),
+    text: r.textContent.toLowerCase()}))"""
+
+
+def _rows(page) -> list[dict]:
+    return page.eval_on_selector_all("table.findings tbody tr.fr", _ROWS)
+
+
+def test_findings_page_lists_sorts_filters_and_links_to_the_finding(viewer, page):
+    folder, preds = viewer
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((folder / "index.html").as_uri())
+    page.click("a.nav-findings")
+    assert page.url.endswith("/findings.html")
+    rows = _rows(page)
+    order = ["contradiction", "missing", "unverified", "consistent"]
+    assert len(rows) == len(preds) and Counter(r["verdict"] for r in rows) == Counter(method_verdict(p) for p in preds)
+    assert [order.index(r["raw"]) for r in rows] == sorted(order.index(r["raw"]) for r in rows)  # contradictions first
+    assert {r["href"] for r in rows} == {f"{page_name(p.note_id)}#p{i}" for i, p in enumerate(preds)}
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "findings.png"), full_page=False)
+    # sorting: a heading sorts ascending, a second click descending; ties keep the review order
+    page.click("th[data-sort='statement']")
+    names = [r["statement"] for r in _rows(page)]
+    assert names == sorted(names) and page.get_attribute("th[data-sort='statement']", "aria-sort") == "ascending"
+    page.click("th[data-sort='statement']")
+    assert [r["statement"] for r in _rows(page)] == sorted(names, reverse=True)
+    page.click("th[data-sort='note']")
+    assert [r["note"].lower() for r in _rows(page)] == sorted(r["note"].lower() for r in rows)
+    page.click("th[data-sort='rank']")  # back to the review order
+    assert [r["rank"] for r in _rows(page)] == list(range(1, len(rows) + 1))
+    # filtering: by verdict, by words, both; the counter says how many are shown
+    page.select_option("#verdict-filter", "contradiction")
+    shown = _rows(page)
+    n_con = sum(method_verdict(p) == "contradiction" for p in preds)
+    assert len(shown) == n_con and {r["verdict"] for r in shown} == {"contradiction"}
+    assert page.text_content("#shown-count") == f"showing {n_con} of {len(preds)} findings"
+    page.select_option("#verdict-filter", "inconsistent")
+    assert len(_rows(page)) == sum(method_verdict(p) in INCONSISTENT for p in preds)
+    page.select_option("#verdict-filter", "all")
+    word = rows[0]["statement"]
+    page.fill("#finding-search", word.upper())
+    found = _rows(page)
+    assert found and all(word in r["text"] for r in found)
+    assert len(found) == sum(1 for r in rows if word in r["text"])
+    page.fill("#finding-search", "no such words anywhere")
+    assert _rows(page) == [] and page.text_content("#shown-count").startswith("showing 0 of")
+    page.fill("#finding-search", "")
+    # a row's link opens its finding on the note page
+    first = _rows(page)[0]
+    page.click("table.findings tbody tr.fr >> nth=0 >> .f-note a")
+    assert page.url.endswith(first["href"])
+    anchor = first["href"].split("#")[1]
+    assert page.eval_on_selector(f"#{anchor}", "d => d.open") and _visible(page, f"#{anchor} p") > 0
+    assert page.eval_on_selector(".ehrlib-viewer", "d => d.dataset.note") == first["note"]
+    assert page.eval_on_selector("a.nav-findings", "a => a.getAttribute('href')") == "findings.html"
+    assert not errors and all(u.startswith("file://") for u in page.requests), (errors, page.requests)
+
+
+def test_note_page_expands_and_collapses_every_finding(viewer, page):
+    folder, preds = viewer
+    note_id = Counter(p.note_id for p in preds).most_common(1)[0][0]
+    page.goto((folder / page_name(note_id)).as_uri())
+    n = sum(p.note_id == note_id for p in preds)
+    opened = "ds => ds.filter(d => d.open).length"
+    assert page.eval_on_selector_all("table.note details.fd", opened) == 0  # collapsed at first
+    assert _visible(page, "button.expand-all") == 1 and _visible(page, "button.collapse-all") == 1
+    page.click("button.expand-all")
+    assert page.eval_on_selector_all("table.note details.fd", opened) == n
+    assert _visible(page, "table.note details.fd .evidence, table.note details.fd p") > n
+    page.screenshot(path=str(SHOTS / "note-expanded.png"), full_page=False)
+    page.click("button.collapse-all")
+    assert page.eval_on_selector_all("table.note details", opened) == 0
+    # items are never "none" for a finding with evidence rows
+    page.click("button.expand-all")
+    items = page.eval_on_selector_all("details.fd", """ds => ds.map(d => [d.querySelectorAll('li.ev').length,
+        Array.from(d.querySelectorAll('p')).map(p => p.textContent).find(t => t.startsWith('items:'))])""")
+    assert items and all(not (n_ev and text.startswith("items: none")) for n_ev, text in items)
+
+
+def test_findings_page_threshold_moves_the_contradiction_count(calibrated, page):
+    folder, preds, failed, shots = calibrated
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((folder / "findings.html").as_uri())
+    assert not any(r["note"] == failed for r in _rows(page))  # the failed note has no findings to list
+    contradictions = [p for p in preds if raw_verdict(p) == "contradiction"]
+    page.select_option("#verdict-filter", "contradiction")
+    counts = []
+    for t in (0.0, 0.5, 0.95):
+        text = _set_threshold(page, t)
+        kept = sum(verdict_at(p, t) == "contradiction" for p in contradictions)
+        counts.append(kept)
+        assert f"(contradictions {kept} of {len(contradictions)})" in text, text
+        assert int(page.eval_on_selector("#remaining", "e => e.dataset.contradictions")) == kept
+        shown = _rows(page)  # the filter follows the verdicts the threshold leaves
+        assert len(shown) == kept and all(r["words"] == "contradiction" for r in shown)
+        low = page.eval_on_selector_all("tr.fr .verdict", "els => els.filter(e => e.textContent === "
+                                                          "'unverified (low confidence)').length")
+        assert low == sum(verdict_at(p, t) == "unverified" and raw_verdict(p) != "unverified" for p in preds)
+        legend = page.eval_on_selector_all(".legend .lg", "els => els.map(e => [e.dataset.verdict, +e.dataset.count])")
+        assert dict(legend) == {v: sum(verdict_at(p, t) == v for p in preds) for v in COLOURS}
+    assert counts[0] == len(contradictions) > counts[-1]  # the threshold moved the count
+    page.screenshot(path=str(shots / "findings-0.95.png"), full_page=False)
+    # sorting by confidence: most confident first
+    page.select_option("#verdict-filter", "all")
+    page.click("th[data-sort='confidence']")
+    confs = [float(r["conf"]) for r in _rows(page) if r["conf"]]
+    assert confs == sorted(confs, reverse=True)
+    # the threshold goes along to the note page, which opens the finding
+    href = page.eval_on_selector("table.findings tbody tr.fr .f-note a", "a => a.getAttribute('href')")
+    assert "?t=0.95#p" in href
+    page.click("table.findings tbody tr.fr >> nth=0 >> .f-note a")
+    assert page.input_value("#threshold-num") == "0.95"
+    assert page.eval_on_selector(f"#{href.split('#')[1]}", "d => d.open")
+    assert not errors and all(u.startswith("file://") for u in page.requests), (errors, page.requests)

@@ -14,7 +14,7 @@ from ehrlib.corpus.io import write_json, write_jsonl
 from ehrlib.corpus.records import Note, Prediction, RowRef, TimeSpan
 from ehrlib.viz.coverage import classify_lines, coverage_counts
 from ehrlib.viz.finding_panel import evidence_order, finding_panel
-from ehrlib.viz.page_names import INDEX_PAGE, MAX_SLUG, page_name
+from ehrlib.viz.page_names import FINDINGS_PAGE, INDEX_PAGE, MAX_SLUG, page_name
 from ehrlib.viz.ranking import initial_threshold, ranked, raw_verdict, verdict_at
 from ehrlib.viz.run_records import Dropped, NoteRecord, SegmentInfo, Statement, read_note_records
 from ehrlib.viz.threshold_controls import UNCALIBRATED, threshold_controls
@@ -63,7 +63,7 @@ def test_initial_threshold_from_params_else_above_every_withheld():
 def test_uncalibrated_run_shows_a_notice_instead_of_the_slider():
     note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80")
     plain = findings_html(note, [(0, _p("HR"))])
-    assert UNCALIBRATED in plain and 'id="threshold"' not in plain and "<script" not in plain
+    assert UNCALIBRATED in plain and 'id="threshold"' not in plain and "threshold-num" not in plain
     calibrated = findings_html(note, [(0, _p("HR", conf=0.7))])
     assert UNCALIBRATED not in calibrated and 'type="range" id="threshold"' in calibrated
     assert calibrated.index("</div><script>") > calibrated.index('<div class="ehrlib-viewer"')
@@ -231,11 +231,12 @@ def test_viewer_writes_one_page_per_note_id_and_the_index_links_them(tmp_path):
     from ehrlib.report.build import findings_ranked, findings_table
     from ehrlib.viz.viewer_site import write_findings_viewer
 
-    ids = ["index", "a/b", "a_b", "y" * 300, "..", "naïve <b>", "failed one"]
+    ids = ["index", "a/b", "a_b", "y" * 300, "..", "naïve <b>", "findings", "failed one"]
     run = _mini_run(tmp_path, ids)
     paths = write_findings_viewer(run)
     out = run / "viewer"
-    assert len(paths) == len(set(paths)) == len(ids) + 1 and paths[-1] == out / INDEX_PAGE
+    assert len(paths) == len(set(paths)) == len(ids) + 2 and paths[-1] == out / INDEX_PAGE
+    assert paths[-2] == out / FINDINGS_PAGE and FINDINGS_PAGE not in {page_name(i) for i in ids}
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in paths)  # counts match pages written
     index = (out / INDEX_PAGE).read_text()
     links = re.findall(r'<a href="([^"]+)" style="color:#1565c0">', index)
@@ -252,7 +253,7 @@ def test_viewer_writes_one_page_per_note_id_and_the_index_links_them(tmp_path):
     row = table.set_index("note_id").loc["failed one"]
     assert row["status"] == "failed" and row["failure"] == "DataError: <no admission>"
     ranked_rows = findings_ranked(load_run(run))
-    assert list(ranked_rows["confidence"]) == [0.5, 0.3, 0.1, 0.4, 0.2, 0.0]  # contradictions first, then the rest
+    assert list(ranked_rows["confidence"]) == [0.5, 0.3, 0.1, 0.6, 0.4, 0.2, 0.0]  # contradictions first
     assert ranked_rows["page"].iloc[0] == f"viewer/{page_name('naïve <b>')}#p5"
 
 

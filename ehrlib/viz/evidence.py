@@ -23,6 +23,7 @@ from ehrlib.schema import LOGICAL
 from ehrlib.tools.access import reader
 from ehrlib.tools.items import Catalog, make_key
 from ehrlib.tools.lexical import catalog_for
+from ehrlib.viz.values import format_value
 
 __all__ = ["EvidenceReader", "EvidenceRow", "describe"]
 
@@ -58,7 +59,7 @@ def describe(row: EvidenceRow) -> str:
     if extra.get("route"):
         bits.append(f"route {extra['route']}")
     if extra.get("rate") not in (None, ""):
-        bits.append(f"rate {extra['rate']} {extra.get('rate_unit') or ''}".strip())
+        bits.append(f"rate {format_value(extra['rate'])} {extra.get('rate_unit') or ''}".strip())
     if extra.get("flag"):
         bits.append(str(extra["flag"]))
     if extra.get("interpretation"):
@@ -67,11 +68,8 @@ def describe(row: EvidenceRow) -> str:
 
 
 def _fmt(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    """A time, item id or unit as text (values go through :func:`format_value`)."""
+    return None if value is None else str(value)
 
 
 class EvidenceReader:
@@ -144,8 +142,8 @@ class EvidenceReader:
                 continue
             for rec in records:
                 row = rd.row(rec, packed_extras=False)
-                value = row["value"] if row["value"] not in (None, "") else _fmt(row["valuenum"])
                 found[(table, str(row["row_id"]))] = EvidenceRow(
                     table, row["row_id"], _fmt(row["time"]), _fmt(row.get("end")), _fmt(row["item"]),
-                    self._label(table, row["item"]), _fmt(value), _fmt(row["unit"]), row["extra"] or None)
+                    self._label(table, row["item"]), format_value(row["valuenum"], row["value"]), _fmt(row["unit"]),
+                    row["extra"] or None)
         return [found.get((r.table, str(r.row_id)), EvidenceRow(r.table, r.row_id, found=False)) for r in refs]

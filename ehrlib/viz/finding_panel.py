@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ from ehrlib.viz.evidence import MAX_ROWS, describe
 from ehrlib.viz.ranking import method_verdict, raw_verdict
 from ehrlib.viz.time_words import describe_time
 
-__all__ = ["COLOURS", "LOW_CONFIDENCE", "evidence_order", "finding_panel", "verdict_words"]
+__all__ = ["COLOURS", "LOW_CONFIDENCE", "evidence_order", "finding_panel", "items_text", "verdict_words"]
 
 #: verdict -> (highlight background, panel border / legend text colour)
 COLOURS = {"contradiction": ("#ffcdd2", "#c62828"), "missing": ("#ffe0b2", "#ef6c00"),
@@ -48,6 +49,24 @@ def evidence_order(p: Prediction) -> list[RowRef]:
     for r in (*p.deciding_row_ids, *p.evidence_row_ids):
         seen.setdefault(_key(r), r)
     return list(seen.values())
+
+
+def items_text(p: Prediction, rows: Sequence[Any] | None) -> str:
+    """The items a finding is about: its own item list, else the items of its evidence rows
+    (looked up: ``table:item label``; ids only: the tables), never "none" while it has rows.
+    """
+    if p.items:
+        return ", ".join(f"{i.table}:{i.itemid} {i.label}" for i in p.items)
+    refs = evidence_order(p)
+    if not refs:
+        return "none"
+    found = [r for r in rows or () if getattr(r, "found", False)]
+    named = [f"{r.table}:{r.item}" + (f" {r.label}" if r.label else "") if r.item is not None else str(r.table)
+             for r in found]
+    if named:
+        return ", ".join(dict.fromkeys(named)) + " (from the evidence rows)"
+    counts = Counter(r.table for r in refs)
+    return ", ".join(f"{t} ({n} row{'' if n == 1 else 's'})" for t, n in counts.items()) + " (from the evidence rows)"
 
 
 def _evidence_list(p: Prediction, rows: Sequence[Any] | None) -> str:
@@ -103,7 +122,7 @@ def finding_panel(idx: int, p: Prediction, j: Judgement | None, judged: bool, ev
         badge = (f' <span class="judge" data-judge="{esc(j.verdict if j else "unmatched")}" '
                  f'style="color:{colour};border:1px solid {colour};border-radius:3px;padding:0 3px;'
                  f'font-size:85%">{esc(text)}</span>')
-    items = ", ".join(f"{i.table}:{i.itemid} {i.label}" for i in p.items) or "none"
+    items = items_text(p, evidence)
     judge_reason = f"<p><b>judge ({esc(j.judge)}, {esc(j.mode)}):</b> {esc(j.reason)}</p>" if j is not None else ""
     where = "" if located else ' <span style="color:#757575">(text not found on this line)</span>'
     conf = "" if p.confidence is None else f"{p.confidence:.4f}"

@@ -1,6 +1,8 @@
 """The abstention threshold a reviewer moves in the page: a slider and a number box, the
 count of inconsistent findings that stay above it, and the plain script (inline, no
-external assets) that re-labels findings below it "unverified (low confidence)".
+external assets) that re-labels findings below it "unverified (low confidence)" on every
+page that lists findings: a note page's panels and review list, the index's per-note
+counts and the findings page's rows.
 
 The page is complete without the script: it is rendered at the run's own threshold, so
 a notebook (whose sanitizer drops scripts) or a browser with scripts off shows the run's
@@ -87,6 +89,10 @@ _SCRIPT = """
     document.querySelectorAll("tr.rk[data-finding]").forEach(function (tr) {
       var v = by[tr.dataset.finding]; if (v) { paint(tr, v, tr.dataset.rawVerdict); }
     });
+    document.querySelectorAll("tr.fr[data-raw-verdict]").forEach(function (tr) {  /* the findings page */
+      var raw = tr.dataset.rawVerdict, v = shown(raw, tr.dataset.confidence, t);
+      counts[v] += 1; pairs.push([raw, v]); tr.dataset.verdict = v; paint(tr, v, raw);
+    });
     document.querySelectorAll(".legend .lg[data-verdict]").forEach(function (s) {
       var v = s.dataset.verdict; s.dataset.count = counts[v]; s.textContent = v + " " + counts[v];
     });
@@ -106,9 +112,12 @@ _SCRIPT = """
     out.dataset.remaining = kept(inc);
     out.textContent = kept(inc) + " of " + inc.length + " inconsistent findings remain at confidence \\u2265 " +
       t.toFixed(2) + " (contradictions " + kept(con) + " of " + con.length + "); " + low + " shown as " + LOW;
+    out.dataset.contradictions = kept(con);
+    document.dispatchEvent(new CustomEvent("ehrlib:threshold", {detail: t}));  /* filters re-apply */
   }
   function carry(t) {  /* links to the other pages keep the reviewer's threshold (?t=) */
-    document.querySelectorAll("a.nav-prev, a.nav-next, a.nav-index, table.index a").forEach(function (a) {
+    document.querySelectorAll("a.nav-prev, a.nav-next, a.nav-index, a.nav-findings, "
+                              + "table.index a, table.findings a").forEach(function (a) {
       var href = a.getAttribute("href"), cut = href.search(/[?#]/), hash = href.indexOf("#");
       a.setAttribute("href", (cut < 0 ? href : href.slice(0, cut)) + "?t=" + t.toFixed(2) +
                      (hash < 0 ? "" : href.slice(hash)));

@@ -14,8 +14,10 @@ A note's findings are also listed in review order (:mod:`.ranking`: inconsistent
 most confident first); a calibrated run gets a threshold to move (:mod:`.threshold_controls`),
 an uncalibrated one says so. Every line carries a coverage mark (:mod:`.coverage`): checked,
 out of scope (and why), nothing checkable found; a note the run failed on says so and why.
-Pages have previous / next / index links in the index's order and an "inconsistent only"
-switch; the pages and the index are written by :mod:`.viewer_site`.
+Pages have previous / next / index links in the index's order, a link to the findings page
+across notes (:mod:`.findings_page`) and an "inconsistent only" switch; the pages and the
+index are written by :mod:`.viewer_site`. Charted values are written by
+:func:`ehrlib.viz.values.format_value`.
 
 Rendering rules, so one file works everywhere: no network and no external asset; every
 colour and alignment is an inline ``style`` attribute, using only properties JupyterLab's
@@ -23,8 +25,9 @@ HTML sanitizer keeps (background-color, border, color, text-align, white-space,
 font-family, padding, ...), because an untrusted notebook (any papermill-executed one)
 drops ``<style>`` and ``<script>`` elements and Lab's own table CSS would right-align the
 note text. The ``<style>`` block carries only extras (the filter switch, hover cues); the
-one inline script only moves the threshold, after the viewer ``<div>``, and the page is
-complete without it (rendered at the run's own threshold).
+inline scripts (the threshold, expand / collapse all: :mod:`.expand_controls`) come after
+the viewer ``<div>``, and the page is complete without them (rendered at the run's own
+threshold, findings collapsed, the buttons hidden).
 """
 from __future__ import annotations
 
@@ -37,6 +40,8 @@ from typing import Any
 
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
 from ehrlib.viz.coverage import COVERAGE_KINDS, LineMark, classify_lines, coverage_counts
+from ehrlib.viz.expand_controls import MARKER as EXPAND_MARKER
+from ehrlib.viz.expand_controls import expand_controls, expand_script
 from ehrlib.viz.finding_panel import COLOURS, esc, finding_panel, verdict_words
 from ehrlib.viz.ranking import (
     INCONSISTENT,
@@ -60,6 +65,7 @@ __all__ = [
     "notebook_view",
     "page",
     "prediction_verdicts",
+    "verdict_legend",
 ]
 
 _MISSED_BORDER = "1px dashed #424242"
@@ -124,12 +130,14 @@ def _place(line: str, entities: Sequence[tuple[int, str]]) -> dict[int, tuple[in
     return out
 
 
-def _legend(counts: Mapping[str, int], judged: bool, judge_counts: Mapping[str, int], judge_desc: str) -> str:
+def verdict_legend(counts: Mapping[str, int], judged: bool = False, judge_counts: Mapping[str, int] | None = None,
+                   judge_desc: str = "") -> str:
+    """Findings per verdict, one coloured count each (the threshold script keeps them current)."""
     parts = [f'<span class="lg lg-{v}" data-verdict="{v}" data-count="{counts.get(v, 0)}" '
              f'style="background-color:{COLOURS[v][0]};'
              f'color:#212121;padding:1px 6px;margin-right:8px;border-radius:3px">{v} {counts.get(v, 0)}</span>'
              for v in VERDICTS]
-    if judged:
+    if judged and judge_counts is not None:
         parts.append(f'<span style="color:#616161">judge ({esc(judge_desc)}): correct {judge_counts["correct"]}, '
                      f'wrong label {judge_counts["incorrect"]}, no gold counterpart {judge_counts["unmatched"]}, '
                      f'<span style="border:{_MISSED_BORDER};padding:0 3px">missed gold {judge_counts["missed"]}'
@@ -145,6 +153,8 @@ def _nav(nav: Mapping[str, str | None] | None) -> str:
              f'<span class="nav-{k}" style="margin-right:1.5em;color:#bdbdbd">{label}</span>'
              for k, label, v in (("prev", "← previous", nav.get("prev")), ("index", "index", nav.get("index")),
                                  ("next", "next →", nav.get("next")))]
+    if nav.get("findings"):  # the run's findings page, when there is one
+        parts.append(f'<a class="nav-findings" href="{esc(nav["findings"])}" {link}>all findings</a>')
     return f'<p class="nav" style="margin:0 0 6px 0">{"".join(parts)}</p>'
 
 
@@ -153,9 +163,12 @@ def _filter_switch() -> str:
             '<label for="only-inconsistent" style="margin-left:4px">inconsistent only</label>')
 
 
-def page(title: str, body: str) -> str:
-    """A standalone page around viewer markup (and the threshold script, if it has a slider)."""
-    script = threshold_script() if 'id="threshold"' in body else ""
+def page(title: str, body: str, script: str = "") -> str:
+    """A standalone page around viewer markup: the threshold script if it has a slider, the
+    expand script if it has the buttons, then ``script`` (a page's own).
+    """
+    script = ((threshold_script() if 'id="threshold"' in body else "")
+              + (expand_script() if EXPAND_MARKER in body else "") + script)
     return (f'<!doctype html><html><head><meta charset="utf-8"><title>{esc(title)}</title>'
             f"<style>{_CSS}</style></head><body>{body}{script}</body></html>\n")
 
@@ -309,9 +322,9 @@ def findings_fragment(note: Note, predictions: Sequence[tuple[int, Prediction]],
     return (f'<div class="ehrlib-viewer" data-note="{esc(note.note_id)}" data-status="{status}" '
             f'style="font-family:sans-serif;color:#212121;text-align:left;margin:1em">{_nav(nav)}{head}'
             f'{_status_banner(record)}{_coverage_head(coverage_counts(marks_of))}'
-            f'{_legend(counts, judged, judge_counts, judge_desc)}<div>{controls}</div>{_ranking(predictions)}'
-            f'{_filter_switch()}<table class="note" style="border-collapse:collapse;width:100%;margin-top:6px">'
-            f'{"".join(rows)}</table></div>')
+            f'{verdict_legend(counts, judged, judge_counts, judge_desc)}<div>{controls}</div>{_ranking(predictions)}'
+            f'{_filter_switch()}{expand_controls()}<table class="note" style="border-collapse:collapse;width:100%;'
+            f'margin-top:6px">{"".join(rows)}</table></div>')
 
 
 def findings_html(note: Note, predictions: Sequence[tuple[int, Prediction]], gold: Sequence[GoldEntity] = (),

@@ -1,4 +1,5 @@
-"""The viewer's pages for a whole run: one page per note and the index, written into
+"""The viewer's pages for a whole run: one page per note, the findings page (every finding
+across notes, :mod:`.findings_page`) and the index, written into
 ``<run>/viewer/`` (:func:`write_findings_viewer`), and the per-note and per-finding rows
 the report exports (:func:`note_rows`, :func:`finding_rows`).
 
@@ -22,9 +23,10 @@ from ehrlib.corpus.records import Prediction
 from ehrlib.errors import DataError
 from ehrlib.judge.evaluate import RunData, load_run, read_judgements
 from ehrlib.viz.coverage import classify_lines, coverage_counts
-from ehrlib.viz.evidence import EvidenceReader
+from ehrlib.viz.evidence import EvidenceReader, EvidenceRow
 from ehrlib.viz.finding_panel import COLOURS, esc, evidence_order
-from ehrlib.viz.page_names import INDEX_PAGE, page_name
+from ehrlib.viz.findings_page import findings_page
+from ehrlib.viz.page_names import FINDINGS_PAGE, INDEX_PAGE, page_name
 from ehrlib.viz.ranking import (
     INCONSISTENT,
     VERDICTS,
@@ -40,7 +42,7 @@ from ehrlib.viz.threshold_controls import threshold_controls
 from ehrlib.viz.time_words import describe_time
 from ehrlib.viz.viewer import findings_html, page
 
-__all__ = ["finding_rows", "index_html", "note_rows", "write_findings_viewer"]
+__all__ = ["finding_rows", "index_html", "note_evidence", "note_rows", "write_findings_viewer"]
 
 
 def _by_note(predictions: Sequence[Prediction]) -> dict[str, list[tuple[int, Prediction]]]:
@@ -48,6 +50,16 @@ def _by_note(predictions: Sequence[Prediction]) -> dict[str, list[tuple[int, Pre
     for i, p in enumerate(predictions):
         out.setdefault(p.note_id, []).append((i, p))
     return out
+
+
+def note_evidence(reader: EvidenceReader, subject_id: int,
+                  predictions: Sequence[tuple[int, Prediction]]) -> dict[int, list[EvidenceRow]] | None:
+    """The ``evidence`` argument of :func:`ehrlib.viz.viewer.findings_fragment`: each finding's
+    rows as charted, deciding rows first; None when ``reader`` has no database (ids only).
+    """
+    if reader.error is not None:
+        return None
+    return {i: reader.rows(subject_id, evidence_order(p)) for i, p in predictions}
 
 
 def note_rows(run: RunData, records: Mapping[str, NoteRecord] | None = None) -> list[dict[str, Any]]:
@@ -96,9 +108,10 @@ def finding_rows(run: RunData) -> list[dict[str, Any]]:
 
 
 def index_html(rows: Sequence[Mapping[str, Any]], *, title: str, subtitle: str = "", judged: bool = False,
-               controls: str = "", calibrated_run: bool = False) -> str:
+               controls: str = "", calibrated_run: bool = False, findings_href: str | None = None) -> str:
     """The index page: one row per note with its status and counts, in the given order;
-    ``controls`` the threshold control (its "remaining" column when ``calibrated_run``).
+    ``controls`` the threshold control (its "remaining" column when ``calibrated_run``);
+    ``findings_href`` the findings page it links to.
     """
     cell = "text-align:left;padding:2px 8px;border-bottom:1px solid #eeeeee"
     cols = [*VERDICTS, "total", *(["remaining at threshold"] if calibrated_run else []),
@@ -129,8 +142,12 @@ def index_html(rows: Sequence[Mapping[str, Any]], *, title: str, subtitle: str =
                     + (f'<td class="n-remaining" style="{cell}">{"—" if failed else left}</td>'
                        if calibrated_run else "")
                     + f'<td class="n-coverage" style="{cell}">{"—" if failed else lines}</td>{gold}</tr>')
+    n_findings = sum(r.get("total", 0) for r in rows if r.get("status") != "failed")
+    to_findings = (f'<p style="margin:4px 0"><a class="nav-findings" href="{esc(findings_href)}" '
+                   f'style="color:#1565c0">all {n_findings} findings across notes</a>, contradictions first</p>'
+                   if findings_href else "")
     div = (f'<div class="ehrlib-viewer" style="font-family:sans-serif;color:#212121;text-align:left;margin:1em">'
-           f'<h1 style="font-size:1.4em">{esc(title)}</h1><p style="color:#757575">{esc(subtitle)}</p>'
+           f'<h1 style="font-size:1.4em">{esc(title)}</h1><p style="color:#757575">{esc(subtitle)}</p>{to_findings}'
            f'<div>{controls}</div>{_filter_switch_index()}<table class="index" style="border-collapse:collapse;'
            f'margin-top:6px"><tr>{head}</tr>{"".join(body)}</table></div>')
     return page(title, div)
@@ -145,8 +162,8 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
                           corpus_dir: str | os.PathLike[str] | None = None, judge: str = "matcher",
                           mode: str = "lenient", note_ids: Sequence[str] | None = None,
                           db: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Write one page per note of a run (named by :func:`page_name`) plus ``index.html``
-    (always the last path returned); each path once.
+    """Write one page per note of a run (named by :func:`page_name`), ``findings.html`` and
+    ``index.html`` (always the last path returned); each path once.
 
     ``out_dir`` defaults to ``<run_dir>/viewer``; ``db`` to the run's database (its
     manifest), from which evidence rows are read; without a readable database the pages
@@ -183,22 +200,29 @@ def write_findings_viewer(run_dir: str | os.PathLike[str], out_dir: str | os.Pat
         for k, r in enumerate(rows):
             note = notes_by_id[r["note_id"]]
             preds = by_note.get(note.note_id, [])
-            evidence = ({i: reader.rows(note.subject_id, evidence_order(p)) for i, p in preds}
-                        if reader.error is None else None)
+            evidence = note_evidence(reader, note.subject_id, preds)
             nav = {"prev": rows[k - 1]["href"] if k else None, "index": INDEX_PAGE,
-                   "next": rows[k + 1]["href"] if k + 1 < len(rows) else None}
+                   "next": rows[k + 1]["href"] if k + 1 < len(rows) else None, "findings": FINDINGS_PAGE}
             html = findings_html(note, preds, [g for g in run.gold if g.note_id == note.note_id] if judged else [],
                                  [j for j in chosen if j.note_id == note.note_id],
                                  title=f"{note.note_id} — run {run.run_info.get('run_id')}", judged=judged,
                                  evidence=evidence, nav=nav, record=records.get(note.note_id),
                                  threshold=threshold, calibrated_run=calibrated_run)
             paths.append(write_text(html, out / r["href"]))
+    run_id = run.run_info.get("run_id")
+    shown_preds = [(i, p) for i, p in enumerate(run.predictions) if p.note_id in shown]
+    paths.append(write_text(findings_page(
+        shown_preds, title=f"Findings of run {run_id} across notes",
+        subtitle=f"{len(shown_preds)} findings of {len(rows)} notes · contradictions first, then by confidence · "
+                 "click a heading to sort", controls=threshold_controls(all_preds, threshold),
+        note_order={r["note_id"]: k for k, r in enumerate(rows)}, index_href=INDEX_PAGE,
+        note_lines={n.note_id: n.lines for n in run.notes}), out / FINDINGS_PAGE))
     n_failed = sum(r["status"] == "failed" for r in rows)
     subtitle = (f"{len(rows)} notes ({n_failed} failed), failed first, then most inconsistent · "
                 + (f"judge {judge}, {mode}" if judged else "no gold labels: method verdicts only"))
     if db_path is None or not Path(str(db_path)).is_file():
         subtitle += " · evidence rows shown as ids (database not found)"
-    paths.append(write_text(index_html(rows, title=f"Findings of run {run.run_info.get('run_id')}",
-                                       subtitle=subtitle, judged=judged, calibrated_run=calibrated_run,
-                                       controls=threshold_controls(all_preds, threshold)), out / INDEX_PAGE))
+    paths.append(write_text(index_html(rows, title=f"Findings of run {run_id}", subtitle=subtitle, judged=judged,
+                                       calibrated_run=calibrated_run, controls=threshold_controls(all_preds, threshold),
+                                       findings_href=FINDINGS_PAGE), out / INDEX_PAGE))
     return paths

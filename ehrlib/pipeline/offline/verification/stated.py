@@ -27,7 +27,7 @@ def _intervals(r: Reading, value: float | None) -> list[tuple[float, float | Non
         out.append((hi_lo, hi) if hi_lo is not None and hi_lo != hi else (hi, None))
     if value is not None and (value, None) not in out and not any(x == value for x, _ in out):
         out.append((value, None))
-    return out
+    return list(dict.fromkeys(out))  # a range whose ends are equal ("7.1-7.1") states one value
 
 
 def stated_numbers(n: NumericClaim) -> list[tuple[str, float, float | None]]:
