@@ -31,8 +31,9 @@ if TYPE_CHECKING:  # types only: building rows never loads pandas or the viewer
 
 __all__ = ["SCHEMA_VERSION", "COLUMNS", "Finding", "Findings", "finding_row"]
 
-#: version of the finding row; see docs/findings_schema.md for what each version holds
-SCHEMA_VERSION = "1"
+#: version of the finding row (named, so it never reads as the corpus records' own
+#: ``schema_version``); see docs/findings_schema.md for what each version holds
+SCHEMA_VERSION = "findings/1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +168,7 @@ class Findings(Sequence[Finding]):
 
     def to_jsonl(self, path: str | os.PathLike[str]) -> Path:
         """Write one JSON object per finding (atomically); returns the path."""
-        return write_jsonl(self.rows, path)
+        return write_jsonl(self.rows, path, schema_version=SCHEMA_VERSION)
 
     @classmethod
     def read_jsonl(cls, path: str | os.PathLike[str]) -> Findings:
