@@ -193,6 +193,7 @@ def _note_record(result: NoteResult) -> Any:
     """What the viewer's coverage marks need of one note, from its in-memory result (a run
     reads the same from its files, :mod:`ehrlib.viz.run_records`).
     """
+    # deferred: ehrlib.viz loads matplotlib; only rendering needs these records
     from ehrlib.viz.run_records import Dropped, NoteRecord, SegmentInfo, Statement
 
     scope = {d.entity_id: d for d in result.scope}

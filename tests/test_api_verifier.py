@@ -185,3 +185,38 @@ def test_readme_example_shows_what_it_prints(mimic3_demo_db):
         assert eval(last, namespace).to_string(max_colwidth=58) == shown  # noqa: S307
     finally:
         namespace["v"].close()
+
+
+def test_embedded_hospital_is_built_under_runs_dir_once(tmp_path, monkeypatch):
+    from ehrlib import Verifier, verifier
+
+    monkeypatch.setattr(verifier, "EMBEDDED", {**verifier.EMBEDDED, "patients": 3})
+    with Verifier("embedded", runs_dir=tmp_path) as v:
+        built = Path(v.params.db)
+        assert built.parent == tmp_path / "embedded" and built.is_file()
+        hadm = v._work.con.execute("SELECT min(HADM_ID) FROM ADMISSIONS").fetchone()[0]
+        assert v.note("HR 80", hadm_id=hadm, note_type="discharge_summary").chartdate
+    stamp = built.stat().st_mtime_ns
+    with Verifier("embedded", runs_dir=tmp_path) as again:
+        assert again.params.db == str(built) and built.stat().st_mtime_ns == stamp
+
+
+def test_llm_backends_keep_no_response_cache_without_runs_dir(tmp_path):
+    from ehrlib.verifier import _params
+
+    assert _params("x.duckdb", "inspector", "openai", None, None).backend_options["llm"]["cache"] is None
+    mine = _params("x.duckdb", "inspector", "openai", {"llm": {"cache": str(tmp_path / "c.sqlite")}}, None)
+    assert mine.backend_options["llm"]["cache"] == str(tmp_path / "c.sqlite")   # a cache the caller asked for
+    assert "cache" not in _params("x.duckdb", "inspector", "openai", None, tmp_path).backend_options.get("llm", {})
+    assert _params("x.duckdb", "inspector", "offline", {"abstain_below": 0.7}, None).abstain_below == 0.7
+
+
+def test_verify_many_keeps_note_order_and_names_unnamed_notes(notes, verifier):
+    _, by_type = notes
+    ordered = [by_type["nursing"], by_type["physician"]]
+    found = verifier.verify_many([*ordered, {"text": "HR 80", "hadm_id": ordered[0].hadm_id, "note_type": "nursing",
+                                             "chartdate": ordered[0].chartdate}])
+    seen = list(dict.fromkeys(r.note_id for r in found))
+    assert seen[:2] == [n.note_id for n in ordered] and set(seen) <= {*seen[:2], "note-3"}
+    with pytest.raises(DataError, match="duplicate note_id"):
+        verifier.verify_many([ordered[0], ordered[0]])

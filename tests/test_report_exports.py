@@ -89,3 +89,18 @@ def test_docs_page_gives_every_column_and_the_version():
     documented = re.findall(r"^\| `(\w+)` \|", text, flags=re.M)
     assert documented == list(COLUMNS)
     assert f"`{SCHEMA_VERSION}`" in text
+
+
+def test_review_order_file_holds_the_same_rows_in_the_viewers_order(tiny_run):
+    from ehrlib.judge.evaluate import load_run
+    from ehrlib.viz.viewer_site import finding_rows
+
+    run, _ = tiny_run
+    _report(run)
+    ranked = pd.read_csv(run / "findings_by_confidence.csv")
+    assert list(ranked.columns) == ["rank", *COLUMNS, "page"]
+    assert [f"viewer/{r['page']}" for r in finding_rows(load_run(run))] == list(ranked["page"])
+    assert ranked["verdict"].iloc[0] == "missing" and ranked["statement"].iloc[0] == "furosemide"
+    plain = pd.read_csv(run / "findings.csv")
+    assert sorted(map(tuple, ranked[list(COLUMNS)].astype(str).values)) == sorted(
+        map(tuple, plain.astype(str).values))

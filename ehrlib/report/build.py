@@ -11,7 +11,7 @@ first if the chosen judge has not run) and writes into the run directory:
 - ``findings.jsonl`` / ``findings.csv`` (and ``findings.parquet`` with pyarrow): one row
   per finding, the versioned schema of :mod:`ehrlib.findings` (docs/findings_schema.md);
   ``notes_summary.csv`` (per note: status and failure, findings by verdict, line
-  coverage) and ``findings_by_confidence.csv`` (per finding, in review order:
+  coverage) and ``findings_by_confidence.csv`` (the same finding rows in review order:
   inconsistent first, most confident first), for labelled and unlabelled runs alike.
 """
 from __future__ import annotations
@@ -227,16 +227,21 @@ def notes_summary(run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, *_NOTE_COLUMNS])
 
 
-def findings_ranked(run) -> pd.DataFrame:
-    """One row per finding in review order (inconsistent first, most confident first, no
-    confidence last), with its confidence, withheld label, time, deciding rows and page.
+def findings_ranked(run, found: Findings | None = None, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The finding rows (:func:`ehrlib.findings.finding_row`) in review order (inconsistent
+    first, most confident first, no confidence last; ties by the notes' index order), each
+    with its ``rank`` and its viewer ``page`` anchor.
     """
-    from ehrlib.viz.viewer_site import finding_rows  # deferred: see notes_summary
+    from ehrlib.viz.page_names import page_name  # deferred: see notes_summary
+    from ehrlib.viz.ranking import rank_key
 
-    rows = [{**r, "page": f"viewer/{r['page']}"} for r in finding_rows(run)]
-    return pd.DataFrame(rows, columns=["rank", "note_id", "line", "entity", "verdict", "raw_verdict", "confidence",
-                                       "abstained_from", "time", "time_basis", "rule_id", "deciding_rows", "reason",
-                                       "page"])
+    found = run_findings(run) if found is None else found
+    order = {nid: k for k, nid in enumerate((notes_summary(run) if summary is None else summary)["note_id"])}
+    items = sorted(enumerate(found.predictions), key=lambda ip: (*rank_key(ip[1]), order.get(ip[1].note_id, 1 << 30)))
+    frame = found.to_frame().iloc[[i for i, _ in items]].reset_index(drop=True)
+    frame.insert(0, "rank", range(1, len(frame) + 1))
+    frame["page"] = [f"viewer/{page_name(p.note_id)}#p{i}" for i, p in items]  # the viewer's anchor: the index
+    return frame
 
 
 def write_finding_exports(findings: Findings, folder: str | os.PathLike[str]) -> list[Path]:
@@ -262,9 +267,10 @@ def run_findings(run) -> Findings:
 
 def _finding_exports(run, summary: pd.DataFrame | None = None) -> list[Path]:
     """Per finding (findings.jsonl/.csv/.parquet, findings_by_confidence.csv) and per note (notes_summary.csv)."""
-    return [*write_finding_exports(run_findings(run), run.run_dir),
-            write_table(notes_summary(run) if summary is None else summary, run.run_dir / "notes_summary.csv"),
-            write_table(findings_ranked(run), run.run_dir / "findings_by_confidence.csv")]
+    found = run_findings(run)
+    summary = notes_summary(run) if summary is None else summary
+    return [*write_finding_exports(found, run.run_dir), write_table(summary, run.run_dir / "notes_summary.csv"),
+            write_table(findings_ranked(run, found, summary), run.run_dir / "findings_by_confidence.csv")]
 
 
 def _findings_report(run, *, viewer: bool) -> ReportResult:
