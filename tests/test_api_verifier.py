@@ -113,6 +113,8 @@ def test_frame_columns_jsonl_round_trip_and_html(notes, verifier, tmp_path):
         assert r.statement.split()[0].replace("&", "&amp;").replace("<", "&lt;") in html
     for verdict in set(frame["verdict"]):
         assert f'data-verdict="{verdict}"' in html
+    if (frame["deciding"] != "").any():                           # evidence rows read from the database
+        assert 'class="ev deciding"' in html
 
 
 def test_read_jsonl_refuses_another_schema_version(tmp_path):
