@@ -184,9 +184,9 @@ def test_a_failed_stage_makes_a_failed_note_and_retry_failed_reruns_only_it(corp
     _count("failed notes", "stage failure -> failed note with reason")
     # the report's per-note table says so too
     from ehrlib.judge.evaluate import load_run
-    from ehrlib.report.build import findings_table
+    from ehrlib.report.build import notes_summary
 
-    table = findings_table(load_run(run_dir)).set_index("note_id")
+    table = notes_summary(load_run(run_dir)).set_index("note_id")
     assert table.loc["n-broken", "status"] == "failed" and "HTTP 400" in table.loc["n-broken", "failure"]
     assert table.loc["n-good", "status"] == "ok"
     _count("failed notes", "findings table shows the failure")

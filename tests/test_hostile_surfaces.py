@@ -335,8 +335,10 @@ def test_report_of_hostile_note_text(corpus, synth_db, tmp_path, capsys):
     assert main(["report", "--run", str(runs / "r<b>&x"), "--no-viewer", "--formats", "png", "--no-progress"]) == 0
     capsys.readouterr()
     run = runs / "r<b>&x"
-    findings = list(csv.reader((run / "findings.csv").open(newline="")))
-    assert findings[1][0] == "'=HYPERLINK(\"http://x\")"
+    notes = list(csv.reader((run / "notes_summary.csv").open(newline="")))
+    assert notes[1][0] == "'=HYPERLINK(\"http://x\")"
+    findings = list(csv.DictReader((run / "findings.csv").open(newline="")))
+    assert findings and all(not row["note_id"].startswith("=") for row in findings)
     for md in run.glob("*.md"):
         text = md.read_text()
         assert "<b>" not in text and "<script>" not in text, md.name

@@ -66,8 +66,10 @@ def test_views_on_a_judged_run(tiny_run):
     run, _ = tiny_run
     evaluate_run(run, progress=False)
     findings = note_findings(run, mode="harsh")
-    assert findings["entity"].tolist() == ["WBC 20", "HR", "temperature"]
-    assert findings["verdict"].tolist() == ["correct", "incorrect", "no gold counterpart"]
+    assert findings["statement"].tolist() == ["WBC 20", "HR", "temperature"]
+    assert findings["verdict"].tolist() == ["consistent"] * 3   # the method's verdict: one column
+    assert findings["judge_verdict"].tolist() == ["correct", "incorrect", "no gold counterpart"]
+    assert not {"label", "finding"} & set(findings.columns)
     assert findings["confidence"].isna().all()  # the hand-built run is uncalibrated
     both = compare_runs({"a": run, "b": run})
     assert both["variant"].tolist() == ["a", "a", "b", "b"]

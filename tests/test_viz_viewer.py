@@ -59,7 +59,7 @@ def test_unlabelled_report_writes_findings_and_viewer(tiny_run, capsys):
     assert "nothing to judge" in capsys.readouterr().out
     assert main(["report", "--run", str(run), "--figures", "", "--no-progress"]) == 0
     assert not (run / "judgements.jsonl").exists() and not (run / "metrics.csv").exists()
-    findings = (run / "findings.csv").read_text().splitlines()
+    findings = (run / "notes_summary.csv").read_text().splitlines()
     assert findings[0] == ("note_id,note_type,hadm_id,contradiction,missing,unverified,consistent,total,status,"
                            "failure,lines_checked,lines_out_of_scope,lines_nothing_found,page")
     # the missing furosemide first; the hand-built run recorded no segments: nothing claimed beyond checked lines

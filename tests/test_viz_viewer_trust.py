@@ -228,7 +228,7 @@ def _mini_run(tmp_path: Path, ids: list[str]) -> Path:
 
 def test_viewer_writes_one_page_per_note_id_and_the_index_links_them(tmp_path):
     from ehrlib.judge.evaluate import load_run
-    from ehrlib.report.build import findings_ranked, findings_table
+    from ehrlib.report.build import findings_ranked, notes_summary
     from ehrlib.viz.viewer_site import write_findings_viewer
 
     ids = ["index", "a/b", "a_b", "y" * 300, "..", "naïve <b>", "findings", "failed one"]
@@ -249,7 +249,7 @@ def test_viewer_writes_one_page_per_note_id_and_the_index_links_them(tmp_path):
     assert "DataError: &lt;no admission&gt;" in index
     failed_page = (out / page_name("failed one")).read_text()
     assert "the run could not check this note (DataError: &lt;no admission&gt;)" in failed_page
-    table = findings_table(load_run(run))
+    table = notes_summary(load_run(run))
     row = table.set_index("note_id").loc["failed one"]
     assert row["status"] == "failed" and row["failure"] == "DataError: <no admission>"
     ranked_rows = findings_ranked(load_run(run))

@@ -67,7 +67,7 @@ from ehrlib.tools import make_toolset
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.toolset import Toolset
 
-__all__ = ["run_experiment", "embedded_inputs", "open_worker", "EMBEDDED"]
+__all__ = ["run_experiment", "embedded_inputs", "open_worker", "open_db", "NoteVerifier", "EMBEDDED"]
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +117,16 @@ def _notes_path(folder: Path) -> Path:
 
 def _corpus_kinds(params: RunParams) -> list[str]:
     """``source_kind`` values of the corpus manifest, if the corpus folder has one."""
-    folder = Path(params.corpus or "")
+    if not params.corpus:   # notes given from Python: no corpus folder (and never the working directory)
+        return []
+    folder = Path(params.corpus)
     if not folder.is_dir() or not corpus_file(folder, MANIFEST_FILE).exists():
         return []
     return manifest_source_kinds(read_manifest_file(folder))
 
 
-def _open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
+def open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
+    """The run's database, read-only and checked (flavor, tables), and what its manifest says."""
     if not params.db:
         raise ConfigError("no database: pass --db DB.duckdb or set 'db' in the params")
     con = connect(params.db)
@@ -204,7 +207,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
     if executor.stats() is not None:  # the workers' own bundles make the model calls: count theirs
         stages = dataclasses.replace(stages, stats=executor.stats)  # type: ignore[arg-type]  # not None: checked
     resolved = resolve_calibrator(params.calibrator, params.abstain_below)
-    con, db_info = _open_db(params)
+    con, db_info = open_db(params)
     writer: RunWriter | None = None
     try:
         worker, ontology_info = _worker(params, run_id, con, db_info, stages, resolved)
@@ -283,52 +286,78 @@ def _worker(params: RunParams, run_id: str, con: Any, db_info: dict[str, Any],
         except PHIError as exc:
             if corpus_kinds:
                 raise
-            raise PHIError(f"{exc} {undeclared_corpus_hint(params.corpus)}") from None
+            hint = (undeclared_corpus_hint(params.corpus) if params.corpus else
+                    "Notes given from Python declare no provenance, so they are treated as credentialed.")
+            raise PHIError(f"{exc} {hint}") from None
     ontology, ontology_info = None, None
     if stages.ontology_extractor is not None:
         ontology = load_ontology(con, path=params.ontology)
         ontology_info = {"version": ontology.version, "method": ontology.method, "sha8": ontology.sha8,
                          "n_items": len(ontology.items)}
     lock = threading.Lock()
-    profiler = ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k)
-    make_tools = _toolset_factory(params, stages.semantic_ranker)
+    work = NoteVerifier(params, run_id, con, lock, str(db_info["flavor"]), str(db_info["source_kind"]), stages,
+                        ontology, ItemProfiler(lambda: _cursor(con, lock), db_info["flavor"], params.top_k),
+                        _toolset_factory(params, stages.semantic_ranker), calibrator)
+    return Worker(work, stages, lambda: None), ontology_info
 
-    def work(note: Note, pool: Executor | None) -> NoteResult:
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NoteVerifier:
+    """The note function of one process (``ehrlib run``'s workers and :class:`ehrlib.Verifier`
+    alike): one note in, its :class:`NoteResult` out, calibrated. It holds the warm state a
+    note reuses from the last (the connection, the stage bundle, the ontology, the TopV
+    memo), so only the first note pays for building them.
+    """
+
+    params: RunParams
+    run_id: str
+    con: Any
+    lock: threading.Lock
+    flavor: str
+    source_kind: str
+    stages: Stages
+    ontology: Any
+    profiler: ItemProfiler
+    make_tools: Callable[[Any, Any], Toolset]
+    calibrator: Any = None
+
+    def cursor(self) -> Any:
+        """A new cursor on the shared connection (one per thread)."""
+        return _cursor(self.con, self.lock)
+
+    def __call__(self, note: Note, pool: Executor | None = None) -> NoteResult:
+        """Verify one note (its inner tasks on ``pool``) and calibrate its predictions."""
+        params = self.params
         check_note_size(note, params.max_note_chars, params.max_line_chars)
-        cur = _cursor(con, lock)
+        cur = self.cursor()
         try:
-            ctx = note_context(cur, note, flavor=db_info["flavor"], source_kind=str(db_info["source_kind"]),
-                               db_path=str(params.db))
+            ctx = note_context(cur, note, flavor=self.flavor, source_kind=self.source_kind, db_path=str(params.db))
         finally:
             cur.close()
-        env = StageEnv(connect=lambda: _cursor(con, lock),
-                       make_tools=lambda c: make_tools(c, ctx),
-                       ontology=ontology, item_profile=profiler, params=params)
+        env = StageEnv(connect=self.cursor, make_tools=lambda c: self.make_tools(c, ctx),
+                       ontology=self.ontology, item_profile=self.profiler, params=params)
         try:
-            result = inspect_note(ctx, stages, env, run_id=run_id, cache_size=params.validation_cache,
-                                  cache_scope=params.cache_scope,
-                                  pool=pool)
+            result = inspect_note(ctx, self.stages, env, run_id=self.run_id, cache_size=params.validation_cache,
+                                  cache_scope=params.cache_scope, pool=pool)
         finally:
             env.close()
-        if calibrator is None or not result.predictions:
+        if self.calibrator is None or not result.predictions:
             return result
         t0 = time.perf_counter()
-        cur = _cursor(con, lock)
+        cur = self.cursor()
         try:
-            preds = calibrate_note(result.predictions, calibrator, con=cur, ctx=ctx,
+            preds = calibrate_note(result.predictions, self.calibrator, con=cur, ctx=ctx,
                                    abstain_below=params.abstain_below)
         finally:
             cur.close()
         return dataclasses.replace(result, predictions=preds, wall_s=result.wall_s + time.perf_counter() - t0)
-
-    return Worker(work, stages, lambda: None), ontology_info
 
 
 def open_worker(params: RunParams, run_id: str, stages: Stages | None = None) -> Worker:
     """A worker process's own means to verify notes (a Ray worker): the database opened
     read-only here, the stage bundle (``stages``, or built from ``params``), the ontology.
     """
-    con, db_info = _open_db(params)
+    con, db_info = open_db(params)
     try:
         worker, _ = _worker(params, run_id, con, db_info, stages or get_stages(params.method, params.backend, params))
     except BaseException:

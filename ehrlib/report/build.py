@@ -8,12 +8,16 @@ first if the chosen judge has not run) and writes into the run directory:
 - ``trace_paths_model.csv/.md``, ``trace_paths_gold.csv/.md``, ``trace_dispersion.csv/.md``,
 - ``figures/*.png|svg`` (also copied to the project ``figures/`` folder, prefixed with
   the run id), ``viewer/`` (per-note HTML findings), and ``report.md`` linking it all;
-- ``findings.csv`` (per note: status and failure, findings by verdict, line coverage) and
-  ``findings_by_confidence.csv`` (per finding, in review order: inconsistent first, most
-  confident first), for labelled and unlabelled runs alike.
+- ``findings.jsonl`` / ``findings.csv`` (and ``findings.parquet`` with pyarrow): one row
+  per finding, the versioned schema of :mod:`ehrlib.findings` (docs/findings_schema.md);
+  ``notes_summary.csv`` (per note: status and failure, findings by verdict, line
+  coverage) and ``findings_by_confidence.csv`` (the same finding rows in review order:
+  inconsistent first, most confident first), for labelled and unlabelled runs alike.
 """
 from __future__ import annotations
 
+import importlib.util
+import io
 import json
 import os
 import tempfile
@@ -37,12 +41,13 @@ from ehrlib.analysis import (
 from ehrlib.corpus.io import write_text
 from ehrlib.errors import ConfigError
 from ehrlib.filemodes import as_umask_allows
+from ehrlib.findings import Findings
 from ehrlib.judge.evaluate import evaluate_run, load_run, metric_tables, read_judgements, write_metric_tables
 from ehrlib.judge.metrics import INCONSISTENCY_GROUPS
 from ehrlib.report.views import compare_runs
-from ehrlib.result_tables import markdown_table, markdown_text, paper_table, write_table
+from ehrlib.result_tables import csv_text, markdown_table, markdown_text, paper_table, write_table
 
-__all__ = ["ReportResult", "method_label", "build_report", "build_comparison", "findings_table"]
+__all__ = ["ReportResult", "method_label", "build_report", "build_comparison", "notes_summary", "run_findings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +204,7 @@ def build_report(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[
     return ReportResult(run.run_dir, (*written, report), tuple(figures), tuple(pages), summary.reset_index(drop=True))
 
 
-#: columns of findings.csv after the verdict counts
+#: columns of notes_summary.csv after the verdict counts
 _NOTE_COLUMNS = ("total", "status", "failure", "lines_checked", "lines_out_of_scope", "lines_nothing_found", "page")
 
 
@@ -209,7 +214,7 @@ def _heading(run) -> tuple[str, str, str]:
     return markdown_text(str(run_id)), markdown_text(method), markdown_text(str(corpus))
 
 
-def findings_table(run) -> pd.DataFrame:
+def notes_summary(run) -> pd.DataFrame:
     """One row per note of the run in the viewer index's order (failed notes first, then
     most inconsistent): status and failure reason, findings by the method's verdict, how
     many lines were checked, out of scope or had nothing checkable, and its viewer page.
@@ -222,27 +227,56 @@ def findings_table(run) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["note_id", "note_type", "hadm_id", *VERDICTS, *_NOTE_COLUMNS])
 
 
-def findings_ranked(run) -> pd.DataFrame:
-    """One row per finding in review order (inconsistent first, most confident first, no
-    confidence last), with its confidence, withheld label, time, deciding rows and page.
+def findings_ranked(run, found: Findings | None = None, summary: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The finding rows (:func:`ehrlib.findings.finding_row`) in review order (inconsistent
+    first, most confident first, no confidence last; ties by the notes' index order), each
+    with its ``rank`` and its viewer ``page`` anchor.
     """
-    from ehrlib.viz.viewer_site import finding_rows  # deferred: see findings_table
+    from ehrlib.viz.page_names import page_name  # deferred: see notes_summary
+    from ehrlib.viz.ranking import rank_key
 
-    rows = [{**r, "page": f"viewer/{r['page']}"} for r in finding_rows(run)]
-    return pd.DataFrame(rows, columns=["rank", "note_id", "line", "entity", "verdict", "raw_verdict", "confidence",
-                                       "abstained_from", "time", "time_basis", "rule_id", "deciding_rows", "reason",
-                                       "page"])
+    found = run_findings(run) if found is None else found
+    order = {nid: k for k, nid in enumerate((notes_summary(run) if summary is None else summary)["note_id"])}
+    items = sorted(enumerate(found.predictions), key=lambda ip: (*rank_key(ip[1]), order.get(ip[1].note_id, 1 << 30)))
+    frame = found.to_frame().iloc[[i for i, _ in items]].reset_index(drop=True)
+    frame.insert(0, "rank", range(1, len(frame) + 1))
+    frame["page"] = [f"viewer/{page_name(p.note_id)}#p{i}" for i, p in items]  # the viewer's anchor: the index
+    return frame
 
 
-def _finding_exports(run) -> list[Path]:
-    return [write_table(findings_table(run), run.run_dir / "findings.csv"),
-            write_table(findings_ranked(run), run.run_dir / "findings_by_confidence.csv")]
+def write_finding_exports(findings: Findings, folder: str | os.PathLike[str]) -> list[Path]:
+    """``findings.jsonl`` and ``findings.csv`` in ``folder`` (CSV cells formula-safe), and
+    ``findings.parquet`` when pyarrow is installed; returns the paths written.
+    """
+    folder = Path(folder)
+    frame = findings.to_frame()
+    paths = [findings.to_jsonl(folder / "findings.jsonl"), write_text(csv_text(frame), folder / "findings.csv")]
+    if importlib.util.find_spec("pyarrow") is None:
+        (folder / "findings.parquet").unlink(missing_ok=True)  # never leave a stale one beside fresh CSV
+        return paths
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    paths.append(write_bytes(buf.getvalue(), folder / "findings.parquet"))
+    return paths
+
+
+def run_findings(run) -> Findings:
+    """The run's findings (each note's last attempt), one row each, in the run's order."""
+    return Findings.of(run.predictions, run.notes)
+
+
+def _finding_exports(run, summary: pd.DataFrame | None = None) -> list[Path]:
+    """Per finding (findings.jsonl/.csv/.parquet, findings_by_confidence.csv) and per note (notes_summary.csv)."""
+    found = run_findings(run)
+    summary = notes_summary(run) if summary is None else summary
+    return [*write_finding_exports(found, run.run_dir), write_table(summary, run.run_dir / "notes_summary.csv"),
+            write_table(findings_ranked(run, found, summary), run.run_dir / "findings_by_confidence.csv")]
 
 
 def _findings_report(run, *, viewer: bool) -> ReportResult:
     """The report of an unlabelled run: findings per note, tool paths, the viewer; no metrics."""
-    findings = findings_table(run)
-    written = _finding_exports(run)
+    findings = notes_summary(run)
+    written = _finding_exports(run, findings)
     tool_paths = list(paths_from_tool_calls(read_tool_calls(run.run_dir))["path"])
     written.append(write_table(path_frequencies(tool_paths, top=30), run.run_dir / "trace_paths_model.csv"))
     pages: list[Path] = []
@@ -251,7 +285,7 @@ def _findings_report(run, *, viewer: bool) -> ReportResult:
         from ehrlib.viz.viewer_site import write_findings_viewer
 
         pages = write_findings_viewer(run.run_dir, corpus_dir=run.corpus_dir)
-    from ehrlib.viz.ranking import VERDICTS  # deferred: see findings_table
+    from ehrlib.viz.ranking import VERDICTS  # deferred: see notes_summary
 
     totals = findings[[*VERDICTS, "total"]].sum().to_frame().T
     totals.insert(0, "failed notes", int((findings["status"] == "failed").sum()))

@@ -16,6 +16,7 @@ from ehrlib import schema
 from ehrlib.analysis.stats import paired_bootstrap
 from ehrlib.corpus.io import read_predictions
 from ehrlib.db import connect, summarize
+from ehrlib.findings import Findings
 from ehrlib.judge.evaluate import load_run, read_judgements
 from ehrlib.pipeline.attempts import current_lines
 
@@ -86,14 +87,15 @@ def run_failures(run_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
 def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *, judge: str = "matcher",
                   mode: str = "lenient") -> pd.DataFrame:
-    """A note's predictions (the run's first note when None) with the method's finding
-    (contradiction / missing / unverified / consistent), the judge's verdict ("not judged"
-    for a run without judgements, e.g. over unlabelled notes), tool count, confidence (None
-    for an uncalibrated run), the label withheld for low confidence, and reason, in line
-    order (``findings_by_confidence.csv`` of ``ehrlib report`` has them in review order).
+    """A note's findings (the run's first note when None) in line order: the rows of
+    :func:`ehrlib.findings.finding_row` (``verdict`` is the method's: contradiction /
+    missing / unverified / consistent) plus the judge's word on each, ``judge_verdict``
+    (correct / incorrect; "no gold counterpart", or "not judged" for a run without
+    judgements, e.g. over unlabelled notes) and the ``gold_entity`` it matched.
+    ``findings_by_confidence.csv`` of ``ehrlib report`` has a run's findings in review order.
     """
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
-    from ehrlib.viz.viewer import method_verdict, prediction_verdicts
+    from ehrlib.viz.viewer import prediction_verdicts
 
     keep = current_lines(run_dir, "predictions.jsonl")   # each note's last attempt only
     preds = [p for p, k in zip(read_predictions(Path(run_dir) / "predictions.jsonl"), keep, strict=False) if k]
@@ -102,13 +104,11 @@ def note_findings(run_dir: str | os.PathLike[str], note_id: str | None = None, *
     mine = [j for j in read_judgements(run_dir) if j.judge == judge and j.mode == mode]
     verdicts = prediction_verdicts([j for j in mine if j.note_id == note_id])
     unmatched = "no gold counterpart" if mine else "not judged"
-    rows = [{"line": p.line, "entity": p.entity, "label": p.label, "finding": method_verdict(p),
-             "status": p.temporal_status, "verdict": verdicts[i].verdict if i in verdicts else unmatched,
-             "gold_entity": verdicts[i].entity_id if i in verdicts else None, "from_cache": p.from_cache,
-             "n_tool_calls": len(p.tool_calls), "confidence": p.confidence, "abstained_from": p.abstained_from,
-             "reason": p.reason}
-            for i, p in enumerate(preds) if p.note_id == note_id]
-    return pd.DataFrame(rows).sort_values("line", kind="stable", ignore_index=True) if rows else pd.DataFrame(rows)
+    chosen = [(i, p) for i, p in enumerate(preds) if p.note_id == note_id]
+    frame = Findings.of(p for _, p in chosen).to_frame()
+    frame["judge_verdict"] = [verdicts[i].verdict if i in verdicts else unmatched for i, _ in chosen]
+    frame["gold_entity"] = [verdicts[i].entity_id if i in verdicts else None for i, _ in chosen]
+    return frame.sort_values("line", kind="stable", ignore_index=True)
 
 
 def _labelled(run_dir: str | os.PathLike[str]) -> bool:
