@@ -343,10 +343,12 @@ def _reasoncon_entity(obj: dict[str, Any], k: int, where: str) -> GoldEntity:
         check_path=_path(_first(obj, "consistency_check_path", "check_path")))
 
 
-def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None = None
+def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None = None, *, check_lines: bool = True
                    ) -> tuple[list[Note], list[GoldEntity]]:
     """EHR-ReasonCon-style entity JSONL (+ notes from an EHRCon-style CSV, our notes.jsonl,
     or records) -> (notes, gold). Lines carrying a ``text`` field are read as notes.
+    ``check_lines=False`` leaves line numbers unchecked, for a caller that first decides
+    whether the file counts lines from 0 or 1 (:mod:`ehrlib.corpus.line_base`).
     """
     gold: list[GoldEntity] = []
     inline: dict[str, Note] = {}
@@ -384,6 +386,6 @@ def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None =
     for g in gold:
         if by_id and g.note_id not in by_id:
             raise RecordError(f"{path}: entity {g.entity_id}: field 'note_id': unknown note {g.note_id!r}")
-        if g.note_id in by_id and g.line >= len(by_id[g.note_id].lines):
+        if check_lines and g.note_id in by_id and g.line >= len(by_id[g.note_id].lines):
             raise RecordError(f"{path}: entity {g.entity_id}: field 'line': {g.line} is past the end of the note")
     return note_list, gold

@@ -78,4 +78,4 @@ def load_label_pickle(path: str | os.PathLike[str], root: str | os.PathLike[str]
     except pickle.UnpicklingError as exc:
         raise DataError(f"{path}: not an EHRCon label pickle ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - any damage in a foreign file is one error line
-        raise DataError(f"{path}: not a readable label pickle ({type(exc).__name__}: {exc})") from None
+        raise DataError(f"{path}: not an EHRCon label pickle ({type(exc).__name__}: {exc})") from None

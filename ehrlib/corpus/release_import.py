@@ -46,16 +46,16 @@ _SPLIT_TOKEN = re.compile(r"(?:^|[^a-z])(test|valid|validation)(?:[^a-z]|$)")
 
 
 def detect_format(src: Path) -> str:
-    """``ehrcon`` for a release folder, ``reasoncon`` for JSONL (a file or a folder of
-    them), ``mimic`` for any other file (its header decides mimic3 / mimic4).
+    """``ehrcon`` for a release folder, ``reasoncon`` for a JSONL file, ``mimic`` for any
+    other file (its header decides mimic3 / mimic4). A folder of JSONL files is named with
+    ``--format reasoncon``: a corpus folder of our own also holds JSONL.
     """
     if src.is_dir():
         if is_ehrcon_release(src):
             return "ehrcon"
-        if any(src.rglob("*.jsonl")):
-            return "reasoncon"
-        raise ConfigError(f"{src}: neither an EHRCon release (original/ and processed/ folders) nor a folder of "
-                          "ReasonCon JSONL files; name the format with --format")
+        raise ConfigError(f"{src} is a folder but no EHRCon release (no original/ or processed/ folder, nor test/ "
+                          "or valid/ with discharge/, nursing/, physician/); a MIMIC notes CSV or a ReasonCon JSONL "
+                          "file is named itself, a folder of ReasonCon JSONL files needs --format reasoncon")
     if src.name.lower().endswith((".jsonl", ".jsonl.gz")):
         return "reasoncon"
     return "mimic"
@@ -85,9 +85,10 @@ class ReleaseImport:
         out = [f"{self.out_dir}: {self.notes} notes, {self.gold} labels from {what} ({splits})",
                "  kept: " + (", ".join(f"{k} {v}" for k, v in self.by_type.items()) or "none")]
         lb = self.line_base
-        counted = "from 1" if lb.base else "from 0"
-        out.append(f"  positions count lines {counted} ({lb.chosen_by}: {lb.hits[0]} of {lb.entities} entities on "
-                   f"their line counting from 0, {lb.hits[1]} from 1); stored 0-based, offset {lb.offset:+d}")
+        why = "as --line-base says" if lb.chosen_by == "given" else "detected"
+        out.append(f"  line positions count from {lb.base} ({why}: {lb.hits[lb.base]} of {lb.entities} labelled "
+                   f"entities lie on their line that way, {lb.hits[1 - lb.base]} the other way); stored 0-based, "
+                   f"offset {lb.offset:+d}")
         if self.left_out:
             out.append("  left out: " + ", ".join(f"{k} {v}" for k, v in self.left_out.items()))
         for other in self.other_variants:
@@ -124,7 +125,7 @@ def _read_reasoncon(src: Path, split: str | None) -> tuple[list[Note], list[Gold
     gold: list[GoldEntity] = []
     split_of: dict[str, str | None] = {}
     for path in files:
-        file_notes, file_gold = read_reasoncon(path, csv_notes or None)
+        file_notes, file_gold = read_reasoncon(path, csv_notes or None, check_lines=False)
         fsplit = _file_split(path, root.resolve())
         for n in (file_notes if not csv_notes else []):
             if n.note_id in notes:
