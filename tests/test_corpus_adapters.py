@@ -10,10 +10,10 @@ import pytest
 from ehrlib.corpus.adapters import (
     note_type_from_category,
     parse_ehrcon_label,
-    read_ehrcon,
     read_ehrcon_labels,
     read_reasoncon,
 )
+from ehrlib.corpus.ehrcon_release import read_ehrcon
 from ehrlib.corpus.records import Inconsistency, RecordError, RowRef
 
 NOTE_TEXT = "Admission Date: [**2150-1-1**]\nWBC 20.0 on admission\nvanc 1 g IV started [**1-2**]\nafebrile"

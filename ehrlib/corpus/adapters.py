@@ -30,7 +30,6 @@ from typing import Any
 from ehrlib.corpus.io import iter_jsonl, read_notes
 from ehrlib.corpus.pickles import load_label_pickle
 from ehrlib.corpus.records import (
-    NOTE_TYPES,
     GoldEntity,
     Inconsistency,
     ItemRef,
@@ -44,7 +43,6 @@ from ehrlib.corpus.records import (
 __all__ = [
     "read_ehrcon_notes",
     "read_ehrcon_labels",
-    "read_ehrcon",
     "read_reasoncon",
     "note_type_from_category",
     "parse_ehrcon_label",
@@ -221,21 +219,6 @@ def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int
                 out.append(_ehrcon_entity(rid, k, name, body, f"{where}: note {rid} entity {k}", line_offset))
                 k += 1
     return out
-
-
-def read_ehrcon(folder: str | Path, *, line_offset: int = 0, variant: str | None = None,
-                split: str | None = None) -> tuple[list[Note], list[GoldEntity]]:
-    """One variant of an EHRCon release (the release root, a variant folder or a split
-    folder, see :mod:`ehrlib.corpus.ehrcon_release`), gold restricted to notes present.
-
-    ``variant`` defaults to ``original``: the variants share note ids, so reading both
-    would give every note twice. ``ehrlib notes import`` also converts positions to
-    0-based lines; here ``line_offset`` is applied as given.
-    """
-    from ehrlib.corpus.ehrcon_release import find_layout, read_release  # builds on this module
-
-    data = read_release(find_layout(folder, variant=variant, split=split), NOTE_TYPES, line_offset=line_offset)
-    return list(data.notes), list(data.gold)
 
 
 # --- EHR-ReasonCon-style JSONL ------------------------------------------------------------

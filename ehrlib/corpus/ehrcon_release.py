@@ -21,12 +21,12 @@ from pathlib import Path
 
 from ehrlib.corpus.adapters import read_ehrcon_labels, read_ehrcon_notes
 from ehrlib.corpus.pickles import inside
-from ehrlib.corpus.records import GoldEntity, Note
+from ehrlib.corpus.records import NOTE_TYPES, GoldEntity, Note
 from ehrlib.corpus.splits import SPLITS, canonical_split
 from ehrlib.errors import ConfigError, DataError
 
 __all__ = ["VARIANTS", "NOTE_FOLDERS", "Layout", "Part", "ReleaseData", "find_layout", "is_ehrcon_release",
-           "read_release"]
+           "read_ehrcon", "read_release"]
 
 VARIANTS: tuple[str, ...] = ("original", "processed")
 #: note-type folders of a split and the note type of their notes
@@ -189,3 +189,16 @@ def read_release(layout: Layout, note_types: tuple[str, ...], *, line_offset: in
                 elif g.note_id not in where:
                     left_out["labels_without_note"] += 1
     return ReleaseData(tuple(notes), tuple(gold), split_of, left_out)
+
+
+def read_ehrcon(folder: str | Path, *, line_offset: int = 0, variant: str | None = None,
+                split: str | None = None) -> tuple[list[Note], list[GoldEntity]]:
+    """One variant of an EHRCon release (the release root, a variant folder or a split
+    folder, as :func:`find_layout` takes it), gold restricted to notes present.
+
+    ``variant`` defaults to ``original``: the variants share note ids, so reading both
+    would give every note twice. ``ehrlib notes import`` also converts positions to
+    0-based lines; here ``line_offset`` is applied as given.
+    """
+    data = read_release(find_layout(folder, variant=variant, split=split), NOTE_TYPES, line_offset=line_offset)
+    return list(data.notes), list(data.gold)

@@ -27,6 +27,7 @@ from ehrlib.corpus.records import (
     from_dict,
     to_dict,
 )
+from ehrlib.corpus.splits import split_note_ids
 from ehrlib.filemodes import as_umask_allows
 
 if TYPE_CHECKING:
@@ -284,8 +285,6 @@ def load_corpus(corpus_dir: str | os.PathLike[str], split: str | None = None) ->
             raise RecordError(f"{corpus_dir / GOLD_FILE}:{i}: field 'line': {g.line} is past the end of "
                               f"note {g.note_id!r} ({n_lines[g.note_id]} lines)")
     if split is not None:
-        from ehrlib.corpus.splits import split_note_ids  # reads import.json too; imports this module
-
         keep = split_note_ids(corpus_dir, split)
         notes = [n for n in notes if n.note_id in keep]
         gold = [g for g in gold if g.note_id in keep]

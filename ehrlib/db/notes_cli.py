@@ -77,6 +77,7 @@ def register(sub: Any) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from pathlib import Path
 
     from ehrlib.corpus.release_import import detect_format, import_release
