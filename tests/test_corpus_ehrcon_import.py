@@ -79,6 +79,13 @@ def test_processed_variant_split_and_zero_based_release(tmp_path, source, capsys
     assert all(g.entity.lower() in by_id[g.note_id].lines[g.line].lower() for g in corpus.gold)
     with pytest.raises(ConfigError, match="no 'test' split"):
         load_corpus(tmp_path / "p", "test")
+    code, out, err = _import(capsys, root, tmp_path / "n", "--note-types", "nursing")
+    record = json.loads((tmp_path / "n" / "import.json").read_text())
+    assert code == 0 and record["by_type"] == {"nursing": 4}
+    assert record["left_out"]["note_type:discharge_summary"] == 4 and record["left_out"]["note_type:physician"] == 4
+    n_nursing = sum(g.note_id.startswith("rn-rn-") for g in source.gold)
+    assert record["gold"] == n_nursing
+    assert record["left_out"]["labels_of_left_out_notes"] == len(source.gold) - n_nursing
 
 
 def test_a_split_or_variant_folder_can_be_named_directly(tmp_path, source):

@@ -186,8 +186,8 @@ def read_release(layout: Layout, note_types: tuple[str, ...], *, line_offset: in
             for g in read_ehrcon_labels(pkl, root=layout.root, line_offset=line_offset):
                 if g.note_id in split_of:
                     gold.append(g)
-                elif g.note_id not in where:
-                    left_out["labels_without_note"] += 1
+                else:  # a label of a note type not asked for, or of no note in the variant at all
+                    left_out["labels_of_left_out_notes" if g.note_id in where else "labels_without_note"] += 1
     return ReleaseData(tuple(notes), tuple(gold), split_of, left_out)
 
 

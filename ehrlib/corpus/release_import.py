@@ -85,7 +85,7 @@ class ReleaseImport:
         out = [f"{self.out_dir}: {self.notes} notes, {self.gold} labels from {what} ({splits})",
                "  kept: " + (", ".join(f"{k} {v}" for k, v in self.by_type.items()) or "none")]
         lb = self.line_base
-        why = "as --line-base says" if lb.chosen_by == "given" else "detected"
+        why = "as --line-base says" if lb.chosen_by == "given" else lb.chosen_by
         out.append(f"  line positions count from {lb.base} ({why}: {lb.hits[lb.base]} of {lb.entities} labelled "
                    f"entities lie on their line that way, {lb.hits[1 - lb.base]} the other way); stored 0-based, "
                    f"offset {lb.offset:+d}")
@@ -214,7 +214,7 @@ def import_release(src: str | os.PathLike[str], out_dir: str | os.PathLike[str],
     notes = _admitted(notes, admissions, left_out)
     by_id = {n.note_id: n for n in notes}
     kept_gold = [g for g in gold if g.note_id in by_id]
-    left_out["labels_of_left_out_notes"] += len(gold) - len(kept_gold) if fmt == "ehrcon" else 0
+    left_out["labels_of_left_out_notes"] += len(gold) - len(kept_gold)
     base = detect_line_base(by_id, kept_gold, line_base)
     kept_gold, outside = shift_lines(kept_gold, by_id, base)
     left_out["labels_past_note_end"] += outside

@@ -42,11 +42,12 @@ def register(sub: Any) -> None:
         description="Import notes into OUT_DIR. SRC is a MIMIC-III NOTEEVENTS.csv[.gz] or MIMIC-IV-Note "
                     "discharge/radiology.csv[.gz] (notes.jsonl + import.json; the source is recognised from the "
                     "header), an EHRCon release folder (notes.jsonl, gold.jsonl, import.json; one variant per "
-                    "import) or ReasonCon-style JSONL (a file or a folder). The format is recognised from SRC "
-                    "unless --format names it. MIMIC-III rows marked ISERROR are left out; rows that cannot "
-                    "become a note are counted by reason. Label pickles are read only from inside SRC, as plain "
-                    "data. OUT_DIR must be new, or with --overwrite a folder an earlier import wrote; it appears "
-                    "only once complete, and nothing else is ever removed.")
+                    "import) or ReasonCon-style JSONL (a file, or a folder of them with --format reasoncon). The "
+                    "format is recognised from SRC unless --format names it (docs/datasets.md). MIMIC-III rows "
+                    "marked ISERROR are left out; rows that cannot become a note are counted by reason. Label "
+                    "pickles are read only from inside SRC, as plain data. OUT_DIR must be new, or with "
+                    "--overwrite a folder an earlier import wrote; it appears only once complete, and nothing "
+                    "else is ever removed.")
     p.add_argument("src", metavar="SRC", help="a MIMIC notes CSV, an EHRCon release folder, or ReasonCon JSONL")
     p.add_argument("out_dir", metavar="OUT_DIR", help="corpus folder to write")
     p.add_argument("--format", choices=FORMATS, help="mimic | ehrcon | reasoncon (default: recognised from SRC)")
@@ -68,7 +69,7 @@ def register(sub: Any) -> None:
     p.add_argument("--subject-ids", metavar="FILE", help="MIMIC: keep only these patients (same format)")
     p.add_argument("--db", metavar="DB", help="keep only admissions present in this ehrlib database")
     p.add_argument("--per-type", type=int, metavar="N", help="MIMIC: a uniform random sample of N notes per type")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="MIMIC: sampling seed (default 0)")
     p.add_argument("--include-errors", action="store_true", help="MIMIC: keep MIMIC-III rows marked ISERROR")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the corpus files of a folder an earlier import wrote (its other files are kept)")
