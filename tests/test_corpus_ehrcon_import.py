@@ -221,3 +221,26 @@ def test_reasoncon_jsonl_split_from_folder_names(tmp_path, source, capsys):
     assert json.loads((tmp_path / "one" / "import.json").read_text())["splits"] is None  # no split in its name
     code, _, err = _import(capsys, root / "test" / "reasoncon.jsonl", tmp_path / "two", "--split", "test")
     assert code == 2 and "no split assignment" in err
+
+
+def test_reasoncon_folder_with_notes_in_a_csv(tmp_path, capsys):
+    import csv
+
+    root = tmp_path / "rc"
+    root.mkdir()
+    with (root / "notes.csv").open("w", newline="") as fh:
+        w = csv.DictWriter(fh, ["ROW_ID", "SUBJECT_ID", "HADM_ID", "CHARTDATE", "CATEGORY", "TEXT"])
+        w.writeheader()
+        w.writerow({"ROW_ID": 11, "SUBJECT_ID": 9, "HADM_ID": 100, "CHARTDATE": "2150-01-01", "CATEGORY": "Nursing",
+                    "TEXT": "Neuro: alert\nHR 80s"})
+        w.writerow({"ROW_ID": 12, "SUBJECT_ID": 9, "HADM_ID": 100, "CHARTDATE": "2150-01-02", "CATEGORY": "Nursing",
+                    "TEXT": "UOP 30 cc/hr\nlasix 40 mg IV"})
+    label = {"label": "consistent", "commonsense_medical_none": "n"}
+    write_jsonl([{"note_id": "11", "entity": "HR", "line": 1, **label}], root / "test" / "rc.jsonl")
+    write_jsonl([{"note_id": "12", "entity": "lasix", "line": 1, **label}], root / "valid" / "rc.jsonl")
+    code, _, err = _import(capsys, root, tmp_path / "out", "--format", "reasoncon")
+    assert code == 0, err
+    record = json.loads((tmp_path / "out" / "import.json").read_text())
+    assert record["splits"] == {"test": ["11"], "valid": ["12"]}
+    assert record["positions"]["line_base"] == 0  # line 1 holds the entity counting from 0
+    assert {f["file"] for f in record["inputs"]} == {"notes.csv", "test/rc.jsonl", "valid/rc.jsonl"}

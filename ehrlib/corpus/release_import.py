@@ -127,14 +127,13 @@ def _read_reasoncon(src: Path, split: str | None) -> tuple[list[Note], list[Gold
     for path in files:
         file_notes, file_gold = read_reasoncon(path, csv_notes or None, check_lines=False)
         fsplit = _file_split(path, root.resolve())
-        for n in (file_notes if not csv_notes else []):
+        inline = [] if csv_notes else file_notes  # with CSV notes, every file "has" them all
+        for n in inline:
             if n.note_id in notes:
                 raise DataError(f"{path}: note {n.note_id} appears in more than one file")
             notes[n.note_id] = n
-        for g in file_gold:
-            split_of.setdefault(g.note_id, fsplit)
-        for n in file_notes:
-            split_of.setdefault(n.note_id, fsplit)
+        for note_id in [*(g.note_id for g in file_gold), *(n.note_id for n in inline)]:
+            split_of.setdefault(note_id, fsplit)
         gold += file_gold
     if csv_notes:
         notes = {n.note_id: n for n in csv_notes if n.note_id in split_of}
