@@ -177,11 +177,11 @@ def test_id_files_and_database_filter(noteevents, tmp_path, mimic3_demo_db):
     ids = tmp_path / "hadm.txt"
     ids.write_text("HADM_ID\n142345  # the first admission\n")
     r = import_notes(noteevents, tmp_path / "h", filters=ImportFilters(hadm_ids=read_id_file(ids)))
-    assert r.written == 2 and r.filtered == {"hadm_ids": 6}
+    assert r.written == 2 and r.filtered == {"hadm_ids": 5, "note_type": 2}  # radiology: not by default
     subj = tmp_path / "subj.txt"
     subj.write_text("10011, 99\n")
     r = import_notes(noteevents, tmp_path / "s", filters=ImportFilters(subject_ids=read_id_file(subj)))
-    assert r.written == 3
+    assert r.written == 2
     bad = tmp_path / "bad.txt"
     bad.write_text("12\nabc\n")
     with pytest.raises(ConfigError, match="bad.txt:2"):
