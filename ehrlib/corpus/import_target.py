@@ -6,8 +6,8 @@ An import handles credentialed note text, so it must never delete, leak or lose 
   holding an ``import.json`` this importer wrote. In an existing folder only the
   importer's own files (``import.json``, ``notes.jsonl``, and ``gold.jsonl`` for a
   labelled release) are replaced, each by an atomic rename; the only file ever removed is
-  a ``gold.jsonl`` the earlier import listed as its own and the new one does not write. An OUT_DIR that is or contains the source, or
-  lies under it, is refused.
+  a ``gold.jsonl`` the earlier import listed as its own and the new one does not write.
+  An OUT_DIR that is or contains the source, or lies under it, is refused.
 - Everything is written in one staging folder beside OUT_DIR, ``.<name>.import``. It
   comes into being by an atomic rename of a private folder that already holds the owner
   file (pid), so it is also the lock: a second import into the same OUT_DIR is refused
