@@ -10,10 +10,10 @@ import pytest
 from ehrlib.corpus.adapters import (
     note_type_from_category,
     parse_ehrcon_label,
-    read_ehrcon,
     read_ehrcon_labels,
     read_reasoncon,
 )
+from ehrlib.corpus.ehrcon_release import read_ehrcon
 from ehrlib.corpus.records import Inconsistency, RecordError, RowRef
 
 NOTE_TEXT = "Admission Date: [**2150-1-1**]\nWBC 20.0 on admission\nvanc 1 g IV started [**1-2**]\nafebrile"
@@ -76,7 +76,10 @@ def test_ehrcon_bad_inputs(tmp_path):
         read_ehrcon_labels({1: [{"x": {"data": [], "position": "line two"}}]})
     with pytest.raises(RecordError, match="'data'"):
         read_ehrcon_labels({1: [{"x": {"data": {"labevents": 1}, "position": "0"}}]})
-    bad = tmp_path / "notes.csv"
+    (tmp_path / "nursing" / "nursing_label").mkdir(parents=True)
+    with (tmp_path / "nursing" / "nursing_label" / "1.pkl").open("wb") as fh:
+        pickle.dump({}, fh)
+    bad = tmp_path / "nursing" / "notes.csv"
     bad.write_text("ROW_ID,TEXT\n1,x\n")
     with pytest.raises(RecordError, match="missing column 'HADM_ID'"):
         read_ehrcon(tmp_path)

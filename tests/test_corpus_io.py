@@ -7,6 +7,7 @@ import pytest
 
 from ehrlib.corpus.io import load_corpus, read_gold, read_notes, read_predictions, write_json, write_jsonl
 from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, Prediction, RecordError, RowRef, TimeSpan
+from ehrlib.errors import ConfigError
 
 NOTE = Note("n1", 1, 11, "nursing", "2150-01-02", "HR 80\nlasix 40 mg IV", "2150-01-02 06:00:00")
 GOLD = GoldEntity("n1", "n1-e0", 1, "lasix 40 mg IV", "inconsistent", (ItemRef("prescriptions", "Furosemide"),),
@@ -76,7 +77,7 @@ def test_corpus_cross_checks_note_ids_and_lines(tmp_path):
     with pytest.raises(RecordError, match="unknown note 'n9'"):
         load_corpus(tmp_path)
     _corpus(tmp_path)
-    with pytest.raises(RecordError, match="no split 'train'"):
+    with pytest.raises(ConfigError, match="unknown split 'train'"):
         load_corpus(tmp_path, "train")
 
 

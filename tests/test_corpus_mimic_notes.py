@@ -20,7 +20,7 @@ from ehrlib.corpus.mimic_notes import (
     note_json,
     read_id_file,
 )
-from ehrlib.corpus.records import Note
+from ehrlib.corpus.records import NOTE_TYPES, Note
 from ehrlib.errors import ConfigError, DataError
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -75,21 +75,29 @@ def test_noteevents_imported_field_by_field(noteevents, tmp_path):
         Note("2", 10006, 142345, "physician", "2164-10-22", "HR 88\nBP 120/70", "2164-10-22 06:12:00"),
         Note("3", 10011, 105331, "nursing", "2126-08-14", 'Pt resting, "comfortable"', "2126-08-14 21:00:00"),
         Note("4", 10011, 105331, "nursing", "2126-08-15", "UOP 30 cc/hr", "2126-08-15 04:00:00"),
-        Note("5", 10011, 105331, "radiology", "2126-08-15", "FINDINGS: small effusion.\nIMPRESSION: no pneumothorax.",
-             "2126-08-15 05:00:00"),
-    ]
+    ]  # radiology reports only on request: the paper's note types by default
     assert notes[0].lines[2] == 'History: "fever", chills, rigors'  # quoted multi-line TEXT kept whole
-    assert result.rows == 13 and result.written == 5
-    assert result.unusable == {"bad_date": 2, "bad_id": 1, "empty_text": 1, "error_row": 1, "missing_hadm_id": 1,
+    assert result.rows == 13 and result.written == 4
+    assert result.unusable == {"bad_date": 2, "bad_id": 1, "empty_text": 1, "error_row": 1,
                                "unsupported_category": 2}
-    assert result.unsupported == {"ECG": 1, "Echo": 1}
+    assert result.unsupported == {"ECG": 1, "Echo": 1} and result.left_out_types == {"radiology": 2}
     record = json.loads((out / IMPORT_FILE).read_text())
     import hashlib
     assert record["sha256"] == hashlib.sha256(noteevents.read_bytes()).hexdigest()
     assert record["source"] == "mimic3" and record["source_file"] == "NOTEEVENTS.csv"
-    assert record["by_type"] == {"discharge_summary": 1, "physician": 1, "nursing": 2, "radiology": 1}
+    assert record["by_type"] == {"discharge_summary": 1, "physician": 1, "nursing": 2}
+    assert record["note_types"] == ["discharge_summary", "physician", "nursing"]
+    assert record["left_out_types"] == {"radiology": 2}
     assert record["unusable"] == result.unusable and record["filters"]["include_errors"] is False
-    assert "rows" in "\n".join(result.lines()) and "missing_hadm_id 1" in "\n".join(result.lines())
+    summary = "\n".join(result.lines())
+    assert "rows" in summary and "bad_id 1" in summary
+    assert "note types taken: discharge_summary, physician, nursing; left out 2 radiology (take them with " \
+           "--note-types discharge_summary,physician,nursing,radiology)" in summary
+    everything = import_notes(noteevents, tmp_path / "all", filters=ImportFilters(note_types=NOTE_TYPES))
+    assert read_notes(tmp_path / "all" / "notes.jsonl")[-1] == Note(
+        "5", 10011, 105331, "radiology", "2126-08-15", "FINDINGS: small effusion.\nIMPRESSION: no pneumothorax.",
+        "2126-08-15 05:00:00")
+    assert everything.unusable["missing_hadm_id"] == 1 and everything.left_out_types == {}
 
 
 @pytest.mark.parametrize("note", [
@@ -121,7 +129,7 @@ def test_mimic4_discharge_and_radiology_gz(tmp_path):
         w.writerow(("10000032-DS-21", 10000032, 22595853, "DS", 21, "2180-05-07 00:00:00", "", "Name: ___\nSex: F"))
         w.writerow(("10000032-XX-1", 10000032, 22595853, "XX", 1, "2180-05-07 00:00:00", "", "unknown kind"))
     out = tmp_path / "m4"
-    r = import_notes(path, out)
+    r = import_notes(path, out, filters=ImportFilters(note_types=NOTE_TYPES))
     assert r.source == "mimic4"
     assert read_notes(out / "notes.jsonl") == [
         Note("10000032-RR-14", 10000032, 22595853, "radiology", "2180-05-06",
@@ -169,11 +177,11 @@ def test_id_files_and_database_filter(noteevents, tmp_path, mimic3_demo_db):
     ids = tmp_path / "hadm.txt"
     ids.write_text("HADM_ID\n142345  # the first admission\n")
     r = import_notes(noteevents, tmp_path / "h", filters=ImportFilters(hadm_ids=read_id_file(ids)))
-    assert r.written == 2 and r.filtered == {"hadm_ids": 6}
+    assert r.written == 2 and r.filtered == {"hadm_ids": 5, "note_type": 2}  # radiology: not by default
     subj = tmp_path / "subj.txt"
     subj.write_text("10011, 99\n")
     r = import_notes(noteevents, tmp_path / "s", filters=ImportFilters(subject_ids=read_id_file(subj)))
-    assert r.written == 3
+    assert r.written == 2
     bad = tmp_path / "bad.txt"
     bad.write_text("12\nabc\n")
     with pytest.raises(ConfigError, match="bad.txt:2"):
@@ -212,7 +220,7 @@ def test_output_folder_is_atomic_and_not_clobbered(noteevents, tmp_path, monkeyp
     with pytest.raises(KeyboardInterrupt):
         import_notes(noteevents, out, overwrite=True, filters=ImportFilters(note_types=("nursing",)))
     # the old corpus is untouched and no temp folder is left behind
-    assert len(read_notes(out / "notes.jsonl")) == 5
+    assert len(read_notes(out / "notes.jsonl")) == 4  # the paper's three note types
     assert sorted(p.name for p in tmp_path.iterdir()) == ["NOTEEVENTS.csv", "corpus"]
     monkeypatch.setattr(mod, "note_json", real)
     import_notes(noteevents, out, overwrite=True, filters=ImportFilters(note_types=("nursing",)))

@@ -233,7 +233,7 @@ def test_os_errors_are_one_line_naming_the_path(tmp_path, capsys, monkeypatch):
     binary.write_bytes(bytes(range(256)))
     refused([str(src), str(work / "o"), "--subject-ids", str(binary)], "hadm.bin")
     refused([str(src), str(work / "o"), "--hadm-ids", str(work)], "not found")
-    refused([str(work), str(work / "o")], "not found")
+    refused([str(work), str(work / "o")], "is a folder but no EHRCon release")
     _report(capsys, cat)
 
 

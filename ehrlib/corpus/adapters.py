@@ -15,25 +15,34 @@ shown only as a figure, so the reader accepts the spellings that figure and EHRC
 (``row_id``/``note_id``, ``position``/``line``, c/m/n or words, a path as a list or an
 ``A -> B`` string) and fails with file:line:field on anything else.
 
-Pickles execute code when loaded: only load label files you obtained from PhysioNet.
+Pickles can execute code when loaded: label files are read through
+:mod:`ehrlib.corpus.pickles` (plain data only, and with a root, only files inside it).
 """
 from __future__ import annotations
 
 import csv
 import json
-import pickle
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ehrlib.corpus.io import iter_jsonl, read_notes
-from ehrlib.corpus.records import GoldEntity, Inconsistency, ItemRef, Note, NoteType, RecordError, RowRef, TimeSpan
+from ehrlib.corpus.pickles import load_label_pickle
+from ehrlib.corpus.records import (
+    GoldEntity,
+    Inconsistency,
+    ItemRef,
+    Note,
+    NoteType,
+    RecordError,
+    RowRef,
+    TimeSpan,
+)
 
 __all__ = [
     "read_ehrcon_notes",
     "read_ehrcon_labels",
-    "read_ehrcon",
     "read_reasoncon",
     "note_type_from_category",
     "parse_ehrcon_label",
@@ -177,11 +186,13 @@ def _ehrcon_entity(row_id: str, k: int, name: str, body: Mapping[str, Any], wher
         claim=json.loads(json.dumps(claim, default=str)))
 
 
-def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int = 0) -> list[GoldEntity]:
+def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int = 0,
+                       root: str | Path | None = None) -> list[GoldEntity]:
     """One EHRCon label pickle (or the dict it holds) -> gold entities.
 
     ``line_offset`` shifts ``position`` to our 0-based line numbers when a release counts
-    from 1 (pass -1); the default keeps the number as written.
+    from 1 (pass -1); the default keeps the number as written. With ``root``, the pickle
+    must lie inside that folder (links resolved).
     """
     if isinstance(path, Mapping):
         labels, where = path, "labels"
@@ -189,13 +200,10 @@ def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int
         where = str(path)
         if not Path(path).exists():
             raise RecordError(f"{path}: file not found")
-        with open(path, "rb") as fh:
-            try:
-                labels = pickle.load(fh)  # noqa: S301 - PhysioNet release files, see module docstring
-            except Exception as exc:  # a corrupt or foreign pickle
-                raise RecordError(f"{path}: not a readable label pickle ({exc})") from None
+        labels = load_label_pickle(path, root)  # plain data only; see ehrlib.corpus.pickles
     if not isinstance(labels, Mapping):
-        raise RecordError(f"{where}: expected a dict keyed by note ROW_ID, got {type(labels).__name__}")
+        raise RecordError(f"{where}: not EHRCon's label shape: expected a dict keyed by note ROW_ID, "
+                          f"got {type(labels).__name__}")
     out: list[GoldEntity] = []
     for row_id, entities in labels.items():
         rid = str(int(float(row_id))) if str(row_id).replace(".", "", 1).isdigit() else str(row_id)
@@ -211,21 +219,6 @@ def read_ehrcon_labels(path: str | Path | Mapping[Any, Any], *, line_offset: int
                 out.append(_ehrcon_entity(rid, k, name, body, f"{where}: note {rid} entity {k}", line_offset))
                 k += 1
     return out
-
-
-def read_ehrcon(folder: str | Path, *, line_offset: int = 0) -> tuple[list[Note], list[GoldEntity]]:
-    """A whole EHRCon split folder (``discharge/``, ``nursing/``, ``physician/`` each with a
-    CSV and a ``*_label`` folder of pickles), gold restricted to notes present.
-    """
-    folder = Path(folder)
-    csvs = sorted(folder.rglob("*.csv"))
-    pickles = sorted(p for p in folder.rglob("*") if p.suffix in (".pkl", ".pickle"))
-    if not csvs:
-        raise RecordError(f"{folder}: no EHRCon notes CSV found")
-    notes = [n for p in csvs for n in read_ehrcon_notes(p)]
-    ids = {n.note_id for n in notes}
-    gold = [g for p in pickles for g in read_ehrcon_labels(p, line_offset=line_offset) if g.note_id in ids]
-    return notes, gold
 
 
 # --- EHR-ReasonCon-style JSONL ------------------------------------------------------------
@@ -333,10 +326,12 @@ def _reasoncon_entity(obj: dict[str, Any], k: int, where: str) -> GoldEntity:
         check_path=_path(_first(obj, "consistency_check_path", "check_path")))
 
 
-def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None = None
+def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None = None, *, check_lines: bool = True
                    ) -> tuple[list[Note], list[GoldEntity]]:
     """EHR-ReasonCon-style entity JSONL (+ notes from an EHRCon-style CSV, our notes.jsonl,
     or records) -> (notes, gold). Lines carrying a ``text`` field are read as notes.
+    ``check_lines=False`` leaves line numbers unchecked, for a caller that first decides
+    whether the file counts lines from 0 or 1 (:mod:`ehrlib.corpus.line_base`).
     """
     gold: list[GoldEntity] = []
     inline: dict[str, Note] = {}
@@ -374,6 +369,6 @@ def read_reasoncon(path: str | Path, notes: str | Path | Iterable[Note] | None =
     for g in gold:
         if by_id and g.note_id not in by_id:
             raise RecordError(f"{path}: entity {g.entity_id}: field 'note_id': unknown note {g.note_id!r}")
-        if g.note_id in by_id and g.line >= len(by_id[g.note_id].lines):
+        if check_lines and g.note_id in by_id and g.line >= len(by_id[g.note_id].lines):
             raise RecordError(f"{path}: entity {g.entity_id}: field 'line': {g.line} is past the end of the note")
     return note_list, gold

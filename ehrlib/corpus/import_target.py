@@ -4,9 +4,10 @@ An import handles credentialed note text, so it must never delete, leak or lose 
 
 - OUT_DIR must be new (or an empty folder) or, with ``--overwrite``, a corpus folder
   holding an ``import.json`` this importer wrote. In an existing folder only the
-  importer's own files (``notes.jsonl``, ``import.json``) are replaced, each by an atomic
-  rename; nothing else is ever removed. An OUT_DIR that is or contains the source, or
-  lies under it, is refused.
+  importer's own files (``import.json``, ``notes.jsonl``, and ``gold.jsonl`` for a
+  labelled release) are replaced, each by an atomic rename; the only file ever removed is
+  a ``gold.jsonl`` the earlier import listed as its own and the new one does not write.
+  An OUT_DIR that is or contains the source, or lies under it, is refused.
 - Everything is written in one staging folder beside OUT_DIR, ``.<name>.import``. It
   comes into being by an atomic rename of a private folder that already holds the owner
   file (pid), so it is also the lock: a second import into the same OUT_DIR is refused
@@ -28,16 +29,16 @@ import signal
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from ehrlib.errors import ConfigError, DataError, os_reason
 
 __all__ = ["IMPORT_FILE", "Interrupted", "Target", "commit", "corpus_source_kind", "is_import_folder", "make_parents",
-           "resolve_target", "staged", "sweep"]
+           "resolve_target", "staged", "sweep", "write_import"]
 
 IMPORT_FILE = "import.json"
 #: the file inside a staging folder that names its owner; nothing without it is ever removed
@@ -45,10 +46,15 @@ OWNER_FILE = "owner.json"
 #: the staged corpus inside a staging folder; renamed to OUT_DIR (new) or emptied into it
 CORPUS_DIR = "corpus"
 _TOOL = "ehrlib notes import"
+#: files an import may write, and so the only ones it may remove again (see :func:`commit`)
+_CORPUS_FILES = ("notes.jsonl", "gold.jsonl")
 _LOCK_SUFFIX = ".import"
 #: a private folder before it becomes the lock: ``.<name>.import-<pid>-<random>``
 _PRIVATE = re.compile(r"^\..*\.import-(\d+)-[^/]*$")
 _SIGNALS = tuple(s for s in (signal.SIGTERM, signal.SIGINT, getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+T = TypeVar("T")
 
 
 class Interrupted(KeyboardInterrupt):
@@ -315,10 +321,23 @@ def staged(target: Target) -> Iterator[Path]:
 
 def commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
     """Move the staged corpus into place: a new OUT_DIR appears whole by one rename; in an
-    existing one each of ``files`` is replaced by its own rename, in the order given.
+    existing one each of ``files`` is replaced by its own rename, in the order given, and
+    a corpus file the earlier import wrote that this one does not (its ``gold.jsonl``,
+    when labelled notes are replaced by unlabelled ones) is removed: it would describe
+    notes that are gone.
     """
     with _uninterrupted():
         _commit(staging, target, files)
+
+
+def _stale(target: Target, files: tuple[str, ...]) -> list[str]:
+    """The corpus files the earlier import in ``target`` listed as its own and this one does not write."""
+    try:
+        record = json.loads((target.path / IMPORT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    listed = record.get("files") if isinstance(record, dict) else None
+    return [f for f in listed or () if f in _CORPUS_FILES and f not in files]
 
 
 def _commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
@@ -332,8 +351,11 @@ def _commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
                                       "was written") from None
                 raise
         else:
+            stale = _stale(target, files)
             for name in files:
                 os.replace(staging / name, target.path / name)
+            for name in stale:
+                (target.path / name).unlink(missing_ok=True)
         with contextlib.suppress(OSError):  # make the renames durable
             fd = os.open(target.path.parent, os.O_RDONLY)
             try:
@@ -342,3 +364,28 @@ def _commit(staging: Path, target: Target, files: tuple[str, ...]) -> None:
                 os.close(fd)
     except OSError as exc:
         raise DataError(f"cannot write {target.given}: {os_reason(exc)} ({exc.filename or target.path})") from None
+
+
+def write_import(src: Path, out: Path, overwrite: bool, files: tuple[str, ...], write: Callable[[Path], T]) -> T:
+    """Check OUT_DIR, stage, let ``write`` fill the staged folder, and commit ``files``
+    (import.json first: an existing corpus never holds notes without their record).
+
+    An OSError from ``write`` becomes a one-line DataError; parent folders created for an
+    OUT_DIR that never came to be are removed again.
+    """
+    target = resolve_target(src, out, overwrite)
+    made = make_parents(target)
+    try:
+        with staged(target) as staging:
+            try:
+                result = write(staging)
+            except OSError as exc:
+                where = exc.filename or staging
+                raise DataError(f"cannot write {out}: {os_reason(exc)} ({where}); nothing was written") from None
+            commit(staging, target, files)
+        made = []
+        return result
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()

@@ -27,6 +27,7 @@ from ehrlib.corpus.records import (
     from_dict,
     to_dict,
 )
+from ehrlib.corpus.splits import split_note_ids
 from ehrlib.filemodes import as_umask_allows
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ class Corpus:
 
 
 def load_corpus(corpus_dir: str | os.PathLike[str], split: str | None = None) -> Corpus:
-    """Notes + gold (+ manifest) of a corpus folder; ``split`` = validation | test | None (all).
+    """Notes + gold (+ manifest) of a corpus folder; ``split`` = test | valid (or validation) | None (all).
 
     Gold records must point at notes of the corpus and at existing lines: a label on a
     line that does not exist is a corrupt corpus, not something to score.
@@ -284,11 +285,7 @@ def load_corpus(corpus_dir: str | os.PathLike[str], split: str | None = None) ->
             raise RecordError(f"{corpus_dir / GOLD_FILE}:{i}: field 'line': {g.line} is past the end of "
                               f"note {g.note_id!r} ({n_lines[g.note_id]} lines)")
     if split is not None:
-        splits = manifest.get("splits") or {}
-        if split not in splits:
-            raise RecordError(f"{corpus_dir / MANIFEST_FILE}: field 'splits': no split {split!r} "
-                              f"(have {sorted(splits)})")
-        keep = set(splits[split])
+        keep = split_note_ids(corpus_dir, split)
         notes = [n for n in notes if n.note_id in keep]
         gold = [g for g in gold if g.note_id in keep]
     return Corpus(tuple(notes), tuple(gold), manifest)

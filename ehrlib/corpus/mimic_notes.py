@@ -21,7 +21,6 @@ a stop signal) is :mod:`ehrlib.corpus.import_target`'s business.
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import hashlib
@@ -43,16 +42,9 @@ from typing import Any, Literal
 from tqdm.auto import tqdm
 
 from ehrlib.corpus.id_files import read_id_file
-from ehrlib.corpus.import_target import (
-    IMPORT_FILE,
-    commit,
-    corpus_source_kind,
-    make_parents,
-    resolve_target,
-    staged,
-)
+from ehrlib.corpus.import_target import IMPORT_FILE, corpus_source_kind, write_import
 from ehrlib.corpus.io import NOTES_FILE
-from ehrlib.corpus.records import NOTE_TYPES, SCHEMA_VERSION, YEAR_RANGE
+from ehrlib.corpus.records import NOTE_TYPES, PAPER_NOTE_TYPES, SCHEMA_VERSION, YEAR_RANGE
 from ehrlib.errors import ConfigError, DataError, os_reason
 
 __all__ = [
@@ -94,7 +86,7 @@ def note_type_of(source: str, value: str) -> str | None:
 class ImportFilters:
     """Which rows become notes. ``None`` id sets mean no restriction."""
 
-    note_types: tuple[str, ...] = NOTE_TYPES
+    note_types: tuple[str, ...] = PAPER_NOTE_TYPES
     hadm_ids: frozenset[int] | None = None
     subject_ids: frozenset[int] | None = None
     per_type: int | None = None
@@ -123,6 +115,9 @@ class ImportResult:
     filtered: Mapping[str, int] = field(default_factory=dict)
     #: unsupported categories / note_type values and their row counts
     unsupported: Mapping[str, int] = field(default_factory=dict)
+    #: note types taken, and the rows of supported types that were not asked for, by type
+    note_types: tuple[str, ...] = PAPER_NOTE_TYPES
+    left_out_types: Mapping[str, int] = field(default_factory=dict)
     sha256: str = ""
     seconds: float = 0.0
 
@@ -131,6 +126,10 @@ class ImportResult:
         rate = f", {self.rows / self.seconds:,.0f} rows/s" if self.seconds else ""
         out = [f"{self.out_dir}: {self.written} notes from {self.rows} rows ({self.source}){rate}",
                "  kept: " + (", ".join(f"{k} {v}" for k, v in self.by_type.items()) or "none")]
+        other = ", ".join(f"{v} {k}" for k, v in self.left_out_types.items())
+        out.append(f"  note types taken: {', '.join(self.note_types)}" + (
+            f"; left out {other} (take them with --note-types {','.join(self.note_types)},"
+            f"{','.join(self.left_out_types)})" if other else ""))
         if self.unusable:
             out.append("  unusable rows: " + ", ".join(f"{k} {v}" for k, v in self.unusable.items()))
         if self.unsupported:
@@ -321,6 +320,7 @@ def _rows(src: Path, source: str | None, filters: ImportFilters, admissions: Map
                     continue
                 if note_type not in wanted:
                     counts["filtered:note_type"] += 1
+                    counts[f"type:{note_type}"] += 1
                     continue
                 hadm_text = row[c_hadm]
                 if not hadm_text:
@@ -408,28 +408,19 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
         raise ConfigError(f"--per-type must be at least 1, got {filters.per_type}")
     if not src.is_file():
         raise DataError(f"{src}: file not found")
-    target = resolve_target(src, out, overwrite)
-    made = make_parents(target)
     bar = None
+
+    def write(staging: Path) -> ImportResult:
+        nonlocal bar
+        if progress:
+            bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
+        return _write_corpus(src, staging, source, filters, admissions, db, bar, started, out)
+
     try:
-        with staged(target) as staging:
-            if progress:
-                bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
-            try:
-                result = _write_corpus(src, staging, source, filters, admissions, db, bar, started, out)
-            except OSError as exc:
-                where = exc.filename or staging / NOTES_FILE
-                raise DataError(f"cannot write {out}: {os_reason(exc)} ({where}); nothing was written") from None
-            # import.json first: an existing corpus never holds notes without a credentialed record
-            commit(staging, target, (IMPORT_FILE, NOTES_FILE))
-        made = []
-        return result
+        return write_import(src, out, overwrite, (IMPORT_FILE, NOTES_FILE), write)
     finally:
         if bar is not None:
             bar.close()
-        for folder in reversed(made):  # parents created for a folder that never came to be
-            with contextlib.suppress(OSError):
-                folder.rmdir()
 
 
 def _write_corpus(src: Path, staging: Path, source: str | None, filters: ImportFilters,
@@ -468,7 +459,8 @@ def _write_corpus(src: Path, staging: Path, source: str | None, filters: ImportF
         by_type={t: by_type[t] for t in NOTE_TYPES if by_type[t]},
         unusable={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("unusable:") and v},
         filtered={k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("filtered:") and v},
-        unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"],
+        unsupported=dict(sorted(unsupported.items())), sha256=meta["sha256"], note_types=filters.note_types,
+        left_out_types={t: counts[f"type:{t}"] for t in NOTE_TYPES if counts[f"type:{t}"]},
         seconds=time.perf_counter() - started)
     record = {"schema_version": SCHEMA_VERSION, "source": result.source, "source_kind": "credentialed",
               "source_file": src.name,
@@ -477,6 +469,8 @@ def _write_corpus(src: Path, staging: Path, source: str | None, filters: ImportF
               "notes_bytes": (staging / NOTES_FILE).stat().st_size,
               "by_type": dict(result.by_type), "unusable": dict(result.unusable),
               "filtered": dict(result.filtered), "unsupported_categories": dict(result.unsupported),
+              "note_types": list(filters.note_types), "left_out_types": dict(result.left_out_types),
+              "files": [NOTES_FILE],
               "imported_at": datetime.now().astimezone().isoformat(timespec="seconds")}
     (staging / IMPORT_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return result

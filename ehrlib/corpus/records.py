@@ -55,6 +55,9 @@ Label = Literal["consistent", "inconsistent"]
 #: reply), so the entity was neither confirmed nor refuted and is never counted as consistent
 PredictionLabel = Literal["consistent", "inconsistent", "unverified"]
 NOTE_TYPES: tuple[str, ...] = get_args(NoteType)
+#: the note types of the paper's benchmark: what a note import takes unless told otherwise
+#: (radiology reports only on request: MIMIC-III has over 500 k and no table to check them on)
+PAPER_NOTE_TYPES: tuple[str, ...] = ("discharge_summary", "physician", "nursing")
 LABELS: tuple[str, ...] = get_args(Label)
 PREDICTION_LABELS: tuple[str, ...] = get_args(PredictionLabel)
 #: How a statement's time window was resolved, from the most to the least specific:

@@ -22,7 +22,7 @@ from ehrlib import __version__
 from ehrlib.db.build import build_db
 from ehrlib.inputs import project_path
 
-__all__ = ["RealDataset", "REAL_DATASETS", "data_folder", "real_variants", "dataset_table"]
+__all__ = ["RealDataset", "REAL_DATASETS", "data_folder", "demo_database", "real_variants", "dataset_table"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,8 @@ def data_folder(ds: RealDataset) -> Path | None:
     return None
 
 
-def _database(ds: RealDataset, src: Path, work: Path) -> Path:
+def demo_database(ds: RealDataset, src: Path, work: Path) -> Path:
+    """The demo database of ``ds`` under ``work``, built once and reused while its source and options hold."""
     db = work / f"{ds.source}{'-perturbed' if ds.perturb else ''}.duckdb"
     stamp_path = db.with_suffix(".json")
     stamp = {"source": str(src.resolve()), "perturb": ds.perturb, "ehrlib": __version__}
@@ -84,7 +85,7 @@ def real_variants(work_dir: str | os.PathLike[str], datasets: list[str], *,
         if not (notes / "gold.jsonl").is_file():
             skipped.append({"dataset": ds.label, "reason": f"note set tests/fixtures/{ds.notes} not present"})
             continue
-        variants[f"demo_{key}"] = {"db": str(_database(ds, src, work)), "corpus": str(notes), "limit": limit}
+        variants[f"demo_{key}"] = {"db": str(demo_database(ds, src, work)), "corpus": str(notes), "limit": limit}
     return variants, pd.DataFrame(skipped, columns=["dataset", "reason"])
 
 
@@ -92,6 +93,6 @@ def dataset_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Run summaries (``compare_runs``) with a readable ``dataset`` column: the real
     datasets by their label, synthetic layouts as ``synthetic <layout>``.
     """
-    labels = {f"demo_{k}": d.label for k, d in REAL_DATASETS.items()}
+    labels = {f"demo_{k}": d.label for k, d in REAL_DATASETS.items()} | {"ehrcon": "EHRCon"}
     return summary.assign(dataset=summary["variant"].map(lambda v: labels.get(v, f"synthetic {v}")),
                           backbone=summary["model"].astype(object).fillna(summary["backend"]))

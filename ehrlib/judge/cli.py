@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
                                     "command-line options override it")
     p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
+    p.add_argument("--split", choices=("test", "valid"),
+                   help="score only the notes of this split, as the corpus assigns them (its manifest.json or "
+                        "import.json); an error for a corpus without a split assignment")
     p.add_argument("--backend", default=None,
                    help="LLM backend for a model judge (gemini, vertex, azure, openai, vllm, ollama, sglang, "
                         "llamacpp; default gemini)")
@@ -95,7 +98,7 @@ def _run(args: argparse.Namespace) -> int:
             label = f"{args.label or args.judge}#{j}"
             settings["cache_salt"] = f"{llm.get('cache_salt', '')}pass-{j}"
         summary = evaluate_run(args.run, args.corpus, judge=args.judge, modes=modes, llm=settings, label=label,
-                               progress=not args.no_progress)
+                               progress=not args.no_progress, split=args.split)
         if summary.empty:
             print(f"{args.run}: the corpus has no gold.jsonl; nothing to judge (the findings are in `ehrlib report`)")
             return 0

@@ -36,6 +36,7 @@ from ehrlib.corpus.io import (
     write_jsonl,
 )
 from ehrlib.corpus.records import GoldEntity, Judgement, Note, Prediction
+from ehrlib.corpus.splits import canonical_split, split_note_ids
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.judge.llm_judge import judge_with_llm
 from ehrlib.judge.matcher import JUDGE_NAME, MatcherConfig, judge_with_matcher
@@ -155,8 +156,11 @@ def _run_manifest(run_dir: Path) -> dict[str, Any]:
     return manifest
 
 
-def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None) -> RunData:
-    """Load a run directory and the gold labels of the notes it attempted."""
+def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None,
+             split: str | None = None) -> RunData:
+    """Load a run directory and the gold labels of the notes it attempted (with ``split``,
+    only those the corpus assigns to that split).
+    """
     run_dir = Path(run_dir)
     manifest = _run_manifest(run_dir)
     cdir = _corpus_dir(manifest, corpus_dir)
@@ -173,11 +177,17 @@ def load_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str]
     if finished is None:
         log.info("%s has no progress ledger; scoring every corpus note", run_dir)
         finished = {n.note_id for n in corpus.notes}
+    if split is not None:
+        finished &= split_note_ids(cdir, split)
+        if not finished:
+            raise DataError(f"{run_dir}: the run attempted no note of the {canonical_split(split)} split of {cdir}")
     notes = tuple(n for n in corpus.notes if n.note_id in finished)
     gold = tuple(g for g in corpus.gold if g.note_id in finished)
     unknown = {p.note_id for p in predictions} - {n.note_id for n in corpus.notes}
     if unknown:
         raise DataError(f"{run_dir}: predictions for notes not in corpus {cdir}: {sorted(unknown)[:5]}")
+    if split is not None:
+        predictions = tuple(p for p in predictions if p.note_id in finished)
     info = {k: manifest.get(k, (manifest.get("params") or {}).get(k)) for k in _RUN_COLUMNS}
     # the id names report figures and headings: a hand-edited manifest gets the same check as `ehrlib run`
     info["run_id"] = check_run_id(str(info["run_id"] or run_dir.name), where=str(run_dir / "manifest.json"))
@@ -258,29 +268,33 @@ def write_metric_tables(tables: Mapping[str, pd.DataFrame], out_dir: str | os.Pa
 def evaluate_run(run_dir: str | os.PathLike[str], corpus_dir: str | os.PathLike[str] | None = None,
                  judge: str = JUDGE_NAME, modes: Sequence[Mode] = ("harsh", "lenient"), *,
                  client: Any = None, llm: Mapping[str, Any] | None = None, label: str | None = None,
-                 progress: bool = True) -> pd.DataFrame:
+                 progress: bool = True, split: str | None = None) -> pd.DataFrame:
     """Judge a run, store judgements.jsonl and the metrics tables; returns this judge's summary.
 
     ``judge`` is ``"matcher"`` (offline, deterministic) or a model name for the LLM
     judges, called through ``client`` or a client built from ``llm`` settings
     (``{"backend": "gemini", ...}``, see ``ehrlib.llm.make_client``); ``label`` stores
-    the judgements under another name (repeated passes of one model).
+    the judgements under another name (repeated passes of one model). ``split`` scores
+    only the notes of that split (``test`` / ``valid``, as the corpus assigns them); the
+    judge's verdicts on other notes are kept in judgements.jsonl, the tables cover the split.
     """
-    run = load_run(run_dir, corpus_dir)
+    run = load_run(run_dir, corpus_dir, split)
     if not run.labelled:
         log.info("%s: corpus %s has no %s; nothing to judge", run.run_dir.name, run.corpus_dir, GOLD_FILE)
         return pd.DataFrame()
     new, info = judge_run(run, judge, modes, client=client, llm=llm, label=label, progress=progress)
     judge = label or judge
-    kept = [j for j in read_judgements(run.run_dir) if not (j.judge == judge and j.mode in modes)]
+    scored = {n.note_id for n in run.notes}
+    kept = [j for j in read_judgements(run.run_dir)
+            if not (j.judge == judge and j.mode in modes and (split is None or j.note_id in scored))]
     judgements = kept + new
     write_jsonl(judgements, run.run_dir / JUDGEMENTS_FILE, run_id=run.run_info["run_id"])
     judges_path = run.run_dir / JUDGES_FILE
     judges = json.loads(judges_path.read_text(encoding="utf-8")) if judges_path.exists() else {}
     judges[judge] = {**info, "modes": sorted({*judges.get(judge, {}).get("modes", ()), *modes}),
-                     "corpus": str(run.corpus_dir)}
+                     "corpus": str(run.corpus_dir), "split": canonical_split(split) if split else None}
     write_json(judges, judges_path)
-    tables = metric_tables(run, judgements)
+    tables = metric_tables(run, [j for j in judgements if split is None or j.note_id in scored])
     write_metric_tables(tables, run.run_dir)
     summary = tables["metrics"]
     return summary[summary["judge"] == judge].reset_index(drop=True)

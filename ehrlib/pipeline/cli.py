@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run-id", help="run id (default: <method>-<backend>-<UTC time>)")
     p.add_argument("--runs-dir", help="where run folders go (default: runs/)")
     p.add_argument("--limit", type=int, help="only the first N notes")
+    p.add_argument("--split", choices=("test", "valid"),
+                   help="only the notes of this split, as the corpus assigns them (its manifest.json or "
+                        "import.json); an error for a corpus without a split assignment")
     p.add_argument("--concurrency", type=int, help="worker threads (default: the backend's limit)")
     p.add_argument("--segmentation", choices=("on", "off"), help="split notes into segments first (default on)")
     p.add_argument("--scope-filter", choices=("on", "off"),
@@ -78,7 +81,8 @@ def _run(args: argparse.Namespace) -> int:
 
     params = load_params(
         args.params, corpus=args.corpus, db=args.db, method=args.method, backend=args.backend, model=args.model,
-        run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, concurrency=args.concurrency,
+        run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, split=args.split,
+        concurrency=args.concurrency,
         segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
         tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
         cache_scope=args.cache_scope, executor=args.executor, ray_address=args.ray_address,

@@ -64,6 +64,9 @@ class RunParams:
     runs_dir: str = "runs"
     limit: int | None = None
     note_ids: tuple[str, ...] = ()
+    #: only the notes of this split of the corpus (``test`` or ``valid``, as its manifest or
+    #: import.json assigns them); None = every note
+    split: str | None = None
     # --- switches ---------------------------------------------------------------------
     segmentation: bool = True
     scope_filter: bool = True
@@ -130,7 +133,7 @@ _PATH = text()
 _RULES: dict[str, Rule] = {
     "corpus": _PATH, "db": _PATH, "ontology": _PATH, "runs_dir": _PATH,
     "method": choice(METHODS), "backend": text(), "model": text(), "run_id": text(check_run_id),
-    "limit": integer(0), "note_ids": names(),
+    "limit": integer(0), "note_ids": names(), "split": choice(("test", "valid", "validation")),
     "segmentation": switch, "scope_filter": switch, "evidence_guard": switch, "progress": switch,
     "extraction": choice(EXTRACTION_MODES), "tools": names(TOOL_CATEGORIES, "tool categories"),
     "validation_cache": integer(0, 5), "cache_scope": choice(("segment", "note")),

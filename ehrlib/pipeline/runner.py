@@ -33,6 +33,7 @@ from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, read_notes
 from ehrlib.corpus.io import read_manifest as read_manifest_file
 from ehrlib.corpus.mimic_notes import corpus_source_kind
 from ehrlib.corpus.records import Note
+from ehrlib.corpus.splits import canonical_split, split_note_ids
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import check_tables, connect, damaged_database
 from ehrlib.errors import ConfigError, DataError, EndpointUnreachable, PHIError
@@ -82,6 +83,12 @@ def _load_notes(params: RunParams) -> tuple[list[Note], Path]:
     ids = [n.note_id for n in notes]
     if len(set(ids)) != len(ids):
         raise DataError(f"{path}: duplicate note_id values")
+    if params.split is not None:  # the corpus folder's assignment (manifest.json or import.json)
+        corpus_dir = path.parent
+        in_split = split_note_ids(corpus_dir, params.split)
+        notes = [n for n in notes if n.note_id in in_split]
+        if not notes:
+            raise DataError(f"corpus {corpus_dir}: no notes in the {canonical_split(params.split)} split")
     if params.note_ids:
         wanted = set(params.note_ids)
         unknown = wanted - set(ids)
