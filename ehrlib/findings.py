@@ -13,6 +13,7 @@ Every cell is a scalar (text, number, boolean or null): row references are writt
 from __future__ import annotations
 
 import dataclasses
+import html
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -125,15 +126,18 @@ class Findings(Sequence[Finding]):
     notes: tuple[Note, ...] = field(default=(), repr=False)
     results: tuple[NoteResult, ...] = field(default=(), repr=False, compare=False)
     db: str | None = field(default=None, repr=False, compare=False)
+    #: notes that could not be verified: (note_id, one-line reason), in input order
+    failures: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, predictions: Iterable[Prediction], notes: Iterable[Note] = (), *,
-           results: Sequence[NoteResult] = (), db: str | os.PathLike[str] | None = None) -> Findings:
+           results: Sequence[NoteResult] = (), db: str | os.PathLike[str] | None = None,
+           failures: Iterable[tuple[str, str]] = ()) -> Findings:
         """The findings of these predictions, each row with its note's type and admission."""
         preds, notes = tuple(predictions), tuple(notes)
         by_id = {n.note_id: n for n in notes}
         return cls(tuple(finding_row(p, by_id.get(p.note_id)) for p in preds), preds, notes, tuple(results),
-                   None if db is None else str(db))
+                   None if db is None else str(db), tuple(failures))
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -155,7 +159,8 @@ class Findings(Sequence[Finding]):
         for r in self.rows:
             counts[r.verdict] = counts.get(r.verdict, 0) + 1
         what = "".join(f", {n} {v}" for v, n in sorted(counts.items()))
-        return f"<Findings: {len(self.rows)} in {len({r.note_id for r in self.rows})} note(s){what}>"
+        failed = f"; {len(self.failures)} note(s) failed (see .failures)" if self.failures else ""
+        return f"<Findings: {len(self.rows)} in {len({r.note_id for r in self.rows})} note(s){what}{failed}>"
 
     def to_frame(self) -> pd.DataFrame:
         """One row per finding, the columns of :data:`COLUMNS`."""
@@ -213,8 +218,11 @@ def _page(findings: Findings) -> str:
     from ehrlib.viz.finding_panel import evidence_order
     from ehrlib.viz.viewer import findings_fragment
 
+    failed = "".join(f"<li><b>{html.escape(note_id)}</b>: {html.escape(why)}</li>"
+                     for note_id, why in findings.failures)
+    failed = f"<div><p>{len(findings.failures)} note(s) not verified:</p><ul>{failed}</ul></div>" if failed else ""
     if not findings.notes:
-        return f"<p>{len(findings.rows)} findings (read from a file: no note to show)</p>"
+        return failed + f"<p>{len(findings.rows)} findings (read from a file: no note to show)</p>"
     records = {r.note_id: _note_record(r) for r in findings.results}
     parts = []
     with EvidenceReader(findings.db) as reader:
@@ -223,4 +231,4 @@ def _page(findings: Findings) -> str:
             evidence = ({i: reader.rows(note.subject_id, evidence_order(p)) for i, p in preds}
                         if reader.error is None else None)
             parts.append(findings_fragment(note, preds, evidence=evidence, record=records.get(note.note_id)))
-    return "".join(parts)
+    return failed + "".join(parts)

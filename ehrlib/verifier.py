@@ -25,7 +25,7 @@ from typing import Any
 
 from ehrlib import schema
 from ehrlib.corpus.records import Note, from_dict, normalise_note_type
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, EhrlibError
 from ehrlib.findings import Findings
 from ehrlib.pipeline.inspector import NoteResult
 from ehrlib.pipeline.params import RunParams, load_params, params_from_mapping, params_to_dict
@@ -114,18 +114,42 @@ class Verifier:
         """The findings of several notes: :class:`~ehrlib.corpus.records.Note` records, or
         mappings with :meth:`verify`'s keywords and ``text`` (a missing ``note_id`` is
         numbered ``note-<k>``). Notes run on the backend's concurrency, findings in note order.
+
+        A note that cannot be verified (a bad mapping, an unknown admission, a note over the
+        size limits) does not stop the others: it is listed in the result's ``failures`` as
+        ``(note_id, one-line reason)``, as ``ehrlib run`` records a failed note and goes on.
         """
-        batch = [n if isinstance(n, Note) else self.note(**{"note_id": f"note-{k}", **_keywords(n)})
-                 for k, n in enumerate(notes, 1)]
-        ids = [n.note_id for n in batch]
+        batch: list[Note] = []
+        failures: dict[str, str] = {}
+        ids: list[str] = []   # every note's id, in input order
+        for k, n in enumerate(notes, 1):
+            name = n.note_id if isinstance(n, Note) else str(
+                (n.get("note_id") if isinstance(n, Mapping) else None) or f"note-{k}")
+            ids.append(name)
+            try:
+                batch.append(n if isinstance(n, Note) else self.note(**{"note_id": f"note-{k}", **_keywords(n)}))
+            except EhrlibError as exc:
+                failures[name] = str(exc)
         if len(set(ids)) != len(ids):
             raise DataError(f"duplicate note_id values: {sorted({i for i in ids if ids.count(i) > 1})[:5]}")
         work = self._verifier()
+
+        def one(note: Note, pool: ThreadPoolExecutor | None = None) -> NoteResult | None:
+            try:
+                return work(note, pool)
+            except EhrlibError as exc:   # recorded, like a failed note of a run
+                failures[note.note_id] = str(exc)
+                return None
+
         threads = self.params.concurrency or max(1, work.stages.concurrency)
         if threads == 1 or len(batch) <= 1:
-            return self._findings(batch, [work(n) for n in batch])
-        with ThreadPoolExecutor(threads) as pool:
-            return self._findings(batch, list(pool.map(lambda n: work(n, pool), batch)))
+            results = [one(n) for n in batch]
+        else:
+            with ThreadPoolExecutor(threads) as pool:
+                results = list(pool.map(lambda n: one(n, pool), batch))
+        kept = [(n, r) for n, r in zip(batch, results, strict=True) if r is not None]
+        return self._findings([n for n, _ in kept], [r for _, r in kept],
+                              failures=tuple((i, failures[i]) for i in ids if i in failures))
 
     def note(self, text: str, *, hadm_id: int, note_type: str, charttime: str | None = None,
              chartdate: str | None = None, subject_id: int | None = None, note_id: str | None = None) -> Note:
@@ -182,8 +206,10 @@ class Verifier:
             raise DataError(f"admission hadm_id={hadm_id} is not in the database {self.params.db}")
         return int(row[0]), None if row[1] is None else str(row[1])
 
-    def _findings(self, notes: list[Note], results: list[NoteResult]) -> Findings:
-        return Findings.of([p for r in results for p in r.predictions], notes, results=results, db=self.params.db)
+    def _findings(self, notes: list[Note], results: list[NoteResult],
+                  failures: tuple[tuple[str, str], ...] = ()) -> Findings:
+        return Findings.of([p for r in results for p in r.predictions], notes, results=results, db=self.params.db,
+                           failures=failures)
 
 
 def _keywords(note: Mapping[str, Any]) -> dict[str, Any]:

@@ -143,8 +143,6 @@ def test_bad_input_is_a_one_line_error(notes, verifier, synth_db, tmp_path):
     _one_line(EhrlibError, lambda: verifier.verify("HR 80", **{**good, "chartdate": "yesterday"}), "chartdate")
     _one_line(DataError, lambda: verifier.verify("HR 80", **good, subject_id=n.subject_id + 1), "belongs to subject")
     _one_line(ConfigError, lambda: verifier.verify("HR 80", hadm_id=n.hadm_id, note_type="nursing"), "chartdate")
-    _one_line(DataError, lambda: verifier.verify_many([{"text": "HR 80", "hadm_id": n.hadm_id}]), "missing key")
-    _one_line(DataError, lambda: verifier.verify_many([{**good, "text": "x", "when": 1}]), "unknown key")
     _one_line(DataError, lambda: Verifier(tmp_path / "none.duckdb"), "does not exist")
     damaged = tmp_path / "damaged.duckdb"
     damaged.write_bytes(Path(synth_db).read_bytes()[:4096] + b"\0" * 8192)
@@ -222,3 +220,17 @@ def test_verify_many_keeps_note_order_and_names_unnamed_notes(notes, verifier):
     assert seen[:2] == [n.note_id for n in ordered] and set(seen) <= {*seen[:2], "note-3"}
     with pytest.raises(DataError, match="duplicate note_id"):
         verifier.verify_many([ordered[0], ordered[0]])
+
+
+def test_verify_many_records_a_bad_note_and_goes_on(notes, verifier):
+    _, by_type = notes
+    n = by_type["physician"]
+    good = {"hadm_id": n.hadm_id, "note_type": "physician", "chartdate": n.chartdate}
+    found = verifier.verify_many([{"text": "HR 80", "hadm_id": n.hadm_id}, {**good, "text": "x", "when": 1},
+                                  {**good, "text": "HR 80", "hadm_id": 1, "note_id": "lost"}, n])
+    assert [i for i, _ in found.failures] == ["note-1", "note-2", "lost"]
+    reasons = dict(found.failures)
+    assert "missing key" in reasons["note-1"] and "unknown key" in reasons["note-2"]
+    assert "hadm_id=1 is not in" in reasons["lost"] and all("\n" not in r for r in reasons.values())
+    assert {r.note_id for r in found} == {n.note_id} and "3 note(s) failed" in repr(found)
+    assert "not verified" in found._repr_html_() and "lost" in found._repr_html_()
