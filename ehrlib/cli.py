@@ -20,7 +20,7 @@ import sys
 import traceback
 from typing import Any, NoReturn
 
-from ehrlib.errors import EhrlibError, closest
+from ehrlib.errors import EhrlibError, suggestion
 
 __all__ = ["main", "build_parser"]
 
@@ -49,9 +49,8 @@ class _Parser(argparse.ArgumentParser):
         if choices is None or value in choices:
             return
         names = [str(c) for c in choices]
-        guess = closest(value, names)
-        hint = f"; did you mean {guess!r}?" if guess else ""
-        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{hint} (choose from {', '.join(names)})")
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{suggestion(value, names)} "
+                                             f"(choose from {', '.join(names)})")
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -116,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [a for a in rest if a not in _VERBOSE]
     if unknown:
         chosen = _chosen_parser(parser, args)
-        guess = closest(unknown[0].split("=")[0], _option_strings(chosen)) if unknown[0].startswith("--") else None
-        hint = f"; did you mean {guess!r}?" if guess else ""
+        hint = suggestion(unknown[0].split("=")[0], _option_strings(chosen)) if unknown[0].startswith("--") else ""
         chosen.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     args.verbose = args.verbose or len(rest) > 0
     logging.basicConfig(

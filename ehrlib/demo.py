@@ -290,9 +290,11 @@ def register(sub) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="runs/demo", help="working folder (default: runs/demo)")
     defaults = DemoConfig()
-    p.add_argument("--patients", type=int, default=defaults.patients)
-    p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--notes-per-type", type=int, default=defaults.notes_per_type)
+    p.add_argument("--patients", type=int, default=defaults.patients,
+                   help=f"patients of the synthetic hospital (default {defaults.patients})")
+    p.add_argument("--seed", type=int, default=defaults.seed, help=f"random seed (default {defaults.seed})")
+    p.add_argument("--notes-per-type", type=int, default=defaults.notes_per_type,
+                   help=f"synthetic notes of each type (default {defaults.notes_per_type})")
     p.add_argument("--fresh", action="store_true", help="discard runs/demo and start over")
     p.add_argument("--notebooks", action="store_true", help="also execute every notebook with papermill")
     p.set_defaults(func=_cmd)

@@ -13,7 +13,7 @@ import errno
 from collections.abc import Iterable
 
 __all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable", "os_reason",
-           "closest", "unknown_name"]
+           "closest", "suggestion", "unknown_name"]
 
 
 class EhrlibError(Exception):
@@ -68,12 +68,19 @@ def closest(value: object, options: Iterable[str]) -> str | None:
     return found[0] if found else None
 
 
+def suggestion(value: object, options: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the option ``value`` most likely misspells, else ``""``:
+    the tail of a one-line error.
+    """
+    guess = closest(value, options)
+    return f"; did you mean {guess!r}?" if guess else ""
+
+
 def unknown_name(what: str, value: object, options: Iterable[str], *, listing: str | None = None) -> str:
     """One line for a name that is none of ``options``: the likely intended one first, then
     the choices (``listing`` names them; default ``what`` + "s"). Every enumerated setting
     words this error the same way: ``unknown backend 'ofline'; did you mean 'offline'? ...``.
     """
     offered = list(options)
-    guess = closest(value, offered)
-    hint = f"did you mean {guess!r}? " if guess else ""
-    return f"unknown {what} {str(value)[:60]!r}; {hint}{listing or what + 's'}: {', '.join(offered)}"
+    hint = suggestion(value, offered) or ";"
+    return f"unknown {what} {str(value)[:60]!r}{hint} {listing or what + 's'}: {', '.join(offered)}"

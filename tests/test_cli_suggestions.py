@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from ehrlib import cli
-from ehrlib.errors import ConfigError, closest, unknown_name
+from ehrlib.errors import ConfigError, closest, suggestion, unknown_name
 from ehrlib.pipeline.params import load_params
 
 
 def test_closest_and_unknown_name_on_known_answers():
     assert closest("ofline", ["offline", "gemini"]) == "offline"
     assert closest("zzz", ["offline", "gemini"]) is None
+    assert suggestion("ofline", ["offline"]) == "; did you mean 'offline'?" and suggestion("zzz", ["offline"]) == ""
     assert unknown_name("backend", "ofline", ["gemini", "offline"]) == (
         "unknown backend 'ofline'; did you mean 'offline'? backends: gemini, offline")
     assert unknown_name("layout", "x", ["mimic3"], listing="layouts") == "unknown layout 'x'; layouts: mimic3"
@@ -64,3 +65,10 @@ def test_the_test_backend_is_accepted_but_never_offered(capsys):
     with pytest.raises(SystemExit):
         cli.main(["run", "--help"])
     assert "scripted" not in capsys.readouterr().out
+
+
+def test_build_db_flavor_and_download_dataset_suggest(tmp_path, capsys):
+    assert cli.main(["build-db", str(tmp_path), str(tmp_path / "x.duckdb"), "--flavor", "mimc3"]) == 2
+    assert "not 'mimc3'; did you mean 'mimic3'?" in capsys.readouterr().err
+    assert cli.main(["download", "mimic-iii-dmo", str(tmp_path / "d")]) == 2
+    assert "unknown dataset 'mimic-iii-dmo'; did you mean 'mimic-iii-demo'?" in capsys.readouterr().err

@@ -30,7 +30,7 @@ from ehrlib.db.finalize import finalize
 from ehrlib.db.manifest import TableInfo, write_manifest
 from ehrlib.db.perturb import assert_no_original_names
 from ehrlib.db.skipped import MANIFEST_KEY, SkippedFile, manifest_value, skipped_files
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, suggestion
 
 __all__ = ["TableLoad", "BuildResult", "build_db", "detect_source_flavor", "find_source_file"]
 
@@ -212,7 +212,8 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
     t0 = time.perf_counter()
     src, out = Path(src), Path(out)
     if flavor not in FLAVOR_CHOICES:
-        raise ConfigError(f"--flavor must be one of {', '.join(FLAVOR_CHOICES)}, not {flavor!r}")
+        raise ConfigError(f"--flavor must be one of {', '.join(FLAVOR_CHOICES)}, not {flavor!r}"
+                          + suggestion(flavor, FLAVOR_CHOICES))
     if not src.is_dir():
         raise DataError(f"source folder {src} does not exist or is not a folder")
     if not out.parent.is_dir():
