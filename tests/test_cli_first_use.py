@@ -124,7 +124,8 @@ def test_findings_are_counted_by_verdict():
                                  "(1 withheld for low confidence), 1 consistent")
 
 
-def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
+def _one_note_corpus(tmp_path, synth_db, note_type: str, text: str):
+    """A corpus folder with one note about the database's first admission."""
     import duckdb
 
     con = duckdb.connect(str(synth_db), read_only=True)
@@ -134,8 +135,13 @@ def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "notes.jsonl").write_text(json.dumps({
-        "note_id": "n1", "subject_id": sid, "hadm_id": hadm, "note_type": "nursing", "chartdate": str(day),
-        "text": "HR 80 this morning.\nWBC 12."}) + "\n", encoding="utf-8")
+        "note_id": "n1", "subject_id": sid, "hadm_id": hadm, "note_type": note_type, "chartdate": str(day),
+        "text": text}) + "\n", encoding="utf-8")
+    return corpus
+
+
+def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
+    corpus = _one_note_corpus(tmp_path, synth_db, "nursing", "HR 80 this morning.\nWBC 12.")
     assert cli.main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--method", "surface",
                      "--runs-dir", str(tmp_path / "runs"), "--run-id", "s", "--no-progress"]) == 0
     out = capsys.readouterr().out
@@ -147,19 +153,9 @@ def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
 
 
 def test_progress_bar_and_summary_count_the_same_findings(tmp_path, synth_db, capsys):
-    import duckdb
-
-    con = duckdb.connect(str(synth_db), read_only=True)
-    sid, hadm, day = con.execute("SELECT SUBJECT_ID, HADM_ID, CAST(ADMITTIME AS DATE) FROM ADMISSIONS "
-                                 "ORDER BY HADM_ID LIMIT 1").fetchone()
-    con.close()
-    corpus = tmp_path / "c"
-    corpus.mkdir()
     # the plan's statement is an entity the scope filter sets aside: not a finding
-    (corpus / "notes.jsonl").write_text(json.dumps({
-        "note_id": "n1", "subject_id": sid, "hadm_id": hadm, "note_type": "physician", "chartdate": str(day),
-        "text": "HR 80 this morning.\nWBC 12.\nPlan: start vancomycin tomorrow, recheck WBC in the morning."}) + "\n",
-        encoding="utf-8")
+    corpus = _one_note_corpus(tmp_path, synth_db, "physician", "HR 80 this morning.\nWBC 12.\n"
+                              "Plan: start vancomycin tomorrow, recheck WBC in the morning.")
     assert cli.main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--runs-dir", str(tmp_path / "runs"),
                      "--run-id", "p"]) == 0
     captured = capsys.readouterr()
