@@ -18,8 +18,9 @@ import importlib.metadata
 import logging
 import sys
 import traceback
+from typing import Any, NoReturn
 
-from ehrlib.errors import EhrlibError
+from ehrlib.errors import EhrlibError, suggestion
 
 __all__ = ["main", "build_parser"]
 
@@ -38,9 +39,26 @@ _COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors, and the likely intended value for a mistyped command
+    or choice (subparsers inherit the class, so every command gets both).
+    """
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{suggestion(value, names)} "
+                                             f"(choose from {', '.join(names)})")
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ehrlib`` argument parser with every registered command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ehrlib",
         description="Note-table consistency verification for EHRs.",
     )
@@ -64,6 +82,23 @@ def build_parser() -> argparse.ArgumentParser:
 _VERBOSE = ("-v", "--verbose")
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser the arguments selected, for errors about its options."""
+    sub = _subcommands(parser)
+    while sub is not None and getattr(args, sub.dest, None) in sub.choices:
+        parser = sub.choices[getattr(args, sub.dest)]
+        sub = _subcommands(parser)
+    return parser
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+
+
 def _version() -> str:
     try:
         return importlib.metadata.version("ehrlib")
@@ -79,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     unknown = [a for a in rest if a not in _VERBOSE]
     if unknown:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        chosen = _chosen_parser(parser, args)
+        hint = suggestion(unknown[0].split("=")[0], _option_strings(chosen)) if unknown[0].startswith("--") else ""
+        chosen.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     args.verbose = args.verbose or len(rest) > 0
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -20,23 +20,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from ehrlib.bench.build import demo_folder
-from ehrlib.bench.realnotes import fixture_dir
-from ehrlib.corpus.io import load_corpus
-from ehrlib.corpus.stats import table1
-from ehrlib.db import connect, read_manifest, summarize
-from ehrlib.db.build import build_db
 from ehrlib.experiments import papermill, run_notebooks
-from ehrlib.judge.evaluate import evaluate_run
-from ehrlib.pipeline.params import load_params
-from ehrlib.pipeline.runner import run_experiment
-from ehrlib.report.build import build_report
-from ehrlib.result_tables import write_table
-from ehrlib.synth import GENERATOR_VERSION, generate_hospital
-from ehrlib.synth.notes import write_corpus
+
+# the steps import their code when they run (pandas, DuckDB, the pipeline): the CLI
+# builds this command's parser without them, so `ehrlib --help` stays fast
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["DemoConfig", "run_demo", "register"]
 
@@ -57,6 +48,10 @@ class DemoConfig:
 
 
 def _hospital(cfg: DemoConfig) -> Path:
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    from ehrlib.db import connect, read_manifest, summarize
+    from ehrlib.synth import GENERATOR_VERSION, generate_hospital
+
     db = cfg.out_dir / "hospital.duckdb"
     stamp = {"generator": GENERATOR_VERSION, "patients": cfg.patients, "seed": cfg.seed}
     stamp_path = cfg.out_dir / "hospital.json"
@@ -79,6 +74,11 @@ def _hospital(cfg: DemoConfig) -> Path:
 
 
 def _corpus(cfg: DemoConfig, db: Path) -> Path:
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    from ehrlib.corpus.io import load_corpus
+    from ehrlib.corpus.stats import table1
+    from ehrlib.synth.notes import write_corpus
+
     corpus = cfg.out_dir / "corpus"
     stamp = {"db": str(db), "seed": cfg.seed, "notes_per_type": cfg.notes_per_type}
     stamp_path = cfg.out_dir / "corpus.json"
@@ -102,6 +102,10 @@ def _corpus_line(stats: pd.DataFrame) -> str:
 
 def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path, run_id: str | None = None,
          step: str = "3/6") -> Path:
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    from ehrlib.pipeline.params import load_params
+    from ehrlib.pipeline.runner import run_experiment
+
     runs_dir = cfg.out_dir / "runs"
     run_id = run_id or f"demo-{method}"
     # offline runs take seconds: start them afresh, so a demo after a code update never
@@ -117,6 +121,10 @@ def _run(cfg: DemoConfig, method: str, db: Path, corpus: Path, run_id: str | Non
 
 def _judge_and_report(run_dir: Path, corpus: Path) -> tuple[pd.DataFrame, Path | None]:
     """The matcher's summary of one run and its findings-viewer index page."""
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    from ehrlib.judge.evaluate import evaluate_run
+    from ehrlib.report.build import build_report
+
     summary = evaluate_run(run_dir, corpus, judge="matcher", progress=False)
     report = build_report(run_dir, corpus, figures_dir=None, progress=False)  # per-run figures stay in the run dir
     index = [p for p in report.viewer if p.name == "index.html"]
@@ -141,6 +149,13 @@ def _real_notes(cfg: DemoConfig) -> _RealNotes | None:
     Runs them when the MIMIC-III demo folder and the fixture are present; else reads the
     committed benchmark CSV; else (an installed package away from the repository) None.
     """
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    import pandas as pd
+
+    from ehrlib.bench.build import demo_folder
+    from ehrlib.bench.realnotes import fixture_dir
+    from ehrlib.db.build import build_db
+
     src, corpus = demo_folder(), fixture_dir("holdout")
     if src is not None and (corpus / "gold.jsonl").exists():
         with tempfile.TemporaryDirectory(prefix="ehrlib-demo-") as tmp:
@@ -166,6 +181,9 @@ def _real_notes(cfg: DemoConfig) -> _RealNotes | None:
 
 def run_demo(cfg: DemoConfig) -> dict[str, Path]:
     """Run every step; returns the paths of the hospital, corpus and run folders."""
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    import pandas as pd
+
     if cfg.notebooks:
         papermill()  # fail before the work, not after it, when the notebooks extra is missing
     if cfg.fresh and cfg.out_dir.exists():
@@ -193,6 +211,9 @@ def results_table(metrics: pd.DataFrame) -> str:
     """One row per method and judge mode, as text; a method's harsh and lenient rows fold
     into one when every number agrees (with the deterministic matcher they often do).
     """
+    # deferred: loads when this step runs, so the CLI builds its parser without it
+    import pandas as pd
+
     cols = [c for c in ("method", "mode", "n_notes", "recall", "precision", "f1", "n_gold", "n_pred")
             if c in metrics.columns]
     parts = []
@@ -232,6 +253,9 @@ def _write_overview(cfg: DemoConfig, metrics: pd.DataFrame, real: _RealNotes | N
     split and the real-patient notes side by side.
     """
     # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+    import pandas as pd
+
+    from ehrlib.result_tables import write_table
     from ehrlib.viz.plots import plot_main_results
     from ehrlib.viz.save import savefig
 
@@ -266,9 +290,11 @@ def register(sub) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default="runs/demo", help="working folder (default: runs/demo)")
     defaults = DemoConfig()
-    p.add_argument("--patients", type=int, default=defaults.patients)
-    p.add_argument("--seed", type=int, default=defaults.seed)
-    p.add_argument("--notes-per-type", type=int, default=defaults.notes_per_type)
+    p.add_argument("--patients", type=int, default=defaults.patients,
+                   help=f"patients of the synthetic hospital (default {defaults.patients})")
+    p.add_argument("--seed", type=int, default=defaults.seed, help=f"random seed (default {defaults.seed})")
+    p.add_argument("--notes-per-type", type=int, default=defaults.notes_per_type,
+                   help=f"synthetic notes of each type (default {defaults.notes_per_type})")
     p.add_argument("--fresh", action="store_true", help="discard runs/demo and start over")
     p.add_argument("--notebooks", action="store_true", help="also execute every notebook with papermill")
     p.set_defaults(func=_cmd)

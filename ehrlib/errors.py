@@ -8,9 +8,12 @@ ValueErrors, so validation code written with ``except ValueError`` keeps working
 """
 from __future__ import annotations
 
+import difflib
 import errno
+from collections.abc import Iterable
 
-__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable", "os_reason"]
+__all__ = ["EhrlibError", "DataError", "ConfigError", "PHIError", "RunError", "EndpointUnreachable", "os_reason",
+           "closest", "suggestion", "unknown_name"]
 
 
 class EhrlibError(Exception):
@@ -57,3 +60,27 @@ def os_reason(exc: OSError) -> str:
     command that writes files, so the same failure reads the same everywhere).
     """
     return _OS_REASONS.get(exc.errno or 0, exc.strerror or str(exc))
+
+
+def closest(value: object, options: Iterable[str]) -> str | None:
+    """The option ``value`` most likely misspells (difflib ratio at least 0.6), or None."""
+    found = difflib.get_close_matches(str(value), list(options), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def suggestion(value: object, options: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the option ``value`` most likely misspells, else ``""``:
+    the tail of a one-line error.
+    """
+    guess = closest(value, options)
+    return f"; did you mean {guess!r}?" if guess else ""
+
+
+def unknown_name(what: str, value: object, options: Iterable[str], *, listing: str | None = None) -> str:
+    """One line for a name that is none of ``options``: the likely intended one first, then
+    the choices (``listing`` names them; default ``what`` + "s"). Every enumerated setting
+    words this error the same way: ``unknown backend 'ofline'; did you mean 'offline'? ...``.
+    """
+    offered = list(options)
+    hint = suggestion(value, offered) or ";"
+    return f"unknown {what} {str(value)[:60]!r}{hint} {listing or what + 's'}: {', '.join(offered)}"

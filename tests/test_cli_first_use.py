@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
 import pytest
 
@@ -93,11 +94,18 @@ def test_run_with_a_mistyped_backend_is_one_line(tmp_path, synth_db, capsys):
     assert "did you mean 'offline'?" in _one_error_line(capsys)
 
 
-def test_every_run_option_has_help():
-    sub = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    run = sub.choices["run"]
-    bare = [a.option_strings for a in run._actions if not a.help or a.help == argparse.SUPPRESS]
-    assert bare == []
+def _bare_options(parser: argparse.ArgumentParser, path: str) -> list[str]:
+    out = []
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            out += [o for name, sp in a.choices.items() for o in _bare_options(sp, f"{path} {name}")]
+        elif not a.help or a.help == argparse.SUPPRESS:
+            out.append(f"{path} {'/'.join(a.option_strings) or a.dest}")
+    return out
+
+
+def test_every_option_of_every_command_has_help():
+    assert _bare_options(cli.build_parser(), "ehrlib") == []
 
 
 def _pred(label, **kw) -> Prediction:
@@ -116,7 +124,8 @@ def test_findings_are_counted_by_verdict():
                                  "(1 withheld for low confidence), 1 consistent")
 
 
-def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
+def _one_note_corpus(tmp_path, synth_db, note_type: str, text: str):
+    """A corpus folder with one note about the database's first admission."""
     import duckdb
 
     con = duckdb.connect(str(synth_db), read_only=True)
@@ -126,8 +135,13 @@ def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
     corpus = tmp_path / "c"
     corpus.mkdir()
     (corpus / "notes.jsonl").write_text(json.dumps({
-        "note_id": "n1", "subject_id": sid, "hadm_id": hadm, "note_type": "nursing", "chartdate": str(day),
-        "text": "HR 80 this morning.\nWBC 12."}) + "\n", encoding="utf-8")
+        "note_id": "n1", "subject_id": sid, "hadm_id": hadm, "note_type": note_type, "chartdate": str(day),
+        "text": text}) + "\n", encoding="utf-8")
+    return corpus
+
+
+def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
+    corpus = _one_note_corpus(tmp_path, synth_db, "nursing", "HR 80 this morning.\nWBC 12.")
     assert cli.main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--method", "surface",
                      "--runs-dir", str(tmp_path / "runs"), "--run-id", "s", "--no-progress"]) == 0
     out = capsys.readouterr().out
@@ -136,3 +150,17 @@ def test_run_summary_line_counts_findings(tmp_path, synth_db, capsys):
     counts = run_findings(tmp_path / "runs" / "s")
     assert counts.total > 0
     assert f"1 notes, {counts.describe()}; " in out
+
+
+def test_progress_bar_and_summary_count_the_same_findings(tmp_path, synth_db, capsys):
+    # the plan's statement is an entity the scope filter sets aside: not a finding
+    corpus = _one_note_corpus(tmp_path, synth_db, "physician", "HR 80 this morning.\nWBC 12.\n"
+                              "Plan: start vancomycin tomorrow, recheck WBC in the morning.")
+    assert cli.main(["run", "--corpus", str(corpus), "--db", str(synth_db), "--runs-dir", str(tmp_path / "runs"),
+                     "--run-id", "p"]) == 0
+    captured = capsys.readouterr()
+    bar = [int(n) for n in re.findall(r"findings=(\d+)", captured.err)]
+    said = re.search(r"1 notes, (\d+) findings", captured.out)
+    progress = json.loads((tmp_path / "runs" / "p" / "progress.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert progress["n_entities"] > progress["n_predictions"]   # the case the two counts used to disagree on
+    assert bar and said and bar[-1] == int(said.group(1)) == progress["n_predictions"]

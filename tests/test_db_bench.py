@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 
 import pytest
 from test_db_build import write_table
@@ -16,6 +17,15 @@ def test_discovers_build_and_rejects_unknown(tmp_path):
     assert "build" in available() and "cli" not in available()
     with pytest.raises(ConfigError, match="unknown benchmark"):
         run_benchmarks(["nope"], tmp_path)
+    with pytest.raises(ConfigError, match="did you mean 'quality'"):
+        run_benchmarks(["qualty"], tmp_path)
+
+
+def test_every_listed_benchmark_has_a_run_function():
+    # `ehrlib bench` runs them all: a command module listed here (calibrate) would crash it
+    modules = {n: importlib.import_module(f"ehrlib.bench.{n}") for n in available()}
+    missing = [n for n, m in modules.items() if not callable(getattr(m, "run", None))]
+    assert missing == []
 
 
 def test_build_benchmark_writes_rows_per_second(tmp_path, monkeypatch):

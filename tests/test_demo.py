@@ -46,7 +46,7 @@ def test_closing_lines_say_what_ran_the_numbers_and_what_to_open(tmp_path):
 
 
 def test_real_notes_fall_back_to_the_benchmark_file(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(demo, "demo_folder", lambda: None)
+    monkeypatch.setattr("ehrlib.bench.build.demo_folder", lambda: None)  # demo imports it when the step runs
     figures = tmp_path / "figures"
     figures.mkdir()
     rows = _metrics().assign(corpus="realnotes_holdout", scope="all")
@@ -62,7 +62,7 @@ def test_real_notes_fall_back_to_the_benchmark_file(tmp_path, monkeypatch, capsy
 
 
 def test_real_notes_absent_everywhere(tmp_path, monkeypatch):
-    monkeypatch.setattr(demo, "demo_folder", lambda: None)
+    monkeypatch.setattr("ehrlib.bench.build.demo_folder", lambda: None)  # demo imports it when the step runs
     assert demo._real_notes(DemoConfig(figures_dir=tmp_path)) is None
 
 

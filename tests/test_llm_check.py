@@ -171,8 +171,10 @@ def test_presets_defaults(monkeypatch):
 
 
 def test_unknown_backend_and_setting_are_one_line_errors(capsys):
-    with pytest.raises(ConfigError, match="choose one of openai, vllm"):
+    with pytest.raises(ConfigError, match="did you mean 'vllm'.*openai") as caught:
         resolve_backend("vlm")
+    assert "scripted" not in str(caught.value)   # the test preset is accepted, never offered
+    assert resolve_backend("scripted")[0] == "scripted"
     assert main(["llm", "check", "--backend", "vllm", "--model", "m", "--base-url", "ftp:"]) == 2
     assert "error:" in capsys.readouterr().err
 

@@ -1,7 +1,7 @@
 """Benchmarks behind `ehrlib bench` / `make bench`.
 
-Every module in this package (except ``cli`` and ``_private`` ones) is one benchmark:
-it exposes ``run(out_dir: pathlib.Path) -> pathlib.Path``, writes its result file (a CSV
+Every module in this package (except the commands in :data:`COMMANDS` and ``_private``
+ones) is one benchmark: it exposes ``run(out_dir: pathlib.Path) -> pathlib.Path``, writes its result file (a CSV
 under ``figures/``, e.g. ``bench_build.csv``) and returns its path. A benchmark that
 cannot run here (its data is absent) raises :class:`BenchSkipped` with the reason.
 Add a benchmark by adding a module; `ehrlib bench --only NAME` runs just that one.
@@ -19,9 +19,14 @@ class BenchSkipped(Exception):
     """The benchmark cannot run in this environment (e.g. the demo data is absent)."""
 
 
+#: modules of this package that are commands, not benchmarks (no ``run``)
+COMMANDS = frozenset({"cli", "calibrate"})
+
+
 def available() -> list[str]:
     """Names of the benchmark modules in this package, sorted."""
-    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "cli" and not m.name.startswith("_"))
+    return sorted(m.name for m in pkgutil.iter_modules(__path__)
+                  if m.name not in COMMANDS and not m.name.startswith("_"))
 
 
 def repo_root() -> Path:

@@ -17,21 +17,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ehrlib.corpus.io import write_json
 from ehrlib.errors import DataError
-from ehrlib.pipeline.calibration.apply import bundled_path
-from ehrlib.pipeline.calibration.features import CATEGORICAL, NUMERIC
-from ehrlib.pipeline.calibration.model import FEATURE_VERSION, FORMAT_VERSION, fit_calibrator
-from ehrlib.pipeline.calibration.training import (
-    SetData,
-    choose_threshold,
-    collect_run,
-    loso_probabilities,
-    pool_parts,
-    set_metrics,
-)
+
+if TYPE_CHECKING:
+    from ehrlib.pipeline.calibration.training import SetData
 
 __all__ = ["register", "collect_dev_sets", "refit", "MANIFEST_NAME"]
 
@@ -51,6 +43,7 @@ def collect_dev_sets(work: Path, *, progress: bool = False, names: Sequence[str]
     """Run the inspector uncalibrated on each development set present and collect its data."""
     # deferred: the runner and the quality benchmark are heavy; `ehrlib --help` must stay fast
     from ehrlib.bench.quality import real_patient_sets
+    from ehrlib.pipeline.calibration.training import collect_run, pool_parts
     from ehrlib.pipeline.params import RunParams
     from ehrlib.pipeline.runner import run_experiment
 
@@ -90,9 +83,18 @@ def synthetic_train(work: Path) -> tuple[Path, list[tuple[Path, list[str] | None
     return corpus_dir, [(db, None)]
 
 
-def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[..., Any] = fit_calibrator
+def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[..., Any] | None = None
           ) -> tuple[Path, dict[str, Any]]:
-    """Fit on ``sets`` (LOSO metrics, threshold, final model) and write model + manifest."""
+    """Fit on ``sets`` (LOSO metrics, threshold, final model; ``fit`` defaults to
+    :func:`~ehrlib.pipeline.calibration.model.fit_calibrator`) and write model + manifest.
+    """
+    # deferred: the calibration modules load the offline pipeline; `ehrlib --help` must stay fast
+    from ehrlib.pipeline.calibration.apply import bundled_path
+    from ehrlib.pipeline.calibration.features import CATEGORICAL, NUMERIC
+    from ehrlib.pipeline.calibration.model import FEATURE_VERSION, FORMAT_VERSION, fit_calibrator
+    from ehrlib.pipeline.calibration.training import choose_threshold, loso_probabilities, set_metrics
+
+    fit = fit or fit_calibrator
     if len(sets) < 2:
         raise DataError("calibration needs at least two labelled development sets (leave-one-set-out); "
                         "are the MIMIC demo databases present (EHRLIB_MIMIC3_DEMO, EHRLIB_MIMIC4_DEMO)?")

@@ -6,7 +6,7 @@ import importlib
 from pathlib import Path
 
 from ehrlib.bench import BenchSkipped, available
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, unknown_name
 
 __all__ = ["register", "run_benchmarks"]
 
@@ -33,7 +33,7 @@ def run_benchmarks(names: list[str], out_dir: Path, *, with_estimate: bool = Fal
     known = available()
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ConfigError(f"unknown benchmark(s) {', '.join(unknown)}; available: {', '.join(known)}")
+        raise ConfigError(unknown_name("benchmark", unknown[0], known))
     if with_estimate and "quality" not in names:
         raise ConfigError("--with-estimate applies to the quality benchmark: use --only quality --with-estimate")
     results: dict[str, Path | str] = {}

@@ -6,18 +6,23 @@
 """
 from __future__ import annotations
 
-from ehrlib.db.build import BuildResult, TableLoad, build_db
-from ehrlib.db.connect import connect
-from ehrlib.db.ddl import LAYOUTS, ColumnDef, TableDef, create_tables, table_defs
-from ehrlib.db.finalize import finalize, order_keys
-from ehrlib.db.manifest import (
-    MANIFEST_TABLES_TABLE,
-    SOURCE_KINDS,
-    TableInfo,
-    read_manifest,
-    write_manifest,
-)
-from ehrlib.db.summary import DbSummary, summarize
+from typing import TYPE_CHECKING
+
+from ehrlib.lazy import lazy_package
+
+if TYPE_CHECKING:  # exports, imported on first use (lazy_package): importing the package stays cheap
+    from ehrlib.db.build import BuildResult, TableLoad, build_db
+    from ehrlib.db.connect import connect
+    from ehrlib.db.ddl import LAYOUTS, ColumnDef, TableDef, create_tables, table_defs
+    from ehrlib.db.finalize import finalize, order_keys
+    from ehrlib.db.manifest import (
+        MANIFEST_TABLES_TABLE,
+        SOURCE_KINDS,
+        TableInfo,
+        read_manifest,
+        write_manifest,
+    )
+    from ehrlib.db.summary import DbSummary, summarize
 
 __all__ = [
     "build_db",
@@ -39,3 +44,5 @@ __all__ = [
     "finalize",
     "order_keys",
 ]
+
+lazy_package(__name__)

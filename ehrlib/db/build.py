@@ -29,7 +29,8 @@ from ehrlib.db.ddl import TableDef, create_tables, table_defs
 from ehrlib.db.finalize import finalize
 from ehrlib.db.manifest import TableInfo, write_manifest
 from ehrlib.db.perturb import assert_no_original_names
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.db.skipped import MANIFEST_KEY, SkippedFile, manifest_value, skipped_files
+from ehrlib.errors import ConfigError, DataError, suggestion
 
 __all__ = ["TableLoad", "BuildResult", "build_db", "detect_source_flavor", "find_source_file"]
 
@@ -63,6 +64,8 @@ class BuildResult:
     source_kind: str
     tables: tuple[TableLoad, ...]
     seconds: float
+    #: CSV files in the source folder no table was loaded from, with the reason
+    skipped: tuple[SkippedFile, ...] = ()
 
     @property
     def rows(self) -> int:
@@ -209,7 +212,8 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
     t0 = time.perf_counter()
     src, out = Path(src), Path(out)
     if flavor not in FLAVOR_CHOICES:
-        raise ConfigError(f"--flavor must be one of {', '.join(FLAVOR_CHOICES)}, not {flavor!r}")
+        raise ConfigError(f"--flavor must be one of {', '.join(FLAVOR_CHOICES)}, not {flavor!r}"
+                          + suggestion(flavor, FLAVOR_CHOICES))
     if not src.is_dir():
         raise DataError(f"source folder {src} does not exist or is not a folder")
     if not out.parent.is_dir():
@@ -227,6 +231,9 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
     sources = {logical: find_source_file(src, d.source_stem) for logical, d in defs.items()}
     if not any(sources.values()):
         raise DataError(f"no {flavor} table files in {src}")
+    skipped = skipped_files(src, [p for p in sources.values() if p is not None], flavor)
+    for s in skipped:
+        log.debug("%s: not read (%s)", s.file, s.reason)
 
     tmp = _temp_path(out)
     _remove(tmp)
@@ -258,7 +265,8 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
         source_kind = contracts.classify_source(src, flavor, counts)
         version = _detect_version(src, flavor)
         write_manifest(con, source=str(src.resolve()), source_kind=source_kind, flavor=flavor, layout=layout,
-                       version=version, tables_info=infos)
+                       version=version, tables_info=infos,
+                       extra={MANIFEST_KEY: manifest_value(skipped, hide_names=perturb)})
         finalize(con, layout)
         if perturb:
             assert_no_original_names(con)
@@ -270,4 +278,4 @@ def build_db(src: str | os.PathLike, out: str | os.PathLike, *, flavor: str = "a
         raise
     finally:
         _remove(tmp.with_name(tmp.name + ".wal"))
-    return BuildResult(out, flavor, layout, version, source_kind, tuple(loads), time.perf_counter() - t0)
+    return BuildResult(out, flavor, layout, version, source_kind, tuple(loads), time.perf_counter() - t0, skipped)

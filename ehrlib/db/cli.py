@@ -30,6 +30,7 @@ def _build_db(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
     from ehrlib.db.build import build_db
     from ehrlib.db.connect import connect
+    from ehrlib.db.skipped import summary_lines
     from ehrlib.db.summary import summarize
 
     r = build_db(args.src, args.out, flavor=args.flavor, perturb=args.perturb, progress=not args.no_progress)
@@ -38,6 +39,9 @@ def _build_db(args: argparse.Namespace) -> int:
         print("\n".join(summarize(con).lines()))
     if r.missing:
         print(f"missing (reported in the manifest): {', '.join(r.missing)}")
+    if r.skipped:
+        print(f"{len(r.skipped)} source file(s) not read (listed in the manifest):")
+        print("\n".join("  " + line for line in summary_lines(r.skipped)))
     return 0
 
 

@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 
 from ehrlib import schema
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, unknown_name
 
 __all__ = ["ColumnDef", "TableDef", "LAYOUTS", "table_defs", "create_tables", "layout_of"]
 
@@ -105,7 +105,7 @@ def layout_of(flavor: str) -> str:
         return flavor
     if flavor == "synthetic":
         return "mimic3"
-    raise ConfigError(f"unknown layout {flavor!r}; expected one of {', '.join(LAYOUTS)}")
+    raise ConfigError(unknown_name("layout", flavor, LAYOUTS))
 
 
 def _mimic3_defs(perturbed: bool) -> dict[str, TableDef]:

@@ -18,7 +18,7 @@ import httpx
 from tqdm import tqdm
 
 from ehrlib.db.contracts import DEMO_SUMS_FINGERPRINT, read_sums, sha256_file
-from ehrlib.errors import ConfigError, DataError
+from ehrlib.errors import ConfigError, DataError, unknown_name
 
 __all__ = ["DATASETS", "DownloadResult", "download"]
 
@@ -92,7 +92,7 @@ def download(dataset: str, dest: str | os.PathLike, *, base_url: str | None = No
         mismatch or a network failure (partial files are kept for resuming).
     """
     if dataset not in DATASETS:
-        raise ConfigError(f"unknown dataset {dataset!r}; expected one of {', '.join(DATASETS)}")
+        raise ConfigError(unknown_name("dataset", dataset, DATASETS))
     official, flavor = DATASETS[dataset]
     base = (base_url or official).rstrip("/") + "/"
     dest = Path(dest)

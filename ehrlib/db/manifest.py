@@ -11,6 +11,7 @@ physical tables back through ``ehrlib.schema.PERTURBED``).
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ import duckdb
 import ehrlib
 from ehrlib import schema
 from ehrlib.db.ddl import LAYOUTS, TableDef, table_defs
+from ehrlib.db.skipped import MANIFEST_KEY as SKIPPED_KEY
 from ehrlib.errors import ConfigError
 
 __all__ = [
@@ -154,7 +156,8 @@ def _has_table(con, name: str) -> bool:
 def read_manifest(con) -> dict:
     """The manifest as a dict: every key/value row, plus ``tables``: a list of dicts
     (table_name, table_schema, logical_name, status, row_count, source_file,
-    source_sha256, content_checksum). Raises LookupError if there is no manifest.
+    source_sha256, content_checksum), and ``skipped_files`` (a build's source files no
+    table reads, as a list of {file, reason}). Raises LookupError if there is no manifest.
     """
     if not _has_table(con, schema.MANIFEST_TABLE):
         raise LookupError("this database has no ehrlib manifest (not built by ehrlib)")
@@ -170,4 +173,9 @@ def read_manifest(con) -> dict:
         out["tables"] = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
     else:
         out["tables"] = []
+    if isinstance(out.get(SKIPPED_KEY), str):   # a JSON list of {file, reason} (ehrlib.db.skipped)
+        try:
+            out[SKIPPED_KEY] = json.loads(out[SKIPPED_KEY])
+        except ValueError:
+            out[SKIPPED_KEY] = []
     return out

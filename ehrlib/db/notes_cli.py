@@ -15,7 +15,6 @@ from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file
 from ehrlib.corpus.records import NOTE_TYPES, PAPER_NOTE_TYPES
 from ehrlib.corpus.release_import import FORMATS
 from ehrlib.corpus.splits import SPLITS
-from ehrlib.db.connect import connect
 from ehrlib.errors import ConfigError
 
 __all__ = ["db_admissions", "register"]
@@ -23,6 +22,8 @@ __all__ = ["db_admissions", "register"]
 
 def db_admissions(db: str | os.PathLike[str]) -> dict[int, int]:
     """hadm_id -> subject_id of every admission in an ehrlib database (read-only)."""
+    from ehrlib.db.connect import connect  # deferred: DuckDB; `ehrlib --help` must stay fast
+
     con = connect(db)
     try:
         t = schema.schema_map(schema.detect_flavor(con)).table("admissions")

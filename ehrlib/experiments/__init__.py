@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, unknown_name
 
 __all__ = ["Experiment", "list_experiments", "run_notebooks", "papermill"]
 
@@ -54,8 +54,7 @@ def _select(experiments: list[Experiment], name: str) -> list[Experiment]:
         return experiments
     chosen = [e for e in experiments if name in (e.name, e.stem, f"{e.number:02d}", str(e.number))]
     if not chosen:
-        known = ", ".join(e.name for e in experiments) or "none"
-        raise ConfigError(f"no experiment named {name!r}; known: {known}")
+        raise ConfigError(unknown_name("experiment", name, [e.name for e in experiments] or ["none"]))
     return chosen
 
 

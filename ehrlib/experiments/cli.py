@@ -23,7 +23,7 @@ def register(sub) -> None:
     s = p.add_subparsers(dest="experiments_command", metavar="ACTION", required=True)
     s.add_parser("list", help="numbered notebooks and their params files").set_defaults(func=_list)
     r = s.add_parser("run", help="execute notebooks (NAME such as 03, 03_run_inspector, or all)")
-    r.add_argument("name")
+    r.add_argument("name", help="notebook number or name (03, 03_ontology_build) or all")
     r.add_argument("--out", default="runs/notebooks", help="folder for executed copies")
     which = r.add_mutually_exclusive_group()
     which.add_argument("--full", action="store_true",

@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
                         "--params: the llm block's model)")
     p.add_argument("--params", help="YAML whose `llm:` block configures the model judge (params/judge_*.yaml); "
                                     "command-line options override it")
-    p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both")
+    p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both",
+                   help="judge strictness: harsh, lenient or both (default both)")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
     p.add_argument("--split", choices=("test", "valid"),
                    help="score only the notes of this split, as the corpus assigns them (its manifest.json or "
@@ -47,7 +48,7 @@ def register(sub: Any) -> None:
     p.add_argument("--review", type=int, default=0, metavar="N",
                    help="also write review_<judge>_<mode>.csv: N sampled verdicts for people to check "
                         "(paper Appendix F.4; score it with ehrlib.judge.review_agreement)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
 

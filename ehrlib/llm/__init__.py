@@ -13,35 +13,40 @@ and the PHI guard. See docs/llm_backends.md for each backbone of the paper.
 """
 from __future__ import annotations
 
-from ehrlib.llm.cache import ResponseCache, cache_key
-from ehrlib.llm.client import Backend, Client, RetryPolicy, run_sync
-from ehrlib.llm.errors import LLMCallError, MalformedReply
-from ehrlib.llm.factory import BACKENDS, PAPER_OPEN_MODEL_DEFAULTS, client_from_params, make_client
-from ehrlib.llm.loop import (
-    LoopFailure,
-    ToolCallRecord,
-    ToolLoopResult,
-    count_rows,
-    render_tool_result,
-    run_tool_loop,
-    run_tool_loop_sync,
-)
-from ehrlib.llm.phi import OVERRIDE_ENV, SAFE_HOSTS_ENV, EndpointVerdict, check_phi, classify_endpoint
-from ehrlib.llm.records import (
-    CallUsage,
-    GenerationConfig,
-    LLMClient,
-    LLMResponse,
-    Message,
-    ToolCall,
-    ToolResult,
-    ToolSpec,
-    system,
-    tool_spec_from_function,
-    user,
-)
-from ehrlib.llm.replies import JsonResult, generate_json, parse_json_reply
-from ehrlib.llm.usage import CallRecord, PriceTable, UsageLedger
+from typing import TYPE_CHECKING
+
+from ehrlib.lazy import lazy_package
+
+if TYPE_CHECKING:  # exports, imported on first use (lazy_package): importing the package stays cheap
+    from ehrlib.llm.cache import ResponseCache, cache_key
+    from ehrlib.llm.client import Backend, Client, RetryPolicy, run_sync
+    from ehrlib.llm.errors import LLMCallError, MalformedReply
+    from ehrlib.llm.factory import BACKENDS, PAPER_OPEN_MODEL_DEFAULTS, client_from_params, make_client
+    from ehrlib.llm.loop import (
+        LoopFailure,
+        ToolCallRecord,
+        ToolLoopResult,
+        count_rows,
+        render_tool_result,
+        run_tool_loop,
+        run_tool_loop_sync,
+    )
+    from ehrlib.llm.phi import OVERRIDE_ENV, SAFE_HOSTS_ENV, EndpointVerdict, check_phi, classify_endpoint
+    from ehrlib.llm.records import (
+        CallUsage,
+        GenerationConfig,
+        LLMClient,
+        LLMResponse,
+        Message,
+        ToolCall,
+        ToolResult,
+        ToolSpec,
+        system,
+        tool_spec_from_function,
+        user,
+    )
+    from ehrlib.llm.replies import JsonResult, generate_json, parse_json_reply
+    from ehrlib.llm.usage import CallRecord, PriceTable, UsageLedger
 
 __all__ = [
     "BACKENDS",
@@ -86,3 +91,5 @@ __all__ = [
     "tool_spec_from_function",
     "user",
 ]
+
+lazy_package(__name__)

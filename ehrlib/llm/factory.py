@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, unknown_name
 from ehrlib.llm.cache import ResponseCache
 from ehrlib.llm.client import Backend, Client, RetryPolicy
 from ehrlib.llm.ratelimit import shared_limiter
@@ -84,6 +84,8 @@ PRESETS: dict[str, Preset] = {
 _ALIASES = {"llama.cpp": "llamacpp", "llama-cpp": "llamacpp", "llama_cpp": "llamacpp", "vertexai": "vertex",
             "azure-openai": "azure", "azure_openai": "azure", "openai-compatible": "openai"}
 BACKENDS = tuple(PRESETS)
+#: presets for tests: accepted, never offered in a listing or a suggestion
+TEST_PRESETS = frozenset({"scripted"})
 
 _GEN_KEYS = ("model", "temperature", "top_p", "max_tokens", "seed", "thinking_budget", "response_schema")
 _CLIENT_KEYS = ("timeout_s", "max_retries", "retry_initial_s", "retry_max_s", "retry_jitter_s",
@@ -103,7 +105,8 @@ def resolve_backend(backend: str) -> tuple[str, Preset]:
     name = str(backend).strip().lower()
     name = _ALIASES.get(name, name)
     if name not in PRESETS:
-        raise ConfigError(f"unknown LLM backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        raise ConfigError(unknown_name("LLM backend", backend, [b for b in BACKENDS if b not in TEST_PRESETS],
+                                       listing="backends"))
     return name, PRESETS[name]
 
 

@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(offline, the default) or by the paper's sliding-window LLM procedure.")
     o.add_argument("db", help="DuckDB database built by ehrlib")
     o.add_argument("out", help="output JSON file")
-    o.add_argument("--method", choices=("rules", "llm"), default="rules")
+    o.add_argument("--method", choices=("rules", "llm"), default="rules",
+                   help="offline rules (default) or the paper's sliding-window LLM procedure")
     o.add_argument("--backend", default="gemini", help="LLM backend for --method llm (gemini | openai)")
     o.add_argument("--model", help="LLM model for --method llm")
     o.add_argument("--window", type=int, default=50, help="items per prompt (sliding window w)")

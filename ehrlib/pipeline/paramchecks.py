@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, suggestion
 
 __all__ = ["Rule", "integer", "number", "text", "choice", "switch", "names", "json_mapping", "MAX_TEXT_CHARS"]
 
@@ -91,7 +91,8 @@ def choice(options: tuple[str, ...]) -> Rule:
     def rule(name: str, value: Any) -> str:
         out = _text_value(name, value)
         if out not in options:
-            raise ConfigError(f"{name} must be one of {', '.join(options)}, got {out[:60]!r}")
+            raise ConfigError(f"{name} must be one of {', '.join(options)}, got {out[:60]!r}"
+                              + suggestion(out, options))
         return out
     return rule
 
@@ -116,7 +117,8 @@ def names(allowed: tuple[str, ...] | None = None, what: str = "names") -> Rule:
         out = tuple(_text_value(f"{name}[{i}]", v) for i, v in enumerate(value))
         bad = [v for v in out if allowed is not None and v not in allowed]
         if bad:
-            raise ConfigError(f"{name}: unknown {what} {bad[:5]}; expected some of {', '.join(allowed or ())}")
+            raise ConfigError(f"{name}: unknown {what} {bad[:5]}{suggestion(bad[0], allowed or ())} "
+                              f"(expected some of {', '.join(allowed or ())})")
         return out
     return rule
 

@@ -240,14 +240,16 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
         save_manifest("running")
         bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
                    disable=not params.progress)
-        totals = {"entities": 0, "calls": 0, "cost": 0.0}
+        # findings = predictions, as the closing summary line counts them (entities the scope
+        # filter set aside are not findings)
+        totals = {"findings": 0, "calls": 0, "cost": 0.0}
         try:
             # (run returns a generator: closing it stops the workers' remaining notes)
             with executor, contextlib.closing(executor.run(todo, worker.work)) as outcomes:  # type: ignore[type-var]
                 for outcome in outcomes:
                     _commit_note(writer, outcome, totals)
                     bar.update(1)
-                    bar.set_postfix(entities=totals["entities"], calls=totals["calls"],
+                    bar.set_postfix(findings=totals["findings"], calls=totals["calls"],
                                     cost=f"${totals['cost']:.2f}", refresh=False)
                     save_manifest("running", every_s=2.0)
         except EndpointUnreachable as exc:
@@ -388,6 +390,6 @@ def _commit_note(writer: RunWriter, outcome: NoteOutcome, totals: dict[str, Any]
     summary = outcome.summary
     if "stages" not in summary:  # no result at all (bad input, a bug)
         return
-    totals["entities"] += summary["n_entities"]
+    totals["findings"] += summary["n_predictions"]
     totals["calls"] += sum(s["llm_calls"] for s in summary["stages"].values())
     totals["cost"] += sum(s["cost_usd"] for s in summary["stages"].values())

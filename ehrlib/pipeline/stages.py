@@ -21,7 +21,6 @@ imports an implementation (and the offline backend can be developed independentl
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import importlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ehrlib.corpus.records import ItemRef, Note, TimeSpan, Usage
-from ehrlib.errors import ConfigError
+from ehrlib.errors import ConfigError, unknown_name
 from ehrlib.pipeline.params import METHODS, RunParams
 from ehrlib.pipeline.records import Anchor, CacheEntry, Entity, ScopeDecision, Segment, TimeRef, Verdict
 
@@ -389,16 +388,13 @@ def backend_factory(name: str) -> BackendFactory | None:
 
 def unknown_backend_message(backend: str) -> str:
     """One line naming the user-facing backends, with the closest one when it looks like a typo."""
-    offered = sorted(set(BACKENDS) - TEST_BACKENDS)
-    close = difflib.get_close_matches(backend, offered, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"unknown backend {backend!r}; {hint}backends: {', '.join(offered)}"
+    return unknown_name("backend", backend, sorted(set(BACKENDS) - TEST_BACKENDS))
 
 
 def get_stages(method: str, backend: str, params: RunParams) -> Stages:
     """The stage bundle for ``method`` on ``backend``, built from ``params``."""
     if method not in METHODS:
-        raise ConfigError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}")
+        raise ConfigError(unknown_name("method", method, METHODS))
     with _LOCK:
         factory = _REGISTRY.get(backend)
     if factory is None:

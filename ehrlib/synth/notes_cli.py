@@ -4,10 +4,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from ehrlib.corpus.io import load_corpus
-from ehrlib.corpus.stats import column_vs_missing, table1
-from ehrlib.synth.notes import write_corpus
-
 __all__ = ["add_notes_parser"]
 
 
@@ -19,6 +15,11 @@ def _admissions(text: str) -> list[int]:
 
 
 def _notes(args: argparse.Namespace) -> int:
+    # deferred: the note writer and Table 1 load DuckDB and pandas; `ehrlib --help` must stay fast
+    from ehrlib.corpus.io import load_corpus
+    from ehrlib.corpus.stats import column_vs_missing, table1
+    from ehrlib.synth.notes import write_corpus
+
     started = time.perf_counter()
     admissions = [a for chunk in (args.admissions or []) for a in chunk] or None
     out = write_corpus(args.db, args.out_dir, seed=args.seed, notes_per_type=args.notes_per_type,
