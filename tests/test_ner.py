@@ -154,3 +154,13 @@ def test_extraction_ner_end_to_end_on_synthetic_db(synth_db, tmp_path_factory):
     ner = table.set_index("extraction").loc["ner"]
     # two validation notes teach it little, but what it tags and the framework reads is verified and judged
     assert ner["n_pred"] == len(preds) and ner["extraction_recall"] > 0 and ner["lenient_f1"] > 0
+
+
+def test_bundled_model_loads_and_never_saw_the_sealed_set():
+    from ehrlib.bench.quality import ESTIMATE_SET
+    from ehrlib.ner.training import DEFAULT_MODEL
+
+    tagger, manifest = load_tagger(DEFAULT_MODEL)
+    assert ESTIMATE_SET[0] not in manifest["training_sets"] and "synthetic_validation" in manifest["training_sets"]
+    line = "WBC 12.3, K 3.1 repleted"
+    assert tagger.tag(line, tokenize(line))[0] == "B"
