@@ -164,3 +164,19 @@ def test_bundled_model_loads_and_never_saw_the_sealed_set():
     assert ESTIMATE_SET[0] not in manifest["training_sets"] and "synthetic_validation" in manifest["training_sets"]
     line = "WBC 12.3, K 3.1 repleted"
     assert tagger.tag(line, tokenize(line))[0] == "B"
+
+
+def test_switch_reads_spans_offline_and_sends_bare_spans_elsewhere(tmp_path):
+    from ehrlib.pipeline.params import RunParams
+    from ehrlib.pipeline.stages import Stages, apply_switches
+
+    model = train_tagger(_planted(), min_count=1).save(tmp_path / "m", {})
+
+    def step(*args):
+        raise AssertionError("not called here")
+
+    params = RunParams(extraction="ner", ner_model=str(model))
+    for backend, readers in (("offline", (step, step)), ("gemini", ())):
+        got = apply_switches(Stages("inspector", backend, step, step, None, step, step), params)
+        assert isinstance(got.patient_extractor, NerExtractor) and got.ontology_extractor is None
+        assert got.patient_extractor.readers == readers
