@@ -36,6 +36,7 @@ _COMMAND_MODULES = (
     "ehrlib.experiments.cli",
     "ehrlib.demo",
     "ehrlib.bench.cli",
+    "ehrlib.ner.cli",
 )
 
 

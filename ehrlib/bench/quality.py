@@ -17,6 +17,8 @@ deterministic matcher (:mod:`ehrlib.judge.matcher`, harsh and lenient), and
   paired with a gold entity carried the right label — the best any verifier can do on
   this extraction. Both methods share the extractor, so the gap between the baseline's
   ``f1`` and the inspector's ``ceiling_f1`` bounds what verification can add.
+- ``paired_recall``: the share of gold statements the judge paired with any prediction,
+  right or wrong: the extraction's recall (``1 - unmatched_share`` is its precision).
 
 The real-patient sets (hand-written notes on MIMIC-III and MIMIC-IV demo admissions,
 :data:`DEV_SETS`) are scored as well when the demo CSVs are present. The sealed estimate
@@ -54,14 +56,14 @@ from ehrlib.synth import generate_hospital
 from ehrlib.synth.notes import write_corpus
 from ehrlib.viz import plot_method_scores, savefig
 
-__all__ = ["run", "save_figure", "HEADER", "METHODS", "score_rows", "real_patient_sets", "DEV_SETS", "ESTIMATE_SET",
-           "ESTIMATE_ENV"]
+__all__ = ["run", "evaluate_set", "save_figure", "HEADER", "METHODS", "score_rows", "real_patient_sets", "DEV_SETS",
+           "ESTIMATE_SET", "ESTIMATE_ENV"]
 
 OUT_NAME = "bench_quality.csv"
 METHODS: tuple[str, ...] = ("inspector", "surface")
 HEADER = ("corpus", "method", "backend", "judge", "mode", "scope", "n_notes", "n_gold", "n_pred", "recall",
           "precision", "f1", "micro_recall", "micro_precision", "micro_f1", "unmatched_share", "median_s_per_note",
-          "ceiling_f1", "alarm_precision", "inconsistent_recall")
+          "ceiling_f1", "alarm_precision", "inconsistent_recall", "paired_recall")
 
 
 def _wall_seconds(run_dir: Path) -> list[float]:
@@ -96,7 +98,7 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
     def block(scope: str, g_sel: list[Any], p_sel: list[Any], with_precision: bool) -> None:
         notes = sorted({g.note_id for g in g_sel} | ({p.note_id for p in p_sel} if with_precision else set()))
         rec, prec, f1s, ceiling = [], [], [], []
-        n_correct = 0
+        n_correct = n_paired = 0
         for nid in notes:
             ng = [g for g in g_sel if g.note_id == nid]
             npred = [p for p in p_sel if p.note_id == nid]
@@ -105,6 +107,7 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
             paired = sum(1 for g in ng if verdict.get((nid, g.entity_id)) is not None
                          and verdict[(nid, g.entity_id)].matched_prediction is not None)
             n_correct += c
+            n_paired += paired
             ceiling.append(_f1(paired / len(ng) if ng else 0.0, paired / len(npred) if npred else 0.0))
             r = c / len(ng) if ng else 0.0
             p = c / len(npred) if npred else 0.0
@@ -127,6 +130,8 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
             "unmatched_share": (round(sum(1 for p in p_sel if id(p) not in matched) / len(p_sel), 4)
                                 if with_precision and p_sel else ""),
             "median_s_per_note": seconds if scope == "all" else "",
+            # extraction alone: the share of gold statements the judge paired with any prediction
+            "paired_recall": round(n_paired / len(g_sel), 4) if g_sel else "",
             "ceiling_f1": round(sum(ceiling) / len(ceiling), 4) if with_precision and ceiling else "",
             "alarm_precision": (round(sum(1 for p in alarms if id(p) in credited) / len(alarms), 4)
                                 if with_precision and alarms else ""),
@@ -148,24 +153,28 @@ def score_rows(gold: Sequence[Any], preds: Sequence[Any], judgements: Iterable[A
     return rows
 
 
-def _run_method(method: str, corpus_dir: Path, db: Path, runs_dir: Path, note_ids: Sequence[str], tag: str) -> Path:
-    params = RunParams(corpus=str(corpus_dir), db=str(db), method=method, backend="offline",
-                       run_id=f"quality-{tag}-{method}", runs_dir=str(runs_dir), note_ids=tuple(note_ids),
-                       progress=True)
+def _run_method(method: str, corpus_dir: Path, db: Path, runs_dir: Path, note_ids: Sequence[str], tag: str,
+                overrides: Mapping[str, Any] | None = None) -> Path:
+    name = method.split("+")[0]   # "inspector+ner": the inspector with run-parameter overrides
+    params = RunParams(corpus=str(corpus_dir), db=str(db), method=name, backend="offline",
+                       run_id=f"quality-{tag}-{method.replace('+', '-')}", runs_dir=str(runs_dir),
+                       note_ids=tuple(note_ids), progress=True, **dict(overrides or {}))
     return run_experiment(params)
 
 
-def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[str] | None]], runs_dir: Path
-              ) -> list[dict[str, Any]]:
-    """Run and judge both methods on one corpus, scored as one set.
+def evaluate_set(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[str] | None]], runs_dir: Path,
+                 methods: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Run and judge each method on one corpus, scored as one set.
 
     ``parts`` are (database, note ids or ``None`` for all notes) pairs: a corpus whose
     notes sit on two databases (MIMIC-III and MIMIC-IV admissions) runs once per database
-    and its gold, predictions and judgements are pooled before scoring.
+    and its gold, predictions and judgements are pooled before scoring. ``methods`` maps
+    a method label (``inspector``, ``surface``, or ``inspector+<variant>``) to run
+    parameters that differ from the defaults; by default both offline methods as they are.
     """
     corpus = load_corpus(corpus_dir)
     out: list[dict[str, Any]] = []
-    for method in METHODS:
+    for method, overrides in (methods if methods is not None else {m: {} for m in METHODS}).items():
         gold: list[Any] = []
         preds: list[Any] = []
         judgements: list[Any] = []
@@ -175,7 +184,8 @@ def _evaluate(tag: str, corpus_dir: Path, parts: Sequence[tuple[Path, Sequence[s
             ids = list(note_ids) if note_ids is not None else [n.note_id for n in corpus.notes]
             part_types = {n.note_id: n.note_type for n in corpus.notes if n.note_id in set(ids)}
             types.update(part_types)
-            run_dir = _run_method(method, corpus_dir, db, runs_dir, ids, tag if len(parts) == 1 else f"{tag}-{k}")
+            run_dir = _run_method(method, corpus_dir, db, runs_dir, ids, tag if len(parts) == 1 else f"{tag}-{k}",
+                                  overrides)
             evaluate_run(run_dir, corpus_dir)
             data = load_run(run_dir, corpus_dir)
             gold += [g for g in data.gold if g.note_id in part_types]
@@ -229,13 +239,13 @@ def run(out_dir: Path, *, patients: int = 40, seed: int = 0, notes_per_type: int
         if not (corpus_dir / "gold.jsonl").exists():
             write_corpus(db, corpus_dir, seed=seed, notes_per_type=notes_per_type, progress=False)
         test_ids = [n.note_id for n in load_corpus(corpus_dir, split="test").notes]
-        rows = _evaluate("synthetic_test", corpus_dir, [(db, test_ids)], work / "runs")
+        rows = evaluate_set("synthetic_test", corpus_dir, [(db, test_ids)], work / "runs")
         if extra_corpora is not None:
             for name, (cdir, cdb) in extra_corpora.items():
-                rows += _evaluate(name, Path(cdir), [(Path(cdb), None)], work / "runs")
+                rows += evaluate_set(name, Path(cdir), [(Path(cdb), None)], work / "runs")
         else:
             for name, (cdir, parts) in real_patient_sets(work, with_estimate=with_estimate).items():
-                rows += _evaluate(name, cdir, parts, work / "runs")
+                rows += evaluate_set(name, cdir, parts, work / "runs")
     path = write_csv(Path(out_dir) / OUT_NAME, HEADER, [[r[h] for h in HEADER] for r in rows])
     save_figure(rows, Path(out_dir))
     return path

@@ -33,8 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--segmentation", choices=("on", "off"), help="split notes into segments first (default on)")
     p.add_argument("--scope-filter", choices=("on", "off"),
                    help="check only statements about the stay, not past history or plans (default on)")
-    p.add_argument("--extraction", choices=("inspector", "patient_only", "ontology_only", "checkehr"),
-                   help="how statements are tied to database items (ablations; default inspector)")
+    p.add_argument("--extraction", choices=("inspector", "patient_only", "ontology_only", "checkehr", "ner"),
+                   help="how statements are found and tied to database items (ablations; default inspector; "
+                        "ner: the trained tagger of `ehrlib train-ner`)")
+    p.add_argument("--ner-model", help="folder of a tagger trained by `ehrlib train-ner` (--extraction ner; "
+                                       "default: the bundled one)")
     p.add_argument("--tools", help="tool categories, comma-separated (alignment,profiling,temporal,criterion)")
     p.add_argument("--validation-cache", type=int, help="validation cache size m, 0..5")
     p.add_argument("--evidence-guard", choices=("on", "off"),
@@ -85,7 +88,8 @@ def _run(args: argparse.Namespace) -> int:
         run_id=args.run_id, runs_dir=args.runs_dir, limit=args.limit, split=args.split,
         concurrency=args.concurrency,
         segmentation=args.segmentation, scope_filter=args.scope_filter, extraction=args.extraction,
-        tools=args.tools, validation_cache=args.validation_cache, evidence_guard=args.evidence_guard,
+        ner_model=args.ner_model, tools=args.tools, validation_cache=args.validation_cache,
+        evidence_guard=args.evidence_guard,
         cache_scope=args.cache_scope, executor=args.executor, ray_address=args.ray_address,
         ray_workers=args.ray_workers, ray_batch=args.ray_batch,
         calibrator=args.calibrator, abstain_below=args.abstain_below,

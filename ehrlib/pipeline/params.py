@@ -34,7 +34,9 @@ __all__ = [
 
 #: verification methods: EHR-Inspector, the CheckEHR baseline and the surface baseline
 METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
-EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr")
+#: how statements are found: the framework's two steps (or one of them), CheckEHR's NER
+#: prompts, or the trained token tagger of ``ehrlib train-ner`` (:mod:`ehrlib.ner`)
+EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr", "ner")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
 #: the default of ``abstain_below``: an alarm the calibrator finds more likely wrong than
@@ -71,6 +73,8 @@ class RunParams:
     segmentation: bool = True
     scope_filter: bool = True
     extraction: str = "inspector"
+    #: folder of the NER tagger for ``extraction="ner"``; None = the bundled model
+    ner_model: str | None = None
     #: tool categories offered to the verifier; None = all
     tools: tuple[str, ...] | None = None
     #: validation cache size m (0 = off); the paper uses 5
@@ -131,7 +135,7 @@ _FIELDS = {f.name: f for f in dataclasses.fields(RunParams)}
 _PATH = text()
 #: what each run parameter may hold (ehrlib.pipeline.paramchecks); one line per field
 _RULES: dict[str, Rule] = {
-    "corpus": _PATH, "db": _PATH, "ontology": _PATH, "runs_dir": _PATH,
+    "corpus": _PATH, "db": _PATH, "ontology": _PATH, "runs_dir": _PATH, "ner_model": _PATH,
     "method": choice(METHODS), "backend": text(), "model": text(), "run_id": text(check_run_id),
     "limit": integer(0), "note_ids": names(), "split": choice(("test", "valid", "validation")),
     "segmentation": switch, "scope_filter": switch, "evidence_guard": switch, "progress": switch,

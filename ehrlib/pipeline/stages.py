@@ -437,6 +437,14 @@ def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Sta
                 raise ConfigError("extraction 'checkehr' needs the backend's checkehr bundle")
             changes["patient_extractor"] = checkehr().patient_extractor
             changes["ontology_extractor"] = None
+        elif params.extraction == "ner":
+            from ehrlib.ner.extractor import ner_extractor  # numpy arrays: loaded only when asked for
+
+            # offline: the framework's steps read each tagged span; other backends get bare spans
+            readers = tuple(x for x in (stages.patient_extractor, stages.ontology_extractor) if x is not None) \
+                if stages.backend == "offline" else ()
+            changes["patient_extractor"] = ner_extractor(params.ner_model, readers)
+            changes["ontology_extractor"] = None
     return dataclasses.replace(stages, **changes) if changes else stages
 
 
