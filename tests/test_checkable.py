@@ -46,12 +46,6 @@ def _neg(text: str) -> Mention:
      "checkable.finding_not_charted"),
     (_m("guaiac positive", "finding"), [RHYTHM], METAVISION, ".", "patient", "physician", None),
     (_m("extubated"), [VENT], METAVISION, ".", "ontology", "physician", None),  # an event with a table: checkable
-    # a device only the catalogue names, on a stay charted without procedure events (its chart items
-    # share a table the stay records, so the table rule does not see it)
-    (_m("R IJ"), [RHYTHM], CAREVUE, " in place", "ontology", "nursing", "checkable.procedure_not_charted"),
-    (_m("R IJ"), [RHYTHM], CAREVUE, " in place", "patient", "nursing", None),       # the patient's own item
-    (_m("R IJ"), [RHYTHM], METAVISION, " in place", "ontology", "nursing", None),   # the system charts events
-    (_m("R IJ"), [RHYTHM], CAREVUE, " placed", "ontology", "discharge_summary", None),  # billed codes decide
     # a negated procedure followed by its result noun denies the result
     (_neg("EEG"), [VENT], METAVISION, " changes overnight", "patient", "physician", "checkable.negated_result"),
     (_neg("EEG"), [VENT], METAVISION, " done yet", "patient", "physician", None),
@@ -75,7 +69,7 @@ def test_rule_ids_are_stable_and_documented():
     ids = [r.rule_id for r in CHECKABLE_RULES]
     assert ids == ["checkable.ordered_not_done", "checkable.time_reference", "checkable.unresolved_phrase",
                    "checkable.drug_table_not_recorded", "checkable.table_not_recorded",
-                   "checkable.finding_not_charted", "checkable.procedure_not_charted", "checkable.negated_result"]
+                   "checkable.finding_not_charted", "checkable.negated_result"]
     assert all(r.principle.endswith(".") for r in CHECKABLE_RULES)
 
 

@@ -73,6 +73,9 @@ def test_daily_total_of_a_timed_note_may_be_the_24_hours_before_it():
     assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
     e = entity("UOP", "output", concept="urine_output", value=1500.0, per_day=True, window=timed)
     assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
+    # the note's own 24 h total is copied from the flowsheet: 10 % off is no match for it
+    e = entity("UOP", "output", concept="urine_output", value=680.0, per_day=True, window=timed)
+    assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
 
 
 def test_daily_total_evidence_is_capped_with_the_largest_amounts_first():

@@ -13,9 +13,7 @@ applied after alignment (extraction stages 3-4, recorded with the dropped mentio
 - the event is an order or a request ("CXR ordered", "TTE requested"), not a done event;
 - a procedure noun is named as a time ("post-intubation ABG", "prior to extubation");
 - a finding only the catalogue names (the patient has no item of it): an observation
-  nobody charted is no evidence of absence; so is, outside a discharge summary, a procedure
-  or device only the catalogue names on a stay with no procedure events (its system charts
-  lines and airways in items of its own);
+  nobody charted is no evidence of absence;
 - a negated procedure followed by a result noun ("no ECG changes"): the result is
   denied, not the procedure.
 
@@ -96,21 +94,6 @@ def _finding_not_charted(v: CheckView) -> bool:
     return v.mention.kind == "finding" and v.step == "ontology" and bool(v.items) and not v.billed
 
 
-#: the table a source system records procedures and devices in; a stay without rows in it
-#: was charted by a system that keeps them elsewhere (CareVue: numbered line slots)
-_PROCEDURE_TABLE = "procedureevents_mv"
-
-
-def _procedure_not_charted(v: CheckView) -> bool:
-    """A procedure or device only the catalogue names (the patient has no item of it), on
-    an admission with no procedure events at all, outside a discharge summary: the catalogue
-    items are the other system's ("Multi Lumen", "Extubation" charted beside MetaVision's
-    procedure events), so their absence from this stay is no evidence.
-    """
-    return (v.mention.kind == "procedure" and v.step == "ontology" and bool(v.items) and not v.billed
-            and _PROCEDURE_TABLE not in v.recorded_tables)
-
-
 _RESULT = re.compile(r"^\s*(?:" + "|".join(load_data("verification_terms.yaml")["event_result_nouns"]) + r")\b", re.I)
 
 
@@ -144,10 +127,6 @@ CHECKABLE_RULES: RuleBook[Callable[[CheckView], bool]] = RuleBook([
     Rule("checkable.finding_not_charted", "A finding with no item in the patient's own dictionaries (only the "
          "catalogue names it) is not checkable: an observation nobody charted is no evidence of absence.",
          _finding_not_charted, ("finding",)),
-    Rule("checkable.procedure_not_charted", "A procedure or device with no item in the patient's own dictionaries, "
-         "on an admission whose source system records no procedure events, is not checkable outside a discharge "
-         "summary's billed procedures: the catalogue's items belong to the other system, so their absence is no "
-         "evidence.", _procedure_not_charted, ("procedure",)),
     Rule("checkable.negated_result", "A negated procedure followed by a result noun (no ECG changes, no CT evidence "
          "of bleed) denies a result of the procedure, not the procedure; the tables hold no such result.",
          _negated_result, ("procedure", "event")),

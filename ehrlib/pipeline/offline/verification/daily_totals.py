@@ -2,8 +2,8 @@
 
 "UOP ~200 cc over 24h" / "100-350 cc per day" is met by a day's total of the item within
 15 % (a stated daily range by most full days). A day is the calendar day, or, for a note
-written at a known time, the 24 hours up to it: the ICU balance a morning note reports
-runs from the last morning, which a calendar day cuts in two. The rows of the deciding
+written at a known time, the 24 hours up to it (within 5 %): the ICU balance a morning note
+reports runs from the last morning, which a calendar day cuts in two. The rows of the deciding
 total come first in the evidence, the largest amounts first and at most
 :data:`~.session.MAX_EVIDENCE` of them.
 """
@@ -26,6 +26,10 @@ __all__ = ["DAILY_TOTAL"]
 
 Rows = list[Mapping[str, Any]]
 _KINDS = ("measurement", "range", "output", "trend")
+#: how far a stated amount may lie from the total of the 24 h that end at the note: that
+#: total is the figure the flowsheet shows the writer, copied rather than estimated, so it
+#: is held closer than a calendar day's (15 %), whose edges the note does not know
+_NOTE_DAY_SLACK = 0.05
 
 
 def _numeric(c: Case) -> Rows:
@@ -71,6 +75,7 @@ def _daily_total(c: Case) -> Verdict | None:
     if rolling is not None:  # the note's own 24 h is one more total a stated amount may be
         days[rolling[0]] = sum(float(r["valuenum"]) for r in rolling[1])
         groups[rolling[0]] = rolling[1]
+    exact = days.get(rolling[0]) if rolling is not None else None
     targets = [(v, u if u is not None else v) for _, v, u in stated_numbers(n)]
     # the rows of the day whose total lies nearest a stated number decide
     apart = {d: min(gap(t, lo, hi) for lo, hi in targets) for d, t in days.items()} if targets else {}
@@ -86,7 +91,10 @@ def _daily_total(c: Case) -> Verdict | None:
     else:
         for _, value, upper in stated_numbers(n):
             lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
-            if not any(lo <= t <= hi for t in totals):
+            top = upper if upper is not None else value
+            calendar = [t for d, t in days.items() if rolling is None or d != rolling[0]]
+            if not any(lo <= t <= hi for t in calendar) and not (
+                    exact is not None and value * (1 - _NOTE_DAY_SLACK) <= exact <= top * (1 + _NOTE_DAY_SLACK)):
                 misses.append(span(value, upper))
     shown = ", ".join(num(t) for t in totals[:8])
     if misses:
@@ -97,4 +105,5 @@ def _daily_total(c: Case) -> Verdict | None:
 
 
 DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
-                   "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
+                   "within 15 % (a stated daily range by most full days), or by the total of the 24 h that end at a "
+                   "timed note within 5 %.", _daily_total, _KINDS)
