@@ -64,3 +64,31 @@ def test_a_setting_without_a_bedside_item_reads_the_gas_record() -> None:
     assert [it.label for it, _ in specimen_items("SvO2 64%", lex.concepts["svo2"], labs, [])] == ["Oxygen Saturation"]
     # a temperature is no setting: a gas's temperature is not the patient's
     assert specimen_items("Tmax 38.4", lex.concepts["temperature"], labs, []) == []
+
+
+def test_an_analyte_named_without_a_specimen_reads_the_blood_item():
+    from ehrlib.pipeline.offline.lab_specimens import default_specimen_items
+
+    fluids = {"labevents:1": "Blood", "labevents:2": "Urine", "labevents:3": None, "labevents:4": "Stool"}
+    blood = (ItemRef("labevents", "White Blood Cells", "1"), "labevents:1")
+    urine = (ItemRef("labevents", "WBC", "2"), "labevents:2")
+    stool = (ItemRef("labevents", "WBC", "4"), "labevents:4")
+    unknown = (ItemRef("labevents", "WBC Count", "3"), "labevents:3")
+    assert default_specimen_items([blood, urine, stool], fluids.get) == [blood]
+    assert default_specimen_items([urine, unknown], fluids.get) == [unknown]   # no stated fluid: kept
+    # only urine items: nothing else to read, they stay (a statement may still be about them)
+    assert default_specimen_items([urine], fluids.get) == [urine]
+    chart = (ItemRef("chartevents", "WBC", "9"), "chartevents:9")   # not a lab item: untouched
+    assert default_specimen_items([chart, urine, blood], fluids.get) == [chart, blood]
+
+
+def test_which_statements_name_a_specimen():
+    from ehrlib.pipeline.offline.lab_specimens import names_specimen
+
+    record = "___ 03:38PM ASCITES TotPro-3.0 LD(LDH)-55"
+    at = record.index("LD(LDH)")
+    assert names_specimen(record, record, at, at + 7, "LD(LDH)")          # the record's specimen
+    prose = "urine Na 40 this morning"
+    assert names_specimen(prose, prose, 6, 8, "Na")                          # a specimen word before it
+    plain = "WBC 14, up from 11"
+    assert not names_specimen(plain, plain, 0, 3, "WBC")                     # blood by default

@@ -55,3 +55,18 @@ def test_a_compound_form_is_found_written_with_a_hyphen_or_a_space() -> None:
     assert lex.concept_re.search("multi-lumen")[0] == "multi-lumen"
     # a hyphen joins the words of a form only: "lumen-multi" is no form
     assert lex.concepts_for("lumen-multi") == ()
+
+
+def test_alarm_limits_are_settings_not_values() -> None:
+    cvp = [(ItemRef("chartevents", "Central Venous Pressure", "10"), "chartevents:10"),
+           (ItemRef("chartevents", "Central Venous Pressure Alarm - High", "11"), "chartevents:11"),
+           (ItemRef("chartevents", "FiO2 Alarm [Low]", "12"), "chartevents:12"),
+           (ItemRef("chartevents", "Inspired O2 Fraction", "13"), "chartevents:13")]
+    lex = load_lexicon()
+    got = concept_items(lex.concepts["cvp"].tables, lex.concepts["cvp"].items, cvp)
+    assert [k for _, k in got] == ["chartevents:10"]
+    got = concept_items(lex.concepts["fio2"].tables, lex.concepts["fio2"].items, cvp)
+    assert [k for _, k in got] == ["chartevents:13"]
+    # an observation whose label merely contains the letters is kept
+    assert concept_items(("chartevents",), re.compile("alarm|pressure", re.I),
+                         [(ItemRef("chartevents", "Alarmed Pressure", "14"), "c:14")]) != []

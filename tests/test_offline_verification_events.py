@@ -47,6 +47,25 @@ def test_no_record_in_window(tools, kind):
     assert_decided(verify(e, tools), "events.no_record_in_window", "inconsistent", kind)
 
 
+@pytest.mark.parametrize("stay_tables, note_type, label", [
+    (("chartevents",), "nursing", "unverified"),                            # a stay without procedure events
+    (("chartevents", "procedureevents_mv"), "nursing", "inconsistent"),     # its system charts them: missing
+    (("chartevents",), "discharge_summary", "inconsistent"),                # a summary's procedures are billed
+])
+def test_a_device_only_the_catalogue_names(stay_tables, note_type, label):
+    import dataclasses
+
+    from ehrlib.corpus.records import ItemRef
+
+    e = dataclasses.replace(entity("R IJ", "procedure", keys=(PROC,)), source="ontology")
+    stay = [(ItemRef(t, "Heart Rate", str(i)), f"{t}:{i}") for i, t in enumerate(stay_tables)]
+    v = verify(e, FakeTools({}), note_type=note_type, patient_items=stay)
+    assert_decided(v, "events.no_record_in_window", label)
+    # the patient's own item: its absence from the window is evidence whatever the system
+    mine = verify(entity("R IJ", "procedure", keys=(PROC,)), FakeTools({}), note_type=note_type, patient_items=stay)
+    assert_decided(mine, "events.no_record_in_window", "inconsistent", "missing")
+
+
 def test_record_in_window():
     e = entity("drain output", "output", keys=(PROC,))
     assert_decided(verify(e, _proc(TODAY)), "events.record_in_window", "consistent")

@@ -34,6 +34,19 @@ def test_range_extremes_are_the_days_min_and_max():
     assert_decided(verify(e, _hr(67, 91, 110)), "numbers.range_extremes", "inconsistent", "contradiction")
 
 
+def test_a_nursing_range_is_met_by_one_shifts_extremes():
+    # night shift 80-95, day shift 100-120: "HR 80-95" is the night nurse's shift
+    rows = FakeTools({"chartevents:1": [row(f"2199-02-03 {h:02d}:00:00", v) for h, v in
+                                        [(1, 80), (4, 95), (7, 88), (14, 100), (17, 120), (21, 110)]]})
+    e = entity("HR", "range", concept="heart_rate", min=80.0, max=95.0)
+    assert_decided(verify(e, rows, note_type="nursing"), "numbers.value_in_window", "consistent")
+    # a physician's range reports the whole day
+    assert_decided(verify(e, rows, note_type="physician"), "numbers.range_extremes", "inconsistent")
+    # a range no shift charted is still wrong: no 12 hours run from a low of 80 to a high of 100
+    wide = entity("HR", "range", concept="heart_rate", min=80.0, max=100.0)
+    assert_decided(verify(wide, rows, note_type="nursing"), "numbers.range_extremes", "inconsistent")
+
+
 def test_daily_total_is_a_calendar_day_sum():
     tools = FakeTools({"chartevents:1": [row("2199-02-03 06:00:00", 400), row("2199-02-03 12:00:00", 400),
                                          row("2199-02-03 18:00:00", 400)]})
@@ -41,6 +54,37 @@ def test_daily_total_is_a_calendar_day_sum():
                    "numbers.daily_total", "consistent")
     assert_decided(verify(entity("UOP", "output", concept="urine_output", value=3000.0, per_day=True), tools),
                    "numbers.daily_total", "inconsistent", "contradiction")
+
+
+def test_daily_total_of_a_timed_note_may_be_the_24_hours_before_it():
+    from ehrlib.corpus.records import TimeSpan
+
+    # a note written at 07:30 reports the urine since 07:30 yesterday: 300 + 300 + 150 = 750,
+    # while the calendar days hold 1100 and 150
+    tools = FakeTools({"chartevents:1": [row("2199-02-02 05:00:00", 500), row("2199-02-02 12:00:00", 300),
+                                         row("2199-02-02 20:00:00", 300), row("2199-02-03 06:00:00", 150)]})
+    timed = TimeSpan("2199-02-02 00:00:00", "2199-02-03 07:30:00")
+    e = entity("UOP", "output", concept="urine_output", value=750.0, per_day=True, window=timed)
+    v = verify(e, tools)
+    assert_decided(v, "numbers.daily_total", "consistent")
+    # the same statement dated by a whole day keeps the calendar-day totals
+    day = TimeSpan("2199-02-02 00:00:00", "2199-02-03 23:59:59")
+    e = entity("UOP", "output", concept="urine_output", value=750.0, per_day=True, window=day)
+    assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
+    e = entity("UOP", "output", concept="urine_output", value=1500.0, per_day=True, window=timed)
+    assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
+    # the note's own 24 h total is copied from the flowsheet: 10 % off is no match for it
+    e = entity("UOP", "output", concept="urine_output", value=680.0, per_day=True, window=timed)
+    assert_decided(verify(e, tools), "numbers.daily_total", "inconsistent", "contradiction")
+
+
+def test_daily_total_evidence_is_capped_with_the_largest_amounts_first():
+    rows = [row(f"2199-02-03 {h:02d}:00:00", 10.0 * (h + 1)) for h in range(20)]
+    v = verify(entity("UOP", "output", concept="urine_output", value=5000.0, per_day=True),
+               FakeTools({"chartevents:1": rows}))
+    assert_decided(v, "numbers.daily_total", "inconsistent")
+    assert len(v.deciding_row_ids) == 8 and len(v.evidence_row_ids) == 8
+    assert v.deciding_row_ids[0].row_id == rows[-1]["row_id"]   # the 200 mL hour first
 
 
 def test_series_must_be_charted_in_order():

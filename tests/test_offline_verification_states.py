@@ -65,3 +65,38 @@ def test_red_cell_size_words_are_judged_on_the_mcv(word, criterion, negated, mcv
     e = entity(word, "interpretation", criterion=criterion, concept="mcv", negated=negated)
     assert_decided(verify(e, FakeTools({"chartevents:1": [row("2199-02-03", mcv)]})), "states.lexicon_threshold",
                    label)
+
+
+CREAT = "labevents:cr"
+AKI = ({"kind": "delta", "rise": 0.3, "within_hours": 48, "ratio": 1.5, "source": "KDIGO"},
+       [{"items": [{"key": CREAT, "label": "Creatinine", "has_records": True}]}])
+
+
+def _creatinine(values: list[float]) -> FakeTools:
+    return FakeTools({CREAT: [row(f"2199-02-0{1 + i} 05:00:00", v, key=CREAT, table="labevents", label="Creatinine")
+                              for i, v in enumerate(values)]}, criteria={"aki": AKI})
+
+
+@pytest.mark.parametrize("values, label", [
+    ([1.0, 1.5, 1.6], "consistent"),     # a rise of 0.5 within 48 h
+    ([0.8, 0.9, 0.8], "inconsistent"),   # normal and flat: no injury
+    ([3.1, 3.0, 2.9], "unverified"),     # abnormal from the first draw: the baseline predates the stay
+])
+def test_a_rise_criterion_needs_its_baseline(values, label):
+    e = entity("AKI", "interpretation", keys=(), criterion="aki")
+    v = verify(e, _creatinine(values))
+    assert_decided(v, "states.clinical_criterion", label)
+    if label == "unverified":
+        assert "baseline" in v.reason and v.inconsistency_type is None
+
+
+def test_no_aki_is_still_judged_when_the_first_value_is_high():
+    e = entity("no AKI", "interpretation", keys=(), criterion="aki", negated=True)
+    assert_decided(verify(e, _creatinine([2.0, 2.6, 2.9])), "states.clinical_criterion", "inconsistent")
+
+
+def test_a_state_with_no_records_to_judge_it_is_not_an_alarm():
+    e = entity("oliguric", "interpretation", keys=(), criterion="fever")
+    v = verify(e, FakeTools({}, criteria={"fever": FEVER}))
+    assert_decided(v, "states.clinical_criterion", "unverified")
+    assert v.inconsistency_type is None

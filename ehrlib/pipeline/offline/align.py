@@ -18,7 +18,7 @@ from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.stages import NoteContext, StageEnv, item_key
 
-__all__ = ["DRUG_TABLES", "align", "concept_items", "drug_items", "ontology_items", "patient_pairs"]
+__all__ = ["DRUG_TABLES", "align", "concept_items", "drug_items", "is_alarm_setting", "ontology_items", "patient_pairs"]
 
 def patient_pairs(ctx: NoteContext) -> list[tuple[ItemRef, str]]:
     """The patient's items with their keys."""
@@ -27,12 +27,30 @@ def patient_pairs(ctx: NoteContext) -> list[tuple[ItemRef, str]]:
             for i, it in enumerate(ctx.patient_items)]
 
 
+#: an item that records a monitor's alarm limit ("Central Venous Pressure Alarm - High",
+#: "FIO2 Alarm [Low]", "Disconnect Alarm"): a threshold the staff set, not the patient's value
+_ALARM_SETTING = re.compile(r"\balarms?\b", re.I)
+
+
+def is_alarm_setting(label: str) -> bool:
+    """Whether an item label names an alarm limit or alarm setting rather than an observation.
+
+    A monitor's alarm limits sit in the same table as the values they guard and share their
+    name, but they are chosen by the staff: a statement about the patient's CVP or FiO2 is
+    never met, or contradicted, by the limit set for it.
+    """
+    return bool(_ALARM_SETTING.search(label))
+
+
 def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None,
                   pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
-    """The patient's items of a concept: in its tables, label matching its pattern."""
+    """The patient's items of a concept: in its tables, label matching its pattern, alarm
+    limits left out (:func:`is_alarm_setting`).
+    """
     if pattern is None:
         return []
-    return [(it, k) for it, k in pairs if it.table in concept_tables and pattern.search(it.label or "")]
+    return [(it, k) for it, k in pairs if it.table in concept_tables and pattern.search(it.label or "")
+            and not is_alarm_setting(it.label or "")]
 
 
 DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
@@ -130,7 +148,7 @@ def ontology_items(env: StageEnv, m: Mention, lex: Lexicon) -> list[tuple[ItemRe
             table, label, key = row.get("table"), row.get("label") or "", row.get("key")
             if table not in tables or not key:
                 continue
-            if pattern is not None and not pattern.search(label):
+            if (pattern is not None and not pattern.search(label)) or is_alarm_setting(label):
                 continue
             if pattern is None and not re.search(r"(?<![a-z])" + re.escape(q.split()[0][:12]), label, re.I):
                 continue

@@ -45,7 +45,12 @@ from ehrlib.pipeline.offline.lab_results import (
     prose_specimen_items,
     record_specimen_items,
 )
-from ehrlib.pipeline.offline.lab_specimens import specimen_items, statement_clause
+from ehrlib.pipeline.offline.lab_specimens import (
+    default_specimen_items,
+    names_specimen,
+    specimen_items,
+    statement_clause,
+)
 from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.line_sites import with_site_items
 from ehrlib.pipeline.offline.mention import Mention
@@ -369,6 +374,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 concept = lex.concepts.get(m.concept)  # "urine Na 178", "UA: WBC 3": the urine item
                 items = prose_specimen_items(para.text, m.start, m.text, concept.items if concept else None, items,
                                              pairs, env.item_profile, fluids)
+                if not names_specimen(ctx.lines[line], para.text, m.start, m.end, m.text):  # "WBC": the blood item
+                    items = default_specimen_items(items, fluids)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":
                 if not needs_items or not items:

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
+from ehrlib.pipeline.offline.lab_results import line_fluid, prose_fluid
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 
-__all__ = ["specimen_items", "statement_clause", "RULE"]
+__all__ = ["specimen_items", "statement_clause", "names_specimen", "default_specimen_items", "RULE",
+           "DEFAULT_SPECIMEN_RULE"]
 
 #: a clause ends at a semicolon, or at a full stop that is no decimal point
 _CLAUSE_END = re.compile(r";|\.(?!\d)")
@@ -71,6 +73,46 @@ def specimen_items(clause: str, concept: Concept | None, pairs: Sequence[tuple[I
     return list(items)
 
 
+@functools.lru_cache(maxsize=1)
+def _default_fluid() -> str:
+    """The specimen of a lab name that names none (``lab_results.yaml``: blood), lower case."""
+    return str(load_data("lab_results.yaml")["default_fluid"]).lower()
+
+
+def names_specimen(line: str, text: str, start: int, end: int, name: str) -> bool:
+    """Whether the statement at ``text[start:end]`` (on note line ``line``) names a specimen
+    other than blood: a results record's specimen or a specimen cue on its line, a
+    specimen word or heading before it, a fused specimen letter ("UNa"), or a blood gas or
+    body fluid named in its clause.
+    """
+    default = _default_fluid()
+    prose = prose_fluid(text, start, name)
+    clause = statement_clause(text, start, end)
+    return (line_fluid(line).lower() != default or (prose is not None and prose[0].lower() != default)
+            or bool(_data()["fluid_cue"].search(clause) or _data()["gas_cue"].search(clause)))
+
+
+def default_specimen_items(items: Sequence[tuple[ItemRef, str]], fluid_of: Callable[[str], str | None]
+                           ) -> list[tuple[ItemRef, str]]:
+    """``items`` without the lab items of another specimen than the default (blood), when
+    any item of the default specimen, or of none, remains.
+
+    For a statement whose words name no specimen (:func:`names_specimen`): "WBC 14" is the
+    blood count, not the urine or stool item that shares its name ("WBC", fluid Urine).
+    """
+    default = _default_fluid()
+
+    def other(key: str) -> bool:
+        fluid = fluid_of(key)
+        return fluid is not None and not fluid.lower().startswith(default)
+    kept = [(it, k) for it, k in items if it.table != "labevents" or not other(k)]
+    return kept if kept else list(items)
+
+
 RULE = Rule("extract.specimen_item", "An analyte written in a clause that names its specimen (a blood gas, a body "
             "fluid) is the value of that specimen's lab item when the patient has one, not the bedside or serum "
             "item of the same name.", specimen_items, ("measurement",))
+DEFAULT_SPECIMEN_RULE = Rule("extract.default_specimen", "An analyte named without a specimen is measured on "
+                             "blood: a same-named lab item of another specimen (urine or stool WBC) is not its "
+                             "record while a blood item, or one of no stated specimen, remains.",
+                             default_specimen_items, ("measurement", "trend", "range"))

@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.verification import findings
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
-from ehrlib.pipeline.offline.verification.session import Case, verdict
+from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -46,9 +46,28 @@ def _billed_procedure(c: Case) -> Verdict | None:
     return billed if billed.label == "consistent" and billed.evidence_row_ids else None
 
 
+#: the table a source system records procedures and devices in; a stay without rows in it
+#: was charted by a system that keeps them elsewhere (CareVue: numbered line slots)
+_PROCEDURE_TABLE = "procedureevents_mv"
+
+
+def _other_system_device(c: Case) -> bool:
+    """A procedure or device only the catalogue names (the patient has no item of it), on a
+    stay with no procedure events, outside a discharge summary: the catalogue's items are
+    the other system's ("Multi Lumen", "Extubation" beside MetaVision's procedure events),
+    so the stay cannot show its absence.
+    """
+    e = c.entity
+    return (_procedure(c) and e.source == "ontology" and c.ctx.note_type != "discharge_summary"
+            and _PROCEDURE_TABLE not in {it.table for it in c.ctx.patient_items})
+
+
 def _no_record_in_window(c: Case) -> Verdict | None:
     e = c.entity
     inside, every = c.item_rows()
+    if not every and _other_system_device(c):
+        return unverified(c, f"{e.text} not judged: this stay's charting records no procedure events, and the "
+                          f"items that name it belong to the other system")
     if not every:
         return verdict(c, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
@@ -233,7 +252,9 @@ BILLED_PROCEDURE = Rule("events.billed_procedure", "A procedure with no bedside 
                         "confirmed by a billed procedure code of the admission whose title matches it.",
                         _billed_procedure)
 NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no record in the admission is missing; "
-                           "one recorded only outside the statement's window is a time error.", _no_record_in_window)
+                           "one recorded only outside the statement's window is a time error; a device only the "
+                           "catalogue names, on a stay charting no procedure events, is not judged.",
+                           _no_record_in_window)
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
                        _procedure_clock)

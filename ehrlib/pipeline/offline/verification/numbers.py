@@ -2,8 +2,9 @@
 
 Every number the note states (value, min, max, the BP mean, the braces' extremes) must be met by some row in the window
 within the concept's tolerance; a decade ("120s") is met by any value in it. A vital-sign range is the day's charted
-minimum..maximum; a per-day amount is a calendar-day sum; an arrow series must appear in time order. A reference word
-after the value ("WBC 16.2 (WNL)") is judged against the concept's reference interval.
+minimum..maximum (a nursing note's, one 12-hour shift's: :func:`.windows.shift_matches`); a per-day amount is a day's
+sum (:mod:`.daily_totals`); an arrow series must appear in time order. A reference word after the value ("WBC 16.2
+(WNL)") is judged against the concept's reference interval.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
+from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL
 from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
 from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
@@ -25,7 +27,7 @@ from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
 from ehrlib.pipeline.offline.verification.stated import stated_numbers
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
 from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius, in_fahrenheit, value_matches
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches, tool_spec
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
@@ -55,42 +57,6 @@ def _no_record(c: Case) -> Verdict | None:
         return verdict(c, False, f"no {e.text} record for this admission", (), missing=True)
     return verdict(c, False, f"no {e.text} record in the window {tool_spec(e.window)}", c.item_rows()[1][:3],
                    missing=True)
-
-
-def _daily_total(c: Case) -> Verdict | None:
-    """"UOP ~200 cc over 24h" / "100-350 cc per day": calendar-day sums of the item."""
-    n = c.claim_as(NumericClaim)
-    if not n.per_day:
-        return None
-    e, stated, numeric = c.entity, n.reading, _numeric(c)
-    days: dict[str, float] = {}
-    for r in numeric:
-        days[str(r.get("time"))[:10]] = days.get(str(r.get("time"))[:10], 0.0) + float(r["valuenum"])
-    ordered = [days[d] for d in sorted(days)]
-    targets = [(v, u if u is not None else v) for _, v, u in stated_numbers(n)]
-    # the rows of the day whose total lies nearest a stated number decide
-    apart = {d: min(gap(t, lo, hi) for lo, hi in targets) for d, t in days.items()} if targets else {}
-    day_rows = [r for r in numeric if str(r.get("time"))[:10] == min(apart, key=apart.__getitem__)] if apart else []
-    full = ordered[1:-1] if len(ordered) > 2 else ordered  # first and last days are partial
-    totals = sorted(days.values())
-    slack = 0.15
-    misses = []
-    if stated.min is not None and stated.max is not None and stated.min_hi is None:
-        lo, hi = float(stated.min) * (1 - slack), float(stated.max) * (1 + slack)
-        inside_share = sum(lo <= t <= hi for t in full) / max(len(full), 1)
-        if inside_share < 0.6:
-            misses.append(f"{span(float(stated.min), float(stated.max))} on most days")
-    else:
-        for _, value, upper in stated_numbers(n):
-            lo, hi = value * (1 - slack), (upper if upper is not None else value) * (1 + slack)
-            if not any(lo <= t <= hi for t in totals):
-                misses.append(span(value, upper))
-    shown = ", ".join(num(t) for t in totals[:8])
-    if misses:
-        return verdict(c, False, f"{e.text}: stated {', '.join(misses)} vs charted daily totals {shown}", numeric[:4],
-                       deciding=day_rows)
-    said = ", ".join(span(lo, hi) for lo, hi in targets)
-    return verdict(c, True, f"{e.text}: stated {said} vs charted daily totals {shown}", numeric[:4], deciding=day_rows)
 
 
 def _value_in_window(c: Case) -> Verdict | None:
@@ -207,6 +173,9 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         if not (lo - slack <= observed <= float(top) + slack):
             extreme = kept[vals.index(observed)]
             mine = {k: span(a, b) for k, a, b, p in checks if p == part}
+            if len(mine) == 2 and c.ctx.note_type == "nursing" and shift_matches(
+                    kept, vals, [(k, a, b) for k, a, b, p in checks if p == part], slack):
+                continue
             what = f"{part} " if part != "value" else ""
             if len(mine) == 2:  # a stated min..max against the charted min..max
                 sep = " to " if "-" in mine["min"][1:] + mine["max"][1:] else "-"
@@ -271,8 +240,6 @@ def _reference_word(c: Case) -> Verdict | None:
 
 NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric record in the window is missing "
                  "from the record, whether the item was never charted or only on other days.", _no_record, _KINDS)
-DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
-                   "within 15 % (a stated daily range by most full days).", _daily_total, _KINDS)
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
                        "item in the statement's window, within the unit's tolerance, on the item's recorded scale.",
                        _value_in_window, _KINDS)

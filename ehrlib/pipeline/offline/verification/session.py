@@ -23,7 +23,8 @@ from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext
 
-__all__ = ["Session", "Case", "Check", "VerificationRule", "decide", "verdict", "evidence", "MAX_EVIDENCE"]
+__all__ = ["Session", "Case", "Check", "VerificationRule", "decide", "verdict", "unverified", "evidence",
+           "MAX_EVIDENCE"]
 
 MAX_EVIDENCE = 8
 
@@ -163,6 +164,18 @@ def verdict(c: Case, ok: bool | None, reason: str, rows: Iterable[Mapping[str, A
         return Verdict(e.entity_id, "consistent", None, reason, ev, s.records(), deciding_row_ids=ids)
     return Verdict(e.entity_id, "inconsistent", "missing" if missing else "contradiction", reason,
                    ev, s.records(), deciding_row_ids=ids)
+
+
+def unverified(c: Case, reason: str, rows: Iterable[Mapping[str, Any]] = ()) -> Verdict:
+    """No verdict: the records cannot support one either way, and ``reason`` says why.
+
+    A rule returns this rather than an alarm when the only way to call the statement wrong
+    rests on something the record cannot show (a baseline before the stay, items the
+    patient was never charted on): an alarm a reviewer cannot check costs their trust in
+    the others, while an unverified line only asks them to look.
+    """
+    cited = list(rows)
+    return Verdict(c.entity.entity_id, "unverified", None, reason, evidence(cited), c.session.records())
 
 
 def decide(c: Case, chain: Sequence[VerificationRule]) -> Verdict | None:

@@ -19,8 +19,8 @@ from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import at_row, num
-from ehrlib.pipeline.offline.verification.qualifiers import attached_value, state_holds_on
-from ehrlib.pipeline.offline.verification.session import Case, Session, verdict
+from ehrlib.pipeline.offline.verification.qualifiers import attached_value, normal_range, state_holds_on
+from ehrlib.pipeline.offline.verification.session import Case, Session, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.values import in_fahrenheit, temp_match, value_matches
 from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
@@ -125,9 +125,15 @@ def _clinical_criterion(c: Case) -> Verdict | None:
         holds, rows, any_rows = _rate_holds(s, tests, window)
     else:
         holds, rows, any_rows = _threshold_holds(s, tests, window)
-    if not any_rows:
-        return verdict(c, False, f"no records of the items {crit_id} is judged on in the window", (), missing=True)
+    if not any_rows:  # nothing to judge the state on: an interpretation claims no record exists
+        return unverified(c, f"no records of the items {crit_id} is judged on in the window; not judged")
     src = summary.get("source", "")
+    if kind == "delta" and not holds and not negated:
+        before = _baseline_unseen(any_rows)
+        if before is not None:
+            return unverified(c, f"{crit_id} not judged: the stay's first value {num(before['valuenum'])} "
+                              f"{at_row(before)} is already above the reference, so the baseline the rise is "
+                              f"measured from lies before the record", [before])
     what = "holds" if holds else "does not hold"
     if holds == (not negated):
         # a stated value ("febrile to 101.5") must also be recorded
@@ -144,6 +150,27 @@ def _clinical_criterion(c: Case) -> Verdict | None:
         return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
     return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
                    f"({src})", rows or any_rows[:4])
+
+
+def _baseline_unseen(rows: Rows) -> Mapping[str, Any] | None:
+    """The stay's first row of a rise criterion when it is already above its concept's
+    adult reference interval, else None.
+
+    A rise criterion (AKI: creatinine up 0.3 in 48 h, or 1.5 times baseline) is measured
+    from a baseline. When the first value the stay charted is already abnormal, the rise
+    may have happened before admission, so the absence of a rise inside the record does
+    not show the state is absent.
+    """
+    timed = sorted((r for r in rows if r.get("valuenum") is not None), key=lambda r: str(r.get("time")))
+    if not timed:
+        return None
+    first = timed[0]
+    lex = load_lexicon()
+    label = str(first.get("label") or "")
+    cid = next((k for k, con in lex.concepts.items() if con.items is not None and con.items.search(label)
+                and str(first.get("table")) in con.tables), None)
+    rng = normal_range(cid, float(first["valuenum"])) if cid is not None else None
+    return first if rng is not None and float(first["valuenum"]) > rng[1] else None
 
 
 def _test_rows(s: Session, test: Mapping[str, Any], window: TimeSpan | None) -> Rows:

@@ -6,15 +6,16 @@ day; narrative anchor = ±1 day; default = note date ±1 day or the hospitalizat
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.note_time import SHIFT
 from ehrlib.pipeline.offline.timex import parse_datetime
 
 __all__ = ["tool_spec", "in_window", "intervals_overlap", "core_window", "row_interval", "parse_time",
-           "widened_back"]
+           "widened_back", "shift_matches"]
 
 
 def parse_time(v: Any) -> datetime | None:
@@ -92,3 +93,21 @@ def row_interval(r: Mapping[str, Any]) -> tuple[datetime, datetime] | None:
     if r.get("table") == "prescriptions" and b.hour == 0 and b.minute == 0:
         b = b + timedelta(hours=23, minutes=59)  # dates: the whole end day
     return a, b
+
+
+def shift_matches(rows: Sequence[Mapping[str, Any]], vals: list[float], checks: list[tuple[str, float, float | None]],
+                   slack: float) -> bool:
+    """Whether some nursing shift (:data:`SHIFT`, 12 h) of ``rows`` has its minimum and maximum
+    both within the stated ones (``checks``: ("min"|"max", low, high)).
+
+    A nurse charts the ranges of the shift they worked: "HR 90s-100s" in a nursing note is
+    met by one shift's extremes, and the other shift's lows or highs in the same day do
+    not break it. A range wider than what any shift charted still does.
+    """
+    timed = sorted(((t, v) for r, v in zip(rows, vals, strict=False) if (t := parse_time(r.get("time"))) is not None))
+    for i, (start, _) in enumerate(timed):
+        shift = [v for t, v in timed[i:] if t - start <= SHIFT]
+        if all(lo - slack <= (min(shift) if kind == "min" else max(shift)) <= (hi if hi is not None else lo) + slack
+               for kind, lo, hi in checks):
+            return True
+    return False
