@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import hashlib
 import tempfile
 from collections.abc import Callable, Sequence
@@ -23,8 +24,16 @@ from ehrlib.corpus.io import write_json
 from ehrlib.errors import DataError
 from ehrlib.pipeline.calibration.apply import bundled_path
 from ehrlib.pipeline.calibration.features import CATEGORICAL, NUMERIC
-from ehrlib.pipeline.calibration.model import FEATURE_VERSION, FORMAT_VERSION, fit_calibrator
+from ehrlib.pipeline.calibration.model import (
+    DEFAULT_MODEL,
+    FEATURE_VERSION,
+    FORMAT_VERSION,
+    MODEL_KINDS,
+    fit_calibrator,
+)
 from ehrlib.pipeline.calibration.training import (
+    MIN_RECALL,
+    TARGET_PRECISION,
     SetData,
     choose_threshold,
     collect_run,
@@ -32,6 +41,8 @@ from ehrlib.pipeline.calibration.training import (
     pool_parts,
     set_metrics,
 )
+from ehrlib.pipeline.calibration.trees import GBM_PARAMS
+from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
 
 __all__ = ["register", "collect_dev_sets", "refit", "MANIFEST_NAME"]
 
@@ -90,9 +101,12 @@ def synthetic_train(work: Path) -> tuple[Path, list[tuple[Path, list[str] | None
     return corpus_dir, [(db, None)]
 
 
-def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[..., Any] = fit_calibrator
-          ) -> tuple[Path, dict[str, Any]]:
-    """Fit on ``sets`` (LOSO metrics, threshold, final model) and write model + manifest."""
+def refit(sets: Sequence[SetData], out: Path | None = None, *, kind: str = DEFAULT_MODEL,
+          fit: Callable[..., Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Fit a ``kind`` model on ``sets`` (LOSO metrics, threshold, final model) and write
+    model + manifest (``fit``: another fitting function, for tests).
+    """
+    fit = fit or functools.partial(fit_calibrator, kind=kind)
     if len(sets) < 2:
         raise DataError("calibration needs at least two labelled development sets (leave-one-set-out); "
                         "are the MIMIC demo databases present (EHRLIB_MIMIC3_DEMO, EHRLIB_MIMIC4_DEMO)?")
@@ -111,10 +125,13 @@ def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[...
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(model.to_json(fitted), path)
     info = {"model_file": path.name, "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "fitted": fitted, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
+            "fitted": fitted, "model": kind, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
             "ehrlib_version": _version("ehrlib"), "sklearn_version": _version("scikit-learn"),
             "training_sets": {s.name: {"predictions": len(s.preds), "right": int(sum(s.right))} for s in sets},
             "target": "lenient matcher credits the prediction (unmatched predictions count as not right)",
+            "gbm_params": dict(GBM_PARAMS) if kind == "gbm" else None,
+            "threshold_rule": f"lowest threshold with pooled real-patient LOSO alarm precision >= {TARGET_PRECISION} "
+                              f"and inconsistent recall >= {MIN_RECALL}",
             "features": {"categorical": list(CATEGORICAL), "numeric": list(NUMERIC)},
             "abstain_below_chosen": threshold, "loso": metrics}
     write_json(info, path.with_name(MANIFEST_NAME) if out is None else path.with_suffix(".manifest.json"))
@@ -128,6 +145,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "confidence calibrator (leave-one-set-out metrics in its manifest) and "
                                    "write it (default: the bundled ehrlib/data/calibration/offline.json).")
     p.add_argument("--out", default=None, help="model file to write (default: the bundled one)")
+    p.add_argument("--model", choices=MODEL_KINDS, default=DEFAULT_MODEL,
+                   help=f"model kind: boosted trees or logistic regression (default: {DEFAULT_MODEL})")
     p.add_argument("--work-dir", default=None,
                    help="keep the demo databases (built once) and the runs here (default: temporary)")
     p.set_defaults(func=_calibrate)
@@ -137,8 +156,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="ehrlib-calibrate-") as tmp:
         work = Path(args.work_dir) if args.work_dir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        path, info = refit(collect_dev_sets(work), Path(args.out) if args.out else None)
-    print(f"wrote {path} (abstain_below chosen leave-one-set-out: {info['abstain_below_chosen']})")
+        path, info = refit(collect_dev_sets(work), Path(args.out) if args.out else None, kind=args.model)
+    print(f"wrote {path} ({args.model}; abstain_below chosen leave-one-set-out: {info['abstain_below_chosen']}; "
+          f"the default in RunParams is {DEFAULT_ABSTAIN_BELOW})")
     for m in info["loso"]:
         print(f"  {m['set']}: alarm precision {m['alarm_precision_before']} -> {m['alarm_precision_after']}, "
               f"inconsistent recall {m['inconsistent_recall_before']} -> {m['inconsistent_recall_after']}, "
