@@ -109,7 +109,7 @@ class RunParams:
     #: calibrator file; None = the bundled one, "none" = run uncalibrated (confidence None)
     calibrator: str | None = None
     #: an ``inconsistent`` verdict whose confidence is below this is reported ``unverified``
-    #: (``abstained_from`` keeps the verdict); 0 (default) = never withhold
+    #: (``abstained_from`` keeps the verdict); 0 = never withhold
     abstain_below: float = DEFAULT_ABSTAIN_BELOW
 
     def __post_init__(self) -> None:
