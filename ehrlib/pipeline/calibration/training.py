@@ -68,10 +68,14 @@ def collect_run(name: str, run_dir: Path, corpus_dir: Path, db: Path) -> SetData
     from ehrlib.schema import detect_flavor
 
     run = load_run(run_dir, corpus_dir)
+    # notes finish in any order on a thread pool; in corpus order the fit (whose boosting
+    # subsamples rows) is the same for the same verdicts
+    order = {n.note_id: k for k, n in enumerate(run.notes)}
+    preds = tuple(sorted(run.predictions, key=lambda p: order.get(p.note_id, len(order))))
     by_note: dict[str, list[int]] = {}
-    for i, p in enumerate(run.predictions):
+    for i, p in enumerate(preds):
         by_note.setdefault(p.note_id, []).append(i)
-    feats: list[Mapping[str, Any]] = [{}] * len(run.predictions)
+    feats: list[Mapping[str, Any]] = [{}] * len(preds)
     con = connect(str(db))
     try:
         flavor = detect_flavor(con)
@@ -82,15 +86,15 @@ def collect_run(name: str, run_dir: Path, corpus_dir: Path, db: Path) -> SetData
             cur = con.cursor()
             try:
                 ctx = note_context(cur, note, flavor=flavor, db_path=str(db), with_items=False)
-                rows = note_feature_rows([run.predictions[i] for i in idx], con=cur, ctx=ctx)
+                rows = note_feature_rows([preds[i] for i in idx], con=cur, ctx=ctx)
             finally:
                 cur.close()
             for i, row in zip(idx, rows, strict=True):
                 feats[i] = row
     finally:
         con.close()
-    js = tuple(judge_with_matcher(run.gold, run.predictions, ("lenient",), segments=run.segments))
-    return SetData(name, run.gold, run.predictions, tuple(feats), tuple(targets(run.gold, run.predictions,
+    js = tuple(judge_with_matcher(run.gold, preds, ("lenient",), segments=run.segments))
+    return SetData(name, run.gold, preds, tuple(feats), tuple(targets(run.gold, preds,
                                                                                judgements=js)), run.segments, js)
 
 
