@@ -415,3 +415,17 @@ def test_calibration_benchmark_tables_and_figures(tmp_path):
     assert (tmp_path / "bench_calibration.csv").read_text().splitlines()[0].startswith("model,threshold,chosen,set")
     for name in ("reliability", "coverage"):
         assert (tmp_path / f"bench_calibration_{name}.png").stat().st_size > 1000
+
+
+def test_applying_the_bundled_model_never_imports_sklearn():
+    import subprocess
+    import sys
+
+    code = ("import sys; from ehrlib.pipeline.calibration.apply import bundled_path; "
+            "from ehrlib.pipeline.calibration.model import load_calibrator; "
+            "cal = load_calibrator(bundled_path()); "
+            "p = cal.predict([{'label': 'inconsistent', 'rule_id': 'numbers.value_in_window', 'rel_dev': 0.3}]); "
+            "assert 0.0 <= p[0] <= 1.0 and cal.kind == 'gbm'; "
+            "print(any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
