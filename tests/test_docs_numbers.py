@@ -35,7 +35,7 @@ DEFAULTS = {"bench_quality": {"scope": "all", "mode": "lenient"}}
 #: README sections where every decimal number is a result and must carry a marker
 STRICT_SECTIONS = ("## Results on embedded data",)
 #: decimal numbers in those sections that are settings or targets, not results
-NOT_RESULTS = frozenset({"0.5", "0.75", "0.80", "1.5"})
+NOT_RESULTS = frozenset({"0.5", "0.6", "0.75", "0.80", "1.5"})
 
 _NUMBER = r"(?P<num>[+-]?\d[\d,]*(?:\.\d+)?)"
 MARKED = re.compile(_NUMBER + r"(?P<unit>\s?(?:%|×|k|M|s|ms)?)\**<!--\s*(?P<spec>[a-z0-9_]+:.*?)\s*-->")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import hashlib
 import tempfile
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ehrlib.corpus.io import write_json
 from ehrlib.errors import DataError
+from ehrlib.pipeline.calibration.kinds import DEFAULT_MODEL, MODEL_KINDS
 
 if TYPE_CHECKING:
     from ehrlib.pipeline.calibration.training import SetData
@@ -83,18 +85,25 @@ def synthetic_train(work: Path) -> tuple[Path, list[tuple[Path, list[str] | None
     return corpus_dir, [(db, None)]
 
 
-def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[..., Any] | None = None
-          ) -> tuple[Path, dict[str, Any]]:
-    """Fit on ``sets`` (LOSO metrics, threshold, final model; ``fit`` defaults to
-    :func:`~ehrlib.pipeline.calibration.model.fit_calibrator`) and write model + manifest.
+def refit(sets: Sequence[SetData], out: Path | None = None, *, kind: str = DEFAULT_MODEL,
+          fit: Callable[..., Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Fit a ``kind`` model on ``sets`` (LOSO metrics, threshold, final model) and write
+    model + manifest (``fit``: another fitting function, for tests).
     """
-    # deferred: the calibration modules load the offline pipeline; `ehrlib --help` must stay fast
+    # deferred: the calibration modules load numpy and the offline pipeline; `ehrlib --help` stays fast
     from ehrlib.pipeline.calibration.apply import bundled_path
     from ehrlib.pipeline.calibration.features import CATEGORICAL, NUMERIC
     from ehrlib.pipeline.calibration.model import FEATURE_VERSION, FORMAT_VERSION, fit_calibrator
-    from ehrlib.pipeline.calibration.training import choose_threshold, loso_probabilities, set_metrics
+    from ehrlib.pipeline.calibration.training import (
+        MIN_RECALL,
+        TARGET_PRECISION,
+        choose_threshold,
+        loso_probabilities,
+        set_metrics,
+    )
+    from ehrlib.pipeline.calibration.trees import GBM_PARAMS
 
-    fit = fit or fit_calibrator
+    fit = fit or functools.partial(fit_calibrator, kind=kind)
     if len(sets) < 2:
         raise DataError("calibration needs at least two labelled development sets (leave-one-set-out); "
                         "are the MIMIC demo databases present (EHRLIB_MIMIC3_DEMO, EHRLIB_MIMIC4_DEMO)?")
@@ -113,10 +122,13 @@ def refit(sets: Sequence[SetData], out: Path | None = None, *, fit: Callable[...
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(model.to_json(fitted), path)
     info = {"model_file": path.name, "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "fitted": fitted, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
+            "fitted": fitted, "model": kind, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
             "ehrlib_version": _version("ehrlib"), "sklearn_version": _version("scikit-learn"),
             "training_sets": {s.name: {"predictions": len(s.preds), "right": int(sum(s.right))} for s in sets},
             "target": "lenient matcher credits the prediction (unmatched predictions count as not right)",
+            "gbm_params": dict(GBM_PARAMS) if kind == "gbm" else None,
+            "threshold_rule": f"lowest threshold with pooled real-patient LOSO alarm precision >= {TARGET_PRECISION} "
+                              f"and inconsistent recall >= {MIN_RECALL}",
             "features": {"categorical": list(CATEGORICAL), "numeric": list(NUMERIC)},
             "abstain_below_chosen": threshold, "loso": metrics}
     write_json(info, path.with_name(MANIFEST_NAME) if out is None else path.with_suffix(".manifest.json"))
@@ -130,17 +142,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "confidence calibrator (leave-one-set-out metrics in its manifest) and "
                                    "write it (default: the bundled ehrlib/data/calibration/offline.json).")
     p.add_argument("--out", default=None, help="model file to write (default: the bundled one)")
+    p.add_argument("--model", choices=MODEL_KINDS, default=DEFAULT_MODEL,
+                   help=f"model kind: boosted trees or logistic regression (default: {DEFAULT_MODEL})")
     p.add_argument("--work-dir", default=None,
                    help="keep the demo databases (built once) and the runs here (default: temporary)")
     p.set_defaults(func=_calibrate)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
+
     with tempfile.TemporaryDirectory(prefix="ehrlib-calibrate-") as tmp:
         work = Path(args.work_dir) if args.work_dir else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        path, info = refit(collect_dev_sets(work), Path(args.out) if args.out else None)
-    print(f"wrote {path} (abstain_below chosen leave-one-set-out: {info['abstain_below_chosen']})")
+        path, info = refit(collect_dev_sets(work), Path(args.out) if args.out else None, kind=args.model)
+    print(f"wrote {path} ({args.model}; abstain_below chosen leave-one-set-out: {info['abstain_below_chosen']}; "
+          f"the default in RunParams is {DEFAULT_ABSTAIN_BELOW})")
     for m in info["loso"]:
         print(f"  {m['set']}: alarm precision {m['alarm_precision_before']} -> {m['alarm_precision_after']}, "
               f"inconsistent recall {m['inconsistent_recall_before']} -> {m['inconsistent_recall_after']}, "

@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "uncalibrated); refit with `ehrlib calibrate`")
     p.add_argument("--abstain-below", type=float, metavar="P",
                    help="report an inconsistent verdict with confidence below P as unverified "
-                        "(0..1; default 0.5, 0 = never)")
+                        "(0..1; default 0.6, 0 = never)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ehrlib.corpus.records import Prediction
-from ehrlib.pipeline.calibration.features import evidence_stats, item_rows, prediction_features
+from ehrlib.pipeline.calibration.features import evidence_stats, item_rows, line_sections, prediction_features
 from ehrlib.pipeline.calibration.model import Calibrator, CalibratorError, load_calibrator
 from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
 from ehrlib.tools import make_toolset
@@ -65,16 +65,19 @@ def resolve_calibrator(choice: str | None, abstain_below: float) -> Resolved:
     return Resolved(cal, {**cal.describe(), "abstain_below": abstain_below})
 
 
-def note_features(preds: Sequence[Prediction], note_type: str | None, note_time: Any, toolset: Any | None
-                  ) -> list[dict[str, str | float]]:
+def note_features(preds: Sequence[Prediction], note_type: str | None, note_time: Any, toolset: Any | None,
+                  text: str | None = None) -> list[dict[str, str | float]]:
     """Feature rows of a note's predictions, reading their items through ``toolset`` (None:
-    evidence features left out, as for a verdict without items).
+    evidence features left out, as for a verdict without items); ``text``, the note's,
+    gives each line its section (None: "none").
     """
     out = []
     cache: dict[str, Any] = {}
+    sections = line_sections(text, note_type) if text else ()
     for p in preds:
         rows = item_rows(toolset, p, cache) if toolset is not None and p.items else []
-        out.append(prediction_features(p, note_type, evidence_stats(p, rows, note_time)))
+        section = sections[p.line] if 0 <= p.line < len(sections) else "none"
+        out.append(prediction_features(p, note_type, evidence_stats(p, rows, note_time), section))
     return out
 
 
@@ -108,7 +111,7 @@ def note_feature_rows(preds: Sequence[Prediction], *, con: Any, ctx: Any) -> lis
     patient = PatientContext(ctx.subject_id, ctx.hadm_id, ctx.admittime, ctx.dischtime,
                              note.charttime or ctx.chartdate, ctx.sex)
     with make_toolset(con, patient, row_limit=_ROW_LIMIT, embeddings=False) as tools:
-        return note_features(preds, note.note_type, note.charttime or note.chartdate, tools)
+        return note_features(preds, note.note_type, note.charttime or note.chartdate, tools, note.text)
 
 
 def calibrate_note(preds: Sequence[Prediction], calibrator: Calibrator, *, con: Any, ctx: Any,

@@ -1,11 +1,11 @@
-"""The confidence model: per verdict label, a logistic regression over the features followed
-by an isotonic map, stored as plain JSON (coefficients and bins; never pickle).
+"""The confidence model file: per verdict label a model of P(verdict right), stored as
+plain JSON (coefficients, trees and isotonic knots; never pickle), and its checks.
 
-Why one model per label: the same evidence means opposite things for the two verdicts (a
-stated number far from every charted one supports an alarm and undermines "consistent"),
-which one linear model cannot express. Why isotonic on top: the regression ranks well but
-its raw scores drift from observed frequencies on small, unbalanced sets; the isotonic map,
-fitted on out-of-fold scores, turns them into frequencies.
+Two kinds of per-label model: a logistic regression over standardised numbers and one-hot
+categories (:class:`LabelModel`), and gradient-boosted trees (:class:`~.trees.TreeModel`);
+both end in an isotonic map fitted on out-of-fold scores (:mod:`.encoding`). Why one model
+per label: the same evidence means opposite things for the two verdicts (a stated number
+far from every charted one supports an alarm and undermines "consistent").
 
 The file is checked on load: its format and feature version must match this code's,
 otherwise :class:`CalibratorError` names ``ehrlib calibrate``.
@@ -23,19 +23,20 @@ from typing import Any
 import numpy as np
 
 from ehrlib.errors import EhrlibError
-from ehrlib.pipeline.calibration.features import CATEGORICAL, NUMERIC
+from ehrlib.pipeline.calibration.encoding import encode, oof_isotonic, vocabulary
+from ehrlib.pipeline.calibration.features import NUMERIC
+from ehrlib.pipeline.calibration.kinds import DEFAULT_MODEL, MODEL_KINDS
+from ehrlib.pipeline.calibration.trees import TreeModel, fit_tree_model
 
-__all__ = ["CalibratorError", "LabelModel", "Calibrator", "FORMAT", "FORMAT_VERSION", "FEATURE_VERSION",
-           "fit_label_model", "fit_calibrator", "load_calibrator", "encode"]
+__all__ = ["CalibratorError", "LabelModel", "Calibrator", "FORMAT", "FORMAT_VERSION", "FEATURE_VERSION", "MODEL_KINDS",
+           "DEFAULT_MODEL",
+           "fit_label_model", "fit_calibrator", "load_calibrator", "constant_model"]
 
 FORMAT = "ehrlib-confidence-calibrator"
-FORMAT_VERSION = 1
+#: 2: a model kind per label ("logistic" or "gbm": exported trees)
+FORMAT_VERSION = 2
 #: bump when a feature changes meaning (a model fitted on other features is refused)
-FEATURE_VERSION = 1
-#: a category seen fewer times than this in training is encoded as "other"
-MIN_COUNT = 5
-#: folds (of whole training sets) for the out-of-fold scores the isotonic map is fitted on
-FOLDS = 4
+FEATURE_VERSION = 2
 CALIBRATED_LABELS = ("consistent", "inconsistent")
 
 
@@ -71,7 +72,8 @@ class LabelModel:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (plain lists and numbers)."""
-        return {"categories": {k: list(v) for k, v in self.categories.items()}, "numeric": list(self.numeric),
+        return {"kind": "logistic", "categories": {k: list(v) for k, v in self.categories.items()},
+                "numeric": list(self.numeric),
                 "mean": list(self.mean), "scale": list(self.scale), "coef": list(self.coef),
                 "intercept": self.intercept, "iso_x": list(self.iso_x), "iso_y": list(self.iso_y)}
 
@@ -89,83 +91,43 @@ class LabelModel:
         return m
 
 
-def encode(rows: Sequence[Mapping[str, Any]], categories: Mapping[str, Sequence[str]], numeric: Sequence[str],
-           mean: Sequence[float], scale: Sequence[float]) -> np.ndarray:
-    """The design matrix: one-hot blocks (unseen values -> "other") then standardised numbers."""
-    cols: list[np.ndarray] = []
-    for name, values in categories.items():
-        index = {v: i for i, v in enumerate(values)}
-        block = np.zeros((len(rows), len(values)))
-        for r, row in enumerate(rows):
-            v = str(row.get(name, "none"))
-            j = index.get(v, index.get("other"))
-            if j is not None:
-                block[r, j] = 1.0
-        cols.append(block)
-    if numeric:
-        num = np.array([[float(row.get(n, 0.0)) for n in numeric] for row in rows]).reshape(len(rows), len(numeric))
-        cols.append((num - np.asarray(mean)) / np.asarray(scale))
-    return np.hstack(cols) if cols else np.zeros((len(rows), 0))
-
-
-def _vocab(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for name in CATEGORICAL:
-        counts: dict[str, int] = {}
-        for row in rows:
-            v = str(row.get(name, "none"))
-            counts[v] = counts.get(v, 0) + 1
-        out[name] = (*sorted(v for v, c in counts.items() if c >= MIN_COUNT), "other")
-    return out
-
-
 def fit_label_model(rows: Sequence[Mapping[str, Any]], y: Sequence[int], groups: Sequence[str] | None = None,
                     *, c: float = 0.3) -> LabelModel:
-    """Fit one label's model; the isotonic map is fitted on out-of-fold scores (folds by
-    ``groups``, the training sets, when there are at least two) so it corrects the
+    """Fit one label's logistic model; the isotonic map is fitted on out-of-fold scores
+    (folds by ``groups``, the training sets, when there are at least two) so it corrects the
     regression as it behaves on data it did not see.
     """
     # deferred: scikit-learn is needed to fit, never to apply a fitted calibrator (JSON)
-    from sklearn.isotonic import IsotonicRegression
     from sklearn.linear_model import LogisticRegression
 
     target = np.asarray(y, dtype=int)
-    if len(set(target.tolist())) < 2:   # one outcome only: a constant model at its frequency
-        p = float(target.mean()) if len(target) else 0.5
-        z = math.log(max(p, 1e-4) / max(1 - p, 1e-4))
-        return LabelModel({}, (), (), (), (), z)
-    cats = _vocab(rows)
+    cats = vocabulary(rows)
     num = np.array([[float(r.get(n, 0.0)) for n in NUMERIC] for r in rows])
     mean = tuple(float(x) for x in num.mean(axis=0))
     scale = tuple(float(s) if s > 1e-9 else 1.0 for s in num.std(axis=0))
+    x = encode(rows, cats, NUMERIC, mean, scale)
 
     def regress(idx: np.ndarray) -> LabelModel:
-        x = encode([rows[i] for i in idx], cats, NUMERIC, mean, scale)
-        lr = LogisticRegression(C=c, max_iter=500, solver="newton-cholesky").fit(x, target[idx])
+        lr = LogisticRegression(C=c, max_iter=500, solver="newton-cholesky").fit(x[idx], target[idx])
         return LabelModel(cats, NUMERIC, mean, scale, tuple(float(v) for v in lr.coef_[0]), float(lr.intercept_[0]))
 
-    every = np.arange(len(rows))
-    model = regress(every)
-    oof = model.raw(rows)
-    names = sorted(set(groups)) if groups is not None else []
-    if len(names) >= 2 and groups is not None:
-        fold_of = {name: k % FOLDS for k, name in enumerate(names)}   # whole sets per fold
-        folds = np.asarray([fold_of[g] for g in groups])
-        for k in sorted(set(folds.tolist())):
-            train = every[folds != k]
-            if len(set(target[train].tolist())) == 2:
-                oof[folds == k] = regress(train).raw([rows[i] for i in every[folds == k]])
-    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(oof, target)
-    xs, ys = np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_)
-    return LabelModel(cats, NUMERIC, mean, scale, model.coef, model.intercept,
-                      tuple(float(v) for v in xs), tuple(float(v) for v in ys))
+    model = regress(np.arange(len(target)))
+    iso_x, iso_y = oof_isotonic(lambda train, test: regress(train).raw([rows[i] for i in test]), model.raw(rows),
+                                target, groups)
+    return LabelModel(cats, NUMERIC, mean, scale, model.coef, model.intercept, iso_x, iso_y)
+
+
+def constant_model(y: Sequence[int]) -> LabelModel:
+    """A model without features at the observed frequency (a label with one outcome only)."""
+    p = float(np.mean(y)) if len(y) else 0.5
+    return LabelModel({}, (), (), (), (), math.log(max(p, 1e-4) / max(1 - p, 1e-4)))
 
 
 @dataclass(frozen=True, slots=True)
 class Calibrator:
-    """One :class:`LabelModel` per verdict label, and where it came from."""
+    """One model per verdict label, and where it came from."""
 
-    models: Mapping[str, LabelModel]
+    models: Mapping[str, LabelModel | TreeModel]
     path: str = ""
     sha256: str = ""
     fitted: str = ""
@@ -188,18 +150,43 @@ class Calibrator:
     def describe(self) -> dict[str, Any]:
         """What the run manifest records about this calibrator."""
         return {"status": "calibrated", "path": self.path, "sha256": self.sha256, "fitted": self.fitted,
-                "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION}
+                "model": self.kind, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION}
+
+    @property
+    def kind(self) -> str:
+        """The kind of its models ("gbm", "logistic"; "mixed" when they differ)."""
+        kinds = {"gbm" if isinstance(m, TreeModel) else "logistic" for m in self.models.values() if _fitted(m)}
+        return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "constant")
 
 
-def fit_calibrator(rows: Sequence[Mapping[str, Any]], y: Sequence[int], groups: Sequence[str] | None = None
-                   ) -> Calibrator:
-    """Fit the per-label models on feature rows, right/wrong targets and training-set names."""
-    models = {}
+def _fitted(m: LabelModel | TreeModel) -> bool:
+    return isinstance(m, TreeModel) or bool(m.coef)
+
+
+def fit_calibrator(rows: Sequence[Mapping[str, Any]], y: Sequence[int], groups: Sequence[str] | None = None,
+                   kind: str = DEFAULT_MODEL) -> Calibrator:
+    """Fit the per-label models (``kind``: "gbm" or "logistic") on feature rows, right/wrong
+    targets and training-set names.
+    """
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"unknown calibrator model {kind!r} (one of {', '.join(MODEL_KINDS)})")
+    fit_one = fit_tree_model if kind == "gbm" else fit_label_model
+    models: dict[str, LabelModel | TreeModel] = {}
     for label in CALIBRATED_LABELS:
         idx = [i for i, r in enumerate(rows) if r.get("label") == label]
-        models[label] = fit_label_model([rows[i] for i in idx], [y[i] for i in idx],
-                                        [groups[i] for i in idx] if groups is not None else None)
+        ys = [y[i] for i in idx]
+        models[label] = fit_one([rows[i] for i in idx], ys, [groups[i] for i in idx] if groups is not None else None
+                                ) if len(set(ys)) == 2 else constant_model(ys)
     return Calibrator(models)
+
+
+def _read_model(d: Mapping[str, Any]) -> LabelModel | TreeModel:
+    kind = d.get("kind", "logistic")
+    if kind == "gbm":
+        return TreeModel.from_json(d)
+    if kind == "logistic":
+        return LabelModel.from_json(d)
+    raise ValueError(f"unknown model kind {kind!r}")
 
 
 def load_calibrator(path: str | Path) -> Calibrator:
@@ -221,7 +208,7 @@ def load_calibrator(path: str | Path) -> Calibrator:
                               f"{data.get('feature_version')}, this ehrlib reads {FORMAT_VERSION}/{FEATURE_VERSION}; "
                               f"{hint}")
     try:
-        models = {str(k): LabelModel.from_json(v) for k, v in data["models"].items()}
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        models = {str(k): _read_model(v) for k, v in data["models"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         raise CalibratorError(f"calibrator {p}: malformed model ({exc}); {hint}") from None
     return Calibrator(models, str(p), hashlib.sha256(blob).hexdigest(), str(data.get("fitted", "")))

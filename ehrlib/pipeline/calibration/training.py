@@ -25,7 +25,9 @@ from ehrlib.pipeline.calibration.apply import apply_confidence, note_feature_row
 from ehrlib.pipeline.calibration.model import Calibrator, fit_calibrator
 
 __all__ = ["SetData", "targets", "collect_run", "loso_probabilities", "set_metrics", "choose_threshold",
-           "ece", "THRESHOLDS", "pool_parts", "verdict_scores"]
+           "ece", "THRESHOLDS", "pool_parts", "verdict_scores", "pooled_sweep", "auc", "Counts",
+           "verdict_counts", "is_real", "TARGET_PRECISION",
+           "MIN_RECALL"]
 
 #: thresholds tried when choosing the default (and drawn in the risk-coverage curves)
 THRESHOLDS: tuple[float, ...] = tuple(round(x, 2) for x in np.arange(0.0, 0.96, 0.05))
@@ -66,10 +68,14 @@ def collect_run(name: str, run_dir: Path, corpus_dir: Path, db: Path) -> SetData
     from ehrlib.schema import detect_flavor
 
     run = load_run(run_dir, corpus_dir)
+    # notes finish in any order on a thread pool; in corpus order the fit (whose boosting
+    # subsamples rows) is the same for the same verdicts
+    order = {n.note_id: k for k, n in enumerate(run.notes)}
+    preds = tuple(sorted(run.predictions, key=lambda p: order.get(p.note_id, len(order))))
     by_note: dict[str, list[int]] = {}
-    for i, p in enumerate(run.predictions):
+    for i, p in enumerate(preds):
         by_note.setdefault(p.note_id, []).append(i)
-    feats: list[Mapping[str, Any]] = [{}] * len(run.predictions)
+    feats: list[Mapping[str, Any]] = [{}] * len(preds)
     con = connect(str(db))
     try:
         flavor = detect_flavor(con)
@@ -80,15 +86,15 @@ def collect_run(name: str, run_dir: Path, corpus_dir: Path, db: Path) -> SetData
             cur = con.cursor()
             try:
                 ctx = note_context(cur, note, flavor=flavor, db_path=str(db), with_items=False)
-                rows = note_feature_rows([run.predictions[i] for i in idx], con=cur, ctx=ctx)
+                rows = note_feature_rows([preds[i] for i in idx], con=cur, ctx=ctx)
             finally:
                 cur.close()
             for i, row in zip(idx, rows, strict=True):
                 feats[i] = row
     finally:
         con.close()
-    js = tuple(judge_with_matcher(run.gold, run.predictions, ("lenient",), segments=run.segments))
-    return SetData(name, run.gold, run.predictions, tuple(feats), tuple(targets(run.gold, run.predictions,
+    js = tuple(judge_with_matcher(run.gold, preds, ("lenient",), segments=run.segments))
+    return SetData(name, run.gold, preds, tuple(feats), tuple(targets(run.gold, preds,
                                                                                judgements=js)), run.segments, js)
 
 
@@ -126,21 +132,64 @@ def ece(probs: Sequence[float], y: Sequence[int], bins: int = 10) -> float:
                      for b in range(bins) if (which == b).any()) / len(p))
 
 
-def _note_f1(gold: Sequence[GoldEntity], preds: Sequence[Prediction], judgements: Sequence[Judgement]) -> float:
-    """The per-note mean F1 (lenient), as the quality benchmark computes it."""
+def auc(probs: Sequence[float], y: Sequence[int]) -> float | None:
+    """The area under the ROC curve of ``probs`` for ``y`` (the chance a right verdict is
+    ranked above a wrong one, ties half); None with one outcome only.
+    """
+    p, t = np.asarray(probs, dtype=float), np.asarray(y, dtype=int)
+    n_pos, n_neg = int(t.sum()), int(len(t) - t.sum())
+    if not n_pos or not n_neg:
+        return None
+    order = np.argsort(p, kind="mergesort")
+    ranks = np.empty(len(p))
+    ranks[order] = np.arange(1, len(p) + 1)
+    for v in np.unique(p):   # ties share their mean rank
+        tie = p == v
+        ranks[tie] = ranks[tie].mean()
+    return float((ranks[t == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _note_f1s(gold: Sequence[GoldEntity], preds: Sequence[Prediction], judgements: Sequence[Judgement]
+              ) -> list[float]:
+    """The per-note F1s (lenient), as the quality benchmark computes them."""
     notes = sorted({g.note_id for g in gold} | {p.note_id for p in preds})
     correct: dict[str, int] = {}
     for j in judgements:
         if j.verdict == "correct":
             correct[j.note_id] = correct.get(j.note_id, 0) + 1
+    n_gold: dict[str, int] = {}
+    n_pred: dict[str, int] = {}
+    for g in gold:
+        n_gold[g.note_id] = n_gold.get(g.note_id, 0) + 1
+    for p in preds:
+        n_pred[p.note_id] = n_pred.get(p.note_id, 0) + 1
     scores = []
     for nid in notes:
-        ng = sum(1 for g in gold if g.note_id == nid)
-        npred = sum(1 for p in preds if p.note_id == nid)
-        c = correct.get(nid, 0)
+        c, ng, npred = correct.get(nid, 0), n_gold.get(nid, 0), n_pred.get(nid, 0)
         r, pr = (c / ng if ng else 0.0), (c / npred if npred else 0.0)
         scores.append(2 * r * pr / (r + pr) if r + pr else 0.0)
-    return float(np.mean(scores)) if scores else 0.0
+    return scores
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """What the verdict metrics are ratios of; counts of disjoint sets add up to the pooled ones."""
+
+    credited_alarms: int = 0
+    alarms: int = 0
+    found: int = 0
+    gold_inconsistent: int = 0
+    f1_sum: float = 0.0
+    notes: int = 0
+
+    def __add__(self, o: Counts) -> Counts:
+        return Counts(*(a + b for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(o), strict=True)))
+
+    def scores(self) -> dict[str, Any]:
+        """Alarm precision, inconsistent recall, alarms raised and per-note mean F1."""
+        return {"alarm_precision": _ratio(self.credited_alarms, self.alarms),
+                "inconsistent_recall": _ratio(self.found, self.gold_inconsistent), "alarms": self.alarms,
+                "f1": round(self.f1_sum / self.notes, 4) if self.notes else 0.0}
 
 
 def _alarm_counts(gold: Sequence[GoldEntity], preds: Sequence[Prediction], judgements: Sequence[Judgement]
@@ -169,19 +218,29 @@ def _withdrawn(s: SetData, preds: Sequence[Prediction]) -> list[Judgement]:
             and preds[j.matched_prediction].label != s.preds[j.matched_prediction].label else j for j in base]
 
 
-def verdict_scores(s: SetData, preds: Sequence[Prediction], *, exact: bool = True) -> dict[str, Any]:
-    """Alarm precision, inconsistent recall, alarms raised and per-note F1 of ``preds`` (the
-    set's predictions, maybe with alarms withheld), judged again by the lenient matcher
-    (``exact=False``: the set's judgements with withheld credit taken back, fast).
+def verdict_counts(s: SetData, preds: Sequence[Prediction], *, exact: bool = True) -> Counts:
+    """The :class:`Counts` of ``preds`` (the set's predictions, maybe with alarms withheld),
+    judged again by the lenient matcher (``exact=False``: the set's judgements with withheld
+    credit taken back, fast).
     """
     js = judge_with_matcher(s.gold, preds, ("lenient",), segments=s.segments) if exact else _withdrawn(s, preds)
-    tp, n, found, n_bad = _alarm_counts(s.gold, preds, js)
-    return {"alarm_precision": _ratio(tp, n), "inconsistent_recall": _ratio(found, n_bad), "alarms": n,
-            "f1": round(_note_f1(s.gold, preds, js), 4)}
+    f1s = _note_f1s(s.gold, preds, js)
+    return Counts(*_alarm_counts(s.gold, preds, js), float(sum(f1s)), len(f1s))
 
 
-def set_metrics(s: SetData, probs: Sequence[float | None], threshold: float) -> dict[str, Any]:
-    """ECE, Brier, alarm precision, inconsistent recall and F1 before and after abstention."""
+def verdict_scores(s: SetData, preds: Sequence[Prediction], *, exact: bool = True) -> dict[str, Any]:
+    """Alarm precision, inconsistent recall, alarms raised and per-note F1 of ``preds``
+    (see :func:`verdict_counts`).
+    """
+    return verdict_counts(s, preds, exact=exact).scores()
+
+
+def set_metrics(s: SetData, probs: Sequence[float | None], threshold: float,
+                counts: tuple[Counts, Counts] | None = None) -> dict[str, Any]:
+    """ECE, Brier, AUC, alarm precision, inconsistent recall and F1 before and after
+    abstention (``counts``: the before/after counts when already known, e.g. the sums of a
+    pooled set's parts).
+    """
     idx = [i for i, p in enumerate(probs) if p is not None]
     p = np.asarray([probs[i] for i in idx], dtype=float)
     y = np.asarray([s.right[i] for i in idx], dtype=float)
@@ -189,26 +248,61 @@ def set_metrics(s: SetData, probs: Sequence[float | None], threshold: float) -> 
                            "ece": round(ece(p.tolist(), y.tolist()), 4) if len(p) else None,
                            "brier": round(float(np.mean((p - y) ** 2)), 4) if len(p) else None,
                            "threshold": threshold}
-    for tag, preds in (("before", s.preds), ("after", apply_confidence(s.preds, probs, threshold))):
-        out.update({f"{k}_{tag}": v for k, v in verdict_scores(s, preds).items()})
+    alarm = np.asarray([s.preds[i].label == "inconsistent" for i in idx], dtype=bool)
+    for key, sel in (("auc", np.ones(len(idx), dtype=bool)), ("alarm_auc", alarm)):
+        a = auc(p[sel].tolist(), y[sel].astype(int).tolist()) if sel.any() else None
+        out[key] = round(a, 4) if a is not None else None
+    before, after = counts or (verdict_counts(s, s.preds), verdict_counts(s, apply_confidence(s.preds, probs,
+                                                                                                threshold)))
+    for tag, c in (("before", before), ("after", after)):
+        out.update({f"{k}_{tag}": v for k, v in c.scores().items()})
     return out
 
 
-def choose_threshold(sets: Sequence[SetData], loso: Mapping[str, Sequence[float | None]], *,
-                     min_recall: float = 0.60, thresholds: Sequence[float] = THRESHOLDS) -> float:
-    """The threshold with the best pooled LOSO alarm precision whose pooled inconsistent recall
-    stays at or above ``min_recall`` (ties: the lower threshold, fewer findings withheld);
-    0.0 (no abstention) when none keeps the recall.
+def is_real(s: SetData) -> bool:
+    """A real-patient set (the generated training hospital is not one)."""
+    return not s.name.startswith("synthetic")
+
+
+def pooled_sweep(sets: Sequence[SetData], loso: Mapping[str, Sequence[float | None]],
+                 thresholds: Sequence[float] = THRESHOLDS) -> list[tuple[float, float | None, float | None]]:
+    """(threshold, pooled alarm precision, pooled inconsistent recall) over the real-patient
+    sets, each scored by its held-out probabilities.
     """
-    best, best_prec = 0.0, -1.0
+    out = []
     for t in thresholds:
         tp = alarms = found = n_bad = 0
         for s in sets:
+            if not is_real(s):
+                continue
             after = apply_confidence(s.preds, loso[s.name], t)
             counts = _alarm_counts(s.gold, after, _withdrawn(s, after))
             tp, alarms, found, n_bad = tp + counts[0], alarms + counts[1], found + counts[2], n_bad + counts[3]
-        prec = tp / alarms if alarms else 0.0
-        if n_bad and found / n_bad >= min_recall and prec > best_prec + 1e-9:
+        out.append((t, tp / alarms if alarms else None, found / n_bad if n_bad else None))
+    return out
+
+
+#: the targets of the threshold rule (issue 25's: alarm precision with inconsistent recall kept)
+TARGET_PRECISION = 0.80
+MIN_RECALL = 0.60
+
+
+def choose_threshold(sets: Sequence[SetData], loso: Mapping[str, Sequence[float | None]], *,
+                     min_precision: float = TARGET_PRECISION, min_recall: float = MIN_RECALL,
+                     thresholds: Sequence[float] = THRESHOLDS) -> float:
+    """The lowest threshold whose pooled held-out alarm precision reaches ``min_precision``
+    while pooled inconsistent recall stays at or above ``min_recall`` (the least withheld
+    that meets the target); when none does, the one with the best precision that keeps the
+    recall; 0.0 (no abstention) when none keeps it.
+    """
+    sweep = [(t, p, r) for t, p, r in pooled_sweep(sets, loso, thresholds)
+             if p is not None and r is not None and r >= min_recall]
+    meeting = [t for t, p, _ in sweep if p >= min_precision]
+    if meeting:
+        return min(meeting)
+    best, best_prec = 0.0, -1.0
+    for t, prec, _ in sweep:
+        if prec > best_prec + 1e-9:
             best, best_prec = t, prec
     return best
 
