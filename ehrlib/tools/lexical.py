@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from ehrlib import schema as schema_module
+from ehrlib.datafiles import parse_data_yaml
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap
 from ehrlib.tools import items, ngrams
 from ehrlib.tools.disk_cache import CacheDamaged, cached_arrays, cached_json, code_digest, source_files
@@ -48,7 +48,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9/+\-]*")
 @functools.cache
 def load_data_yaml(name: str) -> Any:
     """A YAML file shipped in ehrlib/data."""
-    return yaml.safe_load(resources.files("ehrlib").joinpath("data", name).read_text(encoding="utf-8"))
+    return parse_data_yaml(resources.files("ehrlib").joinpath("data", name).read_text(encoding="utf-8"))
 
 
 @functools.cache
