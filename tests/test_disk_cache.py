@@ -207,3 +207,36 @@ def test_cache_files_are_readable_like_the_database(db):
     os.umask(mask)
     for p in db.with_name(db.name + ".ehrlib-cache").iterdir():
         assert p.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_package_data_cache_follows_its_source_file(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp_path / "c"))
+    source = tmp_path / "dictionary.bin"
+    source.write_bytes(b"v1")
+    builds = []
+
+    def build():
+        builds.append(1)
+        return {"tylenol": ("acetaminophen",), "lasix": ("furosemide", "frusemide")}
+
+    def get():
+        return disk_cache.cached_package_json("demo", source, "d", build, dict,
+                                              lambda d: {k: tuple(v) for k, v in d.items()})
+
+    first = get()
+    assert get() == first and len(builds) == 1
+    assert list(get()["lasix"]) == ["furosemide", "frusemide"]   # order kept
+    source.write_bytes(b"version 2")
+    os.utime(source, ns=(1, 1))
+    assert get() == first and len(builds) == 2
+    assert len(list((tmp_path / "c" / "packages").iterdir())) == 1
+
+
+def test_drug_variant_map_is_the_same_from_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp_path / "c"))
+    lexical._brand_to_generic.cache_clear()
+    built = lexical._brand_to_generic()
+    lexical._brand_to_generic.cache_clear()
+    cached = lexical._brand_to_generic()
+    lexical._brand_to_generic.cache_clear()
+    assert cached == built and list(cached)[:50] == list(built)[:50] and len(built) > 100_000

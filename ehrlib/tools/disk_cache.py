@@ -40,7 +40,7 @@ from ehrlib.filemodes import as_umask_allows
 from ehrlib.schema import MANIFEST_TABLE
 
 __all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key",
-           "cached_json", "cached_arrays", "code_digest"]
+           "cached_json", "cached_arrays", "cached_package_json", "code_digest", "source_files"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 CACHE_FORMAT = 1
 DIR_ENV = "EHRLIB_CACHE_DIR"
 _SUFFIX = ".ehrlib-cache"
+_OFF = ("off", "0", "none", "false")
 _MANIFEST_TABLES = "ehrlib_manifest_tables"
 T = TypeVar("T")
 
@@ -107,7 +108,7 @@ def _writable_dir(d: Path) -> bool:
 def cache_dir(db_path: str) -> Path | None:
     """The cache folder of a database file (created), or None when caching is off or impossible."""
     env = os.environ.get(DIR_ENV, "").strip()
-    if env.lower() in ("off", "0", "none", "false"):
+    if env.lower() in _OFF:
         return None
     p = Path(db_path).resolve()
     tag = f"{p.name}-{hashlib.sha256(str(p).encode()).hexdigest()[:12]}"
@@ -186,30 +187,55 @@ def location(con: Any, db_path: str, artefact: str, digest: str) -> tuple[Path, 
     return folder, entry_key(content_identity(con, db_path), artefact, digest)
 
 
-def cached_json(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
-                encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
-    """A JSON-able artefact: ``decode(payload)`` of its entry, else ``build()`` stored as ``encode``.
-
-    The file holds the key and a SHA-256 of the payload text, both checked on read.
+def _json_io(artefact: str) -> tuple[Callable[[Path, str], Any], Callable[[Any, str, Any], None]]:
+    """Reader and writer of a JSON entry: the file holds the key and a SHA-256 of the payload
+    text, both checked on read.
     """
 
-    def read(path: Path, key: str) -> T:
+    def read(path: Path, key: str) -> Any:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("payload"), str):
             raise CacheDamaged("wrong key or layout")
         if hashlib.sha256(doc["payload"].encode("utf-8")).hexdigest() != doc.get("sha256"):
             raise CacheDamaged("checksum mismatch")
-        return decode(json.loads(doc["payload"]))
+        return json.loads(doc["payload"])
 
-    def write(value: T, key: str, fh: Any) -> None:
-        payload = json.dumps(encode(value), ensure_ascii=False, separators=(",", ":"))
+    def write(payload_obj: Any, key: str, fh: Any) -> None:
+        payload = json.dumps(payload_obj, ensure_ascii=False, separators=(",", ":"))
         doc = {"format": CACHE_FORMAT, "artefact": artefact, "key": key,
                "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload}
         fh.write(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
 
+    return read, write
+
+
+def cached_json(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
+                encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """A JSON-able artefact of a database: ``decode(payload)`` of its entry, else ``build()``
+    stored as ``encode(value)``.
+    """
     with _LOCK:
         where = location(con, db_path, artefact, digest)
-    return _cached(where, artefact, ".json", read, build, write)
+    read, write = _json_io(artefact)
+    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
+                   lambda v, k, fh: write(encode(v), k, fh))
+
+
+def cached_package_json(artefact: str, source: Path, digest: str, build: Callable[[], T],
+                        encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """Like :func:`cached_json` for an artefact derived from another package's data file
+    (``source``, identified by path, size and modification time), in the user cache folder
+    (``$EHRLIB_CACHE_DIR`` or ``$XDG_CACHE_HOME/ehrlib``) under ``packages/``.
+    """
+    env = os.environ.get(DIR_ENV, "").strip()
+    folder = None if env.lower() in _OFF else (Path(env) if env else _default_root()) / "packages"
+    where = None
+    if folder is not None and source.is_file() and _writable_dir(folder):
+        st = source.stat()
+        where = folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest)
+    read, write = _json_io(artefact)
+    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
+                   lambda v, k, fh: write(encode(v), k, fh))
 
 
 def cached_arrays(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
