@@ -240,3 +240,21 @@ def test_drug_variant_map_is_the_same_from_the_cache(tmp_path, monkeypatch):
     cached = lexical._brand_to_generic()
     lexical._brand_to_generic.cache_clear()
     assert cached == built and list(cached)[:50] == list(built)[:50] and len(built) > 100_000
+
+
+def test_read_only_cache_beside_a_shared_database_is_still_read(db, tmp_path, monkeypatch):
+    index, onto, _ = _artefacts(db)   # the owner's run fills <db>.ehrlib-cache/
+    _forget()
+    beside = db.with_name(db.name + ".ehrlib-cache")
+    real = disk_cache._writable_dir
+    monkeypatch.setattr(disk_cache, "_writable_dir", lambda d: d != beside and real(d))
+
+    def no_build(*_a, **_k):
+        raise AssertionError("built although a readable cache was there")
+
+    monkeypatch.setattr(lexical, "build_catalog", no_build)
+    monkeypatch.setattr(ontology_module, "build_ontology_rules", no_build)
+    index2, onto2, _ = _artefacts(db)
+    assert index2.catalog.items == index.catalog.items and onto2 == onto
+    user = tmp_path / "xdg" / "ehrlib"
+    assert not user.exists() or not any(p.is_file() for p in user.rglob("*"))   # nothing copied on a hit

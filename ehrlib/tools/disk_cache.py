@@ -3,7 +3,8 @@ kept on disk so a fresh process reads them instead of rebuilding them.
 
 Where: ``<db>.ehrlib-cache/`` beside the database file; when that folder cannot be
 created or written (a read-only data folder), ``$XDG_CACHE_HOME/ehrlib/<db name>-<hash of
-its path>/`` (``~/.cache`` by default). ``EHRLIB_CACHE_DIR=DIR`` puts every database's
+its path>/`` (``~/.cache`` by default), and a read-only ``<db>.ehrlib-cache/`` that exists
+(filled by the database's owner) is still read first. ``EHRLIB_CACHE_DIR=DIR`` puts every database's
 cache under ``DIR`` instead; ``EHRLIB_CACHE_DIR=off`` turns the disk cache off.
 
 Key: an entry is valid for one database content, one ehrlib version and one version of the
@@ -51,6 +52,8 @@ _SUFFIX = ".ehrlib-cache"
 _OFF = ("off", "0", "none", "false")
 _MANIFEST_TABLES = "ehrlib_manifest_tables"
 T = TypeVar("T")
+#: (folder written to, entry key, read-only folders read first)
+Location = tuple[Path, str, tuple[Path, ...]]
 
 
 class CacheDamaged(Exception):
@@ -155,19 +158,20 @@ def _prune(folder: Path, artefact: str, ext: str, keep: Path) -> None:
                 pass
 
 
-def _cached(location: tuple[Path, str] | None, artefact: str, ext: str, read: Callable[[Path, str], T],
+def _cached(location: Location | None, artefact: str, ext: str, read: Callable[[Path, str], T],
             build: Callable[[], T], write: Callable[[T, str, Any], None]) -> T:
     """The artefact from its cache entry, else built and stored (a damaged entry: warned, rebuilt)."""
     if location is None:
         return build()
-    folder, key = location
+    folder, key, shared = location
     target = folder / f"{artefact}-{key}{ext}"
-    if target.is_file():
-        try:
-            return read(target, key)
-        except (CacheDamaged, OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
-            log.warning("damaged cache entry %s (%s): rebuilding it", target, str(exc).splitlines()[0][:120]
-                        if str(exc) else type(exc).__name__)
+    for entry in (*(d / target.name for d in shared), target):
+        if entry.is_file():
+            try:
+                return read(entry, key)
+            except (CacheDamaged, OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+                log.warning("damaged cache entry %s (%s): rebuilding it", entry, str(exc).splitlines()[0][:120]
+                            if str(exc) else type(exc).__name__)
     value = build()
     try:
         _write_atomic(target, lambda fh: write(value, key, fh))
@@ -177,14 +181,20 @@ def _cached(location: tuple[Path, str] | None, artefact: str, ext: str, read: Ca
     return value
 
 
-def location(con: Any, db_path: str, artefact: str, digest: str) -> tuple[Path, str] | None:
-    """(folder, key) of an artefact's cache entry for this database; None without a file."""
+def location(con: Any, db_path: str, artefact: str, digest: str) -> Location | None:
+    """(folder, key, read-only folders to try first) of an artefact's cache entry for this
+    database; None without a file. A ``<db>.ehrlib-cache/`` this process cannot write (filled
+    by whoever owns a shared database) is still read.
+    """
     if not db_path or not os.path.isfile(db_path):
         return None
     folder = cache_dir(db_path)
     if folder is None:
         return None
-    return folder, entry_key(content_identity(con, db_path), artefact, digest)
+    beside = Path(db_path).resolve()
+    beside = beside.with_name(beside.name + _SUFFIX)
+    shared = (beside,) if beside != folder and beside.is_dir() and not os.environ.get(DIR_ENV) else ()
+    return folder, entry_key(content_identity(con, db_path), artefact, digest), shared
 
 
 def _json_io(artefact: str) -> tuple[Callable[[Path, str], Any], Callable[[Any, str, Any], None]]:
@@ -232,7 +242,7 @@ def cached_package_json(artefact: str, source: Path, digest: str, build: Callabl
     where = None
     if folder is not None and source.is_file() and _writable_dir(folder):
         st = source.stat()
-        where = folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest)
+        where = folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest), ()
     read, write = _json_io(artefact)
     return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
                    lambda v, k, fh: write(encode(v), k, fh))
