@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ehrlib.bench import speed
+from ehrlib.errors import ConfigError
 
 
 def _run(folder: Path, records: list[dict]) -> Path:
@@ -44,3 +47,13 @@ def test_speedups_identity_and_projection(tmp_path):
     assert [r["identical_predictions"] for r in rows] == ["", "no", "yes"]
     # 0.5 CPU s per note x 59,652 notes = 8.3 h on one core, 0.26 h on 32
     assert rows[2]["projected_hours_1_core"] == 8.3 and rows[2]["projected_hours_32_cores"] == 0.26
+
+
+def test_unknown_baseline_ref_is_a_one_line_error(tmp_path, monkeypatch):
+    monkeypatch.setenv(speed.BASELINE_ENV, "no-such-ref-xyz")
+    monkeypatch.setattr(speed, "demo_folder", lambda: tmp_path)
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "mimic3demo.duckdb").write_bytes(b"")   # present: the build is skipped
+    with pytest.raises(ConfigError) as exc:
+        speed.run(tmp_path / "out", work_dir=tmp_path / "w")
+    assert "no-such-ref-xyz" in str(exc.value) and "\n" not in str(exc.value)

@@ -37,6 +37,7 @@ from typing import Any
 
 from ehrlib.bench import BenchSkipped, repo_root, write_csv
 from ehrlib.bench.build import demo_folder
+from ehrlib.errors import ConfigError
 
 __all__ = ["run", "HEADER", "BASELINE_ENV", "canonical_predictions", "baseline_ref", "MIMIC3_DISCHARGE_SUMMARIES"]
 
@@ -170,7 +171,13 @@ def run(out_dir: Path, *, work_dir: Path | None = None) -> Path:
         versions: list[tuple[str, str, str, Path]] = []
         ref = baseline_ref()
         if ref is not None:
-            versions.append(("baseline", ref, _extract(ref, work / "baseline"), work / "baseline"))
+            try:
+                versions.append(("baseline", ref, _extract(ref, work / "baseline"), work / "baseline"))
+            except (OSError, subprocess.CalledProcessError) as exc:
+                why = (getattr(exc, "stderr", None) or str(exc) or type(exc).__name__)
+                why = why.decode("utf-8", "replace") if isinstance(why, bytes) else why
+                raise ConfigError(f"{BASELINE_ENV}={ref!r}: cannot extract it from git "
+                                  f"({(why.strip().splitlines() or ['?'])[-1][:200]})") from None
         try:
             head = _git("rev-parse", "HEAD") + ("+changes" if _git("status", "--porcelain", "ehrlib") else "")
         except (OSError, subprocess.CalledProcessError):
