@@ -24,6 +24,7 @@ import hashlib
 import importlib.resources
 import json
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +37,8 @@ from ehrlib.db import read_manifest
 from ehrlib.db.connect import first_reads
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.prompting import get_prompt
-from ehrlib.tools.lexical import database_identity, lexical_index
+from ehrlib.tools.disk_cache import cached_json, code_digest, source_files
+from ehrlib.tools.lexical import builder_digest, catalog_for, database_identity
 
 __all__ = [
     "FORMAT",
@@ -176,7 +178,7 @@ def dictionary_items(con: Any, flavor: str | None = None) -> list[_Raw]:
     smap = schema.schema_map(flavor or schema.detect_flavor(con))
     out = []
     with first_reads(database_identity(con)[0] or "(in-memory database)"):   # reads every dictionary table
-        catalog = lexical_index(con, smap).catalog
+        catalog = catalog_for(con, smap)
     for it in catalog.items:
         if it.table == "labevents":
             category = it.category.split(" / ")[0] if it.category else None
@@ -473,23 +475,22 @@ _CACHE: dict[tuple[str, str], Ontology] = {}
 _LOCK = threading.Lock()
 
 
-def _db_key(con: Any) -> str:
-    path, stamp = database_identity(con)
-    return f"{path}|{stamp}" if path else f"memory:{id(con)}"
-
-
 def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     """The ontology for this database: the JSON at ``path`` if given, else the rule-built
-    default, built once per database file (memoised by path, size and mtime).
+    default, built once per database (memoised in the process, and on disk beside the
+    database by :mod:`ehrlib.tools.disk_cache`, keyed by this module and its seed groups too).
     """
     if path is not None:
         return read_ontology(path)
-    key = (_db_key(con), "rules")
+    db_path, stamp = database_identity(con)
+    key = (f"{db_path}|{stamp}" if db_path else f"memory:{id(con)}", "rules")
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    onto = build_ontology_rules(con)
+    digest = builder_digest() + code_digest(*source_files(sys.modules[__name__], data=("ontology_default.json",)))
+    onto = cached_json(con, db_path, "ontology-rules", digest, lambda: build_ontology_rules(con),
+                       Ontology.to_dict, Ontology.from_dict)
     with _LOCK:
         _CACHE[key] = onto
     return onto

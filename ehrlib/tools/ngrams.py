@@ -81,6 +81,29 @@ class CharWbTfidf:
         self.columns = _l2_rows(weighted.tocsr()).astype(np.float32).tocsc()
         self.vocabulary = vocab
 
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The fitted state as plain arrays (the disk cache stores them; no pickle)."""
+        cols = self.columns
+        encoded = [g.encode("utf-8") for g in self.vocabulary]   # exact bytes: numpy str arrays drop trailing NULs
+        return {"idf": self.idf, "vocab_utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+                "vocab_ends": np.cumsum([len(e) for e in encoded], dtype=np.int64),
+                "data": cols.data, "indices": cols.indices, "indptr": cols.indptr,
+                "shape": np.array(cols.shape, dtype=np.int64)}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> CharWbTfidf:
+        """The vectorizer :meth:`to_arrays` described, without refitting."""
+        self = cls.__new__(cls)
+        self.idf = np.asarray(arrays["idf"], dtype=np.float32)
+        raw, ends = arrays["vocab_utf8"].tobytes(), arrays["vocab_ends"].tolist()
+        starts = [0, *ends[:-1]] if ends else []
+        self.vocabulary = {raw[a:b].decode("utf-8"): i for i, (a, b) in enumerate(zip(starts, ends, strict=True))}
+        shape = tuple(int(x) for x in arrays["shape"])
+        if len(shape) != 2 or shape[1] != len(self.vocabulary) or len(self.idf) != shape[1]:
+            raise ValueError("n-gram arrays disagree in size")
+        self.columns = sparse.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape)
+        return self
+
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """L2-normalised tf-idf rows over the fitted vocabulary (unknown n-grams dropped)."""
         data: list[float] = []

@@ -6,16 +6,20 @@ voice" is categorical) so it can judge whether the item matches the note's entit
 whole-database GROUP BY is too slow per call at MIMIC scale, so :func:`build_item_profile`
 precomputes it once per database into ``ehrlib_item_profile`` (the database build and
 the synthetic generator call it); a database without the table gets the same rows
-computed in memory once and cached.
+computed once and kept in memory and in the database's disk cache (``disk_cache``).
 """
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ehrlib import schema as schema_module
 from ehrlib.schema import LOGICAL, SchemaMap, detect_flavor, quote_ident, schema_map
+from ehrlib.tools import access, items
 from ehrlib.tools.access import reader
+from ehrlib.tools.disk_cache import cached_json, code_digest, source_files
 from ehrlib.tools.items import MICRO_KINDS, SEARCHABLE_TABLES
 
 __all__ = ["PROFILE_TABLE", "TOP_K", "build_item_profile", "profile_for", "value_kind"]
@@ -108,6 +112,16 @@ def _has_profile_table(con: Any) -> bool:
     return bool(row and row[0])
 
 
+def _read_profile(con: Any, queries: list[tuple[str, list[Any]]]) -> dict[str, list[tuple]]:
+    table: dict[str, list[tuple]] = {}
+    for sql, params in queries:
+        for r in con.execute(sql, params).fetchall():
+            table.setdefault(r[0], []).append(r)
+    for v in table.values():
+        v.sort(key=lambda r: r[1])
+    return table
+
+
 def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str], *,
                 table_present: bool | None = None) -> list[dict[str, Any]]:
     """Profile rows of one item key, rank order ([] when the item has no values).
@@ -121,14 +135,14 @@ def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str]
     with _LOCK:
         table = _MEMORY.get(cache_key)
         if table is None:
-            table = {}
-            queries = ([(f"SELECT {', '.join(_COLUMNS)} FROM {quote_ident(PROFILE_TABLE)}", [])]  # noqa: S608
-                       if present else list(_profile_sql(schema)))
-            for sql, params in queries:
-                for r in con.execute(sql, params).fetchall():
-                    table.setdefault(r[0], []).append(r)
-            for v in table.values():
-                v.sort(key=lambda r: r[1])
+            if present:
+                table = _read_profile(con, [(f"SELECT {', '.join(_COLUMNS)} FROM {quote_ident(PROFILE_TABLE)}",  # noqa: S608
+                                             [])])
+            else:   # computed from the event tables: seconds at scale, so kept in the disk cache
+                digest = code_digest(*source_files(sys.modules[__name__], access, items, schema_module))
+                table = cached_json(con, identity[0], f"profile-{schema.flavor}", digest,
+                                    lambda: _read_profile(con, list(_profile_sql(schema))), dict,
+                                    lambda d: {str(k): [tuple(r) for r in v] for k, v in d.items()})
             _MEMORY.clear()
             _MEMORY[cache_key] = table
         rows = table.get(key, [])

@@ -1,0 +1,275 @@
+"""Artefacts derived from a database (item catalog, n-gram index, ontology, item profile),
+kept on disk so a fresh process reads them instead of rebuilding them.
+
+Where: ``<db>.ehrlib-cache/`` beside the database file; when that folder cannot be
+created or written (a read-only data folder), ``$XDG_CACHE_HOME/ehrlib/<db name>-<hash of
+its path>/`` (``~/.cache`` by default), and a read-only ``<db>.ehrlib-cache/`` that exists
+(filled by the database's owner) is still read first. ``EHRLIB_CACHE_DIR=DIR`` puts every database's
+cache under ``DIR`` instead; ``EHRLIB_CACHE_DIR=off`` turns the disk cache off.
+
+Key: an entry is valid for one database content, one ehrlib version and one version of the
+code that builds it. The database's content identity is its build manifest (both manifest
+tables, whose per-table checksums ``build-db`` measured), plus the file's size and
+modification time, so a database changed after its build without a manifest refresh is
+still caught; a database without a manifest is identified by size, modification time and
+the row count of every table. Any difference gives another file name, so a stale entry is
+never read (it is removed when the new one is written).
+
+Safety: entries are JSON or ``.npz`` without pickled objects (``allow_pickle=False``), so
+a cache file cannot run code. Each is written to a temporary file in the same folder and
+renamed into place, so concurrent writers are safe and nothing half-written is read. An
+entry that fails to read or check (a damaged file, a wrong key inside) is rebuilt with a
+one-line warning.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+import zipfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+import ehrlib
+from ehrlib.filemodes import as_umask_allows
+from ehrlib.schema import MANIFEST_TABLE
+
+__all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key",
+           "cached_json", "cached_arrays", "cached_package_json", "code_digest", "source_files"]
+
+log = logging.getLogger(__name__)
+
+#: bumped when the layout of the cache files changes
+CACHE_FORMAT = 1
+DIR_ENV = "EHRLIB_CACHE_DIR"
+_SUFFIX = ".ehrlib-cache"
+_OFF = ("off", "0", "none", "false")
+_MANIFEST_TABLES = "ehrlib_manifest_tables"
+T = TypeVar("T")
+#: (folder written to, entry key, read-only folders read first)
+Location = tuple[Path, str, tuple[Path, ...]]
+
+
+class CacheDamaged(Exception):
+    """A cache file that cannot be read back as written (rebuilt, never trusted)."""
+
+
+def code_digest(*files: str | os.PathLike) -> str:
+    """Hash of the source files that build an artefact: an edited builder invalidates its
+    entries even when the version number stays the same (a development checkout).
+    """
+    h = hashlib.sha256()
+    for f in files:
+        h.update(Path(f).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _stat_part(path: str) -> str:
+    parts = []
+    for p in (path, path + ".wal"):
+        if os.path.exists(p):
+            st = os.stat(p)
+            parts.append(f"{os.path.basename(p)}:{st.st_size}:{st.st_mtime_ns}")
+    return ";".join(parts)
+
+
+def content_identity(con: Any, path: str) -> str:
+    """A cheap, sound identity of the database's content (see the module docstring)."""
+    h = hashlib.sha256(_stat_part(path).encode())
+    try:
+        rows = con.execute(f"SELECT key, value FROM {MANIFEST_TABLE} ORDER BY key, value").fetchall()  # noqa: S608
+        tables = con.execute(f"SELECT * FROM {_MANIFEST_TABLES} ORDER BY ALL").fetchall()  # noqa: S608
+        h.update(b"manifest")
+    except Exception:  # noqa: BLE001 - no manifest (a hand-built database): row counts stand in
+        rows = []
+        tables = con.execute("SELECT schema_name, table_name, estimated_size FROM duckdb_tables() "
+                             "ORDER BY ALL").fetchall()
+        h.update(b"tables")
+    h.update(repr((rows, tables)).encode("utf-8"))
+    return h.hexdigest()
+
+
+def _default_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ehrlib"
+
+
+def _writable_dir(d: Path) -> bool:
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(d, os.W_OK | os.X_OK)
+
+
+def cache_dir(db_path: str) -> Path | None:
+    """The cache folder of a database file (created), or None when caching is off or impossible."""
+    env = os.environ.get(DIR_ENV, "").strip()
+    if env.lower() in _OFF:
+        return None
+    p = Path(db_path).resolve()
+    tag = f"{p.name}-{hashlib.sha256(str(p).encode()).hexdigest()[:12]}"
+    if env:
+        candidates = [Path(env) / tag]
+    else:
+        candidates = [p.with_name(p.name + _SUFFIX), _default_root() / tag]
+    return next((d for d in candidates if _writable_dir(d)), None)
+
+
+def entry_key(identity: str, artefact: str, digest: str) -> str:
+    """The file-name key of one artefact of one database content, version and builder."""
+    text = "|".join((identity, ehrlib.__version__, str(CACHE_FORMAT), artefact, digest))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+_LOCK = threading.Lock()
+
+
+def _write_atomic(target: Path, write: Callable[[Any], None]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        as_umask_allows(fd)   # readable like the database beside it, not mkstemp's 0600
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _prune(folder: Path, artefact: str, ext: str, keep: Path) -> None:
+    """Remove this artefact's entries for another content or version (stale: never read again)."""
+    for old in folder.glob(f"{artefact}-*{ext}"):
+        if old != keep:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+
+
+def _cached(location: Location | None, artefact: str, ext: str, read: Callable[[Path, str], T],
+            build: Callable[[], T], write: Callable[[T, str, Any], None]) -> T:
+    """The artefact from its cache entry, else built and stored (a damaged entry: warned, rebuilt)."""
+    if location is None:
+        return build()
+    folder, key, shared = location
+    target = folder / f"{artefact}-{key}{ext}"
+    for entry in (*(d / target.name for d in shared), target):
+        if entry.is_file():
+            try:
+                return read(entry, key)
+            except (CacheDamaged, OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+                log.warning("damaged cache entry %s (%s): rebuilding it", entry, str(exc).splitlines()[0][:120]
+                            if str(exc) else type(exc).__name__)
+    value = build()
+    try:
+        _write_atomic(target, lambda fh: write(value, key, fh))
+        _prune(folder, artefact, ext, target)
+    except (OSError, TypeError, ValueError) as exc:   # a read-only or full disk, a value JSON cannot hold
+        log.info("could not write cache entry %s: %s", target, exc)
+    return value
+
+
+def location(con: Any, db_path: str, artefact: str, digest: str) -> Location | None:
+    """(folder, key, read-only folders to try first) of an artefact's cache entry for this
+    database; None without a file. A ``<db>.ehrlib-cache/`` this process cannot write (filled
+    by whoever owns a shared database) is still read.
+    """
+    if not db_path or not os.path.isfile(db_path):
+        return None
+    folder = cache_dir(db_path)
+    if folder is None:
+        return None
+    beside = Path(db_path).resolve()
+    beside = beside.with_name(beside.name + _SUFFIX)
+    shared = (beside,) if beside != folder and beside.is_dir() and not os.environ.get(DIR_ENV) else ()
+    return folder, entry_key(content_identity(con, db_path), artefact, digest), shared
+
+
+def _json_io(artefact: str) -> tuple[Callable[[Path, str], Any], Callable[[Any, str, Any], None]]:
+    """Reader and writer of a JSON entry: the file holds the key and a SHA-256 of the payload
+    text, both checked on read.
+    """
+
+    def read(path: Path, key: str) -> Any:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("payload"), str):
+            raise CacheDamaged("wrong key or layout")
+        if hashlib.sha256(doc["payload"].encode("utf-8")).hexdigest() != doc.get("sha256"):
+            raise CacheDamaged("checksum mismatch")
+        return json.loads(doc["payload"])
+
+    def write(payload_obj: Any, key: str, fh: Any) -> None:
+        payload = json.dumps(payload_obj, ensure_ascii=False, separators=(",", ":"))
+        doc = {"format": CACHE_FORMAT, "artefact": artefact, "key": key,
+               "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload}
+        fh.write(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+
+    return read, write
+
+
+def cached_json(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
+                encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """A JSON-able artefact of a database: ``decode(payload)`` of its entry, else ``build()``
+    stored as ``encode(value)``.
+    """
+    with _LOCK:
+        where = location(con, db_path, artefact, digest)
+    read, write = _json_io(artefact)
+    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
+                   lambda v, k, fh: write(encode(v), k, fh))
+
+
+def cached_package_json(artefact: str, source: Path, digest: str, build: Callable[[], T],
+                        encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """Like :func:`cached_json` for an artefact derived from another package's data file
+    (``source``, identified by path, size and modification time), in the user cache folder
+    (``$EHRLIB_CACHE_DIR`` or ``$XDG_CACHE_HOME/ehrlib``) under ``packages/``.
+    """
+    env = os.environ.get(DIR_ENV, "").strip()
+    folder = None if env.lower() in _OFF else (Path(env) if env else _default_root()) / "packages"
+    where = None
+    if folder is not None and source.is_file() and _writable_dir(folder):
+        st = source.stat()
+        where = folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest), ()
+    read, write = _json_io(artefact)
+    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
+                   lambda v, k, fh: write(encode(v), k, fh))
+
+
+def cached_arrays(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
+                  encode: Callable[[T], dict[str, np.ndarray]], decode: Callable[[dict[str, np.ndarray]], T]) -> T:
+    """A numeric artefact as an ``.npz`` of plain arrays (read with ``allow_pickle=False``;
+    zip CRCs catch a damaged member); the key is stored as the array ``__key__``.
+    """
+
+    def read(path: Path, key: str) -> T:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+        if str(arrays.pop("__key__", "")) != key:
+            raise CacheDamaged("wrong key")
+        return decode(arrays)
+
+    def write(value: T, key: str, fh: Any) -> None:
+        np.savez(fh, **{"__key__": np.array(key), **encode(value)})  # type: ignore[arg-type]  # arrays by name
+
+    with _LOCK:
+        where = location(con, db_path, artefact, digest)
+    return _cached(where, artefact, ".npz", read, build, write)
+
+
+def source_files(*modules: Any, data: Iterable[str] = ()) -> tuple[Path, ...]:
+    """The source files of modules (and ``ehrlib/data`` files) for :func:`code_digest`."""
+    root = Path(ehrlib.__file__).parent
+    return (*(Path(m.__file__) for m in modules), *(root / "data" / d for d in data))

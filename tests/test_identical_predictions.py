@@ -1,0 +1,78 @@
+"""The disk cache changes no verdict: the offline inspector's predictions are byte-identical
+(run ids and tool timings aside) with the cache off, cold and warm.
+
+By default on a small synthetic corpus and the hand-written MIMIC-III set ``handwritten``;
+``EHRLIB_TEST_ALL_DEV_SETS=1`` adds every development set of ``ehrlib.bench.quality.DEV_SETS``
+whose demo database can be built here (minutes).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ehrlib import ontology
+from ehrlib.bench.quality import real_patient_sets
+from ehrlib.bench.speed import canonical_predictions
+from ehrlib.pipeline.params import RunParams
+from ehrlib.pipeline.runner import run_experiment
+from ehrlib.tools import disk_cache, lexical, profile
+
+pytestmark = pytest.mark.slow
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _forget() -> None:
+    """Empty the process memos the disk cache stands behind, as a fresh process has them."""
+    lexical._CATALOGS.clear()
+    lexical._INDEXES.clear()
+    ontology._CACHE.clear()
+    profile._MEMORY.clear()
+
+
+def _predictions(corpus: Path, db: Path, ids: list[str] | None, runs: Path, run_id: str) -> list[str]:
+    _forget()
+    params = RunParams(corpus=str(corpus), db=str(db), method="inspector", backend="offline", run_id=run_id,
+                       runs_dir=str(runs), progress=False, **({"note_ids": tuple(ids)} if ids else {}))
+    return canonical_predictions(run_experiment(params))
+
+
+def _same_with_cache_off_cold_and_warm(corpus: Path, db: Path, ids: list[str] | None, tmp: Path,
+                                       monkeypatch) -> list[str]:
+    monkeypatch.setenv(disk_cache.DIR_ENV, "off")
+    off = _predictions(corpus, db, ids, tmp / "runs", "off")
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp / "cache"))
+    cold = _predictions(corpus, db, ids, tmp / "runs", "cold")
+    entries = {p.name.split("-")[0] for d in (tmp / "cache").iterdir() for p in d.iterdir()}
+    assert {"catalog", "ngrams", "ontology"} <= entries
+    warm = _predictions(corpus, db, ids, tmp / "runs", "warm")
+    assert off, "no predictions: the comparison would be empty"
+    assert cold == off
+    assert warm == off
+    return off
+
+
+def test_synthetic_corpus_identical(tmp_path, monkeypatch):
+    from ehrlib.synth import generate_hospital
+    from ehrlib.synth.notes import write_corpus
+
+    db = generate_hospital(tmp_path / "h.duckdb", patients=8, seed=0)
+    corpus = write_corpus(db, tmp_path / "corpus", seed=0, notes_per_type=3, progress=False)
+    _same_with_cache_off_cold_and_warm(corpus, db, None, tmp_path, monkeypatch)
+
+
+def test_handwritten_real_patient_set_identical(mimic3_demo_db, tmp_path, monkeypatch):
+    _same_with_cache_off_cold_and_warm(FIXTURES / "handwritten", mimic3_demo_db, None, tmp_path, monkeypatch)
+
+
+@pytest.mark.skipif(os.environ.get("EHRLIB_TEST_ALL_DEV_SETS") != "1",
+                    reason="every development set takes minutes: set EHRLIB_TEST_ALL_DEV_SETS=1")
+def test_every_development_set_identical(tmp_path_factory, monkeypatch):
+    work = tmp_path_factory.mktemp("devsets")
+    sets = real_patient_sets(work)
+    if not sets:
+        pytest.skip("no MIMIC demo database can be built here")
+    for name, (corpus, parts) in sets.items():
+        for k, (db, ids) in enumerate(parts):
+            _same_with_cache_off_cold_and_warm(corpus, db, ids, work / f"{name}-{k}", monkeypatch)
