@@ -128,8 +128,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _audit(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    from ehrlib.analysis.audit import audit_run
     from ehrlib.errors import ConfigError
-    from ehrlib.judge.audit import audit_run
     from ehrlib.result_tables import markdown_table
 
     if args.mode == "both":

@@ -4,11 +4,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from ehrlib.analysis.audit import MAX_SHEET_BYTES, audit_run, read_audit_sheet
 from ehrlib.analysis.error_report import error_rows, sampling_sheet
 from ehrlib.cli import main
 from ehrlib.errors import DataError
 from ehrlib.judge import evaluate_run
-from ehrlib.judge.audit import MAX_SHEET_BYTES, audit_run, read_audit_sheet
 
 
 def _sheet(run, tmp_path, fill):
@@ -53,7 +53,7 @@ def test_audit_reports_confusion_and_agreement(tiny_run, tmp_path, capsys):
 
 
 def test_kappa_of_a_known_table(tmp_path):
-    from ehrlib.judge.audit import AuditRow, audit_summary
+    from ehrlib.analysis.audit import AuditRow, audit_summary
 
     # rules a,a,b,b; auditor a,b,b,b -> p_o = 3/4, p_e = .5*.25 + .5*.75 = .5, kappa = .5
     pairs = [("tool_usage", "tool_usage"), ("tool_usage", "other"), ("other", "other"), ("other", "other")]

@@ -21,8 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ehrlib.analysis.error_report import error_rows
 from ehrlib.analysis.taxonomy import ERROR_TYPES
+from ehrlib.corpus.io import write_text
 from ehrlib.errors import DataError, os_reason, unknown_name
+from ehrlib.result_tables import csv_text, write_markdown_sections
 
 __all__ = ["AuditRow", "AuditResult", "MAX_SHEET_BYTES", "MAX_SHEET_ROWS", "read_audit_sheet",
            "check_rows_belong", "audit_confusion", "audit_summary", "audit_run"]
@@ -185,11 +188,6 @@ def audit_run(run_dir: str | os.PathLike[str], sheet: str | os.PathLike[str], *,
     """Validate a filled sheet against the run's errors (``judge``, ``mode``) and write
     ``audit_<judge>_<mode>.csv`` (confusion table) and ``.md`` (summary and table) into the run folder.
     """
-    # deferred: error_rows loads the judge's run readers; keep this module light to import
-    from ehrlib.analysis.error_report import error_rows
-    from ehrlib.corpus.io import write_text
-    from ehrlib.result_tables import csv_text, write_markdown_sections
-
     rows, blank = read_audit_sheet(sheet)
     if not rows:
         raise DataError(f"{sheet}: no row has an audit_type yet ({blank} blank); fill the column first")
