@@ -143,3 +143,17 @@ def test_bad_invocations_are_one_line_errors(tmp_path, capsys):
     assert "needs a backend and a model" in capsys.readouterr().err
     assert main(["probe-schema", "--backend", "llamacpp", "--model", "m", "--corpus", str(tmp_path)]) == 2
     assert "no gold.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_notebook_09_skips_the_probe_without_a_backbone_and_runs_it_with_one(server, tmp_path):
+    from test_experiments_ehrcon import _execute  # the same papermill run of notebook 09 (tests/ is on the path)
+
+    assert "Schema probe skipped: no LLM backbone configured" in _execute(tmp_path / "skip")
+    params = tmp_path / "backbone.yaml"
+    params.write_text(f"llm:\n  backend: llamacpp\n  model: tiny\n  base_url: {server.url}/v1\n")
+    server.add(openai_text(json.dumps({"answers": [{"id": 1, "table": "chartevents", "columns": ["valuenum"]}]})))
+    shown = _execute(tmp_path / "run", probe_params=str(params))
+    assert "Schema probe skipped" not in shown and "'table_accuracy': 0.0555" in shown   # 1 of 18
+    assert server.request_count == 1
+    assert (tmp_path / "run" / "runs" / "nb09-schema-probe" / "by_table.csv").exists()

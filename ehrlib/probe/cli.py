@@ -29,63 +29,17 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_run)
 
 
-def _settings(args: argparse.Namespace) -> tuple[str, dict[str, Any]]:
-    """The backend and client settings from --params and the options."""
-    from ehrlib.errors import ConfigError  # deferred: command code, loaded when the command runs
-    from ehrlib.yamlfiles import read_yaml
-
-    llm: dict[str, Any] = {}
-    if args.params:
-        data = read_yaml(args.params, what="params file").data or {}
-        if not isinstance(data, dict) or not isinstance(data.get("llm"), dict):
-            raise ConfigError(f"{args.params}: expected an `llm:` block")
-        llm = dict(data["llm"])
-    for key, value in (("backend", args.backend), ("model", args.model), ("base_url", args.base_url),
-                       ("max_tokens", args.max_tokens)):
-        if value is not None:
-            llm[key] = value
-    backend, model = llm.pop("backend", None), llm.get("model")
-    if not backend or not model:
-        raise ConfigError("probe-schema needs a backend and a model: --params P, or --backend B --model M")
-    return str(backend), llm
-
-
 def _run(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
-    from pathlib import Path
-
     import pandas as pd
 
-    from ehrlib.errors import ConfigError
-    from ehrlib.probe.schema_knowledge import (
-        BUILTIN_ENTITIES,
-        corpus_entities,
-        corpus_provenance,
-        run_probe,
-        write_probe,
-    )
+    from ehrlib.probe.schema_knowledge import probe_schema, probe_settings
     from ehrlib.result_tables import markdown_table
 
-    if args.limit < 1:
-        raise ConfigError("--limit must be at least 1")
-    backend, settings = _settings(args)
-    if args.corpus:
-        entities = corpus_entities(args.corpus, limit=args.limit, seed=args.seed)
-        source = corpus_provenance(args.corpus)
-    else:
-        entities, source = list(BUILTIN_ENTITIES), "synthetic"
-    out = Path(args.out or Path("runs") / "schema_probe" / str(settings["model"]).replace("/", "_"))
-    # deferred: the LLM client stack is only needed once the entities are known
-    from ehrlib.llm.cache import ResponseCache
-    from ehrlib.llm.factory import make_client
-
-    cache = settings.pop("cache", None) or out / "llm_cache.sqlite"
-    # the PHI guard runs as the client is made: a refused endpoint leaves no file behind
-    client = make_client(backend, source_kind=source, **settings)
-    client.cache = ResponseCache(cache)
-    answers = run_probe(client, entities, batch=args.batch)
-    summary = write_probe(out, answers, backend=backend, model=str(settings["model"]), source_kind=source,
-                          entity_source=str(args.corpus or "built-in"))
+    backend, settings = probe_settings(args.params, backend=args.backend, model=args.model,
+                                       base_url=args.base_url, max_tokens=args.max_tokens)
+    summary, out = probe_schema(backend, settings, corpus=args.corpus, limit=args.limit, seed=args.seed,
+                                batch=args.batch, out_dir=args.out)
     print(markdown_table(pd.DataFrame([summary])), end="")
     print(f"answers and summary: {out}")
     return 0

@@ -36,17 +36,21 @@ import pandas as pd
 from ehrlib.corpus.import_target import corpus_source_kind
 from ehrlib.corpus.io import GOLD_FILE, MANIFEST_FILE, read_gold, write_json
 from ehrlib.errors import ConfigError, DataError
+from ehrlib.llm.cache import ResponseCache
 from ehrlib.llm.client import run_sync
+from ehrlib.llm.factory import make_client
 from ehrlib.llm.phi import UNDECLARED_CORPUS, effective_source_kind, manifest_source_kinds
 from ehrlib.llm.records import user
 from ehrlib.llm.replies import generate_json
 from ehrlib.prompting import get_prompt
 from ehrlib.result_tables import write_table
 from ehrlib.schema import EVENT_TABLES, FLAVORS, LOGICAL
+from ehrlib.yamlfiles import read_yaml
 
 __all__ = ["ProbeEntity", "ProbeAnswer", "BUILTIN_ENTITIES", "REPLY_SCHEMA", "corpus_entities",
            "corpus_provenance", "score_answer", "probe_prompt", "run_probe", "probe_summary",
-           "answers_frame", "accuracy_by_table", "write_probe"]
+           "answers_frame", "accuracy_by_table", "write_probe",
+           "probe_settings", "probe_schema"]
 
 PROMPT = "schema_probe"
 #: entity names longer than this are note text, not names: they are never sent
@@ -259,3 +263,48 @@ def write_probe(out_dir: str | os.PathLike[str], answers: Sequence[ProbeAnswer],
     write_json({**summary, "prompt_id": get_prompt(PROMPT).prompt_id, "entities": entity_source,
                 "source_kind": source_kind}, out / "probe.json")
     return summary
+
+
+def probe_settings(params: str | os.PathLike[str] | None = None, **overrides: Any) -> tuple[str, dict[str, Any]]:
+    """The backend and client settings: a params file's ``llm:`` block, then ``overrides``
+    (backend, model, base_url, max_tokens ...; None leaves a setting as the file has it).
+    """
+    llm: dict[str, Any] = {}
+    if params:
+        data = read_yaml(params, what="params file").data or {}
+        if not isinstance(data, dict) or not isinstance(data.get("llm"), dict):
+            raise ConfigError(f"{params}: expected an `llm:` block")
+        llm = dict(data["llm"])
+    llm.update({k: v for k, v in overrides.items() if v is not None})
+    backend = llm.pop("backend", None)
+    if not backend or not llm.get("model"):
+        raise ConfigError("the schema probe needs a backend and a model: a params file with an `llm:` block "
+                          "naming both, or --backend B --model M")
+    return str(backend), llm
+
+
+def probe_schema(backend: str, settings: dict[str, Any], *, corpus: str | os.PathLike[str] | None = None,
+                 limit: int = 50, seed: int = 0, batch: int = 20,
+                 out_dir: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], Path]:
+    """Run the probe end to end: entities (built-in, or ``corpus``'s gold entities under its
+    provenance), the model's answers (cached in the output folder), scores and tables.
+    Returns the summary and the output folder (default ``runs/schema_probe/<model>``).
+    """
+    if limit < 1:
+        raise ConfigError("the probe's entity limit must be at least 1")
+    if corpus is not None:
+        entities, source = corpus_entities(corpus, limit=limit, seed=seed), corpus_provenance(corpus)
+    else:
+        entities, source = list(BUILTIN_ENTITIES), "synthetic"
+    settings = dict(settings)
+    model = str(settings["model"])
+    out = Path(out_dir) if out_dir is not None else Path("runs") / "schema_probe" / model.replace("/", "_")
+    cache = settings.pop("cache", None) or out / "llm_cache.sqlite"
+    # the PHI guard runs as the client is made, before the cache file exists: a refused
+    # endpoint leaves nothing behind
+    client = make_client(backend, source_kind=source, **settings)
+    client.cache = ResponseCache(cache)
+    answers = run_probe(client, entities, batch=batch)
+    summary = write_probe(out, answers, backend=backend, model=model, source_kind=source,
+                          entity_source=str(corpus or "built-in"))
+    return summary, out
