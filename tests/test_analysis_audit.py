@@ -118,3 +118,42 @@ def test_unreadable_sheets(tmp_path):
     quoted.write_text("note_id,entity_id,error_type,audit_type\n'-n1,e,other,Tool-Usage\n")
     rows, blank = read_audit_sheet(quoted)
     assert rows[0].note_id == "-n1" and rows[0].audit_type == "tool_usage" and blank == 0
+
+
+@pytest.mark.slow
+def test_notebook_06_reads_an_audited_sheet_back_and_draws_figure_4_by_backbone(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    papermill = pytest.importorskip("papermill")
+    nb = Path(__file__).resolve().parents[1] / "notebooks" / "06_error_analysis.ipynb"
+    sheet, runs = tmp_path / "sheet.csv", tmp_path / "runs"
+    base = {"work_dir": str(tmp_path / "work"), "runs_dir": str(runs), "figures_dir": str(tmp_path / "figures"),
+            "sheet": str(sheet), "patients": 2, "notes_per_type": 1}
+
+    def execute(name, **params):
+        out = tmp_path / name
+        papermill.execute_notebook(str(nb), str(out), parameters={**base, **params}, cwd=str(tmp_path),
+                                   kernel_name="python3", progress_bar=False, log_output=False)
+        outputs = [o for c in json.loads(out.read_text())["cells"] if c["cell_type"] == "code"
+                   for o in c.get("outputs", [])]
+        assert not [o for o in outputs if o.get("output_type") == "error"]
+        return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+    shown = execute("first.ipynb")
+    assert "Audit read-back skipped" in shown and "Figure 4 by backbone skipped" in shown
+    filled = pd.read_csv(sheet, keep_default_na=False, dtype=str)
+    assert len(filled) > 0
+    filled["audit_type"] = filled["error_type"]   # the auditor agrees with every rule
+    filled.to_csv(sheet, index=False)
+    run = runs / "nb06-inspector"
+    other = runs / "other"
+    shutil.copytree(run, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    (other / "manifest.json").write_text(json.dumps({**manifest, "run_id": "other", "model": "qwen3-32b"}))
+    shown = execute("second.ipynb", audited_sheet=str(sheet), backbone_runs=[str(other)])
+    assert "Audit read-back skipped" not in shown and "n_audited" in shown and "kappa" in shown
+    confusion = pd.read_csv(run / "audit_matcher_lenient.csv")
+    assert (confusion["agreement"] == 1.0).all() and confusion["total"].sum() == len(filled)
+    assert (tmp_path / "figures" / "06_error_types_by_backbone.png").exists()

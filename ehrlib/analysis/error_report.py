@@ -7,6 +7,7 @@ the paper sorted a sample of errors by hand (Appendix H).
 """
 from __future__ import annotations
 
+import csv
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from ehrlib.analysis.taxonomy import ERROR_TYPES, classify_error, error_distribution
+from ehrlib.errors import DataError
 from ehrlib.judge.evaluate import RunData, load_run, read_judgements
 from ehrlib.judge.llm_judge import render_prediction
 from ehrlib.judge.metrics import inconsistency_group
@@ -105,18 +107,35 @@ def errors_by(errors: pd.DataFrame, column: str) -> pd.DataFrame:
     return table.sort_values("total", ascending=False)
 
 
+def _has_audit_entries(path: Path) -> bool:
+    """Whether an existing sheet has any filled ``audit_type`` cell (unreadable counts as filled)."""
+    if not path.exists():
+        return False
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return any((row.get("audit_type") or "").strip() for row in csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return True
+
+
 def sampling_sheet(errors: pd.DataFrame, path: str | os.PathLike[str], *, per_type: int = 10,
                    seed: int = 0) -> Path:
     """A CSV of up to ``per_type`` randomly drawn errors per type, with empty
     ``audit_type``/``audit_note`` columns for a person to fill in; returns its path.
+
+    A sheet at ``path`` that already holds audit entries is a person's work: it is never
+    overwritten (DataError); read it back with :func:`ehrlib.analysis.audit.audit_run`.
     """
+    out = Path(path)
+    if _has_audit_entries(out):
+        raise DataError(f"{out} already holds audited rows; read it back (ehrlib judge --audit) or choose "
+                        "another sheet path")
     if errors.empty:
         sample = errors.assign(audit_type=[], audit_note=[])
     else:
         drawn = [g.sample(n=min(per_type, len(g)), random_state=seed)
                  for _, g in errors.groupby("error_type", sort=False)]
         sample = pd.concat(drawn, ignore_index=True).assign(audit_type="", audit_note="")
-    out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_table(sample, out)
     return out
