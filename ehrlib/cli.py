@@ -37,6 +37,7 @@ _COMMAND_MODULES = (
     "ehrlib.demo",
     "ehrlib.bench.cli",
     "ehrlib.ner.cli",
+    "ehrlib.probe.cli",
 )
 
 

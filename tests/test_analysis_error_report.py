@@ -75,3 +75,19 @@ def test_error_rows_read_a_run(tmp_path):
     assert rows.loc["n1:e1", "error_type"] == "premature_conclusion"  # searched, never read evidence
     assert "Lexical_Search(query=K) -> 3 rows" in rows.loc["n1:e1", "tool_trace"]
     assert rows.loc["n1:e1", "tables"] == "labevents" and rows.loc["n1:e1", "inconsistency"] != "consistent"
+
+
+def test_sampling_sheet_never_overwrites_audit_entries(tmp_path):
+    import pytest
+
+    from ehrlib.errors import DataError
+
+    path = sampling_sheet(_errors(), tmp_path / "sheet.csv", per_type=2)
+    sampling_sheet(_errors(), path, per_type=1)   # nothing audited yet: drawn again
+    sheet = pd.read_csv(path, keep_default_na=False)
+    sheet.loc[0, "audit_type"] = "other"
+    sheet.to_csv(path, index=False)
+    before = path.read_bytes()
+    with pytest.raises(DataError, match="already holds audited rows"):
+        sampling_sheet(_errors(), path)
+    assert path.read_bytes() == before

@@ -22,8 +22,8 @@ def register(sub: Any) -> None:
                         "--params: the llm block's model)")
     p.add_argument("--params", help="YAML whose `llm:` block configures the model judge (params/judge_*.yaml); "
                                     "command-line options override it")
-    p.add_argument("--mode", choices=("harsh", "lenient", "both"), default="both",
-                   help="judge strictness: harsh, lenient or both (default both)")
+    p.add_argument("--mode", choices=("harsh", "lenient", "both"), default=None,
+                   help="judge strictness: harsh, lenient or both (default both; with --audit, lenient)")
     p.add_argument("--corpus", metavar="DIR", help="corpus folder (default: the one in the run manifest)")
     p.add_argument("--split", choices=("test", "valid"),
                    help="score only the notes of this split, as the corpus assigns them (its manifest.json or "
@@ -48,6 +48,10 @@ def register(sub: Any) -> None:
     p.add_argument("--review", type=int, default=0, metavar="N",
                    help="also write review_<judge>_<mode>.csv: N sampled verdicts for people to check "
                         "(paper Appendix F.4; score it with ehrlib.judge.review_agreement)")
+    p.add_argument("--audit", metavar="SHEET.csv",
+                   help="read back an error sample audited by hand (the sampling sheet with its audit_type "
+                        "column filled in) and report the audited error types beside the rule-assigned ones; "
+                        "writes audit_<judge>_<mode>.csv/.md into the run folder, judges nothing")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_run)
 
@@ -85,8 +89,10 @@ def _run(args: argparse.Namespace) -> int:
     from ehrlib.judge.evaluate import evaluate_run
     from ehrlib.result_tables import markdown_table
 
-    modes: tuple[Mode, ...] = ("harsh", "lenient") if args.mode == "both" else (args.mode,)
     llm = llm_settings(args)
+    if args.audit:
+        return _audit(args)
+    modes: tuple[Mode, ...] = ("harsh", "lenient") if args.mode in (None, "both") else (args.mode,)
     if args.passes < 1:
         raise ConfigError("--passes must be at least 1")
     if args.passes > 1 and args.judge == "matcher":
@@ -117,4 +123,19 @@ def _run(args: argparse.Namespace) -> int:
 
         for mode in modes:
             print(f"review sheet: {write_review_sheet(args.run, args.label or args.judge, mode, args.review)}")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    from ehrlib.analysis.audit import audit_run
+    from ehrlib.errors import ConfigError
+    from ehrlib.result_tables import markdown_table
+
+    if args.mode == "both":
+        raise ConfigError("--audit reads the errors of one judge mode: give --mode harsh or --mode lenient")
+    result = audit_run(args.run, args.audit, judge=args.judge, mode=args.mode or "lenient")
+    print(markdown_table(result.summary), end="")
+    print(markdown_table(result.confusion), end="")
+    print(f"audit tables: {result.csv_path} and {result.md_path}")
     return 0

@@ -38,6 +38,7 @@ from ehrlib.analysis import (
     read_tool_calls,
     transition_graph,
 )
+from ehrlib.analysis.error_report import backbone_errors, paper_error_distribution
 from ehrlib.corpus.io import write_text
 from ehrlib.errors import ConfigError
 from ehrlib.filemodes import as_umask_allows
@@ -303,15 +304,18 @@ def _findings_report(run, *, viewer: bool) -> ReportResult:
 
 def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str = "matcher",
                      out_dir: str | os.PathLike[str] = "figures", name: str = "compare",
-                     formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+                     formats: Sequence[str] = ("png", "svg"), mode: str = "lenient") -> list[Path]:
     """Several judged runs side by side: ``<name>_metrics.csv/.md`` (the paper's Table 2
-    layout, percent) and ``<name>_main_results`` bars with F1 bootstrap intervals.
+    layout, percent), ``<name>_main_results`` bars with F1 bootstrap intervals, and Figure 4
+    per backbone: ``<name>_error_types_by_backbone`` (the five verification error types of
+    ``mode``'s errors, at most 100 drawn per backbone, runs of one backbone pooled).
 
     Runs are labelled by method (and model); when two runs share a label (ablations of one
     method) by run id, then by folder name.
     """
     _headless()
     from ehrlib.viz import (  # deferred: ehrlib.viz loads matplotlib (heavy); batch reports pick the Agg backend first
+        plot_error_distribution,
         plot_main_results,
         savefig,
     )
@@ -333,4 +337,10 @@ def build_comparison(run_dirs: Sequence[str | os.PathLike[str]], *, judge: str =
     paths = [write_table(paper_table(summary), out / f"{name}_metrics.csv")]
     fig = plot_main_results(summary, label="variant", title=f"{len(runs)} runs, judge {judge}")
     paths += savefig(fig, "main_results", prefix=name, out_dir=out, formats=formats)
+    dist = paper_error_distribution(backbone_errors(list(runs.values()), judge=judge, mode=mode))
+    if not dist.empty:
+        paths.append(write_table(dist, out / f"{name}_error_types_by_backbone.csv"))
+        fig = plot_error_distribution(dist, group="backbone", title=f"Error types by backbone ({mode}, rule-assigned, "
+                                                                      f"n={int(dist['n'].sum())})")
+        paths += savefig(fig, "error_types_by_backbone", prefix=name, out_dir=out, formats=formats)
     return paths
