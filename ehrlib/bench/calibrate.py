@@ -150,6 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    # deferred: params pull the run-parameter checks; only this command needs the default
     from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
 
     with tempfile.TemporaryDirectory(prefix="ehrlib-calibrate-") as tmp:

@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    # deferred: the CLI parser is built without the command bodies' imports
     from pathlib import Path
 
     from ehrlib.inputs import project_path
@@ -43,12 +44,14 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    # deferred: the synthetic inputs load only when the command runs
     from ehrlib.inputs import project_path
     from ehrlib.ner.evaluate import extraction_table, loso_rows
     from ehrlib.result_tables import markdown_table, write_table
 
     work = project_path(args.work_dir)
     rows = loso_rows(work, sets=args.sets, synthetic=not args.no_synthetic)
+    # deferred: pandas is heavy; `ehrlib --help` must stay fast
     import pandas as pd
 
     write_table(pd.DataFrame(rows), work / "ner_loso.csv")

@@ -66,6 +66,7 @@ def loso_rows(work_dir: str | os.PathLike[str], *, sets: Sequence[str] | None = 
     ``sets`` limits the held-out sets (default: every development set whose demo
     database is present); training always uses all other present sets.
     """
+    # deferred: the benchmark runs notes through the pipeline; only the evaluation needs it
     from ehrlib.bench.quality import evaluate_set, real_patient_sets
 
     work = Path(work_dir)
@@ -130,6 +131,7 @@ def run_extraction_scores(run_dirs: Mapping[str, str | os.PathLike[str]], *, mod
     judge's pairing of predictions with gold statements) and end-to-end recall, precision
     and F1 (per-note means), in percent.
     """
+    # deferred: see above: the benchmark loads the pipeline
     from ehrlib.bench.quality import score_rows
     from ehrlib.judge.evaluate import load_run, read_judgements
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ehrlib.ner.bio import Span, tags_to_spans, tokenize
-from ehrlib.ner.tagger import Tagger, load_tagger
-from ehrlib.ner.training import DEFAULT_MODEL
+from ehrlib.ner.tagger import DEFAULT_MODEL, Tagger, load_tagger
 from ehrlib.pipeline.offline.precision import DroppedMention
 from ehrlib.pipeline.records import Entity, Segment
 from ehrlib.pipeline.stages import Extractor, NoteContext, StageEnv, StageOutput, Timeline

@@ -20,11 +20,13 @@ import numpy as np
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.ner.bio import TAGS, Token
 
-__all__ = ["FEATURES_VERSION", "Tagger", "token_features", "train_tagger", "load_tagger"]
+__all__ = ["DEFAULT_MODEL", "FEATURES_VERSION", "Tagger", "token_features", "train_tagger", "load_tagger"]
 
 #: bump when token_features changes: a model trained on other features is refused
 FEATURES_VERSION = 1
 MODEL_FILE = "model.npz"
+#: where ``--extraction ner`` looks for its model when the run names none (the shipped one)
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "data" / "ner"
 MANIFEST_FILE = "manifest.json"
 
 
@@ -112,6 +114,7 @@ def train_tagger(sequences: Sequence[tuple[str, Sequence[Token], Sequence[str]]]
     Features seen fewer than ``min_count`` times are left out (a smaller file, less
     memorising of one note's words).
     """
+    # deferred: scipy and scikit-learn load only to train, never to tag
     from scipy.sparse import csr_matrix
     from sklearn.linear_model import LogisticRegression
 

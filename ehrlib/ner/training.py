@@ -19,14 +19,12 @@ from pathlib import Path
 from ehrlib.corpus.io import Corpus, load_corpus
 from ehrlib.errors import ConfigError
 from ehrlib.ner.bio import Token, locate_spans, spans_to_tags, tokenize
-from ehrlib.ner.tagger import Tagger, train_tagger
+from ehrlib.ner.tagger import DEFAULT_MODEL, Tagger, train_tagger
 
 __all__ = ["Sequences", "corpus_sequences", "dev_set_folders", "synthetic_dev_corpus", "train_on", "trained_model",
            "sets_named", "DEFAULT_MODEL"]
 
 Sequences = list[tuple[str, tuple[Token, ...], list[str]]]
-#: where ``--extraction ner`` looks for its model when the run names none
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "data" / "ner"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +57,7 @@ def corpus_sequences(corpus: Corpus) -> tuple[Sequences, SetStats]:
 
 def dev_set_folders(fixtures: Path | None = None) -> dict[str, Path]:
     """The real-patient development sets present: name -> corpus folder (never the sealed set)."""
+    # deferred: the benchmark set list sits in the apps layer; only training reads it
     from ehrlib.bench import repo_root
     from ehrlib.bench.quality import DEV_SETS, ESTIMATE_SET
 
@@ -70,6 +69,7 @@ def dev_set_folders(fixtures: Path | None = None) -> dict[str, Path]:
 def synthetic_dev_corpus(work_dir: str | os.PathLike[str], *, patients: int = 40, notes_per_type: int = 10,
                          seed: int = 0) -> tuple[Path, Corpus]:
     """The synthetic corpus (built in ``work_dir`` when absent) and its validation split."""
+    # deferred: the synthetic hospital generator is only needed for its corpus
     from ehrlib.inputs import prepare_inputs
 
     _, corpus_dir = prepare_inputs(work_dir, patients=patients, notes_per_type=notes_per_type, seed=seed)
@@ -95,6 +95,7 @@ def train_on(corpora: Mapping[str, Corpus], *, min_count: int = 2) -> tuple[Tagg
 
 
 def _versions() -> dict[str, str]:
+    # deferred: numpy only for the manifest's version record
     import numpy
     import sklearn
 
@@ -115,6 +116,7 @@ def trained_model(folder: str | os.PathLike[str], sets: Sequence[str]) -> Path:
     """A tagger trained on the named development sets in ``folder``: reused when the
     folder's manifest names the same sets (and this ehrlib's features), else trained now.
     """
+    # deferred: only the manifest writer needs it
     import json
 
     from ehrlib.ner.tagger import FEATURES_VERSION, MANIFEST_FILE, MODEL_FILE

@@ -416,6 +416,10 @@ def get_stages(method: str, backend: str, params: RunParams) -> Stages:
     return apply_switches(stages, params, lambda: factory("checkehr", params))
 
 
+#: the module of the ``extraction="ner"`` stage (imported by name: it imports this module)
+NER_EXTRACTOR = "ehrlib.ner.extractor"
+
+
 def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Stages] | None = None) -> Stages:
     """The ablation switches every backend shares (paper Tables 3-5, 11): segmentation
     and scope filtering on/off, and which extraction steps run. Backends build the full
@@ -438,8 +442,9 @@ def apply_switches(stages: Stages, params: RunParams, checkehr: Callable[[], Sta
             changes["patient_extractor"] = checkehr().patient_extractor
             changes["ontology_extractor"] = None
         elif params.extraction == "ner":
-            from ehrlib.ner.extractor import ner_extractor  # numpy arrays: loaded only when asked for
-
+            # loaded by name, as backends are (it builds on this module's stage types), and
+            # only when asked for (numpy arrays)
+            ner_extractor = importlib.import_module(NER_EXTRACTOR).ner_extractor
             # offline: the framework's steps read each tagged span; other backends get bare spans
             readers = tuple(x for x in (stages.patient_extractor, stages.ontology_extractor) if x is not None) \
                 if stages.backend == "offline" else ()
