@@ -19,8 +19,8 @@ class BenchSkipped(Exception):
     """The benchmark cannot run in this environment (e.g. the demo data is absent)."""
 
 
-#: modules of this package that are commands, not benchmarks (no ``run``)
-COMMANDS = frozenset({"cli", "calibrate"})
+#: modules of this package that are commands or helpers, not benchmarks (no ``run``)
+COMMANDS = frozenset({"cli", "calibrate", "calibration_doc"})
 
 
 def available() -> list[str]:
