@@ -133,20 +133,6 @@ def _synthetic_rows(n, rng, group):
     return rows, y, [group] * n
 
 
-def test_calibrator_recovers_a_known_probability():
-    rng = np.random.default_rng(0)
-    rows, y, groups = [], [], []
-    for g in "abcd":
-        r, t, gs = _synthetic_rows(600, rng, g)
-        rows, y, groups = rows + r, y + t, groups + gs
-    model = fit_label_model(rows, y, groups)
-    probe = [{"label": "inconsistent", "rule_id": "numbers.x", "rel_dev": d, "rel_dev_known": 1.0}
-             for d in (0.1, 0.5, 0.9)]
-    assert model.predict(probe) == pytest.approx([0.27, 0.55, 0.83], abs=0.08)
-    test_rows, test_y, _ = _synthetic_rows(2000, rng, "z")
-    assert ece(model.predict(test_rows).tolist(), test_y) < 0.05
-
-
 def test_exported_trees_reproduce_sklearn_exactly():
     from sklearn.ensemble import GradientBoostingClassifier
 
@@ -165,18 +151,23 @@ def test_exported_trees_reproduce_sklearn_exactly():
     assert len(model.trees) == GBM_PARAMS["n_estimators"] and max(len(t.feature) for t in model.trees) <= 15
 
 
-def test_boosted_calibrator_recovers_a_planted_signal():
+@pytest.mark.parametrize("fit", [fit_label_model, fit_tree_model], ids=["logistic", "gbm"])
+def test_calibrator_recovers_a_known_probability(fit):
     rng = np.random.default_rng(0)
     rows, y, groups = [], [], []
     for g in "abcd":
         r, t, gs = _synthetic_rows(600, rng, g)
         rows, y, groups = rows + r, y + t, groups + gs
-    model = fit_tree_model(rows, y, groups)
+    model = fit(rows, y, groups)
     probe = [{"label": "inconsistent", "rule_id": "numbers.x", "rel_dev": d, "rel_dev_known": 1.0}
              for d in (0.1, 0.5, 0.9)]
     assert model.predict(probe) == pytest.approx([0.27, 0.55, 0.83], abs=0.08)
     test_rows, test_y, _ = _synthetic_rows(2000, rng, "z")
     assert ece(model.predict(test_rows).tolist(), test_y) < 0.05
+
+
+def test_boosted_calibrator_learns_an_interaction():
+    rng = np.random.default_rng(0)
     # an interaction no single feature shows: right when exactly one of two flags is set
     xor = [{"label": "inconsistent", "agree_outside": float(a), "in_range": float(b)}
            for a, b in rng.integers(0, 2, size=(2400, 2))]

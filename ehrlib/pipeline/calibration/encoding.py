@@ -15,7 +15,7 @@ import numpy as np
 
 from ehrlib.pipeline.calibration.features import CATEGORICAL
 
-__all__ = ["MIN_COUNT", "FOLDS", "encode", "vocabulary", "oof_isotonic"]
+__all__ = ["MIN_COUNT", "FOLDS", "encode", "vocabulary", "oof_isotonic", "isotonic_map"]
 
 #: a category seen fewer times than this in training is encoded as "other"
 MIN_COUNT = 5
@@ -81,3 +81,10 @@ def oof_isotonic(score: Callable[[np.ndarray, np.ndarray], np.ndarray], full: np
                 oof[folds == k] = score(train, every[folds == k])
     iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(oof, target)
     return tuple(float(v) for v in iso.X_thresholds_), tuple(float(v) for v in iso.y_thresholds_)
+
+
+def isotonic_map(p: np.ndarray, iso_x: Sequence[float], iso_y: Sequence[float]) -> np.ndarray:
+    """A model's raw probabilities through its fitted isotonic map (none fitted: unchanged), in [0, 1]."""
+    if iso_x:
+        p = np.interp(p, np.asarray(iso_x), np.asarray(iso_y))
+    return np.clip(p, 0.0, 1.0)

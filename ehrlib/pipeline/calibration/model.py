@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ehrlib.errors import EhrlibError
-from ehrlib.pipeline.calibration.encoding import encode, oof_isotonic, vocabulary
+from ehrlib.pipeline.calibration.encoding import encode, isotonic_map, oof_isotonic, vocabulary
 from ehrlib.pipeline.calibration.features import NUMERIC
 from ehrlib.pipeline.calibration.kinds import DEFAULT_MODEL, MODEL_KINDS
 from ehrlib.pipeline.calibration.trees import TreeModel, fit_tree_model
@@ -65,10 +65,7 @@ class LabelModel:
 
     def predict(self, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """Calibrated probabilities that each verdict is right."""
-        p = self.raw(rows)
-        if self.iso_x:
-            p = np.interp(p, np.asarray(self.iso_x), np.asarray(self.iso_y))
-        return np.clip(p, 0.0, 1.0)
+        return isotonic_map(self.raw(rows), self.iso_x, self.iso_y)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form (plain lists and numbers)."""
