@@ -200,6 +200,8 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     out: list[Entity] = []
     for i in range(seg.start_line, seg.end_line + 1):
         text = lines[i]
+        if not text or text.isspace():
+            continue  # a blank line states nothing
         used = occupied.get(i, [])
         sited: list[tuple[int, int]] = []
         for st in site_statements(text, items) if sites_here else ():

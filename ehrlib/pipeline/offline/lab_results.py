@@ -271,7 +271,7 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
-        if not _is_record(text):
+        if not text or text.isspace() or not _is_record(text):
             continue
         fluid = line_fluid(text)
         for item in block_items(text):
@@ -326,7 +326,7 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
-        if _is_record(text):
+        if not text or text.isspace() or _is_record(text):  # a blank line holds no value
             continue
         context = _lab_context(seg, i, known)
         line_found: list[tuple[int, int, list[tuple[ItemRef, str]], float, bool]] = []
