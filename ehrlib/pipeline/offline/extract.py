@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -337,6 +338,17 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
     return out
 
 
+#: the build manifest's missing tables, read once per note (its StageEnv), not once per segment
+_ABSENT: weakref.WeakKeyDictionary[StageEnv, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _absent(env: StageEnv) -> frozenset[str]:
+    got = _ABSENT.get(env)
+    if got is None:
+        got = _ABSENT[env] = absent_tables(env.con)
+    return got
+
+
 def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, known: tuple[Entity, ...],
              step: str) -> StageOutput[tuple[Entity, ...]]:
     lex = load_lexicon()
@@ -409,7 +421,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                                                   NO_CONCEPT_RULE))
                     continue  # names no ICD concept: no diagnosis statement to check
                 if absent is None:
-                    absent = absent_tables(env.con)
+                    absent = _absent(env)
                 if uncheckable(m, [it for it, _ in items], absent, lex):
                     status = billed_status_mention(placed)  # "DNR": billed as V49.86 / Z66 (.status_codes)
                     if status is None:

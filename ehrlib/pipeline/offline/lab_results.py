@@ -63,6 +63,7 @@ def _expansions() -> Mapping[str, tuple[str, ...]]:
     return {str(k).lower(): tuple(_squeeze(v) for v in vals) for k, vals in raw.items()}
 
 
+@functools.lru_cache(maxsize=65536)
 def _squeeze(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(text).lower())
 
@@ -72,9 +73,11 @@ def _in_order(short: str, long: str) -> bool:
     return all(ch in it for ch in short)
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def label_score(name: str, label: str) -> int:
     """How closely a written lab name names a dictionary label: 3 the label itself or its
-    listed abbreviation, 2 its first word, 1 a short form of it, 0 none.
+    listed abbreviation, 2 its first word, 1 a short form of it, 0 none (memoised: each
+    written name is scored against every lab label of the patient and of the dictionary).
     """
     n, whole = _squeeze(name), _squeeze(label)
     if not n or not whole:
