@@ -88,7 +88,9 @@ class FormScanner:
 
     def __init__(self, families: Sequence[FormFamily]) -> None:
         self._families = {f.name: f for f in families}
-        self._alternations = {f.name: re.compile(alternation(f.forms), f.flags) for f in families}
+        self._sources = {f.name: alternation(f.forms) for f in families}
+        # compiled when first asked for (a non-ASCII line, an anchored match): 0.09 s a process
+        self._alternations: dict[str, re.Pattern[str]] = {}
         self._ranked = {f.name: _ranked(f.forms) for f in families}
         # a family the squeezed keys cannot stand for is scanned by its alternation alone
         self._direct = frozenset(f.name for f in families if not f.forms or any(
@@ -110,7 +112,20 @@ class FormScanner:
 
     def family(self, name: str) -> FamilyPattern:
         """The regex-like view of one family (``finditer``, ``search``, ``match``, ``fullmatch``)."""
-        return FamilyPattern(self, name, self._alternations[name])
+        if name not in self._families:
+            raise KeyError(name)
+        return FamilyPattern(self, name)
+
+    def source(self, name: str) -> str:
+        """The family alternation's regex source."""
+        return self._sources[name]
+
+    def alternation(self, name: str) -> re.Pattern[str]:
+        """The family alternation, compiled."""
+        pattern = self._alternations.get(name)
+        if pattern is None:
+            pattern = self._alternations.setdefault(name, re.compile(self._sources[name], self._families[name].flags))
+        return pattern
 
     def _starts(self, text: str) -> Mapping[str, Mapping[int, tuple[tuple[int, str], ...]]]:
         """Family -> start -> (rank, form) of each form whose key is spelt from there on."""
@@ -144,7 +159,7 @@ class FormScanner:
     def finditer(self, name: str, text: str) -> Iterator[re.Match[str]]:
         """The family alternation's ``finditer`` over ``text``, match for match."""
         if name in self._direct or not text.isascii():
-            yield from self._alternations[name].finditer(text)
+            yield from self.alternation(name).finditer(text)
             return
         by_start = self.starts(text).get(name)
         if not by_start:
@@ -167,12 +182,16 @@ class FamilyPattern:
 
     scanner: FormScanner
     name: str
-    regex: re.Pattern[str]
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The family alternation itself."""
+        return self.scanner.alternation(self.name)
 
     @property
     def pattern(self) -> str:
         """The family alternation's source (for anchored matches elsewhere)."""
-        return self.regex.pattern
+        return self.scanner.source(self.name)
 
     @property
     def flags(self) -> int:
