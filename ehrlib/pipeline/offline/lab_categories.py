@@ -139,6 +139,8 @@ def categorical_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tupl
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
+        if not text or text.isspace():
+            continue  # a blank line holds no result
         hits = [(m.start(), m.end(), m.group("name"), m.group("word").upper()) for m in _result_re().finditer(text)]
         in_prose = not hits or (stamp_clock(text) is None and len(_BLOCK_ITEM.findall(text)) < 2)
         if in_prose:

@@ -63,6 +63,7 @@ def _expansions() -> Mapping[str, tuple[str, ...]]:
     return {str(k).lower(): tuple(_squeeze(v) for v in vals) for k, vals in raw.items()}
 
 
+@functools.lru_cache(maxsize=65536)
 def _squeeze(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", str(text).lower())
 
@@ -72,9 +73,11 @@ def _in_order(short: str, long: str) -> bool:
     return all(ch in it for ch in short)
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def label_score(name: str, label: str) -> int:
     """How closely a written lab name names a dictionary label: 3 the label itself or its
-    listed abbreviation, 2 its first word, 1 a short form of it, 0 none.
+    listed abbreviation, 2 its first word, 1 a short form of it, 0 none (memoised: each
+    written name is scored against every lab label of the patient and of the dictionary).
     """
     n, whole = _squeeze(name), _squeeze(label)
     if not n or not whole:
@@ -271,7 +274,7 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
-        if not _is_record(text):
+        if not text or text.isspace() or not _is_record(text):
             continue
         fluid = line_fluid(text)
         for item in block_items(text):
@@ -326,7 +329,7 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
-        if _is_record(text):
+        if not text or text.isspace() or _is_record(text):  # a blank line holds no value
             continue
         context = _lab_context(seg, i, known)
         line_found: list[tuple[int, int, list[tuple[ItemRef, str]], float, bool]] = []

@@ -15,8 +15,12 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.form_scan import FamilyPattern, FormFamily, FormScanner
 
 __all__ = ["Concept", "Lexicon", "load_lexicon", "InterpretationTerm"]
+
+#: the families of a lexicon built without forms
+_EMPTY = FormScanner(tuple(FormFamily(name, ()) for name in ("concept", "cased", "drug", "term")))
 
 @dataclass(frozen=True, slots=True)
 class Concept:
@@ -53,11 +57,12 @@ class Lexicon:
     organisms: tuple[tuple[re.Pattern[str], str], ...]
     micro_negative: re.Pattern[str]
     terms: tuple[InterpretationTerm, ...]
-    #: one alternation per family, longest form first, for scanning a line
-    concept_re: re.Pattern[str] = field(default=re.compile("(?!)"))
-    cased_re: re.Pattern[str] = field(default=re.compile("(?!)"))
-    drug_re: re.Pattern[str] = field(default=re.compile("(?!)"))
-    term_re: re.Pattern[str] = field(default=re.compile("(?!)"))
+    #: one view per family, for scanning a line: its forms longest first, as one alternation
+    #: would find them, found through one shared automaton pass (.form_scan)
+    concept_re: FamilyPattern = field(default_factory=lambda: _EMPTY.family("concept"))
+    cased_re: FamilyPattern = field(default_factory=lambda: _EMPTY.family("cased"))
+    drug_re: FamilyPattern = field(default_factory=lambda: _EMPTY.family("drug"))
+    term_re: FamilyPattern = field(default_factory=lambda: _EMPTY.family("term"))
     form_to_concept: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: generic name -> every name notes use for it (brands, abbreviations), for matching
     #: order labels such as "Levophed-k" or "Piperacillin/Tazobactam (Zosyn)"
@@ -80,17 +85,6 @@ class Lexicon:
         """The first concept with this surface form, or None."""
         found = self.concepts_for(form)
         return found[0] if found else None
-
-
-def _alternation(forms: list[str]) -> str:
-    uniq = sorted(set(forms), key=lambda f: (-len(f), f))
-    parts = []
-    for f in uniq:
-        # a form's words may be split by a header colon ("Skin: intact" is "skin intact") or
-        # joined by a hyphen, as compounds are written either way ("multi-lumen", "chest-tube")
-        esc = re.escape(f).replace(r"\ ", r"(?:(?:\s*:)?\s*|-)")
-        parts.append(esc)
-    return r"(?<![A-Za-z0-9])(?:" + "|".join(parts) + r")(?![A-Za-z0-9])"
 
 
 @lru_cache(maxsize=1)
@@ -160,10 +154,11 @@ def load_lexicon() -> Lexicon:
         whole = all(len(w) >= 3 for w in re.findall(r"[a-z]+", name))  # "k-dur" would match any "Dur..." label
         if len(name) >= 4 and whole and name != generic and name not in aliases.setdefault(generic, [generic]):
             aliases[generic].append(name)
+    scanner = FormScanner((FormFamily("concept", tuple(plain_forms), re.I), FormFamily("cased", tuple(cased_forms)),
+                           FormFamily("drug", (*drugs, *classes), re.I),
+                           FormFamily("term", tuple(t.text for t in terms), re.I)))
     return Lexicon(
         concepts, drugs, classes, specimens, organisms, negative, tuple(terms),
-        re.compile(_alternation(plain_forms), re.I), re.compile(_alternation(cased_forms)),
-        re.compile(_alternation(list(drugs) + list(classes)), re.I),
-        re.compile(_alternation([t.text for t in terms]), re.I),
+        scanner.family("concept"), scanner.family("cased"), scanner.family("drug"), scanner.family("term"),
         form_to_concept={k: tuple(v) for k, v in form_to.items()}, term_index=term_index, criteria=criteria,
         drug_aliases={k: tuple(v) for k, v in aliases.items()}, extra_criteria=extra)

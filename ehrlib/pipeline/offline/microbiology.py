@@ -48,13 +48,21 @@ def _coordinated(but: str) -> str:
     return r"(?:\s*(?:,|&|/|\band\b)\s*(?:" + others + r"))*"
 
 
-def _bare_specimens(lex: Lexicon) -> list[tuple[re.Pattern[str], str]]:
+def _bare_specimens(lex: Lexicon) -> tuple[tuple[re.Pattern[str], str], ...]:
     """The bare specimen words, each a culture only when culture words or an organism follow
     ("sputum grew yeast", "Sputum: GNRs", "bile and sputum cx sent").
     """
-    organisms = "|".join(p.pattern for p, _ in lex.organisms)
-    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)_]*(?:>\s*\d+\s*k\s+)?(?:" + organisms + r"))"
-    return [(re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word) for p, word in _BARE]
+    return _bare_specimen_patterns(lex.organisms)
+
+
+@functools.lru_cache(maxsize=8)
+def _bare_specimen_patterns(organisms: tuple[tuple[re.Pattern[str], str], ...]
+                            ) -> tuple[tuple[re.Pattern[str], str], ...]:
+    # built once per lexicon: each pattern holds every organism, too long to rebuild per line
+    alternatives = "|".join(p.pattern for p, _ in organisms)
+    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)_]*(?:>\s*\d+\s*k\s+)?(?:" + alternatives + r"))"
+    return tuple((re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word)
+                 for p, word in _BARE)
 
 
 _ANY_COORDINATED = re.compile(_coordinated(""), re.I)

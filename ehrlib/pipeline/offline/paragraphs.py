@@ -53,7 +53,9 @@ def _continues(prev: str, nxt: str) -> bool:
 
 
 def paragraphs(lines: Sequence[str], seg: Segment) -> list[Paragraph]:
-    """The segment's lines as paragraphs, an overlong one read in pieces (:mod:`.long_text`)."""
+    """The segment's lines as paragraphs, an overlong one read in pieces (:mod:`.long_text`);
+    blank lines are left out.
+    """
     out: list[Paragraph] = []
     cur: list[int] = []
 
@@ -72,7 +74,10 @@ def paragraphs(lines: Sequence[str], seg: Segment) -> list[Paragraph]:
                 out.append(Paragraph(tuple(cur[k:j]), tuple(off - a for off in offs[k:j]), text[a:b]))
 
     for i in range(seg.start_line, seg.end_line + 1):
-        if cur and _continues(lines[cur[-1]], lines[i]):
+        if lines[i].isspace() or not lines[i]:
+            flush()  # a blank line continues nothing and holds no statement: no paragraph
+            cur = []
+        elif cur and _continues(lines[cur[-1]], lines[i]):
             cur.append(i)
         else:
             flush()

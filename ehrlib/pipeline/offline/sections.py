@@ -211,6 +211,8 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
     starts: list[tuple[int, str, str, TimeSpan]] = []  # (line, title, kind, window)
     parent = "other"
     for i, line in enumerate(lines):
+        if not line or line.isspace():
+            continue  # a blank line heads nothing (and a pasted log may hold 100,000 of them)
         header = match_header(line, note_type)
         problem = _PROBLEM.match(line) if parent in _PROBLEM_PARENTS else None
         if problem is not None and not _DAY_MARKER.match(line):
