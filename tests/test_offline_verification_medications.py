@@ -43,6 +43,20 @@ def test_record_in_window(tools, kind):
     assert_decided(verify(_med(), tools), "medications.record_in_window", "inconsistent", kind)
 
 
+@pytest.mark.parametrize("table_rows, keys, route, label", [
+    ({"prescriptions": 40}, ("prescriptions:Aspirin",), None, "inconsistent"),    # orders recorded: missing
+    ({"prescriptions": 0, "emar": 90}, ("prescriptions:Aspirin",), None, "inconsistent"),  # given, per the eMAR
+    ({"prescriptions": 0}, ("prescriptions:Aspirin",), None, "unverified"),       # no orders at all: not shown
+    ({"prescriptions": 0}, ("inputevents_mv:1", "prescriptions:Heparin"), "SC", "unverified"),  # SC: no input row
+    ({"prescriptions": 0}, ("inputevents_mv:1", "prescriptions:Heparin"), None, "inconsistent"),  # a drip would show
+    ({"prescriptions": 0}, ("inputevents_mv:1",), "IV", "inconsistent"),
+])
+def test_an_absent_drug_needs_a_table_that_would_record_it(table_rows, keys, route, label):
+    e = entity("heparin", "medication", keys=keys, drugs=["heparin"], route=route)
+    v = verify(e, FakeTools({}, table_rows=table_rows))
+    assert_decided(v, "medications.record_in_window", label, "missing" if label == "inconsistent" else None)
+
+
 def test_given_in_window():
     assert_decided(verify(_med(), _drug(IN_WINDOW)), "medications.given_in_window", "consistent")
 

@@ -17,6 +17,7 @@ from ehrlib.pipeline.offline.note_time import judged_part
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
+from ehrlib.pipeline.offline.verification.coverage import unshown_absence
 from ehrlib.pipeline.offline.verification.deciding import at_row, course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
@@ -42,7 +43,7 @@ from ehrlib.pipeline.offline.verification.medtimes import (
     timed_administration,
 )
 from ehrlib.pipeline.offline.verification.ratechange import rate_change
-from ehrlib.pipeline.offline.verification.session import Case, verdict
+from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -73,6 +74,8 @@ def _negated(c: Case) -> Verdict | None:
 
 def _record_in_window(c: Case) -> Verdict | None:
     inside, every = c.item_rows()
+    if not every and (why := unshown_absence(c)) is not None:
+        return unverified(c, why)
     if not every:
         return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
     if not inside:
@@ -256,7 +259,8 @@ CHAIN = (
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
           "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
-          "none in the admission is missing, one only on other days a time error.", _record_in_window),
+          "none in the admission is missing (when its records could show it: .coverage), one only on other days a "
+          "time error.", _record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
           "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
           "pooled products are not counted.", transfusion_units),
