@@ -1,8 +1,8 @@
 """Known-answer tests of what a statement's scope says about the admission's records.
 
-A
-a patient summary's drugs are from before the stay, a drug listed bare in a problem entry is
-the problem's plan, and an order written for later is a plan."""
+A patient summary's drugs are from before the stay, a drug listed bare in a problem entry is
+the problem's plan, and an order written for later is a plan.
+"""
 from __future__ import annotations
 
 from typing import Any

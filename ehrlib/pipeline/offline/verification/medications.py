@@ -78,11 +78,23 @@ def _record_in_window(c: Case) -> Verdict | None:
         return unverified(c, why)
     if not every:
         return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
+    if not inside and (done := _done_before(c, every)):
+        return verdict(c, True, f"{_names(c)} course recorded before the window, as completed", done[-2:])
     if not inside:
         near = nearest_in_time(every, c.entity.window)
         return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
                        f"{tool_spec(c.entity.window)}; nearest {at_row(near[0])}", every[:4], deciding=near)
     return None
+
+
+def _done_before(c: Case, every: Rows) -> Rows:
+    """The admission's rows before the window of a course told as completed ("completed CTX
+    course"): such a statement places the drug before its window, not in it.
+    """
+    start = parse_time(c.entity.window.start) if c.entity.window else None
+    if start is None or _action(c) not in terms()["actions"].get("completions", ()):
+        return []
+    return [r for r in every if (iv := row_interval(r)) is not None and iv[0] < start]
 
 
 def _rate(c: Case) -> Verdict | None:
@@ -260,7 +272,7 @@ CHAIN = (
           "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
     _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
           "none in the admission is missing (when its records could show it: .coverage), one only on other days a "
-          "time error.", _record_in_window),
+          "time error; a course told as completed lies before the window.", _record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
           "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
           "pooled products are not counted.", transfusion_units),
