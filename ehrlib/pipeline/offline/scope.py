@@ -25,8 +25,8 @@ from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
-__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES",
-           "presentation_cue", "tells_presentation"]
+__all__ = ["decide_scope", "decide_all", "listed_bare", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES",
+           "PRESENTATION_CUES", "presentation_cue", "tells_presentation"]
 
 #: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
 HISTORICAL_CUES = cue("historical")
@@ -90,13 +90,14 @@ def _before_the_stay(line_text: str, start: int, before: str) -> bool:
     return bool(_ONE_LINER.match(sentence)) and not _STAY_TURN.search(sentence)
 
 
-def _listed_bare(entity: Entity, line_text: str, start: int, section: str, note_type: str) -> bool:
+def listed_bare(entity: Entity, line_text: str, section: str | None, note_type: str) -> bool:
     """Whether a drug is listed bare in a progress note's problem entry ("# PPx: SC heparin,
     PPI", "5. ETOH: CIWA, thiamine/folate/MVI"): no verb, dose, rate, count or time, only a
     route before it since the last list break. Such an entry names the regimen set for the
-    problem from the note on, not what was given in the note's window.
+    problem from the note on, not what was given in the note's window: orders the record may
+    not hold yet, so their absence from the window is no contradiction.
     """
-    claim = entity.claim
+    claim, start = entity.claim, entity.span[0] if entity.span else -1
     if (entity.kind not in ("medication", "infusion") or note_type == "discharge_summary"
             or section != "assessment_plan" or not isinstance(claim, MedicationClaim)):
         return False
@@ -143,9 +144,6 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
     if entity.kind in ("medication", "infusion") and _before_the_stay(line_text, start, before):
         return ScopeDecision(entity.entity_id, "past", "the patient's summary before this stay", ("one-liner",))
-    if _listed_bare(entity, line_text, start, segment.section, note_type):
-        return ScopeDecision(entity.entity_id, "plan", "a drug listed bare in a problem entry is its plan",
-                             (segment.section,))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
     if plan and entity.kind == "microbiology" and plan.group(0).strip().lower().endswith("pending"):
         plan = None  # a pending culture was sent: the specimen is done, only its result is awaited

@@ -247,8 +247,9 @@ BILLED_PROCEDURE = Rule("events.billed_procedure", "A procedure with no bedside 
                         "confirmed by a billed procedure code of the admission whose title matches it.",
                         _billed_procedure)
 NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no record in the admission is missing; "
-                           "one recorded only outside the statement's window is a time error; a device only the "
-                           "catalogue names, on a stay charting no procedure events, is not judged.",
+                           "one recorded only outside the statement's window is a time error; a device or procedure "
+                           "only the catalogue names is judged absent only in the list of procedures, which billing "
+                           "codes, not in bedside prose.",
                            _no_record_in_window)
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
