@@ -235,10 +235,9 @@ CHAIN = (
           "the window.", negated),
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
           "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
-    _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
-          "none in the admission is missing (when its records could show it: .coverage), one only on other days a "
-          "time error; a course told as completed lies before the window, a drug listed bare in a problem entry "
-          "(a plan's regimen) is not judged on its absence.", record_in_window),
+    _rule("record_in_window", "A drug said given needs an order or administration in the window: none in the "
+          "admission is missing (if its records could show it), one only on other days a time error; a completed "
+          "course lies before it; a plan's bare regimen is not judged.", record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
           "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
           "pooled products are not counted.", transfusion_units),
