@@ -305,3 +305,18 @@ def test_trend_follows_one_items_series(mimic3_demo_db, chartdate, label):
         stages = get_stages("inspector", "offline", RunParams(method="inspector"))
         result = inspect_note(ctx, stages, StageEnv(con=con, toolset=tools), cache_size=5)
     assert [p.label for p in result.predictions] == [label], [(p.entity, p.label, p.reason) for p in result.predictions]
+
+
+@pytest.mark.parametrize("line, word, named", [
+    ("Wound cx: Enterococcus - R ampicillin, vancomycin S", "ampicillin", True),   # a bare level letter before
+    ("Urine cx: Klebsiella, pan-sensitive incl cefazolin and nitrofurantoin", "cefazolin", True),
+    ("Urine cx: Klebsiella, pan-sensitive incl cefazolin and nitrofurantoin", "nitrofurantoin", True),
+    ("Urine cx: Klebsiella, sensitive including ceftriaxone", "ceftriaxone", True),
+    ("Urine cx: Klebsiella; started ceftriaxone", "ceftriaxone", False),          # the order
+    ("Blood cx pending. R IJ placed, vancomycin given", "vancomycin", False),       # a side, not a level
+])
+def test_a_level_before_an_antibiotic_names_a_susceptibility(line, word, named):
+    from ehrlib.pipeline.offline.microsens import is_susceptibility_name
+
+    i = line.index(word)
+    assert is_susceptibility_name(line, i, i + len(word)) is named

@@ -89,6 +89,10 @@ def test_a_limit_on_intake_orders_no_drug() -> None:
     assert _drugs("Hypernatremia: encourage PO, free water restriction for now.") == []
     assert _drugs("restrict free water, recheck Na") == []
     assert [m.text for m in _drugs("free water 150 cc q6h via PEG")] == ["free water"]
+    # a need names a condition, not an order
+    assert _drugs("Na 156 from a free water deficit of 3 L") == []
+    assert _drugs("macrocytosis, ?thiamine deficiency") == []
+    assert [m.text for m in _drugs("free water deficit 3 L, free water 200 cc q4h")] == ["free water"]
 
 
 def test_brand_and_ward_names_and_millimoles() -> None:

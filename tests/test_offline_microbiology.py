@@ -30,6 +30,9 @@ def _cultures(line: str) -> dict[str, tuple[str, str | None, bool]]:
     # the same word again is no coordination, and bare specimens without culture words are no culture
     ("Thick sputum, sputum cx sent.", {"sputum cx": ("sputum|bronch", None, False)}),
     ("Blood pressure stable, urine output fair.", {}),
+    # "with" after a bare specimen binds a culture only when an organism follows
+    ("Foley draining amber urine with sediment, UOP 400 cc.", {}),
+    ("Urine w/ E. coli >100k, started ceftriaxone.", {"urine": ("urine", r"escherichia|e\. ?coli", False)}),
 ])
 def test_culture_mentions(line, want):
     assert _cultures(line) == want

@@ -47,17 +47,20 @@ def test_no_record_in_window(tools, kind):
     assert_decided(verify(e, tools), "events.no_record_in_window", "inconsistent", kind)
 
 
-@pytest.mark.parametrize("stay_tables, note_type, label", [
-    (("chartevents",), "nursing", "unverified"),                            # a stay without procedure events
-    (("chartevents", "procedureevents_mv"), "nursing", "inconsistent"),     # its system charts them: missing
-    (("chartevents",), "discharge_summary", "inconsistent"),                # a summary's procedures are billed
+@pytest.mark.parametrize("stay_tables, note_type, section, label", [
+    (("chartevents",), "nursing", None, "unverified"),                          # a stay without procedure events
+    (("chartevents", "procedureevents_mv"), "nursing", None, "unverified"),     # charted for some stays, not this
+    (("chartevents", "procedureevents_mv"), "physician", "exam", "unverified"),  # "R IJ HD line c/d/i"
+    (("chartevents",), "discharge_summary", "hospital_course", "unverified"),  # narrative: not the coded list
+    (("chartevents",), "discharge_summary", "procedures", "inconsistent"),     # the procedure list is billed
 ])
-def test_a_device_only_the_catalogue_names(stay_tables, note_type, label):
+def test_a_device_only_the_catalogue_names(stay_tables, note_type, section, label):
     import dataclasses
 
     from ehrlib.corpus.records import ItemRef
 
-    e = dataclasses.replace(entity("R IJ", "procedure", keys=(PROC,)), source="ontology")
+    e = entity("R IJ", "procedure", keys=(PROC,))
+    e = dataclasses.replace(e, source="ontology", claim=dataclasses.replace(e.claim, section=section))
     stay = [(ItemRef(t, "Heart Rate", str(i)), f"{t}:{i}") for i, t in enumerate(stay_tables)]
     v = verify(e, FakeTools({}), note_type=note_type, patient_items=stay)
     assert_decided(v, "events.no_record_in_window", label)

@@ -43,6 +43,29 @@ def test_record_in_window(tools, kind):
     assert_decided(verify(_med(), tools), "medications.record_in_window", "inconsistent", kind)
 
 
+@pytest.mark.parametrize("rows, label", [
+    ([_given("2199-01-28 08:00:00", "2199-01-31 09:00:00")], "consistent"),   # the course ended before the window
+    ([_given("2199-02-08 08:00:00", "2199-02-08 09:00:00")], "inconsistent"),  # only after it: a time error
+    ([], "inconsistent"),                                                       # never given: missing
+])
+def test_a_completed_course_lies_before_the_window(rows, label):
+    assert_decided(verify(_med(action="completed"), _drug(*rows)), "medications.record_in_window", label)
+
+
+@pytest.mark.parametrize("table_rows, keys, route, label", [
+    ({"prescriptions": 40}, ("prescriptions:Aspirin",), None, "inconsistent"),    # orders recorded: missing
+    ({"prescriptions": 0, "emar": 90}, ("prescriptions:Aspirin",), None, "inconsistent"),  # given, per the eMAR
+    ({"prescriptions": 0}, ("prescriptions:Aspirin",), None, "unverified"),       # no orders at all: not shown
+    ({"prescriptions": 0}, ("inputevents_mv:1", "prescriptions:Heparin"), "SC", "unverified"),  # SC: no input row
+    ({"prescriptions": 0}, ("inputevents_mv:1", "prescriptions:Heparin"), None, "inconsistent"),  # a drip would show
+    ({"prescriptions": 0}, ("inputevents_mv:1",), "IV", "inconsistent"),
+])
+def test_an_absent_drug_needs_a_table_that_would_record_it(table_rows, keys, route, label):
+    e = entity("heparin", "medication", keys=keys, drugs=["heparin"], route=route)
+    v = verify(e, FakeTools({}, table_rows=table_rows))
+    assert_decided(v, "medications.record_in_window", label, "missing" if label == "inconsistent" else None)
+
+
 def test_given_in_window():
     assert_decided(verify(_med(), _drug(IN_WINDOW)), "medications.given_in_window", "consistent")
 

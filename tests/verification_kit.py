@@ -51,6 +51,9 @@ class FakeTools:
     criteria: Mapping[str, tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]] = field(default_factory=dict)
     micro: Sequence[Mapping[str, Any]] = ()
     lexical: Sequence[Mapping[str, Any]] = ()
+    #: rows a whole-stay timeline counts per table; a table left out is one the database lacks
+    #: (the call fails). None: timelines carry no counts, as before
+    table_rows: Mapping[str, int] | None = None
     tracer: Tracer = field(default_factory=Tracer)
     names: tuple[str, ...] = ("Get_Item_Status_History", "Analyze_Value_Trend", "Get_Clinical_Criterion",
                               "View_General_Timeline", "Lexical_Search")
@@ -64,6 +67,12 @@ class FakeTools:
             rows = tuple(tests)
         elif name == "View_General_Timeline":
             rows, summary = tuple(self.micro), {}
+            table = str(args.get("table") or "all")
+            if self.table_rows is not None and table not in self.table_rows:
+                self.tracer.records.append(ToolCallRecord(name, dict(args), 0))
+                return ToolResult(name, dict(args), "", error=f"unknown table {table}")
+            if self.table_rows is not None:
+                summary = {"counts": {t: n for t, n in self.table_rows.items() if n and table in ("all", t)}}
         else:
             rows, summary = tuple(self.lexical), {}
         self.tracer.records.append(ToolCallRecord(name, dict(args), len(rows)))

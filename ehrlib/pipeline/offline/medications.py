@@ -433,7 +433,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                                  own, re.I)
         attrs["negated"] = bool(negated_before(raw[:s], raw[e:]) or negated_after)
         if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
-            continue  # "free water restrict": a limit on intake, not an order or administration
+            continue  # "free water restrict", "free water deficit": a limit or a need, not an order
         word = re.sub(r"\s+", " ", raw[s:e].lower().strip())
         is_class = len(names) > 1 and names == list(lex.drug_classes.get(word, ()))
         if is_class and not any(k in attrs for k in ("action", "dose", "rate", "duration_days", "course_day")):

@@ -30,11 +30,11 @@ _BARE_SPECIMENS = ((re.compile(r"\bsputum\b", re.I), "sputum|bronch"), (re.compi
                    (re.compile(r"\b(?:joint|synovial)\s+fluid\b", re.I), "joint|synovial|fluid"),
                    (re.compile(r"\bpericardial\s+fluid\b", re.I), "pericardial|fluid"),
                    (re.compile(r"\bcsf\b", re.I), "csf"), (re.compile(r"\bswab\b", re.I), "swab"))
-_MICRO_CONTEXT = re.compile(r"^[\s:(`\d/\-)_]*(?:(?:also|again|now|still|too)\s+)?(?:came\s+back\s+)?"
-                            r"(?:cx|cultures?|gram\s+stain|grew|growing|grows|sent|"
-                            r"ngtd|no\s+growth|"
-                            r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|w/|with|"
-                            r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with))", re.I)
+_MICRO_HEAD = r"[\s:(`\d/\-)_]*(?:(?:also|again|now|still|too)\s+)?(?:came\s+back\s+)?"
+_MICRO_WORDS = (r"cx|cultures?|gram\s+stain|grew|growing|grows|sent|ngtd|no\s+growth|"
+                r"(?:was|were|is|are)\s+(?:positive|negative|pending|sent)|positive|negative|pending|"
+                r"from\s+`*[\d/-]+`*\s+(?:grew|growing|positive|negative|w/|with)")
+_MICRO_CONTEXT = re.compile(r"^" + _MICRO_HEAD + r"(?:" + _MICRO_WORDS + r"|w/|with)", re.I)
 
 
 _BARE = (*_BARE_SPECIMENS, (re.compile(r"\bbile\b", re.I), "bile"), (re.compile(r"\btissue\b", re.I), "tissue"))
@@ -50,7 +50,7 @@ def _coordinated(but: str) -> str:
 
 def _bare_specimens(lex: Lexicon) -> tuple[tuple[re.Pattern[str], str], ...]:
     """The bare specimen words, each a culture only when culture words or an organism follow
-    ("sputum grew yeast", "Sputum: GNRs", "bile and sputum cx sent").
+    ("sputum grew yeast", "Sputum: GNRs", "urine w/ E. coli", "bile and sputum cx sent").
     """
     return _bare_specimen_patterns(lex.organisms)
 
@@ -60,7 +60,10 @@ def _bare_specimen_patterns(organisms: tuple[tuple[re.Pattern[str], str], ...]
                             ) -> tuple[tuple[re.Pattern[str], str], ...]:
     # built once per lexicon: each pattern holds every organism, too long to rebuild per line
     alternatives = "|".join(p.pattern for p, _ in organisms)
-    result = r"(?:" + _MICRO_CONTEXT.pattern[1:] + r"|[\s:(`\d/\-)_]*(?:>\s*\d+\s*k\s+)?(?:" + alternatives + r"))"
+    # "urine w/ E. coli" is a culture, "yellow urine w/ sediment" the urine's look: after a
+    # bare specimen, "with" binds a culture only when an organism follows
+    result = (r"(?:" + _MICRO_HEAD + r"(?:" + _MICRO_WORDS + r")|" + _MICRO_HEAD + r"(?:(?:w/|with)\s+)?"
+              r"(?:>\s*\d+\s*k\s+)?(?:" + alternatives + r"))")
     return tuple((re.compile(p.pattern + r"(?=" + _coordinated(p.pattern) + result + r")", re.I), word)
                  for p, word in _BARE)
 

@@ -45,8 +45,11 @@ _LIST = rf"{_WORD}(?:\s*(?:,|/|and|&)\s*{_WORD}){{0,5}}"
 _LVL = r"(?P<lvl>sensitive|susceptible|resistant|intermediate|(?-i:[SRI]))"
 _PREFIX = re.compile(rf"\b(?:{_LVL}|(?P<sens>sens(?:itivity)?))\s+to\s+(?P<abs>{_LIST})", re.I)
 _SUFFIX = re.compile(rf"\b(?P<ab>{_WORD}(?:/{_WORD})?)\s*(?:-|:)?\s*{_LVL}\b(?!\s*(?:x\b|\d))", re.I)
-_NAME_BEFORE = re.compile(r"\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+to\s+"
-                          r"(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*$",
+#: a level before the name: "R to levo", "pan-sensitive incl cipro and nitrofurantoin", or a bare
+#: capital letter ("R ampicillin, penicillin R")
+_NAME_BEFORE = re.compile(r"(?:\b(?:(?-i:[SRI])|sensitive|susceptible|resistant|sens(?:itivity)?)\s+"
+                          r"(?:to|incl(?:uding|\.)?)\s+(?:[a-z\-]+\s*(?:,|/|and|&)\s*)*"
+                          r"|(?<![\w-])(?-i:[SRI])\s+)$",
                           re.I)
 _NAME_AFTER = re.compile(r"\s*(?:-|:)?\s*(?:(?-i:[SRI])|sensitive|susceptible|resistant)\b(?!/|\s*(?:x\b|\d))", re.I)
 _CULTURE_CONTEXT = re.compile(r"\b(?:cx|cultures?|grew|growing|isolate|sensitiv|resistan|susceptib|MRSA|MSSA|coli|"

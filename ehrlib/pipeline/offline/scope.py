@@ -25,8 +25,8 @@ from ehrlib.pipeline.offline.sections import section_scope
 from ehrlib.pipeline.offline.timex import parse_datetime
 from ehrlib.pipeline.records import Entity, ScopeDecision, Segment
 
-__all__ = ["decide_scope", "decide_all", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES", "PRESENTATION_CUES",
-           "presentation_cue", "tells_presentation"]
+__all__ = ["decide_scope", "decide_all", "listed_bare", "HISTORICAL_CUES", "PLAN_CUES", "FAMILY_CUES",
+           "PRESENTATION_CUES", "presentation_cue", "tells_presentation"]
 
 #: ConText cue sets (``offline_context.yaml``): each searched in the clause before the mention
 HISTORICAL_CUES = cue("historical")
@@ -39,6 +39,13 @@ _FAMILY_PARTICIPANT = cue("family_participant")
 #: the title of a problem entry ("# CHF:", "3. Acute on chronic renal failure:")
 _PROBLEM_TITLE = re.compile(r"^\s*(?:#+\s*|\d{1,2}[.)]\s*)[^:\n]{1,80}:")
 _CONTINUED_HERE = cue("stay_continuation")
+#: a note's opening summary of the patient ("63M w/ CA, on lovenox, admitted with ..."), from its age and sex
+_ONE_LINER = re.compile(r"^\W*\d{1,3}\s*(?:-?\s*(?:y/?o|yrs?|years?[- ]old)\b|[MF]\b)", re.I)
+#: where such a summary turns from who the patient was to this stay
+_STAY_TURN = re.compile(r"\b(?:admitted|admission|presents?|presented|presenting|transferred|brought|now|"
+                        r"here|with\s+(?:new|acute))\b", re.I)
+#: what may stand before a drug listed bare in a problem entry: its route, a list joint
+_BARE_LEAD = re.compile(r"^(?:\s*(?:SQ|SC|sub-?q|IV|PO|PR|IM|SL|NG|\+|&|and)\b)*\s*$", re.I)
 _ED = re.compile(r"\b(?:in\s+the\s+(?:ED|ER|emergency)|ED\s+(?:course|vitals|labs)|initial\s+vitals\s+in\s+the\s+ED)\b",
                  re.I)
 
@@ -71,6 +78,35 @@ def _historical_cue(clause: str) -> re.Match[str] | None:
         if not (_HISTORICAL_ADJECTIVE.match(hist.group(0)) and re.search(r"[,;]", clause[hist.end():])):
             return hist
     return None
+
+
+def _before_the_stay(line_text: str, start: int, before: str) -> bool:
+    """Whether ``start`` falls in a note's opening summary of the patient before it turns to
+    this stay: "59F w/ EtOH use, daily ASA, admitted w/ hematemesis" tells a drug taken before
+    the admission (the sentence may have begun on the line before).
+    """
+    text = f"{before}\n{line_text}" if before else line_text
+    sentence = clause_before(text, start + (len(before) + 1 if before else 0), "narrative_sentence").lstrip()
+    return bool(_ONE_LINER.match(sentence)) and not _STAY_TURN.search(sentence)
+
+
+def listed_bare(entity: Entity, line_text: str, section: str | None, note_type: str) -> bool:
+    """Whether a drug is listed bare in a progress note's problem entry ("# PPx: SC heparin,
+    PPI", "5. ETOH: CIWA, thiamine/folate/MVI"): no verb, dose, rate, count or time, only a
+    route before it since the last list break. Such an entry names the regimen set for the
+    problem from the note on, not what was given in the note's window: orders the record may
+    not hold yet, so their absence from the window is no contradiction.
+    """
+    claim, start = entity.claim, entity.span[0] if entity.span else -1
+    if (entity.kind not in ("medication", "infusion") or note_type == "discharge_summary"
+            or section != "assessment_plan" or not isinstance(claim, MedicationClaim)):
+        return False
+    title = _PROBLEM_TITLE.match(line_text)
+    if title is None or start < title.end() or entity.time_text:
+        return False
+    if claim.action or claim.dose is not None or claim.rate is not None or claim.units is not None:
+        return False
+    return bool(_BARE_LEAD.match(re.split(r"[,;:/]", line_text[title.end():start])[-1]))
 
 
 def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: TimeSpan,
@@ -106,6 +142,8 @@ def decide_scope(entity: Entity, line_text: str, segment: Segment, admission: Ti
         hist = None  # "home meds reconciled and continued: X": a home drug taken up in this stay is its order
     if hist:
         return ScopeDecision(entity.entity_id, "past", "historical cue", (hist.group(0),))
+    if entity.kind in ("medication", "infusion") and _before_the_stay(line_text, start, before):
+        return ScopeDecision(entity.entity_id, "past", "the patient's summary before this stay", ("one-liner",))
     plan = PLAN_CUES.search(clause) or _PLAN_AFTER.match(after)
     if plan and entity.kind == "microbiology" and plan.group(0).strip().lower().endswith("pending"):
         plan = None  # a pending culture was sent: the specimen is done, only its result is awaited

@@ -46,28 +46,23 @@ def _billed_procedure(c: Case) -> Verdict | None:
     return billed if billed.label == "consistent" and billed.evidence_row_ids else None
 
 
-#: the table a source system records procedures and devices in; a stay without rows in it
-#: was charted by a system that keeps them elsewhere (CareVue: numbered line slots)
-_PROCEDURE_TABLE = "procedureevents_mv"
-
-
-def _other_system_device(c: Case) -> bool:
-    """A procedure or device only the catalogue names (the patient has no item of it), on a
-    stay with no procedure events, outside a discharge summary: the catalogue's items are
-    the other system's ("Multi Lumen", "Extubation" beside MetaVision's procedure events),
-    so the stay cannot show its absence.
+def _unshown_device(c: Case) -> bool:
+    """A procedure or device only the catalogue names (the patient has no item of it),
+    stated outside a list of the admission's procedures: bedside charting of devices and
+    procedures is sparse and differs by system ("Multi Lumen", "Gastric Tube" are charted
+    for some stays, not others), so only the procedure list, which billing codes every
+    admission, can show that one never happened.
     """
     e = c.entity
-    return (_procedure(c) and e.source == "ontology" and c.ctx.note_type != "discharge_summary"
-            and _PROCEDURE_TABLE not in {it.table for it in c.ctx.patient_items})
+    return _procedure(c) and e.source == "ontology" and e.claim.section != "procedures"
 
 
 def _no_record_in_window(c: Case) -> Verdict | None:
     e = c.entity
     inside, every = c.item_rows()
-    if not every and _other_system_device(c):
-        return unverified(c, f"{e.text} not judged: this stay's charting records no procedure events, and the "
-                          f"items that name it belong to the other system")
+    if not every and _unshown_device(c):
+        return unverified(c, f"{e.text} not judged: the patient has no charted item of it, and outside the list "
+                          f"of procedures its absence from bedside charting shows nothing")
     if not every:
         return verdict(c, False, f"no record of {e.text} in this admission", (), missing=True)
     if not inside:
@@ -252,8 +247,9 @@ BILLED_PROCEDURE = Rule("events.billed_procedure", "A procedure with no bedside 
                         "confirmed by a billed procedure code of the admission whose title matches it.",
                         _billed_procedure)
 NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no record in the admission is missing; "
-                           "one recorded only outside the statement's window is a time error; a device only the "
-                           "catalogue names, on a stay charting no procedure events, is not judged.",
+                           "one recorded only outside the statement's window is a time error; a device or procedure "
+                           "only the catalogue names is judged absent only in the list of procedures, which billing "
+                           "codes, not in bedside prose.",
                            _no_record_in_window)
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",

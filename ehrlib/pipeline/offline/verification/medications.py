@@ -17,7 +17,7 @@ from ehrlib.pipeline.offline.note_time import judged_part
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
-from ehrlib.pipeline.offline.verification.deciding import at_row, course_edges, nearest, nearest_in_time, num
+from ehrlib.pipeline.offline.verification.deciding import course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
     bound_met,
     charts_non_iv,
@@ -30,6 +30,7 @@ from ehrlib.pipeline.offline.verification.doses import (
     unitless_matches,
 )
 from ehrlib.pipeline.offline.verification.meddays import on_counted_day
+from ehrlib.pipeline.offline.verification.medpresence import negated, record_in_window
 from ehrlib.pipeline.offline.verification.medrows import course, day_rows, dose_bound
 from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
@@ -44,7 +45,7 @@ from ehrlib.pipeline.offline.verification.medtimes import (
 from ehrlib.pipeline.offline.verification.ratechange import rate_change
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval, tool_spec
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN"]
@@ -59,27 +60,6 @@ def _action(c: Case) -> str:
 
 def _course(c: Case) -> Rows:
     return course(c)
-
-
-def _negated(c: Case) -> Verdict | None:
-    """"no transfusion today", "not on pressors": consistent when nothing is given in the window."""
-    if not c.entity.claim.negated:
-        return None
-    inside, every = c.item_rows()
-    if inside:
-        return verdict(c, False, f"note says no {_names(c)}, but it was given in the window", inside)
-    return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])
-
-
-def _record_in_window(c: Case) -> Verdict | None:
-    inside, every = c.item_rows()
-    if not every:
-        return verdict(c, False, f"no order or administration of {_names(c)} in this admission", (), missing=True)
-    if not inside:
-        near = nearest_in_time(every, c.entity.window)
-        return verdict(c, False, f"{_names(c)} given in this admission but not in the window "
-                       f"{tool_spec(c.entity.window)}; nearest {at_row(near[0])}", every[:4], deciding=near)
-    return None
 
 
 def _rate(c: Case) -> Verdict | None:
@@ -252,11 +232,12 @@ def _rule(name: str, principle: str, apply: Any) -> Rule[Any]:
 
 CHAIN = (
     _rule("negated_absent", "A drug said not to be given claims that no order or administration of it overlaps "
-          "the window.", _negated),
+          "the window.", negated),
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
           "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
-    _rule("record_in_window", "A drug said to be given needs an order or administration overlapping the window; "
-          "none in the admission is missing, one only on other days a time error.", _record_in_window),
+    _rule("record_in_window", "A drug said given needs an order or administration in the window: none in the "
+          "admission is missing (if its records could show it), one only on other days a time error; a completed "
+          "course lies before it; a plan's bare regimen is not judged.", record_in_window),
     _rule("transfusion_volume", "Stated blood-product units are wrong when fewer separate administrations are "
           "charted that day (near a stated clock time) and their volume, at the product's volume a unit, is short too; "
           "pooled products are not counted.", transfusion_units),

@@ -14,9 +14,9 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.terms import terms
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval
 
-__all__ = ["med", "names", "rows", "day_rows", "short_window", "course", "dose_bound"]
+__all__ = ["med", "names", "rows", "day_rows", "short_window", "course", "done_before", "dose_bound"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -52,6 +52,16 @@ def day_rows(c: Case) -> Rows:
 def course(c: Case) -> Rows:
     """Every row of the drug in the admission (a course is judged as a whole)."""
     return [r for k in c.keys()[:6] for r in c.session.rows(k, None)[0]]
+
+
+def done_before(c: Case, every: Rows) -> Rows:
+    """The admission's rows before the window of a course told as completed ("completed CTX
+    course"): such a statement places the drug before its window, not in it.
+    """
+    start = parse_time(c.entity.window.start) if c.entity.window else None
+    if start is None or (med(c).action or "") not in terms()["actions"].get("completions", ()):
+        return []
+    return [r for r in every if (iv := row_interval(r)) is not None and iv[0] < start]
 
 
 def dose_bound(c: Case) -> str | None:

@@ -1,0 +1,44 @@
+"""Documentation coverage: whether an admission's records could show that a drug was never given.
+
+An absence is evidence only where the table that would hold the record has rows for the
+admission. Orders (prescriptions) and the medication administration record (MIMIC-IV's
+eMAR) cover every drug; the ICU input tables hold only what runs through a pump or is
+pushed IV (drips, boluses, blood products, fluids). An admission with neither orders nor an
+administration record (some CareVue-era stays have no prescription rows at all) can thus
+show only that an IV drug was never given: "ASA, plavix, heparin SC" have nowhere to be.
+"""
+from __future__ import annotations
+
+from ehrlib.pipeline.offline.verification.medrows import med, names
+from ehrlib.pipeline.offline.verification.session import Case
+
+__all__ = ["ORDER_TABLES", "unshown_absence"]
+
+#: tables that record every drug of an admission, whatever its route
+ORDER_TABLES = ("prescriptions", "emar")
+#: item-key prefix of the tables that record IV administrations only
+_INPUT_PREFIX = "inputevents"
+
+
+def _admission_rows(c: Case, table: str) -> int | None:
+    """Rows of ``table`` in the admission; None when the tools cannot tell (no such tool or
+    table, or a timeline without counts).
+    """
+    res = c.session.call("View_General_Timeline", time="during admission", table=table)
+    counts = (res.summary or {}).get("counts") if res is not None else None
+    return int(counts.get(table, 0)) if isinstance(counts, dict) else None
+
+
+def unshown_absence(c: Case) -> str | None:
+    """Why the admission's records cannot show that the statement's drug was never given,
+    or None when they can: an order table has rows, or the drug is given IV (no other route
+    stated) and one of its items is an input item, which the ICU input tables would hold.
+    """
+    known = [n for t in ORDER_TABLES if (n := _admission_rows(c, t)) is not None]
+    if not known or any(n > 0 for n in known):
+        return None
+    route = med(c).route
+    if any(k.startswith(_INPUT_PREFIX) for k in c.keys()) and route in (None, "IV"):
+        return None
+    return (f"{names(c)} not judged: this admission has no order or administration-record rows at all, and "
+            f"the ICU input tables would not hold it{f' ({route})' if route else ''}")
