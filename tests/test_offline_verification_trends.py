@@ -26,6 +26,14 @@ def test_direction_without_two_values_cannot_be_confirmed():
     assert_decided(verify(e, FakeTools({})), "trends.direction", "inconsistent", "missing")
 
 
+def test_one_value_shows_no_course_so_the_direction_is_unverified():
+    # a single lactate in reach: the note's "trending down" is neither shown nor contradicted
+    e = entity("lactate", "trend", concept="lactate", direction="down")
+    v = verify(e, _series(("2199-02-03 06:00:00", 2.0)))
+    assert_decided(v, "trends.direction", "unverified")
+    assert "fewer than two values" in v.reason
+
+
 @pytest.mark.parametrize("before, label", [(1.2, "consistent"), (3.0, "inconsistent")])
 def test_value_with_a_direction(before, label):
     e = entity("Cr", "trend", concept="creatinine", value=2.0, direction="up")

@@ -25,10 +25,11 @@ from ehrlib.pipeline.offline.icd_match import (
     resolve,
     search_queries,
 )
+from ehrlib.pipeline.offline.concept_fit import names_a_condition, weak_concept
 from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Case, verdict
+from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["RULES", "BILLED_CODE", "SECTION_BILLED", "icd_rewrites", "icd_wording", "billed_match"]
@@ -132,6 +133,13 @@ def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None
     if not res.resolved:
         return verdict(c, True, "no ICD concept matches this statement; not judged", ())
     closest = res.concepts[0].title if res.concepts else res.named[0].title
+    if not names_a_condition(res.concepts):
+        # "left heel" of "Diabetic foot ulcer, left heel": where or how, its neighbour is the condition
+        return verdict(c, True, f"{e.text!r} names a site or qualifier of a condition (as in {closest!r}), "
+                       "not a condition of its own; not judged", ())
+    if weak_concept(res.concepts):
+        return unverified(c, f"the closest ICD concept ({closest}) differs from {e.text!r} in words each "
+                          "side lacks: what was billed for it cannot be told from the billing")
     return verdict(c, False, f"no billed code of this admission matches {e.text!r} (ICD concept: {closest})", (),
                    missing=True)
 

@@ -21,7 +21,7 @@ from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
 from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
 from ehrlib.pipeline.offline.verification.deciding import num
-from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
     after_value,
@@ -143,8 +143,9 @@ def _direction(c: Case) -> Verdict | None:
             rows = _numeric_rows(s, keys, widened_back(window, 3))
     if len(rows) < 2:
         if rows or c.item_rows()[1]:
-            return verdict(c, False, f"{e.text}: fewer than two values in the window, no trend to compare",
-                           rows, missing=False)
+            # a direction needs two values of its window; one value (or none there, some elsewhere)
+            # shows no course at all, so nothing the note says about the course is contradicted
+            return unverified(c, f"{e.text}: fewer than two values in the window, no trend to compare", rows)
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
     if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
