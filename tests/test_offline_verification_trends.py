@@ -34,6 +34,18 @@ def test_one_value_shows_no_course_so_the_direction_is_unverified():
     assert "fewer than two values" in v.reason
 
 
+@pytest.mark.parametrize("line, label", [
+    ("Plt drifting down (212 yesterday)", "unverified"),   # 212 is the latest charted: nothing after it yet
+    ("Plt improving from 212 yesterday", "unverified"),
+    ("Plt drifting down (250 yesterday)", "inconsistent"),  # another earlier value: the course is charted
+    ("Plt drifting down", "inconsistent"),
+])
+def test_a_direction_told_against_the_latest_charted_value_is_unverified(line, label):
+    e = entity("Plt", "trend", concept="platelets", direction="down", span=spanned(line, "Plt"))
+    tools = _series(("2199-02-02 06:00:00", 180.0), ("2199-02-03 06:00:00", 212.0))
+    assert_decided(verify(e, tools, line=line), "trends.direction", label)
+
+
 @pytest.mark.parametrize("before, label", [(1.2, "consistent"), (3.0, "inconsistent")])
 def test_value_with_a_direction(before, label):
     e = entity("Cr", "trend", concept="creatinine", value=2.0, direction="up")

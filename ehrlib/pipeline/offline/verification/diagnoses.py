@@ -16,6 +16,7 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.concept_fit import names_a_condition, weak_concept
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     billed_in_parts,
@@ -25,7 +26,6 @@ from ehrlib.pipeline.offline.icd_match import (
     resolve,
     search_queries,
 )
-from ehrlib.pipeline.offline.concept_fit import names_a_condition, weak_concept
 from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
@@ -176,9 +176,9 @@ def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
     return None
 
 
-BILLED_CODE = Rule("diagnoses.billed_code", "A stated diagnosis or its parenthesised alias resolves to a concept of "
-                   "the ICD dictionary; a billed code that is it, names it or sits under its ICD parent without the "
-                   "opposite confirms it, as do two billed codes stating its two parts; else it is missing.",
+BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis resolves to an ICD concept; a billed code naming it, under "
+                   "its parent or header without the opposite, or two codes stating its parts confirm it; else it is "
+                   "missing, unless it names only a site or qualifier or the concept is a mere neighbour.",
                    billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
                       "discharge diagnoses) is checked first against the billed codes of that section's tables only; "

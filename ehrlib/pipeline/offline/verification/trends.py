@@ -30,6 +30,7 @@ from ehrlib.pipeline.offline.verification.trendclaims import (
     narrated_after,
     small_change,
     spans_course,
+    stated_reference,
 )
 from ehrlib.pipeline.offline.verification.trendwords import (
     day_over_day,
@@ -148,6 +149,12 @@ def _direction(c: Case) -> Verdict | None:
             return unverified(c, f"{e.text}: fewer than two values in the window, no trend to compare", rows)
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
+    reference = None if course else stated_reference(c)
+    if reference is not None and value_matches(reference, values[-1], tolerance_of(concept_of(n))):
+        # "bili improving from 6.0 yesterday" with 6.0 the latest value charted: the course told
+        # is after it, and nothing after it is charted yet
+        return unverified(c, f"{e.text}: the latest charted value ({num(values[-1])}) is the earlier one the note "
+                          f"compares against ({num(reference)}); nothing later to compare", [rows[-1]])
     if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional from {num(values[0])}", ())
     tol = tolerance_of(concept_of(n))
@@ -246,9 +253,9 @@ def _value_direction(c: Case) -> Verdict | None:
     return verdict(c, False, f"{e.text} {num(value)} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
-DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
-                 "first to last, latest day over the previous), a stated span's start to end (since admission) or a "
-                 "stated part of the day's; a small change (drifting) is any change beyond the tolerance.",
+DIRECTION = Rule("trends.direction", "A trend word claims the direction of recent values (fit, first to last, latest "
+                 "day over the previous), a stated span's or part of the day's; drifting is any change beyond the "
+                 "tolerance; one value, or a latest one the note compares against, is unverified.",
                  _direction, ("trend",))
 VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
                        "value and that the values before it moved that way; after a peak or nadir the direction is "
