@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ehrlib.pipeline.offline.icd_versions import counterparts
+from ehrlib.pipeline.offline.icd_versions import counterparts, partial_counterparts
 from ehrlib.pipeline.offline.terminology import (
     Terminology,
     TermMatch,
@@ -96,6 +96,8 @@ class Resolution:
     concepts: tuple[TermMatch, ...]
     named: tuple[Title, ...]
     related: tuple[Title, ...]
+    #: billed codes of the other ICD version stating one part of the concept (a combination)
+    partial: tuple[Title, ...] = ()
 
     @property
     def candidates(self) -> tuple[Title, ...]:
@@ -164,6 +166,10 @@ def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title]
         bridged = {c for m in top if m.table == "diagnoses_icd" for c in counterparts(m.code)}
         related += [t for t in billed if t.table == "diagnoses_icd" and t.code.replace(".", "").upper() in bridged
                     and t not in related and not contradicts(forms, t.title)]
+        parts = {c for m in top if m.table == "diagnoses_icd" for c in partial_counterparts(m.code)}
+        partial = tuple(t for t in billed if t.table == "diagnoses_icd" and _bare(t.code) in parts
+                        and t not in related and not contradicts(forms, t.title))
+        return Resolution(concepts, named, tuple(related), partial)
     return Resolution(concepts, named, tuple(related))
 
 

@@ -137,6 +137,12 @@ def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None
         # "left heel" of "Diabetic foot ulcer, left heel": where or how, its neighbour is the condition
         return verdict(c, True, f"{e.text!r} names a site or qualifier of a condition (as in {closest!r}), "
                        "not a condition of its own; not judged", ())
+    for t in res.partial[:4]:
+        # "C7 fracture with spinal cord injury" (ICD-9, one code) billed as ICD-10's C7 fracture code
+        got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
+        if got is not None and got.rows:
+            return unverified(c, f"part of {closest!r} is billed this admission in the other ICD version "
+                              f"({got.rows[0].get('label')}); the rest cannot be told apart", list(got.rows[:1]))
     if weak_concept(res.concepts):
         return unverified(c, f"the closest ICD concept ({closest}) differs from {e.text!r} in words each "
                           "side lacks: what was billed for it cannot be told from the billing")
