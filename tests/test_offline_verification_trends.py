@@ -61,6 +61,17 @@ def test_stated_origin(word, label):
     assert_decided(verify(e, tools, line=line), "trends.stated_origin", label)
 
 
+@pytest.mark.parametrize("note_type, label", [("discharge_summary", "consistent"), ("physician", "inconsistent")])
+def test_a_summarys_stated_origin_may_lie_anywhere_earlier_in_the_stay(note_type, label):
+    # the climb started on the first day of the stay, a week before the peak the window holds
+    line = "Cr climbed from 1.1 to a peak of 3.9"
+    e = entity("Cr", "measurement", concept="creatinine", value=3.9, span=spanned(line, "Cr"),
+               window=TimeSpan("2199-02-08 00:00:00", "2199-02-09 23:59:59"))
+    tools = _series(("2199-01-31 06:00:00", 1.1), ("2199-02-04 06:00:00", 2.4), ("2199-02-07 06:00:00", 3.1),
+                    ("2199-02-09 06:00:00", 3.9))
+    assert_decided(verify(e, tools, line=line, note_type=note_type), "trends.stated_origin", label)
+
+
 def test_stated_origin_must_be_a_value_before_the_new_one():
     line = "Cr down to 1.1 from 2.3"
     e = entity("Cr", "measurement", concept="creatinine", value=1.1, span=spanned(line, "Cr"))
