@@ -38,6 +38,7 @@ def test_one_value_shows_no_course_so_the_direction_is_unverified():
     ("Plt drifting down (212 yesterday)", "unverified"),   # 212 is the latest charted: nothing after it yet
     ("Plt improving from 212 yesterday", "unverified"),
     ("Plt drifting down (250 yesterday)", "inconsistent"),  # another earlier value: the course is charted
+    ("Plt drifting down (211 yesterday)", "inconsistent"),  # within tolerance, but not the number written
     ("Plt drifting down", "inconsistent"),
 ])
 def test_a_direction_told_against_the_latest_charted_value_is_unverified(line, label):

@@ -21,7 +21,7 @@ from ehrlib.pipeline.records import Verdict
 from ehrlib.pipeline.stages import NoteContext
 
 __all__ = ["small_change", "spans_course", "course_window", "extreme_of", "narrated_after", "after_value",
-           "stated_reference"]
+           "stated_reference", "is_the_number"]
 
 Rows = list[Mapping[str, Any]]
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
@@ -59,10 +59,10 @@ def small_change(c: Case) -> bool:
     return abs(b - a) <= 0.05 * max(abs(a), abs(b), 1e-9)  # within the relative dead band
 
 
-def stated_reference(c: Case) -> float | None:
-    """The earlier value the statement tells its direction against, written after its name in
-    its own clause ("bili improving from 6.0 yesterday", "Hgb drifting down (10.7 yesterday)");
-    None when it states none (or states both ends: "from 2.3 to 1.1" is a stated origin).
+def stated_reference(c: Case) -> str | None:
+    """The earlier value the statement tells its direction against, as written after its name
+    in its own clause ("bili improving from 6.0 yesterday", "Hgb drifting down (10.7
+    yesterday)"); None when it states none (or both ends: "from 2.3 to 1.1" is a stated origin).
     """
     line, e = c.line(), c.entity
     if line is None or e.span is None:
@@ -72,7 +72,15 @@ def stated_reference(c: Case) -> float | None:
     m = _REFERENCE.search(tail)
     if m is None:
         return None
-    return float((m.group("a") or m.group("b")).replace(",", ""))
+    return str(m.group("a") or m.group("b")).replace(",", "")
+
+
+def is_the_number(written: str, value: float) -> bool:
+    """Whether a charted value is the number as written, to its stated precision ("6.0" is 6,
+    "10.7" is 10.7; "132" is not 133, another draw the value check's tolerance would pass).
+    """
+    decimals = len(written.partition(".")[2])
+    return abs(float(written) - value) < 0.5 * 10 ** -decimals
 
 
 def spans_course(c: Case) -> bool:

@@ -27,6 +27,7 @@ from ehrlib.pipeline.offline.verification.trendclaims import (
     after_value,
     course_window,
     extreme_of,
+    is_the_number,
     narrated_after,
     small_change,
     spans_course,
@@ -150,11 +151,11 @@ def _direction(c: Case) -> Verdict | None:
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
     reference = None if course else stated_reference(c)
-    if reference is not None and value_matches(reference, values[-1], tolerance_of(concept_of(n))):
+    if reference is not None and is_the_number(reference, values[-1]):
         # "bili improving from 6.0 yesterday" with 6.0 the latest value charted: the course told
         # is after it, and nothing after it is charted yet
         return unverified(c, f"{e.text}: the latest charted value ({num(values[-1])}) is the earlier one the note "
-                          f"compares against ({num(reference)}); nothing later to compare", [rows[-1]])
+                          f"compares against ({reference}); nothing later to compare", [rows[-1]])
     if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional from {num(values[0])}", ())
     tol = tolerance_of(concept_of(n))
