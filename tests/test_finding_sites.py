@@ -102,6 +102,8 @@ def _entity(value: str) -> Entity:
     ("diminished", {"RLL Lung Sounds": ["Diminished", "Clear"], "LLL Lung Sounds": ["Crackles"]}, True),
     ("clear", {"RUL Lung Sounds": ["Clear"], "LLL Lung Sounds": ["Rhonchi", "Diminished"]}, True),  # either lobe
     ("clear", {"RLL Lung Sounds": ["Crackles"], "LLL Lung Sounds": ["Rhonchi", "Diminished"]}, False),
+    ("coarse", {"RUL Lung Sounds": ["Clear"], "LLL Lung Sounds": ["Rhonchi"]}, True),  # coarse sounds are rhonchi
+    ("coarse", {"RUL Lung Sounds": ["Clear"], "LLL Lung Sounds": ["Clear"]}, False),
     ("thick, blood tinged", {"Sputum Consistency": ["Thick"], "Sputum Color": ["Yellow"]}, True),
     ("thin", {"Sputum Consistency": ["Thick"]}, False),
     ("passing flatus", {"Flatus": ["Negative"]}, False),

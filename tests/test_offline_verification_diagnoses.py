@@ -141,3 +141,34 @@ def test_a_name_split_from_its_procedure_entry_is_billed_as_the_whole_entry():
     v = verify(e, tools, line=line)
     assert_decided(v, "diagnoses.section_billed", "consistent")
     assert "Endoscopic control" in v.reason
+
+
+# --- a resolved concept that does not fit the statement is no missing code ---------------------------
+
+
+FIT_ITEMS = [_Item("diagnoses_icd", "L89022", "Pressure ulcer of left elbow, stage 2"),
+             _Item("diagnoses_icd", "I26", "Pulmonary embolism"),
+             _Item("diagnoses_icd", "I2699", "Other pulmonary embolism without acute cor pulmonale"),
+             _Item("diagnoses_icd", "I2602", "Saddle embolus of pulmonary artery with acute cor pulmonale"),
+             _Item("diagnoses_icd", "5849", "Acute kidney failure, unspecified"),
+             _Item("procedures_icd", "8675", "Revision of pedicle or flap graft")]
+
+
+def _billed_tools(key="diagnoses_icd:I2602"):
+    tools = DictTools({key: [row("2199-02-03", None, key=key, table="diagnoses_icd", label="billed")]})
+    tools.env = _Env(FIT_ITEMS, {key})
+    return tools
+
+
+@pytest.mark.parametrize("text, section, rule, label", [
+    ("left elbow", "discharge_diagnosis", "diagnoses.section_billed", "consistent"),   # a site, not judged
+    ("Saddle pulmonary embolism", "discharge_diagnosis", "diagnoses.section_billed", "consistent"),  # under I26
+    ("Revision of AV graft", "procedures", "diagnoses.section_billed", "unverified"),   # a neighbouring title
+    ("acute kidney injury", "discharge_diagnosis", "diagnoses.section_billed", "inconsistent"),  # truly missing
+])
+def test_a_missing_code_needs_a_concept_that_fits(text, section, rule, label):
+    e = entity(text, "diagnosis", keys=(), section=section)
+    v = verify(e, _billed_tools())
+    assert_decided(v, rule, label)
+    if text == "left elbow":
+        assert "site or qualifier" in v.reason and not v.evidence_row_ids

@@ -26,6 +26,27 @@ def test_direction_without_two_values_cannot_be_confirmed():
     assert_decided(verify(e, FakeTools({})), "trends.direction", "inconsistent", "missing")
 
 
+def test_one_value_shows_no_course_so_the_direction_is_unverified():
+    # a single lactate in reach: the note's "trending down" is neither shown nor contradicted
+    e = entity("lactate", "trend", concept="lactate", direction="down")
+    v = verify(e, _series(("2199-02-03 06:00:00", 2.0)))
+    assert_decided(v, "trends.direction", "unverified")
+    assert "fewer than two values" in v.reason
+
+
+@pytest.mark.parametrize("line, label", [
+    ("Plt drifting down (212 yesterday)", "unverified"),   # 212 is the latest charted: nothing after it yet
+    ("Plt improving from 212 yesterday", "unverified"),
+    ("Plt drifting down (250 yesterday)", "inconsistent"),  # another earlier value: the course is charted
+    ("Plt drifting down (211 yesterday)", "inconsistent"),  # within tolerance, but not the number written
+    ("Plt drifting down", "inconsistent"),
+])
+def test_a_direction_told_against_the_latest_charted_value_is_unverified(line, label):
+    e = entity("Plt", "trend", concept="platelets", direction="down", span=spanned(line, "Plt"))
+    tools = _series(("2199-02-02 06:00:00", 180.0), ("2199-02-03 06:00:00", 212.0))
+    assert_decided(verify(e, tools, line=line), "trends.direction", label)
+
+
 @pytest.mark.parametrize("before, label", [(1.2, "consistent"), (3.0, "inconsistent")])
 def test_value_with_a_direction(before, label):
     e = entity("Cr", "trend", concept="creatinine", value=2.0, direction="up")
@@ -39,6 +60,17 @@ def test_stated_origin(word, label):
     e = entity("Cr", "measurement", concept="creatinine", value=1.1, span=spanned(line, "Cr"))
     tools = _series(("2199-02-01 06:00:00", 2.3), ("2199-02-03 06:00:00", 1.1))
     assert_decided(verify(e, tools, line=line), "trends.stated_origin", label)
+
+
+@pytest.mark.parametrize("note_type, label", [("discharge_summary", "consistent"), ("physician", "inconsistent")])
+def test_a_summarys_stated_origin_may_lie_anywhere_earlier_in_the_stay(note_type, label):
+    # the climb started on the first day of the stay, a week before the peak the window holds
+    line = "Cr climbed from 1.1 to a peak of 3.9"
+    e = entity("Cr", "measurement", concept="creatinine", value=3.9, span=spanned(line, "Cr"),
+               window=TimeSpan("2199-02-08 00:00:00", "2199-02-09 23:59:59"))
+    tools = _series(("2199-01-31 06:00:00", 1.1), ("2199-02-04 06:00:00", 2.4), ("2199-02-07 06:00:00", 3.1),
+                    ("2199-02-09 06:00:00", 3.9))
+    assert_decided(verify(e, tools, line=line, note_type=note_type), "trends.stated_origin", label)
 
 
 def test_stated_origin_must_be_a_value_before_the_new_one():

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ehrlib.pipeline.offline.icd_versions import counterparts
+from ehrlib.pipeline.offline.icd_versions import counterparts, partial_counterparts
 from ehrlib.pipeline.offline.terminology import (
     Terminology,
     TermMatch,
@@ -97,6 +97,8 @@ class Resolution:
     concepts: tuple[TermMatch, ...]
     named: tuple[Title, ...]
     related: tuple[Title, ...]
+    #: billed codes of the other ICD version stating one part of the concept (a combination)
+    partial: tuple[Title, ...] = ()
 
     @property
     def candidates(self) -> tuple[Title, ...]:
@@ -156,19 +158,40 @@ def resolve(phrase: str, dictionary: Terminology | None, billed: Sequence[Title]
     if concepts and billed:
         top = [m for m in concepts if (m.stated, m.coverage) >= (concepts[0].stated, concepts[0].coverage)]
         parents = {(m.table, icd_parent(m.table, m.code)) for m in top}
+        headers = {(m.table, _bare(m.code)) for m in top}
         forms = phrase_forms(normalise(phrase))
         words = {w for m in top for w in normalise(m.title)} - qualifier_words()
         # a sibling under the same parent is the same condition told in more detail only when it
         # shares the concept's words ("584.5 Acute kidney failure with tubular necrosis" for AKI;
-        # "572.3 Portal hypertension" is not "572.2 Hepatic encephalopathy") and states no opposite
-        related = [t for t in billed if (t.table, icd_parent(t.table, t.code)) in parents
+        # "572.3 Portal hypertension" is not "572.2 Hepatic encephalopathy") and states no opposite;
+        # so is a code under the concept when the concept is a category header ("I26 Pulmonary
+        # embolism" billed as "I26.02 Saddle embolus of pulmonary artery ...")
+        related = [t for t in billed if ((t.table, icd_parent(t.table, t.code)) in parents
+                                         or _under(t, headers))
                    and words & set(normalise(t.title)) and not contradicts(forms, t.title)]
         # the concept's code in the other ICD version (GEMs): the same condition in other words
         # ("Crohn's disease, unspecified" billed as "Regional enteritis of unspecified site")
         bridged = {c for m in top if m.table == "diagnoses_icd" for c in counterparts(m.code)}
         related += [t for t in billed if t.table == "diagnoses_icd" and t.code.replace(".", "").upper() in bridged
                     and t not in related and not contradicts(forms, t.title)]
+        parts = {c for m in top if m.table == "diagnoses_icd" for c in partial_counterparts(m.code)}
+        partial = tuple(t for t in billed if t.table == "diagnoses_icd" and _bare(t.code) in parts
+                        and t not in related and not contradicts(forms, t.title))
+        return Resolution(concepts, named, tuple(related), partial)
     return Resolution(concepts, named, tuple(related))
+
+
+def _bare(code: str) -> str:
+    return code.replace(".", "").strip().upper()
+
+
+def _under(t: Title, headers: set[tuple[str, str]]) -> bool:
+    """Whether a diagnosis code sits below one of the ``headers`` (table, code) in the ICD
+    hierarchy: the header's code is a proper prefix of its code.
+    """
+    code = _bare(t.code)
+    return t.table == "diagnoses_icd" and any(
+        table == t.table and len(h) >= 3 and code != h and code.startswith(h) for table, h in headers)
 
 
 _DICTIONARIES: dict[Any, Terminology] = {}

@@ -10,8 +10,9 @@ check finds. The GEMs (CMS's forward and backward crosswalks, shipped with the
 a code's counterparts are those it maps to and those that map to it.
 
 A GEM row that is one part of a combination (an ICD-10 code stating what ICD-9 codes as
-two, "E. coli UTI") pairs a code with only part of its meaning, so it is not used; a
-"no map" row pairs nothing.
+two, "E. coli UTI") pairs a code with only part of its meaning, so it never stands for the
+code (:func:`partial_counterparts` reads those rows apart: a part billed is no absence);
+a "no map" row pairs nothing.
 """
 from __future__ import annotations
 
@@ -23,22 +24,23 @@ from pathlib import Path
 
 from ehrlib.tools.disk_cache import cached_package_json, code_digest
 
-__all__ = ["counterparts", "gem_pairs"]
+__all__ = ["counterparts", "gem_pairs", "partial_counterparts"]
 
 #: the package's GEM files, forward (ICD-9 -> ICD-10) and backward (ICD-10 -> ICD-9)
 _GEM_FILES = ("icd9toicd10cmgem.csv", "icd10cmtoicd9gem.csv")
 
 
-def gem_pairs(text: str) -> list[tuple[str, str]]:
+def gem_pairs(text: str, combination: bool = False) -> list[tuple[str, str]]:
     """The code pairs of one GEM file's text (header ``source, target, flags, approximate,
-    no_map, combination, ...``): combination and no-map rows left out.
+    no_map, combination, ...``): no-map rows left out, and combination rows too (or, with
+    ``combination``, only those).
     """
     out = []
     for line in text.splitlines()[1:]:
         values = [v.strip().strip('"').strip().upper() for v in line.split(",")]
         if len(values) < 6 or not values[0] or not values[1] or values[1] == "NODX":
             continue
-        if values[4] == "1" or values[5] == "1":
+        if values[4] == "1" or (values[5] == "1") != combination:
             continue
         out.append((values[0], values[1]))
     return out
@@ -56,34 +58,36 @@ def _gem_files() -> list[Path]:
     return files if all(f.is_file() for f in files) else []
 
 
-def _build(files: list[Path]) -> tuple[dict[str, str], tuple[str, ...]]:
+def _build(files: list[Path], combination: bool) -> tuple[dict[str, str], tuple[str, ...]]:
     pairs: dict[str, set[str]] = defaultdict(set)
     for path in files:
         try:
             text = path.read_text(encoding="utf-8")
         except OSError:
             return {}, ()
-        for a, b in gem_pairs(text):
+        for a, b in gem_pairs(text, combination):
             pairs[a].add(b)
             pairs[b].add(a)
     return {k: " ".join(sorted(v)) for k, v in pairs.items()}, tuple(sorted(pairs))
 
 
-@functools.lru_cache(maxsize=1)
-def _crosswalk() -> tuple[dict[str, str], tuple[str, ...]]:
-    """Code -> its counterparts in the other version (both GEMs, both ways; space-separated,
-    split when asked for), and the sorted codes (for the codes under a category header).
-    Empty without the package's files. Parsing the two GEMs costs ~0.45 s, so the result
-    is kept in the user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_json`),
-    keyed on both files and this module's source; reading it back costs ~0.04 s.
+@functools.lru_cache(maxsize=2)
+def _crosswalk(combination: bool = False) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Code -> its counterparts in the other version (both GEMs, both ways; with
+    ``combination``, its combination parts; space-separated, split when asked for), and
+    the sorted codes (for the codes under a category header). Empty without the
+    package's files. Parsing the two GEMs costs ~0.45 s, so the result is kept in the
+    user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_json`), keyed on both
+    files and this module's source; reading it back costs ~0.04 s.
     """
     files = _gem_files()
     if not files:
         return {}, ()
     st = files[1].stat()
-    digest = f"{code_digest(__file__)}:{files[1].resolve()}:{st.st_size}:{st.st_mtime_ns}"
+    digest = f"{code_digest(__file__)}:{files[1].resolve()}:{st.st_size}:{st.st_mtime_ns}:{int(combination)}"
     return cached_package_json(
-        "icd-crosswalk", files[0], digest, lambda: _build(files),
+        "icd-crosswalk-parts" if combination else "icd-crosswalk", files[0], digest,
+        lambda: _build(files, combination),
         lambda v: {"walk": v[0], "ordered": list(v[1])},
         lambda d: ({str(k): str(c) for k, c in d["walk"].items()}, tuple(str(c) for c in d["ordered"])))
 
@@ -92,10 +96,22 @@ def counterparts(code: str) -> frozenset[str]:
     """The other ICD version's diagnosis codes of ``code`` ("5559" -> {"K5090"}, "I214" ->
     {"41070", "41071", ...}); a category header ("K509") has those of every code under it.
     """
+    return _walk(code, False)
+
+
+def partial_counterparts(code: str) -> frozenset[str]:
+    """The other ICD version's codes that state one part of ``code`` ("806.05 Closed fracture
+    of C5-C7 level with unspecified spinal cord injury" -> the C7 fracture codes and the
+    cervical cord injury codes of ICD-10), or that ``code`` states one part of.
+    """
+    return _walk(code, True)
+
+
+def _walk(code: str, combination: bool) -> frozenset[str]:
     key = str(code).replace(".", "").strip().upper()
     if not key:
         return frozenset()
-    walk, ordered = _crosswalk()
+    walk, ordered = _crosswalk(combination)
     got = set(walk.get(key, "").split())
     i = bisect.bisect_left(ordered, key)
     while i < len(ordered) and ordered[i].startswith(key):

@@ -45,7 +45,7 @@ from rapidfuzz import fuzz
 from ehrlib.datafiles import load_data
 
 __all__ = ["Title", "TermMatch", "Terminology", "normalise", "search_forms", "contradicts", "phrase_forms",
-           "qualifier_words", "TABLES"]
+           "qualifier_words", "TABLES", "word_covered"]
 
 #: billed-code table -> its dictionary table
 TABLES = {"diagnoses_icd": "d_icd_diagnoses", "procedures_icd": "d_icd_procedures"}
@@ -284,6 +284,11 @@ def _covered(token: str, title: frozenset[str]) -> bool:
     if token in title:
         return True
     return len(token) >= 5 and any(_near_equal(token, t) for t in title)
+
+
+def word_covered(token: str, words: frozenset[str]) -> bool:
+    """Whether a normalised word is among ``words``, as written or as a spelling variant."""
+    return _covered(token, words)
 
 
 #: titles scored per phrase form, those sharing the most words first

@@ -63,12 +63,12 @@ def _stated_origin(c: Case) -> Verdict | None:
         return None
     concept = concept_of(e.claim)
     window = e.window
-    rows = numeric_rows(c.session, keys, widened_back(window, 3))
+    ds = c.ctx.note_type == "discharge_summary"
+    rows = numeric_rows(c.session, keys, _look_back(window, c.ctx.admittime if ds else None))
     n = c.claim_as(NumericClaim)
     onto, _, factor = statement_scale([("value", origin.new, None)], n.unit, concept, rows)  # FiO2 60 -> 0.6
     tol = tolerance_of(concept) * factor
     origin = StatedOrigin(origin.word, onto(origin.new), onto(origin.origin), origin.clock)
-    ds = c.ctx.note_type == "discharge_summary"
     # a setting's change in a progress or nursing note is an act of the note's own day, not of the next
     core = core_window(window) if concept is not None and concept.cid in _SETTINGS and not ds else None
     hits = [r for r in rows if value_matches(origin.new, float(r["valuenum"]), tol) and in_window(r, core or window)]
@@ -97,6 +97,18 @@ def _stated_origin(c: Case) -> Verdict | None:
     prev = [float(r["valuenum"]) for r in rows if str(r.get("time")) < str(hits[0].get("time"))][-3:]
     return verdict(c, False, f"{e.text}: {num(origin.new)} recorded, but {num(origin.origin)} is not among the values "
                    f"before it ({', '.join(f'{num(x)}' for x in prev) or 'none'})", hits[:2])
+
+
+def _look_back(window: TimeSpan | None, admitted: str | None) -> TimeSpan | None:
+    """Where a stated origin is looked for: three days before the window, or, for a summary
+    (``admitted``: its admission time), back to the admission: "bilirubin climbed from 17.1
+    to a peak of 23" may start on the first day of a long stay.
+    """
+    back = widened_back(window, 3)
+    start, adm = parse_time(back.start) if back else None, parse_time(admitted)
+    if back is None or start is None or adm is None or adm >= start:
+        return back
+    return TimeSpan(adm.strftime("%Y-%m-%d %H:%M:%S"), back.end)
 
 
 def changed_at(clock: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:

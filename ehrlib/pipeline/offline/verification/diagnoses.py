@@ -16,6 +16,7 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
+from ehrlib.pipeline.offline.concept_fit import names_a_condition, weak_concept
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
     billed_in_parts,
@@ -28,7 +29,7 @@ from ehrlib.pipeline.offline.icd_match import (
 from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.session import Case, verdict
+from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["RULES", "BILLED_CODE", "SECTION_BILLED", "icd_rewrites", "icd_wording", "billed_match"]
@@ -132,6 +133,19 @@ def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None
     if not res.resolved:
         return verdict(c, True, "no ICD concept matches this statement; not judged", ())
     closest = res.concepts[0].title if res.concepts else res.named[0].title
+    if not names_a_condition(res.concepts):
+        # "left heel" of "Diabetic foot ulcer, left heel": where or how, its neighbour is the condition
+        return verdict(c, True, f"{e.text!r} names a site or qualifier of a condition (as in {closest!r}), "
+                       "not a condition of its own; not judged", ())
+    for t in res.partial[:4]:
+        # "C7 fracture with spinal cord injury" (ICD-9, one code) billed as ICD-10's C7 fracture code
+        got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
+        if got is not None and got.rows:
+            return unverified(c, f"part of {closest!r} is billed this admission in the other ICD version "
+                              f"({got.rows[0].get('label')}); the rest cannot be told apart", list(got.rows[:1]))
+    if weak_concept(res.concepts):
+        return unverified(c, f"the closest ICD concept ({closest}) differs from {e.text!r} in words each "
+                          "side lacks: what was billed for it cannot be told from the billing")
     return verdict(c, False, f"no billed code of this admission matches {e.text!r} (ICD concept: {closest})", (),
                    missing=True)
 
@@ -168,9 +182,9 @@ def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
     return None
 
 
-BILLED_CODE = Rule("diagnoses.billed_code", "A stated diagnosis or its parenthesised alias resolves to a concept of "
-                   "the ICD dictionary; a billed code that is it, names it or sits under its ICD parent without the "
-                   "opposite confirms it, as do two billed codes stating its two parts; else it is missing.",
+BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis resolves to an ICD concept; a billed code naming it, under "
+                   "its parent or header without the opposite, or two codes stating its parts confirm it; else it is "
+                   "missing, unless it names only a site or qualifier or the concept is a mere neighbour.",
                    billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
                       "discharge diagnoses) is checked first against the billed codes of that section's tables only; "

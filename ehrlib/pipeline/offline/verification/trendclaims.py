@@ -20,7 +20,8 @@ from ehrlib.pipeline.offline.verification.windows import in_window, parse_time
 from ehrlib.pipeline.records import Verdict
 from ehrlib.pipeline.stages import NoteContext
 
-__all__ = ["small_change", "spans_course", "course_window", "extreme_of", "narrated_after", "after_value"]
+__all__ = ["small_change", "spans_course", "course_window", "extreme_of", "narrated_after", "after_value",
+           "stated_reference", "is_the_number"]
 
 Rows = list[Mapping[str, Any]]
 _WORDS = load_data("verification_terms.yaml")["trend_words"]
@@ -29,6 +30,10 @@ _STAY_SPAN = re.compile(r"\b(?:" + "|".join(_WORDS["span_times"]) + r")\s+(?:the
                         r"(?:entire\s+|whole\s+)?(?:" + "|".join(_WORDS["stay_nouns"]) + r")\b", re.I)
 _SPAN_TIME = re.compile(r"^\s*(?:" + "|".join(_WORDS["span_times"]) + r")\b", re.I)
 _STATED_CHANGE = re.compile(rf"(?P<a>{NUMBER})\s*(?:->|→|-+>|to)\s*(?P<b>{NUMBER})")
+#: the earlier value a direction is told against: "improving from 6.0", "drifting down (10.7 yesterday)"
+_REFERENCE = re.compile(rf"\bfrom\s+(?P<a>{NUMBER})(?!\s*(?:->|→|-+>|to)\s*\d)"
+                        rf"|(?P<b>{NUMBER})\s*(?:yesterday|yest\b|the\s+day\s+before|previously|prior|earlier)", re.I)
+_STATEMENT_END = re.compile(r";|\.\s|,\s")
 
 
 def small_change(c: Case) -> bool:
@@ -52,6 +57,30 @@ def small_change(c: Case) -> bool:
         return False
     a, b = (float(m.group(g).replace(",", "")) for g in ("a", "b"))
     return abs(b - a) <= 0.05 * max(abs(a), abs(b), 1e-9)  # within the relative dead band
+
+
+def stated_reference(c: Case) -> str | None:
+    """The earlier value the statement tells its direction against, as written after its name
+    in its own clause ("bili improving from 6.0 yesterday", "Hgb drifting down (10.7
+    yesterday)"); None when it states none (or both ends: "from 2.3 to 1.1" is a stated origin).
+    """
+    line, e = c.line(), c.entity
+    if line is None or e.span is None:
+        return None
+    tail = line[e.span[1]:e.span[1] + 60]
+    tail = tail[:m.start()] if (m := _STATEMENT_END.search(tail)) else tail
+    m = _REFERENCE.search(tail)
+    if m is None:
+        return None
+    return str(m.group("a") or m.group("b")).replace(",", "")
+
+
+def is_the_number(written: str, value: float) -> bool:
+    """Whether a charted value is the number as written, to its stated precision ("6.0" is 6,
+    "10.7" is 10.7; "132" is not 133, another draw the value check's tolerance would pass).
+    """
+    decimals = len(written.partition(".")[2])
+    return abs(float(written) - value) < 0.5 * 10 ** -decimals
 
 
 def spans_course(c: Case) -> bool:

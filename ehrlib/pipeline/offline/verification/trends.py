@@ -21,15 +21,17 @@ from ehrlib.pipeline.offline.verification import numbers
 from ehrlib.pipeline.offline.verification.changes import STATED_ORIGIN
 from ehrlib.pipeline.offline.verification.changes import numeric_rows as _numeric_rows
 from ehrlib.pipeline.offline.verification.deciding import num
-from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.trendclaims import (
     after_value,
     course_window,
     extreme_of,
+    is_the_number,
     narrated_after,
     small_change,
     spans_course,
+    stated_reference,
 )
 from ehrlib.pipeline.offline.verification.trendwords import (
     day_over_day,
@@ -143,10 +145,17 @@ def _direction(c: Case) -> Verdict | None:
             rows = _numeric_rows(s, keys, widened_back(window, 3))
     if len(rows) < 2:
         if rows or c.item_rows()[1]:
-            return verdict(c, False, f"{e.text}: fewer than two values in the window, no trend to compare",
-                           rows, missing=False)
+            # a direction needs two values of its window; one value (or none there, some elsewhere)
+            # shows no course at all, so nothing the note says about the course is contradicted
+            return unverified(c, f"{e.text}: fewer than two values in the window, no trend to compare", rows)
         return verdict(c, False, f"no {e.text} values in the window", (), missing=True)
     values = [float(r["valuenum"]) for r in rows]
+    reference = None if course else stated_reference(c)
+    if reference is not None and is_the_number(reference, values[-1]):
+        # "bili improving from 6.0 yesterday" with 6.0 the latest value charted: the course told
+        # is after it, and nothing after it is charted yet
+        return unverified(c, f"{e.text}: the latest charted value ({num(values[-1])}) is the earlier one the note "
+                          f"compares against ({reference}); nothing later to compare", [rows[-1]])
     if claim is None and (claim := toward_reference(trend.direction, n.concept, values[0])) is None:
         return verdict(c, True, f"trend word {trend.word!r} is not directional from {num(values[0])}", ())
     tol = tolerance_of(concept_of(n))
@@ -245,9 +254,9 @@ def _value_direction(c: Case) -> Verdict | None:
     return verdict(c, False, f"{e.text} {num(value)} recorded, but not {claim} before it", hits[:2] or rows[:2])
 
 
-DIRECTION = Rule("trends.direction", "A trend word claims the direction of the item's values: recent ones (fit, "
-                 "first to last, latest day over the previous), a stated span's start to end (since admission) or a "
-                 "stated part of the day's; a small change (drifting) is any change beyond the tolerance.",
+DIRECTION = Rule("trends.direction", "A trend word claims the direction of recent values (fit, first to last, latest "
+                 "day over the previous), a stated span's or part of the day's; drifting is any change beyond the "
+                 "tolerance; one value, or a latest one the note compares against, is unverified.",
                  _direction, ("trend",))
 VALUE_DIRECTION = Rule("trends.value_direction", "A value stated with a direction (rose to X, stable at X) claims the "
                        "value and that the values before it moved that way; after a peak or nadir the direction is "
