@@ -210,15 +210,6 @@ def test_a_value_is_met_at_the_precision_it_was_written_with():
     assert_decided(verify(far, FakeTools({KEY: [row(DAY, 31.6)]})), "numbers.value_in_window", "inconsistent")
 
 
-def test_a_lab_range_is_met_by_a_value_inside_it_a_vital_range_by_its_ends():
-    fs = entity("FS", "range", shown="150-200s", value=150.0, min=150.0, max=209.0, concept="glucose")
-    assert_decided(verify(fs, FakeTools({KEY: [row(DAY, 171)]})), "numbers.value_in_window", "consistent")
-    assert_decided(verify(fs, FakeTools({KEY: [row(DAY, 120), row(DAY, 240)]})), "numbers.value_in_window",
-                   "inconsistent")  # no value inside the stated range
-    hr = entity("HR", "range", shown="80-95", concept="heart_rate", min=80.0, max=95.0)
-    assert_decided(verify(hr, _hr(88)), "numbers.value_in_window", "inconsistent")  # neither end charted
-
-
 def test_one_decade_of_a_pressure_is_a_level_not_the_days_extremes():
     e = entity("SBP", "range", shown="150s", concept="blood_pressure",
                systolic_min=150.0, systolic_min_hi=159.0, systolic_max_lo=150.0, systolic_max=159.0)
@@ -238,3 +229,14 @@ def test_a_value_rescaled_from_the_concepts_range_alone_decides_nothing_when_unm
     # a value stated as the item records it still contradicts
     plain = entity("Cr", "measurement", shown="0.9", value=0.9, concept="creatinine")
     assert_decided(verify(plain, FakeTools({KEY: [row(DAY, 2.4)]})), "numbers.value_in_window", "inconsistent")
+
+
+def test_a_mean_pressures_decade_range_names_the_days_mean_extremes():
+    e = entity("MAP", "range", shown="50s-70s", concept="blood_pressure",
+               mean_min=50.0, mean_min_hi=59.0, mean_max_lo=70.0, mean_max=79.0)
+
+    def means(*values: float) -> FakeTools:
+        return FakeTools({KEY: [row(f"{DAY} 0{i + 1}:00:00", v, label="Arterial BP Mean")
+                                for i, v in enumerate(values)]})
+    assert_decided(verify(e, means(52, 66, 77)), "numbers.value_in_window", "consistent")
+    assert_decided(verify(e, means(55, 75, 95)), "numbers.range_extremes", "inconsistent")

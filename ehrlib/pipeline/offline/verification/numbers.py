@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
+from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
@@ -116,24 +116,13 @@ class _Compared:
     missed: Rows  # the rows closest the numbers not charted: they show what was
 
 
-def _stated(n: NumericClaim) -> list[tuple[str, float, float | None]]:
-    """The intervals to meet: a lab's or a setting's range ("FS 150-200s", "Vt 333-550") tells where its values
-    lay, met by any value inside it; a vital sign's range names its extremes, each met by a value of its own.
-    """
-    r, concept = n.reading, concept_of(n)
-    if n.bp is None and n.trend is None and r.min is not None and r.max is not None and (
-            concept is None or concept.cid not in terms()["vital_concepts"]):
-        return [("value", float(r.min), float(r.max))]
-    return stated_numbers(n)
-
-
 def _compare(c: Case, numeric: Rows, onto: Callable[[float], float], factor: float) -> _Compared:
     """Every stated number, put on the item's scale by ``onto`` (tolerance times ``factor``), against ``numeric``."""
     e, n = c.entity, c.claim_as(NumericClaim)
     concept = concept_of(n)
     tol = _tolerance(c)
     out = _Compared([], [], [], [], [])
-    for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in _stated(n)):
+    for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in stated_numbers(n)):
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
@@ -190,9 +179,8 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         return None
     is_temp = concept is not None and concept.cid == "temperature"
     checks: list[tuple[str, float, float | None, str]] = []
-    systolic = n.bp.part("systolic") if n.bp is not None else Reading()
-    if systolic.min is not None or systolic.max is not None:
-        assert n.bp is not None
+    if n.bp is not None and any(n.bp.part(p).min is not None or n.bp.part(p).max is not None
+                                for p in BloodPressure.PARTS):  # "SBP 90-140", "MAP 50s-70s"
         for part in BloodPressure.PARTS:
             p = n.bp.part(part)
             if p.min is not None and p.max is not None and not (
