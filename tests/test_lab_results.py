@@ -181,3 +181,20 @@ def test_urine_prose_reads_the_urine_dictionary_names() -> None:
 def test_a_list_of_lab_values_is_a_labs_context_of_its_own() -> None:
     assert _uprose("Anemia w/u: ferritin 300, B12 410.") == [("ferritin 300", (50924,)), ("B12 410", (51010,))]
     assert _uprose("ferritin 300 noted") == []                 # one value outside a labs context
+
+
+def test_an_analyte_on_a_record_of_another_specimen_is_named_by_its_concept_without_the_specimen_word() -> None:
+    serum = [(ItemRef("labevents", "Sodium", 50983), "labevents:50983")]
+    # "Na" does not abbreviate "Sodium, Urine" letter by letter; the concept's pattern takes the label
+    # once its specimen words are off
+    got = record_specimen_items("___ 12:16PM URINE Na-155 Osmolal-410", "Na", serum, _PAIRS,
+                                lambda k: _PROFILE.get(k, ()), _FLUID.get, re.compile("^sodium$"))
+    assert [it.itemid for it, _ in got] == [51100]
+    assert record_specimen_items("___ 12:16PM URINE Na-155 Osmolal-410", "Na", serum, _PAIRS,
+                                 lambda k: _PROFILE.get(k, ()), _FLUID.get) == serum  # no pattern: as aligned
+
+
+def test_a_panels_draw_time_is_no_value_of_its_name() -> None:
+    assert _prose("Ferritin 0631 (fasting): 442") == []
+    assert _prose("Ferritin 1608: 442") == []
+    assert _prose("Ferritin 1608 today") == [("Ferritin 1608", (50924,))]  # no value after it: the value

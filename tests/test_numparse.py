@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from ehrlib.pipeline.offline.clock_tokens import reads_as_clock
 from ehrlib.pipeline.offline.numparse import (
     block_items,
     panel_items,
@@ -183,3 +184,17 @@ def test_a_slash_panel_with_its_earlier_values():
     assert [(it.name, it.reading.value) for it in items] == [("AST", 140.0), ("ALT", 96.0), ("AST", 410.0),
                                                              ("ALT", 233.0)]
     assert items[0].start != items[2].start  # two panels: the current values and the earlier ones
+
+
+@pytest.mark.parametrize("text, token, clock", [
+    ("ABG 0631 (on vent): 7.42/34/96", "0631", True),   # a leading zero: never how a value is written
+    ("CBC 1608: WBC 8.2", "1608", True),                # a heading's colon, then the values
+    ("K at 1400 3.2", "1400", True),                    # a time word before, a value after
+    ("CK peaked at 1200", "1200", False),               # nothing after: the value itself
+    ("BNP 1240 on admission", "1240", False),
+    ("LDH 1658, trending down", "1658", False),
+    ("Plt 2561 (clumped)", "2561", False),              # 25:61 is no clock time
+])
+def test_a_clock_time_written_where_a_value_could_stand(text, token, clock):
+    i = text.index(token)
+    assert reads_as_clock(text, i, i + len(token)) is clock

@@ -1,6 +1,8 @@
 """Known answers for measurement and output mentions (ehrlib.pipeline.offline.measurements)."""
 from __future__ import annotations
 
+import pytest
+
 from ehrlib.pipeline.claims import Claim, MedicationClaim, NumericClaim, Reading
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.mentions import find_mentions
@@ -204,3 +206,47 @@ def test_a_trend_word_as_the_list_item_after_a_value_is_a_trend_statement_of_its
     assert read("Cr 2.1 -> 1.7, improving", "creatinine")[-1] == ("trend", "improving", "improving")  # after a series
     assert read("K 4.1, rising Cr", "potassium") == [("measurement", "4.1", None)]  # the word opens another phrase
 
+
+
+def _read(text: str, concept: str) -> list[float | None]:
+    return [m.claim.reading.value for m in find_mentions(text, 0, load_lexicon())
+            if m.concept == concept and isinstance(m.claim, NumericClaim)]
+
+
+def test_a_clock_time_after_the_name_is_the_draws_time_not_its_value():
+    assert _read("INR back at 0348 9.6, FFP started", "inr") == [9.6]  # a leading zero: never a value
+    assert _read("K at 1400 3.2", "potassium") == [3.2]
+    assert _read("CK peaked at 1200", "ck") == [1200.0]  # no value follows: 1200 is the value
+
+
+def test_a_count_of_a_product_or_a_labelled_number_is_no_further_value():
+    assert _read("Hgb 7.1 -> 8.8, and 3 bags of platelets tonight", "hemoglobin") == [7.1, 8.8]
+    assert _read("Plt 41 -> transfused 2 packs plts", "platelets") == [41.0]
+    assert _read("WBC 11.2 with 9 bands", "wbc") == [11.2]  # the number before "bands" is the bands'
+    assert _read("WBC 5.1 Plt 240  diff 71 N 20 L", "platelets") == [240.0]  # a differential's letters
+    assert _read("Hct 30.9 at 0230, 32.4 this AM", "hematocrit") == [30.9, 32.4]
+
+
+def test_an_arrow_to_a_dose_is_the_treatment_not_the_next_value():
+    assert _read("- Mg 1.6 -> 4 gm Mg sulfate", "magnesium") == [1.6]
+    assert _read("K 3.1 -> 3.8 -> 4.2", "potassium") == [3.1, 3.8, 4.2]
+
+
+def test_a_name_of_the_mean_pressure_states_the_mean():
+    bp = _numeric("pressors for MAP 50s overnight", "blood_pressure").bp
+    assert bp is not None and bp.part("mean").min == 50.0 and bp.part("systolic").min is None
+    sbp = _numeric("SBP 150s", "blood_pressure").bp
+    assert sbp is not None and sbp.part("systolic").min == 150.0
+
+
+def test_a_record_of_another_specimen_keeps_its_number_as_written():
+    # the serum range would read urine creatinine 80 as 80 umol/L; a urine record's value is urine's
+    assert _read("[**2110-1-2**] 01:15PM URINE Creat-80 Na-36", "creatinine") == [80.0]
+    assert _read("[**2110-1-2**] 01:15PM CEREBROSPINAL FLUID (CSF) Glucose-1", "glucose") == [1.0]
+    blood = _read("[**2110-1-2**] 01:15PM BLOOD Glucose-5", "glucose")
+    assert blood and blood[0] == pytest.approx(90.07, abs=0.01)  # blood glucose 5 is mmol/L
+
+
+def test_an_abbreviation_before_a_later_number_owns_it_even_when_no_concept_knows_it():
+    assert _read("ALT 39 AST 37 AlkP 385 Tbili 0.3", "ast") == [37.0]  # 385 is AlkP's, not AST's
+    assert _read("K 5.5 on admission, 3.6 today", "potassium") == [5.5, 3.6]

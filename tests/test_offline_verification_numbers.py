@@ -196,3 +196,47 @@ def test_a_bound_over_the_period_is_met_by_every_charted_value(low, label):
                                          row("2199-02-03 09:00:00", 40.0, label="NBP [Diastolic]")]})
     e = entity("MAPs", "range", concept="blood_pressure", value=65.0, min=65.0, bound=True)
     assert_decided(verify(e, tools, line="MAPs > 65 all shift"), "numbers.period_bound", label)
+
+
+# --- which number, at what precision, on which scale -----------------------------------------------
+
+def test_a_value_is_met_at_the_precision_it_was_written_with():
+    tools = FakeTools({KEY: [row(DAY, 34.1)]})
+    whole = entity("Hct", "measurement", shown="34", value=34.0, concept="hematocrit")
+    assert_decided(verify(whole, tools), "numbers.value_in_window", "consistent")  # 34.1 rounds to 34
+    tenth = entity("Hct", "measurement", shown="34.0", value=34.0, concept="hematocrit")
+    assert_decided(verify(tenth, tools), "numbers.value_in_window", "inconsistent")  # 34.0 says the tenth
+    far = entity("Hct", "measurement", shown="31", value=31.0, concept="hematocrit")
+    assert_decided(verify(far, FakeTools({KEY: [row(DAY, 31.6)]})), "numbers.value_in_window", "inconsistent")
+
+
+def test_one_decade_of_a_pressure_is_a_level_not_the_days_extremes():
+    e = entity("SBP", "range", shown="150s", concept="blood_pressure",
+               systolic_min=150.0, systolic_min_hi=159.0, systolic_max_lo=150.0, systolic_max=159.0)
+    tools = FakeTools({KEY: [row(f"{DAY} 0{h}:00:00", v, label="NBP [Systolic]") for h, v in
+                             [(1, 108), (4, 152), (7, 120)]]})
+    assert_decided(verify(e, tools), "numbers.value_in_window", "consistent")
+
+
+def test_a_value_rescaled_from_the_concepts_range_alone_decides_nothing_when_unmet():
+    # "Creat-80" read as 80 umol/L = 0.9 mg/dL: when 0.9 is not charted but 80 is, no conversion was due
+    tools = FakeTools({KEY: [row(DAY, 80.0)]})
+    e = entity("Creat", "measurement", shown="80", value=0.9048, concept="creatinine")
+    assert_decided(verify(e, tools), "numbers.value_in_window", "consistent")
+    # neither 0.9 nor 80 charted: the guessed scale cannot make a contradiction
+    v = verify(e, FakeTools({KEY: [row(DAY, 2.4)]}))
+    assert v.label == "unverified" and "guessed scale" in v.reason
+    # a value stated as the item records it still contradicts
+    plain = entity("Cr", "measurement", shown="0.9", value=0.9, concept="creatinine")
+    assert_decided(verify(plain, FakeTools({KEY: [row(DAY, 2.4)]})), "numbers.value_in_window", "inconsistent")
+
+
+def test_a_mean_pressures_decade_range_names_the_days_mean_extremes():
+    e = entity("MAP", "range", shown="50s-70s", concept="blood_pressure",
+               mean_min=50.0, mean_min_hi=59.0, mean_max_lo=70.0, mean_max=79.0)
+
+    def means(*values: float) -> FakeTools:
+        return FakeTools({KEY: [row(f"{DAY} 0{i + 1}:00:00", v, label="Arterial BP Mean")
+                                for i, v in enumerate(values)]})
+    assert_decided(verify(e, means(52, 66, 77)), "numbers.value_in_window", "consistent")
+    assert_decided(verify(e, means(55, 75, 95)), "numbers.range_extremes", "inconsistent")

@@ -82,4 +82,14 @@ def test_item_unit_unknown_the_values_decide():
     s = on_item_scale(80, None, note_unit="%", item_values=[0.5, 1.0])
     assert (s.value, s.via) == (pytest.approx(0.8), "percent -> fraction")
     assert on_item_scale(80, None, note_unit="%", item_values=[50, 100]).via == "as written"
-    assert on_item_scale(101.2, None, item_values=[36.0, 38.5]).via == "degF -> degC"
+    assert on_item_scale(101.2, None, note_unit="F", item_values=[36.0, 38.5]).via == "degF -> degC"
+
+
+def test_no_unit_on_either_side_allows_only_the_analytes_own_conversions():
+    # no unit says which quantity it is: a generic conversion would read any number as a temperature or a weight
+    assert on_item_scale(307, None, item_values=[116.0, 168.0], analyte="ck") is None  # not (307 - 32) * 5/9
+    assert on_item_scale(5.9, None, item_values=[2.0, 2.8], analyte="troponin") is None  # not 5.9 lb in kg
+    assert on_item_scale(348, None, item_values=[1.2, 8.2], analyte="inr") is None  # not 348 % as a fraction
+    # a molar mass is the analyte's own: 80 umol/L creatinine is 0.9 mg/dL
+    s = on_item_scale(80, None, item_values=[0.7, 1.2], analyte="creatinine")
+    assert (s.value, s.via) == (pytest.approx(0.905, abs=1e-3), "umol/L -> mg/dL")

@@ -398,8 +398,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
             if m.kind in ("measurement", "trend", "range"):  # "Temp 38.0 on that gas", "drain fluid: bili 7.2"
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)
-                items = record_specimen_items(ctx.lines[line], m.text, items, pairs, env.item_profile, fluids)
                 concept = lex.concepts.get(m.concept)  # "urine Na 178", "UA: WBC 3": the urine item
+                items = record_specimen_items(ctx.lines[line], m.text, items, pairs, env.item_profile, fluids,
+                                              concept.items if concept else None)
                 items = prose_specimen_items(para.text, m.start, m.text, concept.items if concept else None, items,
                                              pairs, env.item_profile, fluids)
                 if not names_specimen(ctx.lines[line], para.text, m.start, m.end, m.text):  # "WBC": the blood item

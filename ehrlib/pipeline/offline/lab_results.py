@@ -29,6 +29,7 @@ from typing import Any
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import NumericClaim, Reading
+from ehrlib.pipeline.offline.clock_tokens import reads_as_clock
 from ehrlib.pipeline.offline.lab_categories import abbreviates
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.numparse import NUMBER, block_items
@@ -237,16 +238,21 @@ def _is_record(text: str) -> bool:
 
 def record_specimen_items(text: str, name: str, items: Sequence[tuple[ItemRef, str]],
                           pairs: Sequence[tuple[ItemRef, str]], profile: Callable[[str], Sequence[str]],
-                          fluid_of: Callable[[str], str | None]) -> list[tuple[ItemRef, str]]:
+                          fluid_of: Callable[[str], str | None], concept_items: re.Pattern[str] | None = None
+                          ) -> list[tuple[ItemRef, str]]:
     """The items of an analyte read by the vocabulary on a results record of another specimen
     than blood (``___ 04:10PM URINE RBC-3 WBC-12``): the patient's items of that specimen the
-    name names, when there are any; else ``items``.
+    name names, or whose label without its specimen words the concept's item pattern
+    (``concept_items``) takes ("Na" is "Sodium, Urine" on a urine record), when there are
+    any; else ``items``.
     """
     fluid = line_fluid(text)
     if fluid == _data()["default"] or not _is_record(text):
         return list(items)
     labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label and fluid_of(k)]
-    return _items_for(name, fluid, labs, fluid_of, profile) or list(items)
+    return (_items_for(name, fluid, labs, fluid_of, profile)
+            or (fluid_items(name, fluid, labs, fluid_of, profile, concept_items) if concept_items is not None else [])
+            or list(items))
 
 
 def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
@@ -335,8 +341,9 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         line_found: list[tuple[int, int, list[tuple[ItemRef, str]], float, bool]] = []
         for m in _PROSE.finditer(text):
             a, b = m.start(), m.end()
-            if any(x < b and a < y for x, y in used.get(i, ())) or _NOT_LAB.match(text, b):
-                continue
+            if any(x < b and a < y for x, y in used.get(i, ())) or _NOT_LAB.match(text, b) or reads_as_clock(
+                    text, m.start("v"), b):
+                continue  # "ABG 0631 (on vent):": a panel's draw time, not a value
             name = m.group("name")
             specimen = prose_fluid(text, a, name)
             if specimen is not None and specimen[0] != blood:

@@ -27,7 +27,11 @@ _NOT_A_VALUE_BEFORE = re.compile(r"(?:\b(?:at|by|since|until|from|around|@|x|q|H
                                  r"target|keep|if)|/|#|(?<![-=])[<>≤≥]=?)\s*$", re.I)
 _NOT_A_VALUE_AFTER = re.compile(r"\s*(?:/|:\d|x\b|%|°|[FC]\b|mg|mcg|g\b|gm|grams?|units?|u\b|meq|mmol|ml|cc|l\b|"
                                 r"liters?|"
-                                r"hours?|hrs?|h\b|days?|d\b|min|weeks?|years?|yo\b|y/o|times|pm\b|am\b|-\d)", re.I)
+                                r"hours?|hrs?|h\b|days?|d\b|min|weeks?|years?|yo\b|y/o|times|pm\b|am\b|-\d)"
+                                # a count of what it names ("2 bags of platelets", "1 amp"): no level
+                                r"|\s*(?:bags?|packs?|doses?|tabs?|amps?|vials?|bottles?|puffs?|boluse?s?|sets?)\b"
+                                # a letter labelling the number ("diff 86 N 12 L"): a share of that cell type
+                                r"|\s(?-i:[A-Z])\b(?![/.'])", re.I)
 _LATER_SEP = re.compile(r"\s*(?:,|;|\)|->|-->|→|\bthen\b|\band\b|\bbut\b)")
 #: an extreme word before a later value ("Cr 1.7 on admission, peaking at 1.8", "-> peak 270"):
 #: the value is the course's maximum or minimum, read by the value parser with its word
@@ -68,6 +72,8 @@ def later_values(raw: str, line: int, out: list[Mention], taken: list[tuple[int,
                 continue
             if _named_value(raw[anchor.end:a]):
                 break  # "WBC 9, SG 1.019, protein 30": a list item's own name owns its number and the rest
+            if _value_before_name(raw, b, stops):
+                continue  # "WBC 10.3 with 12 bands": a number written before a name is that name's value
             if re.fullmatch(r"(?:[01]\d|2[0-3])[0-5]\d", n.group(0)) and not _AFTER_ARROW.search(raw, anchor.end, a):
                 continue  # "gtt started 1149": four bare digits that read as a clock are a time
             if raw[:a].rstrip().endswith("(") and raw[b:].lstrip().startswith(")"):
@@ -99,12 +105,25 @@ _COURSE_WORDS = frozenset(
     "range ranged ranging".split())
 
 
+#: an abbreviation written right before a number ("AST 37 AlkP 385"): a name of its own, known or not
+_ABBREVIATION = re.compile(r"(?<![\w/])(?P<name>[A-Za-z]*[A-Z][A-Za-z0-9]*)\s*[:=]?\s*$")
+
+
 def _named_value(between: str) -> bool:
     """Whether the text between an analyte's value and a later number ends in a list item
-    naming the number as its own ("..., SG 1.019"; not "..., down from 1.6").
+    naming the number as its own ("..., SG 1.019"; not "..., down from 1.6"), or in an
+    abbreviation written before it ("ALT 39 AST 37 AlkP 385": AlkP's, though no concept).
     """
-    m = _LIST_ITEM.search(between)
+    m = _LIST_ITEM.search(between) or _ABBREVIATION.search(between)
     return m is not None and not any(w.lower() in _COURSE_WORDS for w in m.group("name").split())
+
+
+def _value_before_name(raw: str, end: int, stops: list[int]) -> bool:
+    """Whether the number ending at ``end`` is written before an analyte's name that has no value
+    after it ("with 12 bands", "93% polys"): the name's value, not the earlier analyte's.
+    """
+    at = end + len(re.match(r"\s*%?\s*", raw[end:]).group(0))  # type: ignore[union-attr]  # always matches
+    return at in stops and not re.match(r"[A-Za-z][\w()+/-]*\s*[:=]?\s*-?\.?\d", raw[at:])
 
 
 def _stop(raw: str, start: int, stops: list[int]) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim, NumericClaim, Reading, Trend
-from ehrlib.pipeline.offline.lab_results import prose_fluid
+from ehrlib.pipeline.offline.lab_results import line_fluid, prose_fluid
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, Mention, concept_flags, emit, line_clause, overlaps
 from ehrlib.pipeline.offline.numparse import NUMBER
@@ -39,6 +39,8 @@ _TEMP_NOT = re.compile(_TEMP["not_before"], re.I)
 #: a device noun right after a number makes the number the device's size ("8.0 ETT", "7.5 trach", "16 Fr")
 _DEVICE_SIZE = re.compile(r"\s*(?:mm\s*)?(?:ett|et\s+tube|endotracheal|trach\w*|portex|shiley|bivona|fr\b|french)",
                           re.I)
+#: a name of the mean arterial pressure ("MAP", "MAPs", "mean BP")
+_MEAN_NAME = re.compile(r"\bmaps?\b|\bmean\b", re.I)
 #: a share written before the name of what it is a share of ("4% bands", "on 40% FiO2")
 _PERCENT_BEFORE = re.compile(r"(?<![\d.,/%])(?P<v>\d{1,3}(?:\.\d+)?)\s*%$")
 
@@ -61,9 +63,13 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
     if concept.cid in _FLAGS["blood_pressure_values"] and _range_pair(raw, line, m, concept, out, taken):
         return True
     val = parse_value(raw[m.end():], concept)
+    if val is not None and _MEAN_NAME.search(m.group(0)) and not any(k.startswith("diastolic") for k in val):
+        # "MAP 40s", "MAPs 60s-70s": a name of the mean pressure states the mean, not the systolic
+        val = {("mean" + k[len("systolic"):] if k.startswith("systolic") else k): x for k, x in val.items()}
     if val is not None and not plausible(val, concept):
-        # "urine Cr 49": the serum range says nothing about another specimen's value
-        other = "labevents" in concept.tables and (prose_fluid(raw, m.start()) or ("Blood",))[0] != "Blood"
+        # "urine Cr 49", "___ 01:15PM URINE Creat-80": the serum range says nothing about another specimen's value
+        other = "labevents" in concept.tables and any(f != "Blood" for f in (
+            (prose_fluid(raw, m.start()) or ("Blood",))[0], line_fluid(raw[raw.rfind("\n", 0, m.start()) + 1:])))
         val = val if other else on_concept_scale(val, concept)
     if val is not None:
         after = raw[m.end() + int(val["_end"]):m.end() + int(val["_end"]) + 6]
@@ -126,7 +132,7 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             return True
         kind = concept.kind if concept.kind == "output" else (
             "trend" if "series" in val or "direction" in val else
-            "range" if any(k in val for k in ("min", "max", "systolic_min")) else "measurement")
+            "range" if any(k in val for k in ("min", "max", "systolic_min", "mean_min")) else "measurement")
         emit(out, taken, Mention(line, m.start(), end, m.group(0).strip(), kind, concept.cid,
                                  _value_text(raw[m.end():end], val), numeric_claim(val)))
         if own_trend is not None:
@@ -326,9 +332,9 @@ def _unit_fits(unit: str | None, concept: Concept, after: str) -> bool:
 
 def plausible(val: Mapping[str, Any], concept: Concept) -> bool:
     """Whether a parsed value can be this concept's (within its range; temperature in C or F)."""
-    v = val.get("value", val.get("systolic"))
+    v = val.get("value", val.get("systolic", val.get("mean")))
     if v is None:
-        return "systolic_min" in val
+        return "systolic_min" in val or "mean_min" in val
     lo = concept.lo if concept.lo is not None else float("-inf")
     hi = concept.hi if concept.hi is not None else float("inf")
     if concept.cid in _TEMP["concepts"]:

@@ -123,7 +123,9 @@ def on_item_scale(value: float, item_unit: str | None, *, note_unit: str | None 
     Both units known: convert (or refuse). One unit missing: the value as written when it
     fits the item's recorded values, else the first table conversion from the note's unit
     (or into the item's) whose result fits them; with no recorded values, the value as
-    written. Neither unit known: any table conversion whose result fits the values.
+    written. Neither unit known: only a conversion of this analyte (a molar mass, a count
+    scale) whose result fits them; a generic one (°F/°C, lb/kg, percent) needs a unit on
+    one side, or any number would be read as a temperature or a weight (CK 307 is no 307 °F).
     """
     dst = canonical_unit(item_unit)
     src = canonical_unit(note_unit)
@@ -137,7 +139,7 @@ def on_item_scale(value: float, item_unit: str | None, *, note_unit: str | None 
         return Scaled(value, src or dst, "as written")
     for row in _tables()[1]:
         if (src is not None and row["from"] != src) or (dst is not None and row["to"] != dst) \
-                or not _applies(row, analyte):
+                or not _applies(row, analyte) or (src is None and dst is None and not row["analytes"]):
             continue
         out = convert(value, row["from"], row["to"], analyte=analyte, weight_kg=weight_kg)
         if out is not None and prof.admits(out):

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ehrlib.pipeline.claims import NumericClaim, claim_from_attributes
+from ehrlib.pipeline.offline.clock_tokens import reads_as_clock
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import NUM, concept_flags
 from ehrlib.pipeline.offline.trends import TREND_VERB, verb_direction
@@ -76,6 +77,8 @@ _ARROWS = r"->|-->|→|=>|<-|<--|←|\bto\b"
 _NOTE = r"(?:\s*\((?![^()]*\d\.\d)[A-Za-z0-9:? ]{1,12}\))?"
 _SERIES = re.compile(r"(?P<body>(?:" + NUM + r")" + _NOTE + r"(?:\s*(?:" + _ARROWS + r")\s*(?:" + NUM + r")" + _NOTE
                      + r")+)")
+#: a dose or a count after a number ("2 gm", "40 mEq", "1 bag"): what was given, never a level
+_DOSE_AFTER = re.compile(r"\s*(?:mg|mcg|g|gm|grams?|meq|mmol|units?|u|tabs?|amps?|bags?|vials?|doses?)\b", re.I)
 _FROM_TO = re.compile(r"(?:(?:weaned|titrated|changed|went|going|gone|increased|decreased|improved|reduced|dropped|"
                       r"rose|fell|down|up|climbed)\s+)?from\s+(?P<a>" + NUM + r")\s*"
                       r"(?:" + _UNIT
@@ -119,6 +122,11 @@ def parse_value(text: str, concept: Concept | None = None) -> dict[str, Any] | N
     """
     m = re.match(_SEP, text, re.I)
     pos = m.end() if m else 0
+    clock = re.match(r"\d{4}(?![\d.,]\d|\d)", text[pos:])
+    if clock and reads_as_clock(text, pos, pos + 4):  # "ABG 0631: 7.42/...", "INR at 0348 10.2": the draw's time
+        after = re.compile(r"\s*(?:\([^()]{0,20}\))?\s*[:,]?").match(text, pos + 4)
+        m = re.compile(_SEP, re.I).match(text, after.end() if after else pos + 4)
+        pos = m.end() if m else pos + 4
     rest = text[pos:]
     verb = re.search(TREND_VERB + r"(?:(?:at|to)\s+)?$", text[:pos], re.I)
     direction = verb_direction(verb.group(0), concept) if verb else None
@@ -165,6 +173,10 @@ def _parse_value_at(rest: str, concept: Concept | None, pos: int) -> dict[str, A
             bp["_end"] = pos + end
             return bp
     s = _SERIES.match(rest)
+    if s and _DOSE_AFTER.match(rest, s.end()):
+        # "Mg 1.5 -> 2 gm Mg sulfate": the arrow leads to the dose given for the value, not to a next value
+        last = list(re.finditer(_ARROWS, s.group("body")))[-1]
+        return _parse_value_at(rest[:s.start("body") + last.start()], concept, pos)
     if s:
         body = re.sub(r"\([^()]*\)", " ", s.group("body"))
         nums = [_f(x) for x in re.findall(r"(?<![\d.,])" + NUM, re.sub(_ARROWS, " ", body))]

@@ -9,11 +9,12 @@ sum (:mod:`.daily_totals`); an arrow series must appear in time order. A referen
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
+from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
@@ -23,10 +24,17 @@ from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, 
 from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
-from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.stated import stated_numbers
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
-from ehrlib.pipeline.offline.verification.values import convert_temp, in_celsius, in_fahrenheit, value_matches
+from ehrlib.pipeline.offline.verification.values import (
+    convert_temp,
+    in_celsius,
+    in_fahrenheit,
+    rescaled_from,
+    value_matches,
+    written_precision,
+)
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches, tool_spec
 from ehrlib.pipeline.records import Verdict
 
@@ -42,8 +50,14 @@ def _numeric(c: Case) -> Rows:
 
 
 def _tolerance(c: Case) -> float:
+    """The concept's tolerance, widened to the precision the value was written with ("Hct 34" is any
+    charted 33.5-34.5) and to 10 % for an approximate value.
+    """
     n = c.claim_as(NumericClaim)
     tol = tolerance_of(concept_of(n))
+    written = written_precision(c.entity.value, n.reading.value)
+    if written is not None:
+        tol = max(tol, written)
     if n.approx:
         tol = max(tol, 0.1 * float(n.reading.value or 0))
     return tol
@@ -62,18 +76,57 @@ def _no_record(c: Case) -> Verdict | None:
 def _value_in_window(c: Case) -> Verdict | None:
     e, n, numeric = c.entity, c.claim_as(NumericClaim), at_stamp(c, series_rows(c) or _numeric(c))  # .draws
     concept = concept_of(n)
-    tol = _tolerance(c)
-    matched: Rows = []
-    failed: list[str] = []
-    closest: list[tuple[Mapping[str, Any], float]] = []  # per number: the row closest it, and its value
-    missed: Rows = []  # the rows closest the numbers not charted: they show what was
-    stated: list[str] = []
     onto, via, factor = statement_scale(stated_numbers(n), n.unit, concept, c.item_rows()[1] or numeric)  # .item_scale
+    found = _compare(c, numeric, onto, factor)
+    written = None if n.unit or (concept is not None and concept.cid == "temperature") else rescaled_from(
+        e.value, n.reading.value)  # a value without a unit that the extractor read on another scale
+    if written is not None and via == "as written":
+        via = f"{num(written)} as written read as {num(float(n.reading.value or 0))}"
+    if found.failed and via != "as written":
+        ratio = 1.0 if written is None else written / float(n.reading.value or 1)
+        raw = _compare(c, numeric, lambda v: v * ratio, 1.0)
+        if not raw.failed:
+            found, via = raw, "as written"  # the value as written is charted: no conversion was due
+        elif written is not None:  # a scale guessed from the concept's range alone cannot make a contradiction
+            shown = "; ".join(f"{num(r['valuenum'])} {at_row(r)}" for r in found.missed)
+            return unverified(c, f"{e.text}: stated {', '.join(found.failed)} only on a guessed scale ({via}), and "
+                              f"neither it nor the value as written meets the closest charted {shown or 'none'}",
+                              numeric[:5])
+    if found.failed:
+        shown = "; ".join(f"{num(r['valuenum'])} {at_row(r)}" for r in found.missed)
+        return verdict(c, False, f"{e.text}: stated {', '.join(found.failed)} vs closest charted {shown or 'none'}",
+                       numeric[:5], deciding=found.missed)
+    refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
+    if refined is not None:
+        return refined
+    scale_note = f" (on the item's scale: {via})" if via != "as written" else ""
+    return verdict(c, True, f"{e.text}: stated {', '.join(found.stated)} vs charted "
+                   f"{', '.join(f'{num(x)} {at_row(r)}' for r, x in found.closest)}{scale_note}", found.matched,
+                   deciding=[r for r, _ in found.closest])
+
+
+@dataclass(frozen=True, slots=True)
+class _Compared:
+    """Each stated number of a statement against the window's rows."""
+
+    stated: list[str]  # the numbers as compared, for the reason
+    failed: list[str]  # those no row meets
+    matched: Rows  # per met number, the first row meeting it
+    closest: list[tuple[Mapping[str, Any], float]]  # per number: the row closest it, and its value
+    missed: Rows  # the rows closest the numbers not charted: they show what was
+
+
+def _compare(c: Case, numeric: Rows, onto: Callable[[float], float], factor: float) -> _Compared:
+    """Every stated number, put on the item's scale by ``onto`` (tolerance times ``factor``), against ``numeric``."""
+    e, n = c.entity, c.claim_as(NumericClaim)
+    concept = concept_of(n)
+    tol = _tolerance(c)
+    out = _Compared([], [], [], [], [])
     for part, value, upper in ((p, onto(lo), None if hi is None else onto(hi)) for p, lo, hi in stated_numbers(n)):
         cands = numeric
         if part != "value":
             cands = [r for r in numeric if _bp_part(str(r.get("label", ""))) in (part, None)] or numeric
-        stated.append(f"{part + ' ' if part != 'value' else ''}{span(value, upper)}")
+        out.stated.append(f"{part + ' ' if part != 'value' else ''}{span(value, upper)}")
         hit = None
         best: tuple[bool, float, float, Mapping[str, Any]] | None = None  # (disagrees, value gap, time gap, row)
         for r in cands:
@@ -89,23 +142,13 @@ def _value_in_window(c: Case) -> Verdict | None:
             if best is None or score < best[:3]:
                 best = (*score, r)
         if best is not None:
-            closest.append((best[3], float(best[3]["valuenum"])))
+            out.closest.append((best[3], float(best[3]["valuenum"])))
         if hit is None:
-            failed.append(stated[-1])
-            missed += [best[3]] if best is not None else []
+            out.failed.append(out.stated[-1])
+            out.missed.extend([best[3]] if best is not None else [])
         else:
-            matched.append(hit)
-    if failed:
-        shown = "; ".join(f"{num(r['valuenum'])} {at_row(r)}" for r in missed)
-        return verdict(c, False, f"{e.text}: stated {', '.join(failed)} vs closest charted {shown or 'none'}",
-                       numeric[:5], deciding=missed)
-    refined = decide(c, (RANGE_EXTREMES, SERIES_ORDER))
-    if refined is not None:
-        return refined
-    scale_note = f" (on the item's scale: {via})" if via != "as written" else ""
-    return verdict(c, True, f"{e.text}: stated {', '.join(stated)} vs charted "
-                   f"{', '.join(f'{num(x)} {at_row(r)}' for r, x in closest)}{scale_note}", matched,
-                   deciding=[r for r, _ in closest])
+            out.matched.append(hit)
+    return out
 
 
 def _range_extremes(c: Case) -> Verdict | None:
@@ -136,12 +179,12 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         return None
     is_temp = concept is not None and concept.cid == "temperature"
     checks: list[tuple[str, float, float | None, str]] = []
-    systolic = n.bp.part("systolic") if n.bp is not None else Reading()
-    if systolic.min is not None or systolic.max is not None:
-        assert n.bp is not None
+    if n.bp is not None and any(n.bp.part(p).min is not None or n.bp.part(p).max is not None
+                                for p in BloodPressure.PARTS):  # "SBP 90-140", "MAP 50s-70s"
         for part in BloodPressure.PARTS:
             p = n.bp.part(part)
-            if p.min is not None and p.max is not None:
+            if p.min is not None and p.max is not None and not (
+                    p.min_hi is not None and (p.min, p.min_hi) == (p.max_lo, p.max)):  # one decade is a level
                 checks.append(("min", float(p.min), p.min_hi, part))
                 checks.append(("max", float(p.max_lo if p.max_lo is not None else p.max), float(p.max), part))
     elif r.min is not None and r.max is not None and r.max != r.min and not (
