@@ -102,7 +102,8 @@ def time_context(ctx: NoteContext) -> TimeContext:
         extra["icu_admission"] = ctx.icu_windows[0].start
     if ctx.surgery_time:
         extra["surgery"] = ctx.surgery_time  # the first OR event: what "POD 2" counts from
-    return note_time_context(ctx.note_type, ctx.admittime, ctx.dischtime, _note_day(ctx), extra, _WIDEN)
+    return note_time_context(ctx.note_type, ctx.admittime, ctx.dischtime, _note_day(ctx), extra, _WIDEN,
+                             ctx.icu_windows)
 
 
 def offline_segmenter(ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]:
@@ -339,6 +340,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                                              if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
                                     env if step == "ontology" else None, tests, env):
+        if tctx.narrative:
+            previous = None  # a summary's paragraph tells its own days: a date does not carry into the next
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         refs = [r for r in refs if not _value_read_as_date(r, mentions)]
