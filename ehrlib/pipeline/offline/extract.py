@@ -27,7 +27,7 @@ from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.checkable import not_checkable
-from ehrlib.pipeline.offline.clauses import has_break
+from ehrlib.pipeline.offline.clauses import has_break, mask_parentheticals
 from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
 from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality, superseded
 from ehrlib.pipeline.offline.icd_match import (
@@ -78,7 +78,7 @@ from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
+from ehrlib.pipeline.offline.statement_time import bounded, in_aside, is_stamped, stamp_ref
 from ehrlib.pipeline.offline.status_codes import billed_status_mention
 from ehrlib.pipeline.offline.stay_problems import concept_key, concept_tests, stay_concept, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
@@ -167,6 +167,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
             return r  # inside the statement: "AFib currently in AF with RVR"
+    masked = mask_parentheticals(text)  # a time inside an aside dates the aside only (.statement_time)
+    spans = [r for r in spans if not in_aside(text, r.span[0], m.start, masked)]  # type: ignore[index]
     for r in spans:
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
