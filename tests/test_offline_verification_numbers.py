@@ -239,3 +239,12 @@ def test_a_total_counted_from_an_untimed_event_is_unverified():
     # with no event after it, the amount is a day's total as before
     e = entity("410 cc", "output", concept="urine_output", value=410.0, per_day=True, span=(0, 6))
     assert verify(e, _hourly_urine(), line="410 cc out today").rule_id == "numbers.daily_total"
+
+
+def test_a_shift_total_of_a_note_of_unknown_hour_is_any_twelve_hours_of_its_day():
+    # 100 mL an hour: any 12 h ending on the note's day holds 1200 at most, never 300 or 1500
+    for value, label in ((1200.0, "consistent"), (1500.0, "inconsistent")):
+        e = entity("UOP", "output", concept="urine_output", value=value, per_day=True, time_text="this shift",
+                   span=(0, 3))
+        assert_decided(verify(e, _hourly_urine(), line=f"UOP {value:.0f} this shift", note_type="nursing"),
+                       "numbers.part_total", label)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ehrlib.pipeline.stages import NoteContext
 
 __all__ = ["CHARTING_SLACK", "SHIFT", "PART_TOLERANCE", "NoteTime", "note_time", "note_time_of", "part_of_day_span",
+           "is_shift",
            "time_basis", "settle", "clipped", "until_cutoff", "judged_part", "judged_until"]
 
 #: how long after a note's ``charttime`` a row may still be one the note saw: a value read at
@@ -103,6 +104,11 @@ def note_time_of(ctx: NoteContext, slack: timedelta = CHARTING_SLACK) -> NoteTim
 
 def _phrase(text: str | None) -> str:
     return re.sub(r"\s+", " ", (text or "").strip().lower())
+
+
+def is_shift(text: str | None) -> bool:
+    """Whether a time expression names the nursing shift ("this shift", "for the shift")."""
+    return bool(_SHIFT.match(_phrase(text)))
 
 
 def part_of_day_span(text: str | None, nt: NoteTime) -> tuple[datetime, datetime] | None:

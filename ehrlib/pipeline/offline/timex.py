@@ -213,7 +213,9 @@ _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
     # (pattern, start offset days, end offset days) relative to the note's reference day
     (re.compile(p, re.I), a, b) for p, a, b in (
         (r"\b(?:overnight|last\s+night|o/n|this\s+past\s+night)\b", -1.0, 0.0),
-        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|(?:(?:this|my)\s+|for\s+(?:the\s+)?|on\s+)shift)\b", 0.0, 0.0),
+        # "for the shift/day" names either period: no part of the day
+        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|(?:(?:this|my)\s+|for\s+(?:the\s+)?|on\s+)shift)\b"
+         r"(?!\s*/)", 0.0, 0.0),
         (r"\byesterday\b|\blast\s+evening\b|\bprior\s+day\b", -1.0, -1.0),
         (r"\bsince\s+(?:midnight|MN|12\s*am)\b", 0.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b",

@@ -17,12 +17,12 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
-from ehrlib.pipeline.offline.note_time import note_time_of, part_of_day_span
+from ehrlib.pipeline.offline.note_time import SHIFT, is_shift, note_time_of, part_of_day_span
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import gap, num, span
 from ehrlib.pipeline.offline.verification.session import MAX_EVIDENCE, Case, unverified, verdict
@@ -65,15 +65,31 @@ _FROM_EVENT = re.compile(r"^\s*(?:cc|ml|l)?\s*(?:after|since|post|following|s/p)
                          r"(?:the\s+|his\s+|her\s+)?[a-z]", re.I)
 
 
-def _part(c: Case) -> tuple[datetime, datetime, bool] | None:
-    """The part of the day a total is stated for, from its start up to the note's time, and
-    whether that time is known (a note with only a date may have been written at any hour of it).
+def _part_sums(c: Case) -> tuple[list[float], Rows, str] | None:
+    """The sums a total stated for part of the day may be (rows of the part, words for the
+    span). At a known note time, the one sum from the part's start to it; with the note's
+    hour unknown, the running sums up to each row of the part, or for a shift the twelve
+    hours that end at each.
     """
     nt = note_time_of(c.ctx)
     part = part_of_day_span(c.entity.time_text, nt)
     if part is None:
         return None
-    return part[0], min(part[1], nt.moment) if nt.moment is not None else part[1], nt.moment is not None
+    start, end = part[0], min(part[1], nt.moment) if nt.moment is not None else part[1]
+    every = sorted(((t, float(r["valuenum"]), r) for r in c.item_rows()[1]
+                    if r.get("valuenum") is not None and (t := parse_time(r.get("time"))) is not None),
+                   key=lambda x: x[0])
+    inside = [(t, v, r) for t, v, r in every if start < t <= end]
+    if not inside:
+        return None
+    rows = [r for _, _, r in inside]
+    when = f"{start.strftime('%m-%d %H:%M')} to {end.strftime('%m-%d %H:%M')}"
+    if nt.moment is not None:
+        return [sum(v for _, v, _ in inside)], rows, when
+    if is_shift(c.entity.time_text):
+        return [sum(v for u, v, _ in every if t - SHIFT < u <= t) for t, _, _ in inside], rows, \
+            f"any 12 h ending {end.strftime('%m-%d')}"
+    return list(itertools.accumulate(v for _, v, _ in inside)), rows, f"{when} (any running total)"
 
 
 def _part_total(c: Case) -> Verdict | None:
@@ -86,24 +102,16 @@ def _part_total(c: Case) -> Verdict | None:
     e, line = c.entity, c.line()
     if e.time_text is None and line is not None and e.span is not None and _FROM_EVENT.match(line[e.span[1]:]):
         return unverified(c, f"{e.text}: a total counted from an event the note does not time; no span to sum")
-    part = _part(c)
+    found = _part_sums(c)
     targets = [(v, u if u is not None else v) for _, v, u in stated_numbers(n)]
-    if part is None or not targets:
-        return None
-    start, end, timed = part
-    rows = sorted((r for r in _numeric(c) if (t := parse_time(r.get("time"))) is not None and start < t <= end),
-                  key=lambda r: str(r.get("time")))
-    if not rows:
-        return None  # nothing charted in the part: the calendar rules decide
-    # the sum up to the note's time; with that time unknown, the sum up to any row of the part
-    sums = list(itertools.accumulate(float(r["valuenum"]) for r in rows))
-    total = sums[-1]
+    if found is None or not targets:
+        return None  # no part, or nothing charted in it: the calendar rules decide
+    sums, rows, when = found
     slack = 0.15
-    ok = any(lo * (1 - slack) <= t <= hi * (1 + slack) for lo, hi in targets for t in (sums if not timed else [total]))
+    ok = any(lo * (1 - slack) <= t <= hi * (1 + slack) for lo, hi in targets for t in sums)
     said = ", ".join(span(lo, hi) for lo, hi in targets)
-    when = f"{start.strftime('%m-%d %H:%M')} to {end.strftime('%m-%d %H:%M')}"
-    unknown = "" if timed else " (the note's hour unknown: any running total of the part may be its)"
-    return verdict(c, ok, f"{e.text}: stated {said} vs charted total {num(total)} from {when}{unknown}", rows[:4],
+    near = min(sums, key=lambda t: min(gap(t, lo, hi) for lo, hi in targets))
+    return verdict(c, ok, f"{e.text}: stated {said} vs charted total {num(near)} from {when}", rows[:4],
                    deciding=_weighty(rows))
 
 
