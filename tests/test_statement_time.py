@@ -96,10 +96,15 @@ def test_a_change_from_a_dated_value_runs_to_the_note():
 def test_a_time_inside_an_aside_dates_the_aside_only():
     text = "Ca 7.8  Phos 2.7 (was 1.6 yesterday)  Alb 2.9"
     at = text.index("yesterday")
-    assert in_aside(text, at, text.index("Ca"))
-    assert in_aside(text, at, text.index("Alb"))
-    assert not in_aside(text, at, text.index("1.6"))  # the aside's own value
-    assert not in_aside("Ca 7.8 yesterday", 7, 0)
+    span = (at, at + len("yesterday"))
+    assert in_aside(text, span, text.index("Ca"))
+    assert in_aside(text, span, text.index("Alb"))
+    assert not in_aside(text, span, text.index("1.6"))  # the aside's own value
+    assert not in_aside("Ca 7.8 yesterday", (7, 16), 0)
+    # a time alone in the parentheses annotates the statement before them
+    text = "Lines: R IJ TLC ([**12-13**]), A-line ([**12-15**])"
+    at = text.index("[**12-13")
+    assert not in_aside(text, (at, at + len("[**12-13**]")), text.index("R IJ"))
 
 
 def test_from_date_to_date_is_one_span():

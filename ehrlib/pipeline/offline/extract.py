@@ -168,7 +168,7 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
             return r  # inside the statement: "AFib currently in AF with RVR"
     masked = mask_parentheticals(text)  # a time inside an aside dates the aside only (.statement_time)
-    spans = [r for r in spans if not in_aside(text, r.span[0], m.start, masked)]  # type: ignore[index]
+    spans = [r for r in spans if not in_aside(text, r.span, m.start, masked)]  # type: ignore[arg-type]
     for r in spans:
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):

@@ -15,9 +15,10 @@ expression of a line. This module decides, for one statement inside the line:
   yesterday") runs from D to the note's time. "through/until D" alone keeps D's own window: a state said
   to last until D is claimed at D, and widening it to the whole stay would let any
   earlier record confirm it.
-* **Asides.** A time inside parentheses dates the aside only: in "Phos 2.7 (was 1.6
-  yesterday)" and "Hgb drifting down (10.7 yesterday)" the day is the earlier value's, not
-  the statement's outside the parentheses.
+* **Asides.** A time inside parentheses with a value of its own dates that value: in "Phos
+  2.7 (was 1.6 yesterday)" and "Hgb drifting down (10.7 yesterday)" the day is the earlier
+  value's, not the statement's outside the parentheses; "R IJ TLC ([**12-13**])", a time
+  alone in the parentheses, still dates the statement before it.
 * **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
   values and, when written, the time it was reached.
 
@@ -96,17 +97,23 @@ def statement_ref(text: str, start: int, end: int, refs: Sequence[TimeRef]) -> T
     return in_sentence[0] if len(in_sentence) == 1 else None
 
 
-def in_aside(text: str, at: int, statement: int, masked: str | None = None) -> bool:
-    """Whether ``text[at]`` lies inside a closed parenthetical that does not also hold
-    ``text[statement]`` (``masked``: :func:`mask_parentheticals` of ``text``, if at hand).
+def in_aside(text: str, span: tuple[int, int], statement: int, masked: str | None = None) -> bool:
+    """Whether the time at ``text[span]`` dates a value of its own inside a closed
+    parenthetical that does not hold ``text[statement]`` ("(was 1.6 yesterday)"); an aside
+    that holds only the time ("TLC ([**12-13**])") dates the statement before it.
+    ``masked``: :func:`mask_parentheticals` of ``text``, if at hand.
     """
+    at = span[0]
     masked = mask_parentheticals(text) if masked is None else masked
     if masked[at] != " " or text[at] == " ":
         return False
+    lo, hi = text.rfind("(", 0, at), text.find(")", span[1])
+    if not re.search(r"\d", text[lo + 1:at] + text[span[1]:hi if hi >= 0 else len(text)]):
+        return False  # nothing but the time: it annotates the statement before the parenthesis
     if masked[statement] != " " or text[statement] == " ":
         return True  # the statement stands outside every aside
-    lo, hi = sorted((at, statement))
-    return any(ch in "()" for ch in text[lo:hi])
+    first, last = sorted((at, statement))
+    return any(ch in "()" for ch in text[first:last])
 
 
 #: a results record's stamp at the start of a line: a date (``[**2101-3-4**]``, ``3/4``) or the
@@ -254,8 +261,9 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
             "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' (or from a value at D1 to a "
             "value at D2) spans both.", bounded)
-ASIDE_RULE = Rule("time.aside", "A time inside parentheses dates the aside it stands in, not the statement outside "
-                  "the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's).", in_aside)
+ASIDE_RULE = Rule("time.aside", "A time inside parentheses beside a value of its own dates that value, not the "
+                  "statement outside the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's); a time "
+                  "alone in parentheses dates the statement before it.", in_aside)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",
