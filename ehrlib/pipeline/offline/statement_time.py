@@ -172,8 +172,9 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
     ordered = sorted((r for r in refs), key=lambda r: r.span or (0, 0))
     skip: set[int] = set()
     lo_default = _iso(stay_start) if stay_start else None
-    # a note known only by its day may be written at any hour of it (the note's cutoff ends it later)
-    hi_default = _iso(reference.replace(hour=23, minute=59, second=59) if reference.time() == time() else reference)
+    hi_default = _iso(reference)
+    # a change from a dated value runs to the note's writing, at any hour of a day-only note's day
+    now = _iso(reference.replace(hour=23, minute=59, second=59) if reference.time() == time() else reference)
     for i, r in enumerate(ordered):
         if i in skip:
             continue
@@ -187,7 +188,7 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
                                r.anchor, (fv.start(), nxt.span[1])))
             continue
         if span is not None and fv is not None:  # "improving from 6.0 yesterday": from then to the note's time
-            out.append(replace(r, window=TimeSpan(r.window.start, max(hi_default, r.window.end or hi_default))))
+            out.append(replace(r, window=TimeSpan(r.window.start, max(now, r.window.end or now))))
             continue
         m = _PREP.search(text[:span[0]]) if span is not None else None
         if span is None or m is None:  # undated, or no preposition before it: as resolved
