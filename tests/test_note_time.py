@@ -45,6 +45,9 @@ def test_cutoff_is_charttime_plus_slack_else_end_of_day_and_none_for_a_summary()
     ("this shift", None, ((12, 0), (13, 0))),  # no clock time: the note's day stands for the shift
     ("overnight", EVENING, ((11, 18), (12, 8))),  # the previous evening to the morning
     ("since midnight", EVENING, ((12, 0), (12, 19))),
+    ("since MN", EVENING, ((12, 0), (12, 19))),  # the flowsheet's abbreviation
+    ("for shift", EVENING, ((12, 7), (12, 19))),
+    ("for the shift", EVENING, ((12, 7), (12, 19))),
     ("this morning", EVENING, ((12, 0), (12, 12))),
     ("this afternoon", None, ((12, 12), (12, 18))),
     ("today", EVENING, None),  # the note's day: not a part of it
@@ -57,6 +60,11 @@ def test_parts_of_a_day(phrase, charttime, span):
     (d0, h0), (d1, h1) = span
     start, end = datetime(2130, 1, d0, h0), datetime(2130, 1, d1, h1)
     assert got is not None and got[0] == start and abs(got[1] - end) <= timedelta(seconds=1)
+
+
+def test_a_summarys_part_of_a_day_is_its_narratives_not_the_notes():
+    # the time resolver dates a summary's "overnight" from the paragraph's latest date
+    assert part_of_day_span("overnight", note_time("discharge_summary", None, DAY)) is None
 
 
 @pytest.mark.parametrize("time_text, window, basis", [

@@ -68,3 +68,17 @@ def test_an_organism_added_to_a_report_takes_its_cultures_time() -> None:
     later = [m for m in ms if m.kind == "microbiology" and m.text in ("cipro", "Staph aureus", "MSSA", "vanc")]
     assert [m.text for m in later] == ["cipro", "Staph aureus", "MSSA", "vanc"]
     assert all(_governing_ref(m, [ref], text, ms) is ref for m in later)
+
+
+def test_a_time_in_an_aside_does_not_date_the_values_around_it() -> None:
+    text = "Ca 7.8  Mg 1.8  Phos 2.7 (was 1.6 yesterday)  Alb 2.9"
+    ms = find_mentions(text, 0, load_lexicon(), (), "other")
+    at = text.index("yesterday")
+    ref = TimeRef(0, "yesterday", TimeSpan("2150-04-11 12:00:00", "2150-04-11 23:59:59"), span=(at, at + 9))
+    ca = next(m for m in ms if m.text.startswith("Ca"))
+    assert _governing_ref(ca, [ref], text, ms) is None
+    # outside parentheses the same time still dates the statement before it
+    plain = "Ca 7.8 yesterday"
+    ms = find_mentions(plain, 0, load_lexicon(), (), "other")
+    ref = TimeRef(0, "yesterday", ref.window, span=(7, 16))
+    assert _governing_ref(ms[0], [ref], plain, ms) is ref

@@ -240,3 +240,55 @@ def test_a_mean_pressures_decade_range_names_the_days_mean_extremes():
                                 for i, v in enumerate(values)]})
     assert_decided(verify(e, means(52, 66, 77)), "numbers.value_in_window", "consistent")
     assert_decided(verify(e, means(55, 75, 95)), "numbers.range_extremes", "inconsistent")
+
+
+def _hourly_urine() -> FakeTools:
+    # 100 mL every hour from 2199-02-02 20:00 to 2199-02-03 10:00 (15 rows)
+    times = [f"2199-02-02 {h:02d}:00:00" for h in range(20, 24)] + [f"2199-02-03 {h:02d}:00:00" for h in range(11)]
+    return FakeTools({KEY: [row(t, 100.0) for t in times]})
+
+
+@pytest.mark.parametrize(("words", "value", "label"), [
+    ("since MN", 700.0, "consistent"),        # 01:00..07:00 of the note's day, written at 07:10
+    ("since midnight", 1500.0, "inconsistent"),
+    ("for shift", 1100.0, "consistent"),      # the 12 h to 07:10: 20:00..07:00
+    ("for shift", 700.0, "inconsistent"),
+])
+def test_a_total_for_part_of_the_day_is_that_parts_sum(words, value, label):
+    from ehrlib.corpus.records import TimeSpan
+
+    line = f"UOP {value:.0f} cc {words}"
+    window = TimeSpan("2199-02-02 17:00:00", "2199-02-03 08:10:00")
+    e = entity("UOP", "output", concept="urine_output", value=value, per_day=True, window=window, time_text=words,
+               span=spanned(line, "UOP"))
+    v = verify(e, _hourly_urine(), line=line, note_type="nursing", charttime=f"{DAY} 07:10:00")
+    assert_decided(v, "numbers.part_total", label)
+
+
+def test_a_part_total_of_a_note_of_unknown_hour_may_be_any_running_total():
+    # 300 mL since midnight is the running total at 02:00; with no hour for the note nothing decides against it
+    e = entity("OGT", "output", concept="urine_output", value=300.0, per_day=True, time_text="since midnight",
+               span=(0, 3))
+    assert_decided(verify(e, _hourly_urine(), line="OGT 300 since midnight"), "numbers.part_total", "consistent")
+    e = entity("OGT", "output", concept="urine_output", value=5000.0, per_day=True, time_text="since midnight",
+               span=(0, 3))
+    assert_decided(verify(e, _hourly_urine(), line="OGT 5000 since midnight"), "numbers.part_total", "inconsistent")
+
+
+def test_a_total_counted_from_an_untimed_event_is_unverified():
+    line = "UOP 1760 since MN (410 cc after diuresis)."
+    e = entity("410 cc", "output", concept="urine_output", value=410.0, per_day=True, span=spanned(line, "410 cc"))
+    v = verify(e, _hourly_urine(), line=line, charttime=f"{DAY} 12:30:00")
+    assert v.rule_id == "numbers.part_total" and v.label == "unverified"
+    # with no event after it, the amount is a day's total as before
+    e = entity("410 cc", "output", concept="urine_output", value=410.0, per_day=True, span=(0, 6))
+    assert verify(e, _hourly_urine(), line="410 cc out today").rule_id == "numbers.daily_total"
+
+
+def test_a_shift_total_of_a_note_of_unknown_hour_is_any_twelve_hours_of_its_day():
+    # 100 mL an hour: any 12 h ending on the note's day holds 1200 at most, never 300 or 1500
+    for value, label in ((1200.0, "consistent"), (1500.0, "inconsistent")):
+        e = entity("UOP", "output", concept="urine_output", value=value, per_day=True, time_text="this shift",
+                   span=(0, 3))
+        assert_decided(verify(e, _hourly_urine(), line=f"UOP {value:.0f} this shift", note_type="nursing"),
+                       "numbers.part_total", label)

@@ -10,6 +10,7 @@ from ehrlib.pipeline.offline.statement_time import (
     bounded,
     clause_of,
     courses,
+    in_aside,
     is_stamped,
     stamp_ref,
     statement_ref,
@@ -80,6 +81,29 @@ def test_since_and_before():
     text = "no fevers prior to [**4-10**]"
     (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
     assert r.window == TimeSpan("2145-04-08 14:00:00", "2145-04-10 00:00:00")
+
+
+def test_a_change_from_a_dated_value_runs_to_the_note():
+    text = "bili improving from 6.0 [**4-12**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-12 00:00:00", "2145-04-15 23:59:59")
+    text = "bili 6.0 [**4-12**]"  # no change stated: the day alone
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-12 00:00:00", "2145-04-12 23:59:59")
+
+
+def test_a_time_inside_an_aside_dates_the_aside_only():
+    text = "Ca 7.8  Phos 2.7 (was 1.6 yesterday)  Alb 2.9"
+    at = text.index("yesterday")
+    span = (at, at + len("yesterday"))
+    assert in_aside(text, span, text.index("Ca"))
+    assert in_aside(text, span, text.index("Alb"))
+    assert not in_aside(text, span, text.index("1.6"))  # the aside's own value
+    assert not in_aside("Ca 7.8 yesterday", (7, 16), 0)
+    # a time alone in the parentheses annotates the statement before them
+    text = "Lines: R IJ TLC ([**12-13**]), A-line ([**12-15**])"
+    at = text.index("[**12-13")
+    assert not in_aside(text, (at, at + len("[**12-13**]")), text.index("R IJ"))
 
 
 def test_from_date_to_date_is_one_span():

@@ -90,11 +90,11 @@ def entity(text: str, kind: str, *, keys: Sequence[str] = (KEY,), window: TimeSp
 
 def verify(e: Entity, tools: FakeTools, *, line: str | None = None, note_type: str = "physician",
            surface: bool = False, cache: Sequence[CacheEntry] = (),
-           patient_items: Sequence[tuple[ItemRef, str]] = ()) -> Verdict:
+           patient_items: Sequence[tuple[ItemRef, str]] = (), charttime: str | None = None) -> Verdict:
     """The verdict of the inspector (or the surface baseline) on one statement of a
-    one-line note (``line``, default the entity's text) dated :data:`DAY`; ``patient_items``
-    are the admission's (item, key) pairs."""
-    note = Note("n1", 1, 1, note_type, DAY, line if line is not None else e.text)
+    one-line note (``line``, default the entity's text) dated :data:`DAY` (written at
+    ``charttime`` when given); ``patient_items`` are the admission's (item, key) pairs."""
+    note = Note("n1", 1, 1, note_type, DAY, line if line is not None else e.text, charttime)
     ctx = NoteContext(note, 1, 1, admittime="2199-01-30 10:00:00", dischtime="2199-02-12 10:00:00", chartdate=DAY,
                       patient_items=tuple(it for it, _ in patient_items),
                       patient_item_keys=tuple(k for _, k in patient_items))

@@ -28,7 +28,7 @@ from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
 from ehrlib.pipeline.offline.checkable import not_checkable
-from ehrlib.pipeline.offline.clauses import has_break
+from ehrlib.pipeline.offline.clauses import has_break, mask_parentheticals
 from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
 from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality, superseded
 from ehrlib.pipeline.offline.icd_match import (
@@ -79,7 +79,7 @@ from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded, is_stamped, stamp_ref
+from ehrlib.pipeline.offline.statement_time import bounded, in_aside, is_stamped, stamp_ref
 from ehrlib.pipeline.offline.status_codes import billed_status_mention
 from ehrlib.pipeline.offline.stay_problems import concept_key, concept_tests, stay_concept, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
@@ -103,7 +103,8 @@ def time_context(ctx: NoteContext) -> TimeContext:
         extra["icu_admission"] = ctx.icu_windows[0].start
     if ctx.surgery_time:
         extra["surgery"] = ctx.surgery_time  # the first OR event: what "POD 2" counts from
-    return note_time_context(ctx.note_type, ctx.admittime, ctx.dischtime, _note_day(ctx), extra, _WIDEN)
+    return note_time_context(ctx.note_type, ctx.admittime, ctx.dischtime, _note_day(ctx), extra, _WIDEN,
+                             ctx.icu_windows)
 
 
 def offline_segmenter(ctx: NoteContext, env: StageEnv) -> StageOutput[tuple[Segment, ...]]:
@@ -167,6 +168,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
     for r in spans:
         if m.start <= r.span[0] < m.end:  # type: ignore[index]
             return r  # inside the statement: "AFib currently in AF with RVR"
+    masked = mask_parentheticals(text)  # a time inside an aside dates the aside only (.statement_time)
+    spans = [r for r in spans if not in_aside(text, r.span, m.start, masked)]  # type: ignore[arg-type]
     for r in spans:
         a = r.span[0]  # type: ignore[index]
         if a >= m.end and a - m.end <= 60 and same_sentence(m.end, a):
@@ -367,6 +370,8 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                                              if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
                                     env if step == "ontology" else None, tests, env):
+        if tctx.narrative:
+            previous = None  # a summary's paragraph tells its own days: a date does not carry into the next
         refs = bounded(para.text, resolve_line(para.text, para.lines[0], tctx, timeline.anchors, previous),
                        stay_start=tctx.get("admission"), reference=tctx.reference)
         refs = [r for r in refs if not _value_read_as_date(r, mentions)]

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from ehrlib.pipeline.stages import NoteContext
 
 __all__ = ["CHARTING_SLACK", "SHIFT", "PART_TOLERANCE", "NoteTime", "note_time", "note_time_of", "part_of_day_span",
+           "is_shift",
            "time_basis", "settle", "clipped", "until_cutoff", "judged_part", "judged_until"]
 
 #: how long after a note's ``charttime`` a row may still be one the note saw: a value read at
@@ -48,8 +49,9 @@ PART_TOLERANCE = timedelta(hours=2)
 
 _LATER = re.compile(r"\b(?:tomorrow|tmrw|tomorow|later\s+today|next\s+(?:week|day|am|morning)|in\s+the\s+am\b|"
                     r"(?:on|in)\s+\d+\s+days?|plan(?:ned)?\s+for|scheduled\s+for)\b", re.I)
-_SHIFT = re.compile(r"^(?:this|my|during\s+(?:this|my|the))\s+shift$|^(?:on|over)\s+(?:this|my)\s+shift$", re.I)
-_SINCE_MIDNIGHT = re.compile(r"^(?:since|after)\s+midnight$", re.I)
+_SHIFT = re.compile(r"^(?:this|my|during\s+(?:this|my|the))\s+shift$|^(?:on|over)\s+(?:this|my)\s+shift$"
+                    r"|^(?:for\s+(?:the\s+)?|on\s+)shift$", re.I)
+_SINCE_MIDNIGHT = re.compile(r"^(?:since|after)\s+(?:midnight|MN|12\s*am)$", re.I)
 _DATE = re.compile(r"\[\*\*|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/-]\d{1,2}\b")
 _CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:[01]\d|2[0-3])[0-5]\d\b|\b\d{1,2}\s*[ap]\.?m\b", re.I)
 
@@ -104,13 +106,19 @@ def _phrase(text: str | None) -> str:
     return re.sub(r"\s+", " ", (text or "").strip().lower())
 
 
+def is_shift(text: str | None) -> bool:
+    """Whether a time expression names the nursing shift ("this shift", "for the shift")."""
+    return bool(_SHIFT.match(_phrase(text)))
+
+
 def part_of_day_span(text: str | None, nt: NoteTime) -> tuple[datetime, datetime] | None:
     """The hours a part-of-day phrase spans for this note (the whole time expression must be
     that phrase), or None. "this shift" needs the note's clock time; without it the note's
-    day stands for the shift.
+    day stands for the shift. A discharge summary's part of a day belongs to the day its
+    narrative is at, which the time resolver has already dated (.stay_anchors): None.
     """
     phrase = _phrase(text)
-    if nt.day is None or not phrase:
+    if nt.day is None or not phrase or nt.note_type == "discharge_summary":
         return None
     end_of_day = nt.day + timedelta(days=1) - timedelta(seconds=1)
     if _SHIFT.match(phrase):

@@ -251,8 +251,9 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
 
 
 def note_time_context(note_type: str, admittime: str | None, dischtime: str | None, note_day: str | None,
-                      extra: Mapping[str, str | None] | None = None, widen_days: float = 1.0) -> TimeContext:
-    """A :class:`TimeContext` from the admission row and the note date."""
+                      extra: Mapping[str, str | None] | None = None, widen_days: float = 1.0,
+                      icu_stays: Sequence[TimeSpan] = ()) -> TimeContext:
+    """A :class:`TimeContext` from the admission row, the ICU stays and the note date."""
     anchors: dict[str, datetime] = {}
     for name, value in (("admission", admittime), ("discharge", dischtime), *(extra or {}).items()):
         t = parse_datetime(value)
@@ -261,5 +262,5 @@ def note_time_context(note_type: str, admittime: str | None, dischtime: str | No
     ref = parse_datetime(note_day) if note_type != "discharge_summary" else None
     ref = ref or anchors.get("discharge") or anchors.get("admission") or parse_datetime(note_day) or datetime(2100, 1,
                                                                                                               1)
-    return TimeContext(ref, anchors, widen_days)
+    return TimeContext(ref, anchors, widen_days, tuple(icu_stays), note_type == "discharge_summary")
 

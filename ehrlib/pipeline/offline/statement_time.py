@@ -11,9 +11,14 @@ expression of a line. This module decides, for one statement inside the line:
   start of the stay: the event happened at some point up to D), "since D" and "after D"
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
   to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
-  9.8 post-op to 7.9 at discharge"). "through/until D" alone keeps D's own window: a state said
+  9.8 post-op to 7.9 at discharge"); a change from a value at D alone ("improving from 6.0
+  yesterday") runs from D to the note's time. "through/until D" alone keeps D's own window: a state said
   to last until D is claimed at D, and widening it to the whole stay would let any
   earlier record confirm it.
+* **Asides.** A time inside parentheses with a value of its own dates that value: in "Phos
+  2.7 (was 1.6 yesterday)" and "Hgb drifting down (10.7 yesterday)" the day is the earlier
+  value's, not the statement's outside the parentheses; "R IJ TLC ([**12-13**])", a time
+  alone in the parentheses, still dates the statement before it.
 * **Courses.** "weaned from 40 to 10 by [**4-11**]" states a change with its start and end
   values and, when written, the time it was reached.
 
@@ -25,15 +30,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, time
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.clauses import mask_parentheticals
 from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
-__all__ = ["Course", "clause_of", "sentence_of", "statement_ref", "bounded", "courses", "is_stamped", "stamp_ref",
-           "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
+__all__ = ["Course", "in_aside", "ASIDE_RULE", "clause_of", "sentence_of", "statement_ref", "bounded", "courses",
+           "is_stamped", "stamp_ref", "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
 _CLAUSE_END = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|which|after\s+which|while)\b)"
@@ -89,6 +95,25 @@ def statement_ref(text: str, start: int, end: int, refs: Sequence[TimeRef]) -> T
     s_lo, s_hi = sentence_of(text, start)
     in_sentence = [r for r in dated if _inside(r, s_lo, max(s_hi, end))]
     return in_sentence[0] if len(in_sentence) == 1 else None
+
+
+def in_aside(text: str, span: tuple[int, int], statement: int, masked: str | None = None) -> bool:
+    """Whether the time at ``text[span]`` dates a value of its own inside a closed
+    parenthetical that does not hold ``text[statement]`` ("(was 1.6 yesterday)"); an aside
+    that holds only the time ("TLC ([**12-13**])") dates the statement before it.
+    ``masked``: :func:`mask_parentheticals` of ``text``, if at hand.
+    """
+    at = span[0]
+    masked = mask_parentheticals(text) if masked is None else masked
+    if masked[at] != " " or text[at] == " ":
+        return False
+    lo, hi = text.rfind("(", 0, at), text.find(")", span[1])
+    if not re.search(r"\d", text[lo + 1:at] + text[span[1]:hi if hi >= 0 else len(text)]):
+        return False  # nothing but the time: it annotates the statement before the parenthesis
+    if masked[statement] != " " or text[statement] == " ":
+        return True  # the statement stands outside every aside
+    first, last = sorted((at, statement))
+    return any(ch in "()" for ch in text[first:last])
 
 
 #: a results record's stamp at the start of a line: a date (``[**2101-3-4**]``, ``3/4``) or the
@@ -148,6 +173,8 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
     skip: set[int] = set()
     lo_default = _iso(stay_start) if stay_start else None
     hi_default = _iso(reference)
+    # a change from a dated value runs to the note's writing, at any hour of a day-only note's day
+    now = _iso(reference.replace(hour=23, minute=59, second=59) if reference.time() == time() else reference)
     for i, r in enumerate(ordered):
         if i in skip:
             continue
@@ -159,6 +186,9 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             skip.add(i + 1)
             out.append(TimeRef(r.line, text[fv.start():nxt.span[1]], TimeSpan(r.window.start, nxt.window.end),
                                r.anchor, (fv.start(), nxt.span[1])))
+            continue
+        if span is not None and fv is not None:  # "improving from 6.0 yesterday": from then to the note's time
+            out.append(replace(r, window=TimeSpan(r.window.start, max(now, r.window.end or now))))
             continue
         m = _PREP.search(text[:span[0]]) if span is not None else None
         if span is None or m is None:  # undated, or no preposition before it: as resolved
@@ -232,6 +262,9 @@ def courses(text: str, refs: Sequence[TimeRef] = ()) -> list[Course]:
 RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the statement's time: 'by D' ends at D, "
             "'since/after D' starts at D, 'before D' ends where D starts, 'from D1 to D2' (or from a value at D1 to a "
             "value at D2) spans both.", bounded)
+ASIDE_RULE = Rule("time.aside", "A time inside parentheses beside a value of its own dates that value, not the "
+                  "statement outside the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's); a time "
+                  "alone in parentheses dates the statement before it.", in_aside)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from ehrlib.corpus.records import TimeSpan
+from ehrlib.pipeline.offline.stay_anchors import latest_before, narrative_day, stay_phrases
 from ehrlib.pipeline.records import Anchor, TimeRef
 
 __all__ = [
@@ -49,6 +50,11 @@ class TimeContext:
     anchors: Mapping[str, datetime]
     #: widening (days) of narrative anchors, per Appendix B.4 / C.3
     widen_days: float = 1.0
+    #: the admission's ICU stays in order: "in the ICU" is a stay, not its first day (.stay_anchors)
+    icu_stays: tuple[TimeSpan, ...] = ()
+    #: a discharge summary: relative days and clock times count from the paragraph's latest
+    #: written date, not from the note's own day (.stay_anchors)
+    narrative: bool = False
 
     def get(self, name: str) -> datetime | None:
         """The anchor's time, or None."""
@@ -209,24 +215,25 @@ _NARRATIVE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\b(?:on|at|upon|prior\s+to|before|day\s+of)\s+discharge\b|\bdischarge\s+(?:labs?|exam|vitals?|weight)\b"
          r"|\bat\s+the\s+time\s+of\s+discharge\b", "discharge"),
         (r"\b(?:post-?op(?:eratively)?|after\s+(?:the\s+)?surgery|in\s+the\s+OR|intra-?op(?:eratively)?)\b", "surgery"),
-        (r"\b(?:on|upon)\s+(?:arrival\s+to|transfer\s+to|admission\s+to)\s+the\s+(?:M|S|CV|T|CC)?ICU\b"
-         r"|\bin\s+the\s+(?:M|S|CV|T|CC)?ICU\b", "icu_admission"),
     ))
 
 _NOTE_RELATIVE: tuple[tuple[re.Pattern[str], float, float], ...] = tuple(
     # (pattern, start offset days, end offset days) relative to the note's reference day
     (re.compile(p, re.I), a, b) for p, a, b in (
         (r"\b(?:overnight|last\s+night|o/n|this\s+past\s+night)\b", -1.0, 0.0),
-        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|today|(?:this|my)\s+shift|currently|now|at\s+present)\b", 0.0,
-         0.0),
+        # "for the shift/day" names either period: no part of the day
+        (r"\b(?:this\s+(?:AM|morning|afternoon|evening)|(?:(?:this|my)\s+|for\s+(?:the\s+)?|on\s+)shift)\b"
+         r"(?!\s*/)", 0.0, 0.0),
         (r"\byesterday\b|\blast\s+evening\b|\bprior\s+day\b", -1.0, -1.0),
-        (r"\bsince\s+midnight\b", 0.0, 0.0),
+        (r"\bsince\s+(?:midnight|MN|12\s*am)\b", 0.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+|for\s+the\s+|in\s+|over\s+|x\s*)(?:past|last)?\s*24\s*(?:h|hrs?|hours?)\b",
          -1.0, 0.0),
         (r"\bx\s*24\s*(?:h|hrs?|hours?)\b|\bover\s+(?:the\s+)?(?:past|last)\s+(?:day|shift)\b", -1.0, 0.0),
         (r"\b(?:over\s+the\s+|in\s+the\s+)?(?:past|last)\s+48\s*(?:h|hrs?|hours?)\b|\bx\s*48\s*(?:h|hrs?)\b", -2.0,
          0.0),
     ))
+#: words that name the time of writing itself: a discharge summary's "currently" is discharge
+_PRESENT = re.compile(r"\b(?:today|currently|now|at\s+present)\b", re.I)
 _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s*(?P<tilde>~)?\s*|(?<=(?:ed|en|"
                     r"ne)\s)(?P<tilde2>~)\s*)"
                     r"(?:(?P<hh>[01]?\d|2[0-3]):(?P<mi>[0-5]\d)|(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)"
@@ -324,6 +331,7 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
     refs: list[TimeRef] = []
     for start, end, _day, span in _explicit_dates(text, ctx):
         refs.append(TimeRef(line, text[start:end].strip(), span, None, (start, end)))
+    dated = list(refs)  # the written dates: what a narrative's relative words count from
 
     def add(m: re.Match[str], span: TimeSpan, anchor: str | None) -> None:
         if any(r.span and r.span[0] <= m.start() < r.span[1] for r in refs):
@@ -331,6 +339,7 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
         refs.append(TimeRef(line, m.group(0).strip(), span, anchor, (m.start(), m.end())))
 
     admit = times.get("admission")
+    icu = times.get("icu_admission") or admit
     for m in _HD.finditer(text):
         bare = re.match(r"day\b", m.group(0), re.I)
         if admit is None or (bare and not re.search(r"\bon\s+$", text[:m.start()], re.I)):
@@ -340,7 +349,6 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
     for m in _POD.finditer(text):
         if surgery is not None:
             add(m, day_window(surgery + _num(m.group("n")) * _DAY, w, w), "surgery")
-    icu = times.get("icu_admission") or admit
     for m in _ICU_DAY.finditer(text):
         if icu is not None:
             add(m, day_window(icu + (_num(m.group("n")) - 1) * _DAY, w, w), "icu_admission")
@@ -352,6 +360,13 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             continue
         sign = -1 if m.group("rel").lower() in ("prior to", "before") else 1
         add(m, day_window(base + sign * _num(m.group("n")) * _DAY, w, w), name)
+
+    def at(pos: int) -> datetime | None:  # the day relative words count from (None: no day)
+        return narrative_day(dated, pos) if ctx.narrative else ctx.reference
+
+    for m, window, name in stay_phrases(text, ctx.icu_stays, at, icu, lambda t: day_window(t, w, w),
+                                        narrative=ctx.narrative, admission=admit, by=ctx.reference + _DAY):
+        add(m, window, name)
     for pattern, name in _NARRATIVE:
         base = times.get(name)
         if base is None:
@@ -364,22 +379,18 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             n = _num(m.group("n"))
             span_end = admit + (timedelta(hours=n) if m.group("u").lower().startswith("h") else n * _DAY)
             add(m, TimeSpan(fmt(admit - timedelta(hours=12)), fmt(span_end)), "admission")
-    for m in _FOLLOWING.finditer(text):
-        base_span = previous or (refs[-1].window if refs else None)
+    for m, sign in [(m, 1) for m in _FOLLOWING.finditer(text)] + [(m, -1) for m in _PRIOR.finditer(text)]:
+        # "the following day" counts from the last time before it in its own text, else the previous one
+        base_span = (r.window if (r := latest_before(refs, m.start())) is not None else None) or previous
         base_start = parse_datetime(base_span.start) if base_span else None
         if base_span is not None and base_start is not None:
             base_end = parse_datetime(base_span.end) or base_start
-            add(m, TimeSpan(fmt(base_start + _DAY), fmt(base_end + _DAY)), "previous")
-    for m in _PRIOR.finditer(text):
-        base_span = previous or (refs[-1].window if refs else None)
-        base_start = parse_datetime(base_span.start) if base_span else None
-        if base_span is not None and base_start is not None:
-            base_end = parse_datetime(base_span.end) or base_start
-            add(m, TimeSpan(fmt(base_start - _DAY), fmt(base_end - _DAY)), "previous")
-    ref_day = ctx.reference
+            add(m, TimeSpan(fmt(base_start + sign * _DAY), fmt(base_end + sign * _DAY)), "previous")
     for m in _CLOCK.finditer(text):
         # a bare clock time in a progress/nursing note is on the note's day: +/- 2 h
         # (+/- 3 h when approximate: "~1600", "around 9pm"; see .clocktime)
+        if (ref_day := at(m.start())) is None:
+            continue
         hour, minute = clock_of(m)
         moment = datetime(ref_day.year, ref_day.month, ref_day.day, hour, minute)
         tol = timedelta(hours=3 if (m.group("tilde") or m.group("tilde2") or re.match(r"(?:around|about|approx)",
@@ -387,15 +398,17 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
         # a night-shift note's "at 2300" may be the evening before its date: both days
         add(m, TimeSpan(fmt(moment - timedelta(days=1) - tol), fmt(moment + tol)), "note")
     for m in _ACTION_CLOCK.finditer(text):
-        if any(r.span and r.span[0] <= m.start("hh4") < r.span[1] for r in refs):
+        if any(r.span and r.span[0] <= m.start("hh4") < r.span[1] for r in refs) or (ref_day := at(m.start())) is None:
             continue
         moment = datetime(ref_day.year, ref_day.month, ref_day.day, int(m.group("hh4")), int(m.group("mi4")))
         two = timedelta(hours=2)
         refs.append(TimeRef(line, text[m.start("hh4"):m.end()].strip(), TimeSpan(
             fmt(moment - timedelta(days=1) - two), fmt(moment + two)), "note", (m.start("hh4"), m.end())))
-    for pattern, a, b in _NOTE_RELATIVE:
+    for pattern, a, b in (*_NOTE_RELATIVE, (_PRESENT, 0.0, 0.0)):
         for m in pattern.finditer(text):
-            # relative to the note's day, widened half a day to cover the charting shift
+            # relative to the note's day (a summary's narrative date), widened half a day to cover the charting shift
+            if (ref_day := ctx.reference if pattern is _PRESENT else at(m.start())) is None:
+                continue
             lo = datetime(ref_day.year, ref_day.month, ref_day.day) + timedelta(days=a) - timedelta(hours=12)
             hi = datetime(ref_day.year, ref_day.month, ref_day.day, 23, 59, 59) + timedelta(days=b)
             add(m, TimeSpan(fmt(lo), fmt(hi)), "note")

@@ -6,23 +6,31 @@ written at a known time, the 24 hours up to it (within 5 %): the ICU balance a m
 reports runs from the last morning, which a calendar day cuts in two. The rows of the deciding
 total come first in the evidence, the largest amounts first and at most
 :data:`~.session.MAX_EVIDENCE` of them.
+
+A total stated for part of a day ("490 cc since midnight", "UOP 935 cc for the shift",
+"overnight") covers only that part, up to the note's time: it is met by the sum over exactly
+that span, never compared with whole days. A total counted from an event the note does not
+time ("410 cc after lasix") has no span the record can sum: it is left unverified.
 """
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
+from ehrlib.pipeline.offline.note_time import SHIFT, is_shift, note_time_of, part_of_day_span
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import gap, num, span
-from ehrlib.pipeline.offline.verification.session import MAX_EVIDENCE, Case, verdict
+from ehrlib.pipeline.offline.verification.session import MAX_EVIDENCE, Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.stated import stated_numbers
 from ehrlib.pipeline.offline.verification.windows import parse_time
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["DAILY_TOTAL"]
+__all__ = ["DAILY_TOTAL", "PART_TOTAL"]
 
 Rows = list[Mapping[str, Any]]
 _KINDS = ("measurement", "range", "output", "trend")
@@ -49,6 +57,62 @@ def _last_24h(numeric: Rows, window: TimeSpan | None) -> tuple[str, Rows] | None
     start = end - timedelta(hours=24)
     rows = [r for r in numeric if (t := parse_time(r.get("time"))) is not None and start < t <= end]
     return (f"24 h to {end.strftime('%H:%M')}", rows) if rows else None
+
+
+#: an amount counted from an event ("410 cc after lasix", "UOP 300 since extubation"); a
+#: clock time or midnight after the word is a time the resolver has dated instead
+_FROM_EVENT = re.compile(r"^\s*(?:cc|ml|l)?\s*(?:after|since|post|following|s/p)\s+(?!midnight\b|mn\b|noon\b|\d|~)"
+                         r"(?:the\s+|his\s+|her\s+)?[a-z]", re.I)
+
+
+def _part_sums(c: Case) -> tuple[list[float], Rows, str] | None:
+    """The sums a total stated for part of the day may be (rows of the part, words for the
+    span). At a known note time, the one sum from the part's start to it; with the note's
+    hour unknown, the running sums up to each row of the part, or for a shift the twelve
+    hours that end at each.
+    """
+    nt = note_time_of(c.ctx)
+    part = part_of_day_span(c.entity.time_text, nt)
+    if part is None:
+        return None
+    start, end = part[0], min(part[1], nt.moment) if nt.moment is not None else part[1]
+    every = sorted(((t, float(r["valuenum"]), r) for r in c.item_rows()[1]
+                    if r.get("valuenum") is not None and (t := parse_time(r.get("time"))) is not None),
+                   key=lambda x: x[0])
+    inside = [(t, v, r) for t, v, r in every if start < t <= end]
+    if not inside:
+        return None
+    rows = [r for _, _, r in inside]
+    when = f"{start.strftime('%m-%d %H:%M')} to {end.strftime('%m-%d %H:%M')}"
+    if nt.moment is not None:
+        return [sum(v for _, v, _ in inside)], rows, when
+    if is_shift(c.entity.time_text):
+        return [sum(v for u, v, _ in every if t - SHIFT < u <= t) for t, _, _ in inside], rows, \
+            f"any 12 h ending {end.strftime('%m-%d')}"
+    return list(itertools.accumulate(v for _, v, _ in inside)), rows, f"{when} (any running total)"
+
+
+def _part_total(c: Case) -> Verdict | None:
+    """A total stated for part of a day is that part's sum; one counted from an untimed
+    event cannot be summed (module docstring).
+    """
+    n = c.claim_as(NumericClaim)
+    if not n.per_day:
+        return None
+    e, line = c.entity, c.line()
+    if e.time_text is None and line is not None and e.span is not None and _FROM_EVENT.match(line[e.span[1]:]):
+        return unverified(c, f"{e.text}: a total counted from an event the note does not time; no span to sum")
+    found = _part_sums(c)
+    targets = [(v, u if u is not None else v) for _, v, u in stated_numbers(n)]
+    if found is None or not targets:
+        return None  # no part, or nothing charted in it: the calendar rules decide
+    sums, rows, when = found
+    slack = 0.15
+    ok = any(lo * (1 - slack) <= t <= hi * (1 + slack) for lo, hi in targets for t in sums)
+    said = ", ".join(span(lo, hi) for lo, hi in targets)
+    near = min(sums, key=lambda t: min(gap(t, lo, hi) for lo, hi in targets))
+    return verdict(c, ok, f"{e.text}: stated {said} vs charted total {num(near)} from {when}", rows[:4],
+                   deciding=_weighty(rows))
 
 
 def _weighty(rows: Rows) -> Rows:
@@ -107,3 +171,6 @@ def _daily_total(c: Case) -> Verdict | None:
 DAILY_TOTAL = Rule("numbers.daily_total", "An amount stated per day is a calendar-day sum, met by a day's total "
                    "within 15 % (a stated daily range by most full days), or by the total of the 24 h that end at a "
                    "timed note within 5 %.", _daily_total, _KINDS)
+PART_TOTAL = Rule("numbers.part_total", "A total stated for part of a day (since midnight, for the shift, "
+                  "overnight) is the sum over that part up to the note's time, not a calendar day's; one counted "
+                  "from an event the note does not time cannot be summed and is unverified.", _part_total, _KINDS)

@@ -19,7 +19,7 @@ from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
-from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL
+from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL, PART_TOTAL
 from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
 from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
@@ -38,7 +38,7 @@ from ehrlib.pipeline.offline.verification.values import (
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches, tool_spec
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "CHAIN", "NO_RECORD", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
+__all__ = ["RULES", "CHAIN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
            "SERIES_ORDER", "REFERENCE_WORD", "stated_numbers"]
 
 _KINDS = ("measurement", "range", "output", "trend")
@@ -296,5 +296,5 @@ REFERENCE_WORD = Rule("numbers.reference_word", "A reference word set off after 
                       "interval.", _reference_word, ("measurement", "range", "output"))
 
 #: what the engine runs for a number claim (extremes and series refine a matched value)
-CHAIN = (NO_RECORD, DAILY_TOTAL, VALUE_IN_WINDOW)
-RULES = (NO_RECORD, DAILY_TOTAL, VALUE_IN_WINDOW, RANGE_EXTREMES, SERIES_ORDER, REFERENCE_WORD)
+CHAIN = (NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW)
+RULES = (NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW, RANGE_EXTREMES, SERIES_ORDER, REFERENCE_WORD)
