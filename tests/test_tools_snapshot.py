@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
-import json
 import math
 
 import duckdb
@@ -60,7 +59,7 @@ def _same(path, ctx, calls, snapshot_rows=None, errors_allowed=False):
         for name, args in calls:
             want, got = sql.call(name, args), mem.call(name, args)
             assert errors_allowed or want.error is None, (name, args, want.error)
-            assert json.dumps(got, default=repr) == json.dumps(want, default=repr), (name, args)
+            assert repr(got) == repr(want), (name, args)
         strip = [[(r.tool, r.args, r.n_rows, r.error) for r in ts.tracer.records] for ts in (sql, mem)]
         assert strip[0] == strip[1]
         assert sql.env.snapshot.stats == {}
@@ -229,3 +228,26 @@ def test_mimic_demo_equals_sql(demo, request):
         ctx, calls = _patient_calls(path, subject, hadm)
         stats = _same(path, ctx, calls, errors_allowed=True)
         assert stats.get("answered", 0) >= len(calls) // 2
+
+
+def test_a_table_that_fails_to_read_is_left_to_sql(tmp_path):
+    path = tmp_path / "bad.duckdb"
+    con = duckdb.connect(str(path))
+    try:
+        write_tables(con, LAYOUTS["mimic3"], _edge_rows())
+        ce = LAYOUTS["mimic3"].table("chartevents")
+        con.execute(f"ALTER TABLE {ce.ref} ALTER {ce.col('charttime')} TYPE VARCHAR")
+        con.execute(f"UPDATE {ce.ref} SET {ce.col('charttime')} = 'not a time' WHERE {ce.col('row_id')} = 3")
+    finally:
+        con.close()
+    gc.collect()
+    with make_toolset(path, _ctx(), snapshot_rows=0) as sql, make_toolset(path, _ctx()) as mem:
+        args = {"item": "chartevents:220045", "time": ""}
+        want, got = sql.call("Get_Item_Status_History", args), mem.call("Get_Item_Status_History", args)
+        assert want.error is not None and want.error.startswith("database error")
+        assert repr(got) == repr(want)
+        assert mem.env.snapshot.stats == {"not held: read failed": 1, "sql: table not held": 1}
+        labs = {"item": "labevents:50912", "time": ""}
+        assert repr(mem.call("Get_Item_Status_History", labs)) == repr(
+            sql.call("Get_Item_Status_History", labs))
+        assert mem.env.snapshot.stats["answered"] == 1

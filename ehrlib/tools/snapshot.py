@@ -36,6 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
+
 from ehrlib.errors import ConfigError
 from ehrlib.tools.access import TableReader, ValueCondition
 from ehrlib.tools.context import PatientContext
@@ -267,9 +269,13 @@ class AdmissionSnapshot:
         texts = [f"CAST({expr} AS VARCHAR) AS v_{k}" for k, (_, expr) in enumerate(r.extras)]
         sql = (f"SELECT {', '.join([r.select_sql(False), *items, *texts])} FROM {r.ref} "  # noqa: S608 - schema identifiers
                f"WHERE {where[0]} ORDER BY t NULLS LAST, row_id LIMIT ?")
-        cur = con.execute(sql, [r.table, *where[1], room + 1])
-        types = [str(d[1]) for d in cur.description]
-        got = cur.fetchall()
+        try:
+            cur = con.execute(sql, [r.table, *where[1], room + 1])
+            types = [str(d[1]) for d in cur.description]
+            got = cur.fetchall()
+        except duckdb.Error:     # e.g. a value that does not convert: the calls meet it (or not) as SQL
+            self._count("not held: read failed")
+            return None
         if len(got) > room:
             self._count("not held: over the bound")
             return None
