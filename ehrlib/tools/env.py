@@ -162,8 +162,8 @@ class ToolEnv:
     def _patient_data(self) -> tuple[frozenset[str], frozenset[str]]:
         with self._lock:
             if self._patient_keys is None:
-                self._patient_keys, self._patient_tables = patient_items_and_tables(
-                    self.con, self.schema, self.patient.subject_id)
+                self._patient_keys, self._patient_tables = self.snapshot.memo(
+                    "patient items", lambda: patient_items_and_tables(self.con, self.schema, self.patient.subject_id))
             return self._patient_keys, self._patient_tables
 
     @property

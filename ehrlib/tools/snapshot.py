@@ -14,9 +14,10 @@ is answered from memory only when every table it reads is held and its window li
 the span; otherwise it runs as SQL, as do value conditions the snapshot cannot evaluate
 exactly as DuckDB does (text conditions on non-ASCII text, whose lower-casing differs).
 
-One snapshot serves every toolset of the admission alive at the same time (a note's
-threads each bind their own toolset to their own cursor): :func:`snapshot_for` shares it
-by database, layout, admission and bound, and forgets it when the last toolset goes.
+One snapshot (and the patient's item keys, :meth:`AdmissionSnapshot.memo`) serves every
+toolset of the admission alive at the same time (a note's threads each bind their own
+toolset to their own cursor): :func:`snapshot_for` shares it by database, layout,
+admission and bound, and forgets it when the last toolset goes.
 
 The bound: at most ``max_rows`` rows per admission over all its tables (default
 :data:`DEFAULT_MAX_ROWS`, about 40-50 MB of Python rows; ``$EHRLIB_SNAPSHOT_ROWS``
@@ -33,7 +34,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -121,12 +122,22 @@ def predicate(cond: ValueCondition) -> Predicate | None:
 class _Held:
     """One table's rows in the snapshot, ordered as SQL orders them (time NULLS LAST, row id)."""
     reader: TableReader
-    recs: tuple[tuple[Any, ...], ...]          # the single-table select's columns
-    packed: tuple[tuple[Any, ...], ...] | None  # extras cast to text, as a union's MAP holds them
+    recs: list[tuple[Any, ...]]    # the single-table select's columns, then item columns, then extras as text
     by_item: dict[str, dict[Any, list[int]]]   # item column -> value -> row positions
     item_types: dict[str, type]                # the Python type an item filter must have
     times: list[Any] | None                    # point tables: each row's time, for bisection
-    ascii_text: bool
+    _ascii: list[bool] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        """Columns of the single-table select (query_tables with one table)."""
+        return _N_BASE + len(self.reader.extras)
+
+    def ascii_text(self) -> bool:
+        """Whether every text value is ASCII (computed once, when a text condition first asks)."""
+        if not self._ascii:
+            self._ascii.append(all(rec[5] is None or rec[5].isascii() for rec in self.recs))
+        return self._ascii[0]
 
     def positions(self, window: TimeWindow | None, item_column: str | None, item_value: Any) -> list[int]:
         """Row positions in ``window`` with the item, in order (the SQL WHERE of access.TableReader)."""
@@ -155,11 +166,13 @@ class _Held:
     def rec(self, i: int, packed: bool) -> tuple[Any, ...]:
         """Row ``i`` as ``query_tables`` fetches it (extras as columns, or as one map)."""
         base = self.recs[i]
+        extras = self.reader.extras
         if not packed:
-            return base
-        if self.packed is None:
+            return base[:self.width]
+        if not extras:
             return (*base[:_N_BASE], _NO_EXTRAS)
-        return (*base[:_N_BASE], dict(zip((n for n, _ in self.reader.extras), self.packed[i], strict=True)))
+        texts = base[self.width + len(self.reader.item_columns):]
+        return (*base[:_N_BASE], dict(zip((n for n, _ in extras), texts, strict=True)))
 
 
 def _sort_key(rec: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -181,6 +194,17 @@ class AdmissionSnapshot:
         self._lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self.stats: dict[str, int] = {}
+        self._memo: dict[str, Any] = {}
+        self._memo_lock = threading.Lock()
+
+    def memo(self, name: str, build: Callable[[], Any]) -> Any:
+        """A value about this admission built once for every toolset sharing the snapshot
+        (the patient's item keys: one query per admission, not per thread).
+        """
+        with self._memo_lock:
+            if name not in self._memo:
+                self._memo[name] = build()
+            return self._memo[name]
 
     def _count(self, what: str, n: int = 1) -> None:
         with self._stats_lock:
@@ -223,7 +247,7 @@ class AdmissionSnapshot:
             if item_column is not None and held.item_types.get(item_column) is not type(item_value):
                 self._count("sql: item value type")
                 return None
-            if condition is not None and condition.op in _TEXT_OPS and not held.ascii_text:
+            if condition is not None and condition.op in _TEXT_OPS and not held.ascii_text():
                 self._count("sql: non-ASCII text")
                 return None
             picked.append((held, held.positions(window, item_column, item_value)))
@@ -283,7 +307,6 @@ class AdmissionSnapshot:
         self._count("tables loaded")
         self._count("rows loaded", len(got))
         n_rec = _N_BASE + len(r.extras)
-        n_items = len(r.item_columns)
         by_item: dict[str, dict[Any, list[int]]] = {}
         item_types: dict[str, type] = {}
         for k, (logical, _) in enumerate(r.item_columns):
@@ -295,11 +318,8 @@ class AdmissionSnapshot:
             by_item[logical] = index
             kind = types[n_rec + k]
             item_types[logical] = int if kind in _INT_TYPES else str if kind == "VARCHAR" else type(None)
-        recs = tuple(row[:n_rec] for row in got)
-        packed = tuple(row[n_rec + n_items:] for row in got) if r.extras else None
-        times = [rec[2] for rec in recs] if r.time_kind == "point" else None
-        ascii_text = all(rec[5] is None or rec[5].isascii() for rec in recs)
-        return _Held(r, recs, packed, by_item, item_types, times, ascii_text)
+        times = [rec[2] for rec in got] if r.time_kind == "point" else None
+        return _Held(r, got, by_item, item_types, times)
 
 
 _SHARED: weakref.WeakValueDictionary[tuple[Any, ...], AdmissionSnapshot] = weakref.WeakValueDictionary()
