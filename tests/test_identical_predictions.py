@@ -51,17 +51,30 @@ def _same_in_every_mode(corpus: Path, db: Path, ids: list[str] | None, tmp: Path
     entries = {p.name.split("-")[0] for d in (tmp / "cache").iterdir() for p in d.iterdir()}
     assert {"catalog", "ngrams", "ontology"} <= entries
     warm = _predictions(corpus, db, ids, tmp / "runs", "warm")
+    assert off, "no predictions: the comparison would be empty"
+    assert cold == off
+    assert warm == off
+    _same_with_snapshot_off_and_bounded(corpus, db, ids, tmp, monkeypatch, on=warm)
+    return off
+
+
+def _same_with_snapshot_off_and_bounded(corpus: Path, db: Path, ids: list[str] | None, tmp: Path,
+                                        monkeypatch, on: list[str] | None = None) -> list[str]:
+    """Predictions with the admission snapshot on (the default; ``on`` when already run),
+    checked equal with it off and bounded to SMALL_BOUND rows, under the disk cache in force.
+    """
+    monkeypatch.delenv(snapshot.ROWS_ENV, raising=False)
+    if on is None:
+        on = _predictions(corpus, db, ids, tmp / "runs", "snapshot-on")
     monkeypatch.setenv(snapshot.ROWS_ENV, "0")
     all_sql = _predictions(corpus, db, ids, tmp / "runs", "snapshot-off")
     monkeypatch.setenv(snapshot.ROWS_ENV, str(SMALL_BOUND))
     bounded = _predictions(corpus, db, ids, tmp / "runs", "snapshot-bounded")
     monkeypatch.delenv(snapshot.ROWS_ENV)
-    assert off, "no predictions: the comparison would be empty"
-    assert cold == off
-    assert warm == off
-    assert all_sql == off
-    assert bounded == off
-    return off
+    assert on, "no predictions: the comparison would be empty"
+    assert all_sql == on
+    assert bounded == on
+    return on
 
 
 def test_synthetic_corpus_identical(tmp_path, monkeypatch):
@@ -87,3 +100,18 @@ def test_every_development_set_identical(tmp_path_factory, monkeypatch):
     for name, (corpus, parts) in sets.items():
         for k, (db, ids) in enumerate(parts):
             _same_in_every_mode(corpus, db, ids, work / f"{name}-{k}", monkeypatch)
+
+
+@pytest.mark.skipif(os.environ.get("EHRLIB_TEST_ALL_DEV_SETS") != "1",
+                    reason="every development set takes minutes: set EHRLIB_TEST_ALL_DEV_SETS=1")
+def test_every_development_set_identical_with_and_without_the_snapshot(tmp_path_factory, monkeypatch):
+    """The snapshot modes alone (3 runs a set, one warm disk cache per database): the check
+    to rerun after a change to the tools' reads, when the cache modes above are not in question."""
+    work = tmp_path_factory.mktemp("devsets_snapshot")
+    sets = real_patient_sets(work)
+    if not sets:
+        pytest.skip("no MIMIC demo database can be built here")
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(work / "cache"))
+    for name, (corpus, parts) in sets.items():
+        for k, (db, ids) in enumerate(parts):
+            _same_with_snapshot_off_and_bounded(corpus, db, ids, work / f"{name}-{k}", monkeypatch)
