@@ -1,5 +1,7 @@
-"""The disk cache changes no verdict: the offline inspector's predictions are byte-identical
-(run ids and tool timings aside) with the cache off, cold and warm.
+"""The speed work changes no verdict: the offline inspector's predictions are byte-identical
+(run ids and tool timings aside) with the disk cache off, cold and warm, and with the
+admission snapshot on (the default), off, and bounded so small that most tables fall back
+to SQL.
 
 By default on a small synthetic corpus and the hand-written MIMIC-III set ``handwritten``;
 ``EHRLIB_TEST_ALL_DEV_SETS=1`` adds every development set of ``ehrlib.bench.quality.DEV_SETS``
@@ -17,10 +19,12 @@ from ehrlib.bench.quality import real_patient_sets
 from ehrlib.bench.speed import canonical_predictions
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.runner import run_experiment
-from ehrlib.tools import disk_cache, lexical, profile
+from ehrlib.tools import disk_cache, lexical, profile, snapshot
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: a snapshot bound that holds the small tables of an admission but rarely its chartevents
+SMALL_BOUND = 2000
 
 
 def _forget() -> None:
@@ -38,8 +42,8 @@ def _predictions(corpus: Path, db: Path, ids: list[str] | None, runs: Path, run_
     return canonical_predictions(run_experiment(params))
 
 
-def _same_with_cache_off_cold_and_warm(corpus: Path, db: Path, ids: list[str] | None, tmp: Path,
-                                       monkeypatch) -> list[str]:
+def _same_in_every_mode(corpus: Path, db: Path, ids: list[str] | None, tmp: Path, monkeypatch) -> list[str]:
+    monkeypatch.delenv(snapshot.ROWS_ENV, raising=False)
     monkeypatch.setenv(disk_cache.DIR_ENV, "off")
     off = _predictions(corpus, db, ids, tmp / "runs", "off")
     monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp / "cache"))
@@ -50,7 +54,27 @@ def _same_with_cache_off_cold_and_warm(corpus: Path, db: Path, ids: list[str] | 
     assert off, "no predictions: the comparison would be empty"
     assert cold == off
     assert warm == off
+    _same_with_snapshot_off_and_bounded(corpus, db, ids, tmp, monkeypatch, on=warm)
     return off
+
+
+def _same_with_snapshot_off_and_bounded(corpus: Path, db: Path, ids: list[str] | None, tmp: Path,
+                                        monkeypatch, on: list[str] | None = None) -> list[str]:
+    """Predictions with the admission snapshot on (the default; ``on`` when already run),
+    checked equal with it off and bounded to SMALL_BOUND rows, under the disk cache in force.
+    """
+    monkeypatch.delenv(snapshot.ROWS_ENV, raising=False)
+    if on is None:
+        on = _predictions(corpus, db, ids, tmp / "runs", "snapshot-on")
+    monkeypatch.setenv(snapshot.ROWS_ENV, "0")
+    all_sql = _predictions(corpus, db, ids, tmp / "runs", "snapshot-off")
+    monkeypatch.setenv(snapshot.ROWS_ENV, str(SMALL_BOUND))
+    bounded = _predictions(corpus, db, ids, tmp / "runs", "snapshot-bounded")
+    monkeypatch.delenv(snapshot.ROWS_ENV)
+    assert on, "no predictions: the comparison would be empty"
+    assert all_sql == on
+    assert bounded == on
+    return on
 
 
 def test_synthetic_corpus_identical(tmp_path, monkeypatch):
@@ -59,11 +83,11 @@ def test_synthetic_corpus_identical(tmp_path, monkeypatch):
 
     db = generate_hospital(tmp_path / "h.duckdb", patients=8, seed=0)
     corpus = write_corpus(db, tmp_path / "corpus", seed=0, notes_per_type=3, progress=False)
-    _same_with_cache_off_cold_and_warm(corpus, db, None, tmp_path, monkeypatch)
+    _same_in_every_mode(corpus, db, None, tmp_path, monkeypatch)
 
 
 def test_handwritten_real_patient_set_identical(mimic3_demo_db, tmp_path, monkeypatch):
-    _same_with_cache_off_cold_and_warm(FIXTURES / "handwritten", mimic3_demo_db, None, tmp_path, monkeypatch)
+    _same_in_every_mode(FIXTURES / "handwritten", mimic3_demo_db, None, tmp_path, monkeypatch)
 
 
 @pytest.mark.skipif(os.environ.get("EHRLIB_TEST_ALL_DEV_SETS") != "1",
@@ -75,4 +99,19 @@ def test_every_development_set_identical(tmp_path_factory, monkeypatch):
         pytest.skip("no MIMIC demo database can be built here")
     for name, (corpus, parts) in sets.items():
         for k, (db, ids) in enumerate(parts):
-            _same_with_cache_off_cold_and_warm(corpus, db, ids, work / f"{name}-{k}", monkeypatch)
+            _same_in_every_mode(corpus, db, ids, work / f"{name}-{k}", monkeypatch)
+
+
+@pytest.mark.skipif(os.environ.get("EHRLIB_TEST_ALL_DEV_SETS") != "1",
+                    reason="every development set takes minutes: set EHRLIB_TEST_ALL_DEV_SETS=1")
+def test_every_development_set_identical_with_and_without_the_snapshot(tmp_path_factory, monkeypatch):
+    """The snapshot modes alone (3 runs a set, one warm disk cache per database): the check
+    to rerun after a change to the tools' reads, when the cache modes above are not in question."""
+    work = tmp_path_factory.mktemp("devsets_snapshot")
+    sets = real_patient_sets(work)
+    if not sets:
+        pytest.skip("no MIMIC demo database can be built here")
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(work / "cache"))
+    for name, (corpus, parts) in sets.items():
+        for k, (db, ids) in enumerate(parts):
+            _same_with_snapshot_off_and_bounded(corpus, db, ids, work / f"{name}-{k}", monkeypatch)

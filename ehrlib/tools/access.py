@@ -25,11 +25,16 @@ _EXTRA_ROLES = ("flag", "rate", "rate_unit", "weight", "route", "location", "org
 
 @dataclass(frozen=True, slots=True)
 class ValueCondition:
-    """A validated value filter: SQL over the ``num``/``txt`` aliases, and its parameters."""
+    """A validated value filter: SQL over the ``num``/``txt`` aliases, and its parameters.
+
+    ``op`` names the test (``more``, ``between``, ``equals_text``, ...) so an in-memory
+    reader (ehrlib.tools.snapshot) can apply it too; an empty ``op`` leaves it to SQL.
+    """
 
     sql: str
     params: tuple[Any, ...]
     text: str
+    op: str = ""
 
 
 @dataclass(frozen=True, slots=True)

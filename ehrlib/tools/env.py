@@ -12,7 +12,7 @@ from typing import Any
 
 from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap
-from ehrlib.tools.access import ValueCondition
+from ehrlib.tools.access import TableReader, ValueCondition, query_tables
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.items import (
     SEARCHABLE_TABLES,
@@ -25,6 +25,7 @@ from ehrlib.tools.items import (
 )
 from ehrlib.tools.lexical import LexicalIndex, catalog_for, database_identity, lexical_index
 from ehrlib.tools.profile import _PROFILE_PRESENT, PROFILE_TABLE
+from ehrlib.tools.snapshot import snapshot_for
 from ehrlib.tools.timespec import TimeSpecError, TimeWindow, parse_time_spec
 
 __all__ = ["ToolEnv", "ToolArgumentError", "OPERATORS", "value_condition"]
@@ -83,33 +84,54 @@ def value_condition(operator: str, value: str, value2: str = "") -> ValueConditi
             try:
                 x = _number(text, "value")
             except ToolArgumentError:
-                return ValueCondition("lower(trim(txt)) = lower(?)", (text,), f"value equals {text!r}")
-            return ValueCondition("(num = ? OR lower(trim(txt)) = lower(?))", (x, text), f"value equals {text}")
-        return ValueCondition("contains(lower(txt), lower(?))", (text,), f"value contains {text!r}")
+                return ValueCondition("lower(trim(txt)) = lower(?)", (text,), f"value equals {text!r}",
+                                      "equals_text")
+            return ValueCondition("(num = ? OR lower(trim(txt)) = lower(?))", (x, text), f"value equals {text}",
+                                  "equals_number")
+        return ValueCondition("contains(lower(txt), lower(?))", (text,), f"value contains {text!r}", "contains")
     x = _number(value, "value")
     if op == "between":
         y = _number(value2, "value2")
         lo, hi = min(x, y), max(x, y)
-        return ValueCondition("num BETWEEN ? AND ?", (lo, hi), f"value between {lo:g} and {hi:g}")
+        return ValueCondition("num BETWEEN ? AND ?", (lo, hi), f"value between {lo:g} and {hi:g}", "between")
     sql = {"more": "num > ?", "less": "num < ?", "at_least": "num >= ?", "at_most": "num <= ?"}[op]
     words = {"more": "more than", "less": "less than", "at_least": "at least", "at_most": "at most"}[op]
-    return ValueCondition(sql, (x,), f"value {words} {x:g}")
+    return ValueCondition(sql, (x,), f"value {words} {x:g}", op)
 
 
 class ToolEnv:
-    """Connection + layout + patient, with per-database and per-patient caches."""
+    """Connection + layout + patient, with per-database and per-patient caches.
 
-    def __init__(self, con: Any, schema: SchemaMap, patient: PatientContext) -> None:
+    ``snapshot_rows`` bounds the admission snapshot (``ehrlib.tools.snapshot``; None = the
+    ``$EHRLIB_SNAPSHOT_ROWS`` setting or its default, 0 = every read as SQL).
+    """
+
+    def __init__(self, con: Any, schema: SchemaMap, patient: PatientContext, *,
+                 snapshot_rows: int | None = None) -> None:
         self.con = con
         self.schema = schema
         self.patient = patient
         self.identity = database_identity(con)
+        self.snapshot = snapshot_for(self.identity, schema.flavor, patient, snapshot_rows)
         self._lock = threading.Lock()
         self._index: LexicalIndex | None = None
         self._catalog: Catalog | None = None
         self._patient_keys: frozenset[str] | None = None
         self._patient_tables: frozenset[str] = frozenset()
         self._has_profile: bool | None = None
+
+    def read(self, readers: list[TableReader], window: TimeWindow | None, *, item_column: str | None = None,
+             item_value: Any = None, condition: ValueCondition | None = None, numeric_only: bool = False,
+             mark: bool = False) -> list[dict[str, Any]]:
+        """The patient's rows of these tables (``access.query_tables``), from the admission
+        snapshot when it holds them, else as SQL; the same rows either way.
+        """
+        kw: dict[str, Any] = dict(item_column=item_column, item_value=item_value, condition=condition,
+                                  numeric_only=numeric_only, mark=mark)
+        rows = self.snapshot.rows(self.con, readers, window, **kw)
+        if rows is None:
+            rows = query_tables(self.con, readers, self.patient.subject_id, self.patient.hadm_id, window, **kw)
+        return rows
 
     @property
     def catalog(self) -> Catalog:
@@ -140,8 +162,8 @@ class ToolEnv:
     def _patient_data(self) -> tuple[frozenset[str], frozenset[str]]:
         with self._lock:
             if self._patient_keys is None:
-                self._patient_keys, self._patient_tables = patient_items_and_tables(
-                    self.con, self.schema, self.patient.subject_id)
+                self._patient_keys, self._patient_tables = self.snapshot.memo(
+                    "patient items", lambda: patient_items_and_tables(self.con, self.schema, self.patient.subject_id))
             return self._patient_keys, self._patient_tables
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ehrlib.tools.access import query_tables, reader
+from ehrlib.tools.access import reader
 from ehrlib.tools.env import ToolArgumentError, ToolEnv, value_condition
 from ehrlib.tools.items import CatalogItem
 from ehrlib.tools.result import ToolResult, jsonable, render_rows
@@ -20,9 +20,8 @@ _MAX_TREND_ITEMS = 15
 
 def _item_rows(env: ToolEnv, item: CatalogItem, window, condition=None, numeric_only=False,
                mark=False) -> list[dict[str, Any]]:
-    rows = query_tables(env.con, [reader(env.schema, item.table)], env.patient.subject_id, env.patient.hadm_id,
-                        window, item_column=item.column, item_value=item.value, condition=condition,
-                        numeric_only=numeric_only, mark=mark)
+    rows = env.read([reader(env.schema, item.table)], window, item_column=item.column, item_value=item.value,
+                    condition=condition, numeric_only=numeric_only, mark=mark)
     for row in rows:
         row["label"] = item.label
         row["key"] = item.key
@@ -102,8 +101,7 @@ def value_trend(env: ToolEnv, args: dict[str, Any], item: str, time: str, operat
         return _finish("Analyze_Value_Trend", args, env, rows, header, summary, row_limit, text_rows)
     # No item: every numeric series of the patient in the window (paper: "independent of specific items").
     readers = [reader(env.schema, t) for t in env.table_arg("all") if t not in _TIMELESS and t in env.patient_tables]
-    rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window,
-                        condition=condition, numeric_only=True)
+    rows = env.read(readers, window, condition=condition, numeric_only=True)
     for row in rows:
         row["label"] = env.label_of(row["table"], row)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -133,7 +131,7 @@ def general_timeline(env: ToolEnv, args: dict[str, Any], time: str, table: str, 
     # tables without a row of this patient are skipped (fewer branches in the union)
     readers = [reader(env.schema, t) for t in tables
                if (explicit or t not in _TIMELESS) and t in env.patient_tables]
-    rows = query_tables(env.con, readers, env.patient.subject_id, env.patient.hadm_id, window)
+    rows = env.read(readers, window)
     for row in rows:
         row["label"] = env.label_of(row["table"], row)
     counts: dict[str, int] = {}

@@ -196,7 +196,8 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
                  categories: Iterable[str] = ("alignment", "profiling", "temporal", "criterion"),
                  tracer: Tracer | None = None, text_rows: int = DEFAULT_TEXT_ROWS,
                  row_limit: int = DEFAULT_ROW_LIMIT, semantic_ranker: SemanticRanker | None = None,
-                 embeddings: bool | None = None, flavor: str | None = None) -> Toolset:
+                 embeddings: bool | None = None, flavor: str | None = None,
+                 snapshot_rows: int | None = None) -> Toolset:
     """Bind the tools to a read-only database and one patient.
 
     Args:
@@ -209,6 +210,9 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
         semantic_ranker: an LLM-backed ranker for Semantic_Search (the paper's variant).
         embeddings: use the optional sentence-embedding model (None = if installed).
         flavor: the physical layout; detected from the database by default.
+        snapshot_rows: bound of the in-memory admission snapshot the temporal tools read
+            (``ehrlib.tools.snapshot``); None = ``$EHRLIB_SNAPSHOT_ROWS`` or the default,
+            0 = every read as SQL. Results are the same either way.
     """
     cats = tuple(categories)
     unknown = set(cats) - set(CATEGORIES)
@@ -216,7 +220,7 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
         raise ConfigError(f"unknown tool categories {sorted(unknown)}; choose from {CATEGORIES}")
     con, owns = _open(con_or_path)
     schema = schema_map(flavor or detect_flavor(con))
-    env = ToolEnv(con, schema, patient)
+    env = ToolEnv(con, schema, patient, snapshot_rows=snapshot_rows)
     tracer = tracer or Tracer()
     caps = {"row_limit": int(row_limit), "text_rows": int(text_rows)}
     embedding_index: list[EmbeddingIndex | None] = []
