@@ -45,6 +45,8 @@ __all__ = ["RayExecutor", "WorkerSpec", "NoteActor", "sum_stats"]
 
 log = logging.getLogger(__name__)
 MISSING_RAY = "--executor ray needs the ray package: pip install 'ehrlib[ray]'"
+#: batches queued on a worker beyond the ones it runs (hides the driver's round trip)
+PREFETCH = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,10 +253,11 @@ class RayExecutor:
         inflight: dict[Any, tuple[int, list[Note]]] = {}
         try:
             while batches or inflight:
-                # at most `threads` batches queued per worker: the rest stay with the driver,
-                # so a worker that dies takes few notes with it
+                # `threads` batches running per worker and PREFETCH more waiting in its queue,
+                # so it starts the next note while the driver commits the last; the rest stay
+                # with the driver, so a worker that dies takes few notes with it
                 for i in sorted(load, key=load.__getitem__):
-                    while batches and load[i] < self.threads:
+                    while batches and load[i] < self.threads + PREFETCH:
                         batch = batches.pop()
                         inflight[self._actors[i].run.remote(batch)] = (i, batch)
                         load[i] += 1
