@@ -18,7 +18,8 @@ The two-way rows (two threads; two Ray workers) give throughput on two cores: th
 share Python's GIL, Ray workers do not. The ``transfer only`` row times the transport
 alone: each note's committed records sent to an actor and back, nothing else running.
 
-``ray.init`` (one local instance, ``num_cpus=2``) is timed apart (``ray_init_s``). The
+``ray.init`` (one local instance, ``num_cpus=2``; with ``RAY_ADDRESS`` set, joining that
+running cluster instead) is timed apart (``ray_init_s``). The
 note counts come from ``EHRLIB_BENCH_EXECUTOR_NOTES`` (``small,large``; default 2,8); above
 the embedded corpus's 30 notes a larger synthetic hospital and corpus of the same generator
 is built (``ceil(large / 3)`` notes per type). ``EHRLIB_BENCH_EXECUTOR_BACKENDS`` picks the
@@ -177,7 +178,9 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
         t0 = time.perf_counter()
         started = not ray.is_initialized()
         if started:
-            ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
+            # a running cluster (RAY_ADDRESS) sets its own CPUs; a local instance gets two
+            cpus = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": 2}
+            ray.init(include_dashboard=False, logging_level=logging.WARNING, **cpus)
         ray_init_s = time.perf_counter() - t0
         try:
             for backend in backends:
