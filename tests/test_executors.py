@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -183,9 +184,11 @@ def ray_local():
 
     # Ray waits a fixed 30 s for its local node; on a machine busy with other work the first
     # start can miss that, so one failed start is retried before the error is reported.
+    # With RAY_ADDRESS set the tests join that running cluster instead (it sets its own CPUs).
+    cpus = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": 2}
     for attempt in (1, 2):
         try:
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+            ray.init(include_dashboard=False, logging_level="WARNING", **cpus)
             break
         except Exception:
             ray.shutdown()
