@@ -18,6 +18,8 @@ def test_tool_scales_default_and_opt_in(monkeypatch):
     assert bench_tools.scales_from_env() == (30_000_000, 330_000_000)
     assert bench_tools.out_name((30_000_000, 330_000_000)) == "bench_tools_330m.csv"
     assert bench_tools.out_name((1000, 5000)) == "bench_tools_5000.csv"
+    assert bench_tools.out_name(bench_tools.SCALES, shuffled=True) == "bench_tools_shuffled.csv"
+    assert bench_tools.out_name((30_000_000, 330_000_000), True) == "bench_tools_330m_shuffled.csv"
     for bad in ("30000000", "big,bigger", "30000000,3000000"):
         monkeypatch.setenv(bench_tools.SCALES_ENV, bad)
         with pytest.raises(ConfigError, match=bench_tools.SCALES_ENV):

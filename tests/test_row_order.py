@@ -16,6 +16,7 @@ import pytest
 
 from ehrlib import schema
 from ehrlib.bench.speed import canonical_predictions
+from ehrlib.bench.tools import store_shuffled
 from ehrlib.db.ddl import table_defs
 from ehrlib.db.finalize import order_keys
 from ehrlib.pipeline.params import RunParams
@@ -42,11 +43,7 @@ def _shuffle(db: Path) -> None:
     """Rewrite every event table in a seeded pseudo-random order (same rows, same types)."""
     with duckdb.connect(str(db)) as con:
         for _, ref, keys in _event_tables(con):
-            row_id = schema.quote_ident(keys[-1])
-            con.execute(f"CREATE TEMP TABLE shuffled AS SELECT * FROM {ref} ORDER BY hash({row_id}, 7)")  # noqa: S608
-            con.execute(f"DELETE FROM {ref}")  # noqa: S608
-            con.execute(f"INSERT INTO {ref} SELECT * FROM shuffled")  # noqa: S608
-            con.execute("DROP TABLE shuffled")
+            store_shuffled(con, ref, schema.quote_ident(keys[-1]))
         con.execute("CHECKPOINT")
 
 
