@@ -185,10 +185,10 @@ def ray_local():
     # Ray waits a fixed 30 s for its local node; on a machine busy with other work the first
     # start can miss that, so one failed start is retried before the error is reported.
     # With RAY_ADDRESS set the tests join that running cluster instead (it sets its own CPUs).
-    cpus = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": 2}
+    cpus = None if os.environ.get("RAY_ADDRESS") else 2
     for attempt in (1, 2):
         try:
-            ray.init(include_dashboard=False, logging_level="WARNING", **cpus)
+            ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING")
             break
         except Exception:
             ray.shutdown()

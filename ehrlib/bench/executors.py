@@ -179,8 +179,8 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
         started = not ray.is_initialized()
         if started:
             # a running cluster (RAY_ADDRESS) sets its own CPUs; a local instance gets two
-            cpus = {} if os.environ.get("RAY_ADDRESS") else {"num_cpus": 2}
-            ray.init(include_dashboard=False, logging_level=logging.WARNING, **cpus)
+            ray.init(num_cpus=None if os.environ.get("RAY_ADDRESS") else 2, include_dashboard=False,
+                     logging_level=logging.WARNING)
         ray_init_s = time.perf_counter() - t0
         try:
             for backend in backends:
