@@ -27,9 +27,10 @@ backends (default ``offline,oracle``); the rows of a backend not measured are ke
 previous file, so a long offline scaling run leaves the oracle rows in place.
 
 ``speedup`` is a two-way row's notes per second over its one-way row's (same backend and
-executor): what the second thread or worker adds. ``load_avg_1m`` is the machine's load
-average when the configuration finished: on a machine shared with other work, read the
-throughput next to it.
+executor): what the second thread or worker adds. The ``cpu only`` row is the ceiling:
+two Ray actors running a pure-Python loop against one (2 with a free core, 1 without).
+``load_avg_1m`` is the machine's load average when the configuration finished: on a
+machine shared with other work, read the throughput next to it.
 """
 from __future__ import annotations
 
@@ -108,7 +109,7 @@ def _kept_rows(path: Path, measured: tuple[str, ...]) -> list[list[str]]:
         return []
     if not rows or rows[0] != HEADER[:len(rows[0])]:
         return []
-    skip = set(measured) | ({"transfer only"} if "offline" in measured else set())
+    skip = set(measured) | ({"transfer only", "cpu only"} if "offline" in measured else set())
     # a file from before a column was added: its rows get that column empty
     return [r + [""] * (len(HEADER) - len(r)) for r in rows[1:] if r and r[0] not in skip]
 
@@ -160,6 +161,31 @@ def _transfer_ms(ray: Any, run_dir: Path, repeats: int = 3) -> tuple[float, int]
 class _Echo:
     def back(self, lines: list[str]) -> list[str]:
         return lines
+
+    def spin(self, n: int) -> float:
+        """Seconds of a pure-Python loop of ``n`` steps (CPU only: no I/O, no GIL sharing)."""
+        t0 = time.perf_counter()
+        x = 0
+        for i in range(n):
+            x += i * i
+        return time.perf_counter() - t0
+
+
+def _cpu_speedup(ray: Any, steps: int = 10_000_000) -> float:
+    """Two actors' CPU-bound loop against one's: the most a second worker can add here.
+
+    Near 2 with a free core; near 1 when the machine gives this job one core's worth
+    (busy cores, or a scheduler that shares CPU per login session among its processes).
+    """
+    actors = [ray.remote(num_cpus=0)(_Echo).remote() for _ in range(2)]
+    ray.get([a.spin.remote(1000) for a in actors])
+    one = ray.get(actors[0].spin.remote(steps))
+    t0 = time.perf_counter()
+    ray.get([a.spin.remote(steps) for a in actors])
+    two = time.perf_counter() - t0
+    for a in actors:
+        ray.kill(a)
+    return 2 * one / two
 
 
 def run(out_dir: Path, *, latency: float | None = None) -> Path:
@@ -213,6 +239,8 @@ def run(out_dir: Path, *, latency: float | None = None) -> Path:
                 ms, size = _transfer_ms(ray, Path(tmp) / "runs" / "offline-ray-1x1")
                 rows.append(["transfer only", "ray", 1, 1, "", large, "", "", "", "", round(ms, 1),
                              f"{size} bytes a note", round(ray_init_s, 1), "", round(os.getloadavg()[0], 2)])
+                rows.append(["cpu only", "ray", 2, 1, "", "", "", "", "", "", "", "", round(ray_init_s, 1),
+                             round(_cpu_speedup(ray), 2), round(os.getloadavg()[0], 2)])
         finally:
             if started:
                 ray.shutdown()
