@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -183,9 +184,11 @@ def ray_local():
 
     # Ray waits a fixed 30 s for its local node; on a machine busy with other work the first
     # start can miss that, so one failed start is retried before the error is reported.
+    # With RAY_ADDRESS set the tests join that running cluster instead (it sets its own CPUs).
+    cpus = None if os.environ.get("RAY_ADDRESS") else 2
     for attempt in (1, 2):
         try:
-            ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING")
+            ray.init(num_cpus=cpus, include_dashboard=False, logging_level="WARNING")
             break
         except Exception:
             ray.shutdown()
@@ -229,6 +232,36 @@ def test_ray_and_thread_executors_give_identical_predictions(thread_and_ray_runs
     assert _predictions(ray_run) == preds
     manifest = json.loads((ray_run / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["totals"]["notes_ok"] == 30
+
+
+def _failures(run_dir: Path) -> list[dict]:
+    out = [json.loads(line) for line in (run_dir / "failures.jsonl").read_text().splitlines()]
+    for f in out:
+        f.pop("run_id")
+    return sorted(out, key=lambda f: (f["note_id"], f["stage"]))
+
+
+@needs_ray
+def test_ray_records_a_bad_note_as_the_thread_executor_does(ray_local, embedded, tmp_path):
+    # a corpus of four notes, one on an admission the database does not have
+    lines = (Path(embedded.corpus) / "notes.jsonl").read_text().splitlines()[:4]
+    bad = json.loads(lines[1])
+    bad["hadm_id"], bad["note_id"] = 999_999_999, "no-such-admission"
+    lines[1] = json.dumps(bad)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "notes.jsonl").write_text("\n".join(lines) + "\n")
+    params = embedded.replace(corpus=str(corpus), runs_dir=str(tmp_path / "runs"))
+    thread = run_experiment(params.replace(run_id="thread"))
+    ray_run = run_experiment(params.replace(run_id="ray", executor="ray", ray_workers=2))
+    failures = _failures(thread)
+    assert [f["note_id"] for f in failures] == ["no-such-admission"]
+    assert failures[0]["error"].startswith("DataError:")
+    assert _failures(ray_run) == failures
+    by_note = {e["note_id"]: e["status"] for e in read_ledger(ray_run)}
+    assert by_note == {e["note_id"]: e["status"] for e in read_ledger(thread)}
+    assert by_note["no-such-admission"] == "failed" and list(by_note.values()).count("ok") == 3
+    assert _predictions(ray_run) == _predictions(thread)
 
 
 class DriverStopped(BaseException):

@@ -9,7 +9,11 @@ manifest are the thread executor's. A worker that dies takes only its in-flight 
 with it: they are recorded as errors, which a rerun retries.
 
 Why actors and not bare tasks: a worker keeps its database connection, ontology, item
-profiler and LLM response cache across notes, which a task would rebuild per note.
+catalog and n-gram index, item profile and LLM response cache across notes, which a task
+would rebuild per note. It loads them once, on its first note, from the database's disk
+cache (:mod:`ehrlib.tools.disk_cache`; the driver's ``EHRLIB_CACHE_DIR`` is passed on)
+when an earlier process filled it. Each worker has one batch queued beyond those it
+runs, so it starts its next note while the driver commits the last one.
 Rate limits (``llm.requests_per_minute``/``tokens_per_minute``) are one actor per
 endpoint that every worker books with (:mod:`.limit`). ``ray`` itself is imported only
 when a Ray run starts.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,11 +45,14 @@ from ehrlib.pipeline.executors.limit import LimitedBackend, RayLimiter, SlidingW
 from ehrlib.pipeline.executors.reaper import Reaper
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import BACKENDS, BackendFactory, Stages, apply_switches, backend_factory, register_backend
+from ehrlib.tools.disk_cache import DIR_ENV
 
 __all__ = ["RayExecutor", "WorkerSpec", "NoteActor", "sum_stats"]
 
 log = logging.getLogger(__name__)
 MISSING_RAY = "--executor ray needs the ray package: pip install 'ehrlib[ray]'"
+#: batches queued on a worker beyond the ones it runs (hides the driver's round trip)
+PREFETCH = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +68,9 @@ class WorkerSpec:
     factory: BackendFactory | None = None
     #: actor handle of the endpoint's rate-limit window, or None
     limiter: Any = None
+    #: the driver's ``EHRLIB_CACHE_DIR`` (a node's Ray worker has the environment of its
+    #: ``ray start``, not the driver's), or None to leave the worker's own setting
+    cache_dir: str | None = None
 
 
 def _limited_stages(params: RunParams, limiter: Any) -> Stages:
@@ -84,6 +95,8 @@ class NoteActor:
     def setup(self) -> tuple[str, str] | None:
         """Open the database and build the stages; ``(error type, message)`` on bad settings."""
         spec = self.spec
+        if spec.cache_dir is not None:  # before anything reads the disk cache
+            os.environ[DIR_ENV] = spec.cache_dir
         try:
             if spec.factory is not None:
                 register_backend(spec.params.backend, spec.factory)
@@ -209,7 +222,7 @@ class RayExecutor:
         actor = ray.remote(NoteActor).options(num_cpus=min(1.0, cpus / n), max_concurrency=self.threads)
         for i in range(n):
             spec = WorkerSpec(stage_params(self.params, i), self.run_id, self.threads, self.open_worker, factory,
-                              self._limiters[i % len(urls)] if self._limiters else None)
+                              self._limiters[i % len(urls)] if self._limiters else None, os.environ.get(DIR_ENV))
             self._actors.append(actor.remote(spec))
         for problem in ray.get([a.setup.remote() for a in self._actors]):
             if problem is not None:
@@ -251,10 +264,11 @@ class RayExecutor:
         inflight: dict[Any, tuple[int, list[Note]]] = {}
         try:
             while batches or inflight:
-                # at most `threads` batches queued per worker: the rest stay with the driver,
-                # so a worker that dies takes few notes with it
+                # `threads` batches running per worker and PREFETCH more waiting in its queue,
+                # so it starts the next note while the driver commits the last; the rest stay
+                # with the driver, so a worker that dies takes few notes with it
                 for i in sorted(load, key=load.__getitem__):
-                    while batches and load[i] < self.threads:
+                    while batches and load[i] < self.threads + PREFETCH:
                         batch = batches.pop()
                         inflight[self._actors[i].run.remote(batch)] = (i, batch)
                         load[i] += 1
