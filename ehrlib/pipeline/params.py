@@ -39,10 +39,11 @@ METHODS: tuple[str, ...] = ("inspector", "checkehr", "surface")
 EXTRACTION_MODES: tuple[str, ...] = ("inspector", "patient_only", "ontology_only", "checkehr", "ner")
 #: tool categories of DESIGN.md (paper Appendix C) plus the criterion tool
 TOOL_CATEGORIES: tuple[str, ...] = ("alignment", "profiling", "temporal", "criterion")
-#: the default of ``abstain_below``: the lowest threshold at which the shipped calibrator's
+#: the default of ``abstain_below``, first chosen as the lowest threshold at which the calibrator's
 #: alarms, scored leave-one-set-out on the real-patient development sets, reach alarm
 #: precision 0.80 with inconsistent recall >= 0.60 (``ehrlib calibrate`` reports it after a
-#: refit; docs/calibration.md has the table); reviewers move it here or with the viewer's slider
+#: refit; docs/calibration.md has the table and why 0.6 stays when a refit on tuned sets picks
+#: less); reviewers move it here or with the viewer's slider
 DEFAULT_ABSTAIN_BELOW = 0.6
 #: how notes are spread: a thread pool in this process, or tasks on a Ray cluster
 EXECUTORS: tuple[str, ...] = ("thread", "ray")
