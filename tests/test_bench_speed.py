@@ -57,3 +57,24 @@ def test_unknown_baseline_ref_is_a_one_line_error(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as exc:
         speed.run(tmp_path / "out", work_dir=tmp_path / "w")
     assert "no-such-ref-xyz" in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_child_started_from_the_checkout_imports_the_code_it_is_given(tmp_path, monkeypatch):
+    """The baseline must run the baseline's code: ``python -m`` puts the working folder before
+    ``PYTHONPATH``, so a child started in the checkout would import the checkout instead."""
+    import subprocess
+    import sys
+
+    other = tmp_path / "other" / "ehrlib"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("", encoding="utf-8")
+    (other / "__main__.py").write_text("import ehrlib; print(ehrlib.__file__)\n", encoding="utf-8")
+    monkeypatch.chdir(speed.repo_root())   # where `make bench` runs it
+    env, cwd = speed.child_process(tmp_path / "other", tmp_path / "cache", tmp_path)
+    out = subprocess.run([sys.executable, "-m", "ehrlib"], env=env, cwd=cwd, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == str(other / "__init__.py")
+    # the trap it avoids: the same child started in the checkout imports the checkout's package
+    trapped = subprocess.run([sys.executable, "-c", "import ehrlib; print(ehrlib.__file__)"], env=env,
+                             cwd=speed.repo_root(), capture_output=True, text=True, check=True).stdout.strip()
+    assert trapped != str(other / "__init__.py")

@@ -105,14 +105,27 @@ def _corpus(parts: tuple[tuple[str, int], ...], dest: Path) -> int:
     return len(lines)
 
 
+def child_process(code: Path, cache: Path, cwd: Path) -> tuple[dict[str, str], Path]:
+    """Environment and working folder of a child that must import ehrlib from ``code``.
+
+    ``python -m`` puts the working folder first on ``sys.path``, ahead of ``PYTHONPATH``: a
+    child started in the checkout would import the checkout's ehrlib whatever ``code`` says
+    (the baseline would be the current code), so the child runs in ``cwd``, a folder with no
+    package of its own.
+    """
+    return {**os.environ, "PYTHONPATH": str(Path(code).resolve()), "EHRLIB_CACHE_DIR": str(Path(cache).resolve())}, cwd
+
+
 def _timed_run(code: Path, corpus: Path, db: Path, runs: Path, run_id: str, cache: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of one ``ehrlib run`` in a fresh process of this interpreter."""
-    env = {**os.environ, "PYTHONPATH": str(code), "EHRLIB_CACHE_DIR": str(cache)}
-    argv = [sys.executable, "-m", "ehrlib", "run", "--corpus", str(corpus), "--db", str(db), "--runs-dir", str(runs),
-            "--run-id", run_id, "--no-progress"]
+    runs = Path(runs).resolve()
+    runs.mkdir(parents=True, exist_ok=True)
+    env, cwd = child_process(code, cache, runs)
+    argv = [sys.executable, "-m", "ehrlib", "run", "--corpus", str(Path(corpus).resolve()), "--db",
+            str(Path(db).resolve()), "--runs-dir", str(runs), "--run-id", run_id, "--no-progress"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True)
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=cwd)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
