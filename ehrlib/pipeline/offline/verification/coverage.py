@@ -29,12 +29,21 @@ def _admission_rows(c: Case, table: str) -> int | None:
     return int(counts.get(table, 0)) if isinstance(counts, dict) else None
 
 
+def _present(c: Case, tables: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``tables`` this database has: a table its schema lacks (MIMIC-III has no eMAR) is
+    not asked for, so no call names a table the model-facing schema does not show.
+    """
+    schema = getattr(c.session.tools, "schema", None)
+    have = getattr(schema, "tables", None)
+    return tables if have is None else tuple(t for t in tables if t in have)
+
+
 def unshown_absence(c: Case) -> str | None:
     """Why the admission's records cannot show that the statement's drug was never given,
     or None when they can: an order table has rows, or the drug is given IV (no other route
     stated) and one of its items is an input item, which the ICU input tables would hold.
     """
-    known = [n for t in ORDER_TABLES if (n := _admission_rows(c, t)) is not None]
+    known = [n for t in _present(c, ORDER_TABLES) if (n := _admission_rows(c, t)) is not None]
     if not known or any(n > 0 for n in known):
         return None
     route = med(c).route
