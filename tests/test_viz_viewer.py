@@ -75,3 +75,15 @@ def test_rule_behind_an_offline_verdict_is_shown():
     note = Note("n", 1, 2, "nursing", "2150-01-01", "HR 80")
     page = findings_html(note, [(0, replace(_p(0, "HR"), rule_id="verify.value.in_range"))])
     assert "<b>rule:</b> <code>verify.value.in_range</code>" in page
+
+
+def test_a_finding_whose_span_overlaps_another_joins_its_mark():
+    # "Cr 0.9 at discharge" is not on the line as written; its first occurrence found overlaps
+    # "Cr 1.3 on admission": both findings must be reachable from the one mark
+    note = Note(note_id="n1", subject_id=1, hadm_id=2, note_type="physician", chartdate="2107-01-12",
+                text="# ARF: Cr 1.3 on admission, improved to 0.9 at discharge.")
+    preds = [Prediction(run_id="r", note_id="n1", line=0, entity="Cr 1.3 on admission", label="consistent"),
+             Prediction(run_id="r", note_id="n1", line=0, entity="Cr 1.3", label="inconsistent")]
+    page = findings_html(note, list(enumerate(preds)))
+    marks = re.findall(r'<mark [^>]*data-findings="([^"]+)"', page)
+    assert len(marks) == 1 and set(marks[0].split()) == {"p0", "p1"}

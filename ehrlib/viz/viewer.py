@@ -267,10 +267,17 @@ def findings_fragment(note: Note, predictions: Sequence[tuple[int, Prediction]],
             occ = _occurrences(text, g.entity)
             if occ:
                 spans.append((*occ[0], "gold", g))
-        out, pos = [], 0
+        kept: list[tuple[int, int, str, Any]] = []
         for start, end, kind, what in sorted(spans, key=lambda s: (s[0], -s[1])):
-            if start < pos:
-                continue  # overlaps an earlier highlight: the finding stays listed beside the line
+            if kept and start < kept[-1][1]:
+                # overlaps an earlier highlight: a finding joins that mark (its link and tip list
+                # every finding on the span); a missed gold entity stays listed beside the line
+                if kind == "pred" and kept[-1][2] == "pred":
+                    kept[-1] = (*kept[-1][:3], [*kept[-1][3], *what])
+                continue
+            kept.append((start, end, kind, what))
+        out, pos = [], 0
+        for start, end, kind, what in kept:
             inner = esc(text[start:end])
             if kind == "pred":
                 group = sorted(what, key=lambda ip: rank[method_verdict(ip[1])])
