@@ -12,8 +12,11 @@ It runs exactly what ``ehrlib run`` runs for a note: the runner's note function
 abstention threshold from the same params), opened once and kept warm, so the database
 connection, the stage bundle, the ontology, the lexical index and the item-profile memo
 built for the first note serve every later one. Nothing is written to disk unless
-``runs_dir`` is given: it is where the embedded synthetic hospital is built (``db="embedded"``)
-and where an LLM backend keeps its response cache.
+``runs_dir`` is given (where the embedded synthetic hospital is built, ``db="embedded"``, and
+where an LLM backend keeps its response cache), except ehrlib's own artefact caches: beside
+the database (or under ``$XDG_CACHE_HOME/ehrlib``) and, for data read from other packages
+(the ICD crosswalk), under ``$XDG_CACHE_HOME/ehrlib/packages``; ``EHRLIB_CACHE_DIR`` moves
+them, and ``EHRLIB_CACHE_DIR=off`` writes none.
 """
 from __future__ import annotations
 

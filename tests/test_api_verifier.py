@@ -64,6 +64,8 @@ def test_verifying_writes_no_file_anywhere(notes, synth_db, tmp_path, monkeypatc
     cwd.mkdir(), home.mkdir()
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("EHRLIB_CACHE_DIR", "off")   # the documented switch for ehrlib's own caches
     db_folder = sorted(Path(synth_db).parent.iterdir())
     _, by_type = notes
     with Verifier(synth_db) as v:
@@ -73,6 +75,26 @@ def test_verifying_writes_no_file_anywhere(notes, synth_db, tmp_path, monkeypatc
     assert len(one) and {r.note_id for r in many} <= {by_type["discharge_summary"].note_id, "note-2"}
     assert list(cwd.iterdir()) == [] and list(home.iterdir()) == []
     assert sorted(Path(synth_db).parent.iterdir()) == db_folder
+
+
+def test_the_only_files_a_verifier_writes_are_ehrlibs_caches(notes, synth_db, tmp_path, monkeypatch):
+    from ehrlib import Verifier
+    from ehrlib.pipeline.offline import icd_versions
+
+    cwd, home, cache = tmp_path / "cwd", tmp_path / "home", tmp_path / "cache"
+    cwd.mkdir(), home.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("EHRLIB_CACHE_DIR", str(cache))
+    icd_versions._crosswalk.cache_clear()   # built in this process: its cache entry is written now
+    _, by_type = notes
+    try:
+        with Verifier(synth_db) as v:
+            assert len(_verify(v, by_type["nursing"]))
+    finally:
+        icd_versions._crosswalk.cache_clear()
+    assert list(cwd.iterdir()) == [] and list(home.iterdir()) == []
+    assert all(p.is_relative_to(cache) for p in cache.rglob("*"))
 
 
 def test_second_call_reuses_the_warm_state(notes, verifier):
