@@ -73,8 +73,14 @@ class Finding:
     from_cache: bool
     n_tool_calls: int
     failure: str | None
+    #: where ``confidence`` comes from: "calibrator", or "logprobs" (an LLM's own probability
+    #: of its label); None without a confidence. Added after findings/1's first columns:
+    #: a file written before it reads with None here.
+    confidence_source: str | None = None
 
 
+#: columns a findings/1 file may lack (added at the end later), read as None
+_LATER = ("confidence_source",)
 #: column names in order (the CSV header, the frame's columns)
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Finding))
 
@@ -109,7 +115,7 @@ def finding_row(p: Prediction, note: Note | None = None) -> Finding:
         window_start=window.start if window else None, window_end=window.end if window else None,
         time_basis=p.time_basis, evidence=_rows_text(p.evidence_row_ids), deciding=_rows_text(p.deciding_row_ids),
         items="; ".join(i.label for i in p.items), value=p.value, rule_id=p.rule_id, from_cache=p.from_cache,
-        n_tool_calls=len(p.tool_calls), failure=p.failure)
+        n_tool_calls=len(p.tool_calls), failure=p.failure, confidence_source=p.confidence_source)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,10 +189,11 @@ class Findings(Sequence[Finding]):
             if rec.get("schema_version") != SCHEMA_VERSION:
                 raise DataError(f"{path}:{lineno}: findings schema version {rec.get('schema_version')!r}, "
                                 f"this ehrlib reads {SCHEMA_VERSION!r}")
-            missing = [c for c in COLUMNS if c not in rec]
+            missing = [c for c in COLUMNS if c not in rec and c not in _LATER]
             if missing:
                 raise DataError(f"{path}:{lineno}: finding without column(s) {missing}")
-            rows.append(Finding(**{c: rec[c] for c in COLUMNS}))
+            values: dict[str, Any] = {c: rec.get(c) for c in COLUMNS}
+            rows.append(Finding(**values))
         return cls(tuple(rows))
 
     def _repr_html_(self) -> str:

@@ -301,7 +301,13 @@ def test_factory_settings() -> None:
     with pytest.raises(ConfigError, match="llm.backend is required"):
         client_from_params({"llm": {"model": "x"}})
     gem = make_client("gemini", api_key="k")
-    assert gem.config == GenerationConfig(model="gemini-2.5-flash")  # Gemini server defaults
+    # Gemini server defaults; the verdict's token log-probabilities asked for
+    assert gem.config == GenerationConfig(model="gemini-2.5-flash", logprobs=True)
+    assert make_client("gemini", api_key="k", logprobs=False).config.logprobs is False
+    assert make_client("azure", base_url="https://x.openai.azure.com", api_key="k",
+                       model="gpt-5-mini").config.logprobs is None  # reasoning models return none
+    with pytest.raises(ConfigError, match="llm.logprobs must be true or false"):
+        make_client("vllm", model="m", logprobs="yes")
     vllm = make_client("vllm", model="openai/gpt-oss-20b", temperature=None)
     assert (vllm.config.temperature, vllm.config.top_p, vllm.config.max_tokens) == (None, 0.95, 2048)
     with pytest.raises(ConfigError, match="llm.model is required"):

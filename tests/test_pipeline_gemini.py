@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from llm_wire_kit import hr_case
 
-from ehrlib.corpus.records import Note, RowRef, TimeSpan
+from ehrlib.corpus.records import RowRef
 from ehrlib.db.connect import connect
 from ehrlib.llm import make_client
 from ehrlib.llm.fakes import FakeGeminiServer, gemini_function_calls, gemini_text
 from ehrlib.pipeline.context import note_context
 from ehrlib.pipeline.llm import LLMCaller, LLMVerifier
-from ehrlib.pipeline.records import Entity
 from ehrlib.pipeline.stages import StageEnv
 
 _ENV = ("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT",
@@ -25,16 +25,8 @@ def clean_env(monkeypatch):
 
 
 def test_verifier_tool_loop_over_gemini_wire(clean_env, synth_db):
-    from ehrlib.tools import PatientContext, make_toolset
-
-    con = connect(synth_db)
-    adm = con.execute("SELECT ADMITTIME, DISCHTIME FROM ADMISSIONS WHERE HADM_ID = 104852").fetchone()
-    day = str(adm[0].date())
-    tools = make_toolset(con.cursor(), PatientContext(10040, 104852, adm[0], adm[1], day))
-    args = {"item": "chartevents:220045", "time": day}
-    rows = tools.call("Get_Item_Status_History", args).rows
-    assert rows
-    note = Note("g1", 10040, 104852, "physician", day, f"Events:\nHR {rows[0]['value']} today.")
+    case = hr_case(synth_db, "g1")
+    con, tools, note, entity, args, rows = case.con, case.tools, case.note, case.entity, case.args, case.rows
     ctx = note_context(con.cursor(), note)
     with FakeGeminiServer() as srv:
         srv.add(gemini_function_calls(("Get_Item_Status_History", args), input_tokens=900, output_tokens=20),
@@ -42,8 +34,6 @@ def test_verifier_tool_loop_over_gemini_wire(clean_env, synth_db):
                                         "evidence_row_ids": [{"table": "chartevents", "row_id": rows[0]["row_id"]}]}),
                             input_tokens=1500, output_tokens=40))
         client = make_client("gemini", api_key="test-key", base_url=srv.url, timeout_s=5, max_retries=0)
-        entity = Entity("g1:e0", 1, "HR", "measurement", value=str(rows[0]["value"]),
-                        item_keys=("chartevents:220045",), window=TimeSpan(day, day))
         verdict = LLMVerifier(LLMCaller(client))(ctx, StageEnv(toolset=tools), entity, ())
         requests = [r.body for r in srv.requests]
     con.close()

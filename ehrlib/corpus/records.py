@@ -218,8 +218,11 @@ class Prediction:
     #: stated range, the nearest agreeing row); ``evidence_row_ids`` starts with them
     deciding_row_ids: tuple[RowRef, ...] = ()
     #: probability in [0, 1] that the verdict is right (the calibrator's, see
-    #: ``ehrlib calibrate``); None when the run was uncalibrated
+    #: ``ehrlib calibrate``, or an LLM's own from its token log-probabilities); None when
+    #: the run was uncalibrated
     confidence: float | None = None
+    #: where ``confidence`` comes from: "calibrator" or "logprobs" (None: no confidence)
+    confidence_source: Literal["calibrator", "logprobs"] | None = None
     #: set when a verdict was withheld for low confidence: the label the verifier gave,
     #: while ``label`` says ``unverified`` and ``reason`` starts with "low confidence"
     abstained_from: Label | None = None
@@ -259,6 +262,7 @@ _CHOICES: dict[str, tuple[str, ...]] = {
     "verdict": ("correct", "incorrect", "unparsed"),
     "time_basis": TIME_BASES,
     "abstained_from": LABELS,
+    "confidence_source": ("calibrator", "logprobs"),
 }
 _FREE_TEXT = {ItemRef}  # records whose `label` is a name, not a consistency label
 

@@ -58,7 +58,9 @@ def cache_key(
     payload = {
         "v": 1,
         "backend": backend,
-        "config": config.to_dict(),
+        # asking for log-probabilities changes no generated text: a reply cached without them
+        # still answers (its verdict then gets the calibrator's confidence)
+        "config": {k: v for k, v in config.to_dict().items() if k != "logprobs"},
         "messages": [dataclasses.asdict(m) for m in messages],
         "tools": [dataclasses.asdict(t) for t in tools or ()],
         "salt": salt,

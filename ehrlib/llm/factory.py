@@ -87,7 +87,8 @@ BACKENDS = tuple(PRESETS)
 #: presets for tests: accepted, never offered in a listing or a suggestion
 TEST_PRESETS = frozenset({"scripted"})
 
-_GEN_KEYS = ("model", "temperature", "top_p", "max_tokens", "seed", "thinking_budget", "response_schema")
+_GEN_KEYS = ("model", "temperature", "top_p", "max_tokens", "seed", "thinking_budget", "response_schema",
+             "logprobs")
 _CLIENT_KEYS = ("timeout_s", "max_retries", "retry_initial_s", "retry_max_s", "retry_jitter_s",
                 "max_concurrency", "requests_per_minute", "tokens_per_minute", "context_window",
                 "max_tokens_retry",
@@ -133,7 +134,13 @@ def _generation_config(name: str, preset: Preset, settings: Mapping[str, Any]) -
         raise ConfigError(f"llm.model is required for backend {name} (or set {envs})")
     if preset.client == "openai" and is_reasoning_model(model):
         defaults.update(REASONING_MODEL_DEFAULTS)
+    # the verdict's own probability is the confidence of an LLM verdict (ehrlib.llm.logprobs);
+    # reasoning models do not return log-probabilities
+    if preset.client in ("openai", "gemini") and not is_reasoning_model(model):
+        defaults.setdefault("logprobs", True)
     values = {k: settings.get(k, defaults.get(k)) for k in _GEN_KEYS}
+    if not isinstance(values["logprobs"], (bool, type(None))):
+        raise ConfigError(f"llm.logprobs must be true or false, got {values['logprobs']!r}")
     values["model"] = str(model)
     return GenerationConfig(**values)
 

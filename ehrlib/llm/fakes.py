@@ -147,15 +147,19 @@ class FakeOpenAIServer(_FakeServer):
     with `null`), and, with `reject_json_schema=True`, to `response_format` types other
     than "text" and "json_object" (llama-cpp-python 0.3.36), in the message shape that
     server uses; with `reject_required_tool_choice=True`, to `tool_choice: "required"`
-    with an empty message (its chatml-function-calling format). Refused requests are
+    with an empty message (its chatml-function-calling format); with
+    `reject_logprobs=True`, to `logprobs: true` (a model loaded without all logits). A
+    `logprobs` that is not a boolean is a validation error. Refused requests are
     recorded (`refused`) but consume no scripted reply.
     """
 
     path_pattern = re.compile(r"/v1/chat/completions")
 
     def __init__(self, replies: Sequence[FakeReply] = (), *, reject_json_schema: bool = False,
-                 reject_json_object: bool = False, reject_required_tool_choice: bool = False) -> None:
+                 reject_json_object: bool = False, reject_required_tool_choice: bool = False,
+                 reject_logprobs: bool = False) -> None:
         super().__init__(replies)
+        self.reject_logprobs = reject_logprobs
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
         self.reject_required_tool_choice = reject_required_tool_choice
@@ -173,6 +177,9 @@ class FakeOpenAIServer(_FakeServer):
                 role = str(m.get("role", "")).capitalize() if isinstance(m, Mapping) else ""
                 problems.append((("body", "messages", i, f"ChatCompletionRequest{role}Message", "content"),
                                  "string_type", "Input should be a valid string", content))
+        if "logprobs" in body and not isinstance(body["logprobs"], bool) and body["logprobs"] is not None:
+            problems.append((("body", "logprobs"), "bool_type", "Input should be a valid boolean",
+                             body["logprobs"]))
         fmt = body.get("response_format")
         if isinstance(fmt, Mapping):
             allowed = ["text"] + ([] if self.reject_json_object else ["json_object"]) + (
@@ -182,6 +189,11 @@ class FakeOpenAIServer(_FakeServer):
                 problems.append((("body", "response_format", "type"), "literal_error", f"Input should be {names}",
                                  fmt.get("type")))
         if not problems:
+            if self.reject_logprobs and body.get("logprobs"):
+                self.refused.append(request)  # a model loaded without logits_all: the ValueError as a 500
+                return FakeReply(500, {"error": {
+                    "message": "logprobs is not supported for models created with logits_all=False",
+                    "type": "internal_server_error", "param": None, "code": None}})
             if self.reject_required_tool_choice and body.get("tool_choice") == "required":
                 self.refused.append(request)  # chatml-function-calling: an empty 500
                 return FakeReply(500, {"error": {"message": "", "type": "internal_server_error",
@@ -206,10 +218,17 @@ def _gemini_usage(input_tokens: int, output_tokens: int, thinking_tokens: int) -
 
 
 def gemini_text(text: str, *, input_tokens: int = 10, output_tokens: int = 5,
-                thinking_tokens: int = 0, delay_s: float = 0.0) -> FakeReply:
-    """A Gemini reply with text only."""
+                thinking_tokens: int = 0, delay_s: float = 0.0,
+                logprobs: Sequence[tuple[str, float]] | None = None) -> FakeReply:
+    """A Gemini reply with text only; ``logprobs`` ((token, log-probability) pairs) fills
+    ``logprobsResult.chosenCandidates`` as the API does when asked for them.
+    """
+    cand: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}
+    if logprobs is not None:
+        cand["logprobsResult"] = {"chosenCandidates": [{"token": t, "logProbability": lp} for t, lp in logprobs],
+                                  "topCandidates": []}
     return FakeReply(200, {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}],
+        "candidates": [cand],
         "usageMetadata": _gemini_usage(input_tokens, output_tokens, thinking_tokens),
         "modelVersion": "fake-gemini",
     }, delay_s=delay_s)
@@ -249,11 +268,17 @@ def _openai_body(message: dict[str, Any], finish: str, prompt: int, completion: 
 
 
 def openai_text(text: str, *, prompt_tokens: int = 10, completion_tokens: int = 5,
-                reasoning_tokens: int = 0, delay_s: float = 0.0, finish_reason: str = "stop") -> FakeReply:
-    """An OpenAI-compatible chat reply with text only."""
-    return FakeReply(200, _openai_body({"role": "assistant", "content": text}, finish_reason,
-                                       prompt_tokens, completion_tokens, reasoning_tokens),
-                     delay_s=delay_s)
+                reasoning_tokens: int = 0, delay_s: float = 0.0, finish_reason: str = "stop",
+                logprobs: Sequence[tuple[str, float]] | None = None) -> FakeReply:
+    """An OpenAI-compatible chat reply with text only; ``logprobs`` ((token, log-probability)
+    pairs) fills ``choices[0].logprobs.content`` in the shape vLLM and llama.cpp send.
+    """
+    body = _openai_body({"role": "assistant", "content": text}, finish_reason,
+                        prompt_tokens, completion_tokens, reasoning_tokens)
+    if logprobs is not None:
+        body["choices"][0]["logprobs"] = {"content": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []} for t, lp in logprobs]}
+    return FakeReply(200, body, delay_s=delay_s)
 
 
 def openai_tool_calls(*calls: tuple[str, Mapping[str, Any] | str], prompt_tokens: int = 10,

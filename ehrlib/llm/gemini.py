@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ehrlib.errors import ConfigError
+from ehrlib.llm import logprobs
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
@@ -109,10 +110,12 @@ class GeminiBackend:
         self.vertexai = bool(getattr(api, "vertexai", False))
         self.endpoint = str(getattr(api._http_options, "base_url", None) or "unknown")
         self._transport_errors = _transport_error_types()
+        #: why log-probabilities are no longer asked for (the model refused them), else None
+        self.logprobs_refused: str | None = None
 
     def describe(self) -> dict[str, Any]:
         """Endpoint facts for the run manifest."""
-        return {"endpoint": self.endpoint, "vertexai": self.vertexai}
+        return {"endpoint": self.endpoint, "vertexai": self.vertexai, "logprobs_refused": self.logprobs_refused}
 
     # --- requests -----------------------------------------------------------------
 
@@ -145,6 +148,8 @@ class GeminiBackend:
         return contents, ("\n\n".join(system_parts) if system_parts else None)
 
     def _config(self, config: GenerationConfig, tools: Sequence[ToolSpec] | None, system: str | None) -> Any:
+        if config.logprobs and self.logprobs_refused is not None:
+            config = config.replace(logprobs=None)
         return generation_config(self._types, config, tools, system)
 
     async def send(
@@ -173,6 +178,9 @@ class GeminiBackend:
                                "GOOGLE_APPLICATION_CREDENTIALS)", kind="auth") from exc
         except errors.APIError as exc:
             code = int(exc.code) if exc.code else None
+            if config.logprobs and self.logprobs_refused is None and logprobs.is_refusal(code, str(exc.message)):
+                self.logprobs_refused = f"HTTP {code} {exc.status or ''}".strip()
+                return await self.send(messages, tools, config, timeout_s)  # again, without them
             raise LLMCallError(
                 f"Gemini HTTP {code} {exc.status or ''}: {exc.message or ''}".strip(),
                 status=code, transient=code in TRANSIENT_STATUS,
@@ -233,6 +241,8 @@ def generation_config(t: Any, config: GenerationConfig, tools: Sequence[ToolSpec
         "system_instruction": system,
         "automatic_function_calling": t.AutomaticFunctionCallingConfig(disable=True),
     }
+    if config.logprobs:
+        kwargs["response_logprobs"] = True
     if config.thinking_budget is not None:
         kwargs["thinking_config"] = t.ThinkingConfig(thinking_budget=config.thinking_budget)
     if config.response_schema is not None:

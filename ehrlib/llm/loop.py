@@ -90,6 +90,8 @@ class ToolLoopResult:
     usage: CallUsage
     model_calls: int
     failure: LoopFailure | None = None
+    #: the reply that carried the final answer (its raw form holds any token log-probabilities)
+    final: LLMResponse | None = None
 
     @property
     def ok(self) -> bool:
@@ -244,8 +246,9 @@ async def run_tool_loop(
     tool_turns = 0
     budget_told = False
 
-    def result(text: str, value: Any = None, failure: LoopFailure | None = None) -> ToolLoopResult:
-        return ToolLoopResult(text, value, tuple(trace), tuple(history), usage, calls, failure)
+    def result(text: str, value: Any = None, failure: LoopFailure | None = None,
+               final: LLMResponse | None = None) -> ToolLoopResult:
+        return ToolLoopResult(text, value, tuple(trace), tuple(history), usage, calls, failure, final)
 
     while True:
         offer_tools = tool_turns < max_steps
@@ -290,9 +293,9 @@ async def run_tool_loop(
             return result(resp.text, failure=LoopFailure(
                 "max_steps", f"model kept calling tools after {max_steps} tool turns"))
         if final_schema is None:
-            return result(resp.text)
+            return result(resp.text, final=resp)
         try:
-            return result(resp.text, parse_json_reply(resp.text, final_schema))
+            return result(resp.text, parse_json_reply(resp.text, final_schema), final=resp)
         except MalformedReply as exc:
             if repairs >= max_repairs:
                 return result(resp.text, failure=LoopFailure("malformed", str(exc)))

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ehrlib.errors import ConfigError
-from ehrlib.llm import safejson
+from ehrlib.llm import logprobs, safejson
 from ehrlib.llm.errors import LLMCallError
 from ehrlib.llm.records import CallUsage, GenerationConfig, LLMResponse, Message, ToolCall, ToolSpec
 
@@ -118,6 +118,8 @@ class OpenAICompatBackend:
         self.structured_fallbacks: list[str] = []
         self.tool_choice = tool_choice
         self.json_object_schema = bool(json_object_schema)
+        #: why log-probabilities are no longer asked for (the server refused them), else None
+        self.logprobs_refused: str | None = None
         self.extra_body = dict(extra_body or {})
         self._transport = transport
 
@@ -131,6 +133,7 @@ class OpenAICompatBackend:
             "structured_output": self.structured_mode,
             "structured_output_fallbacks": list(self.structured_fallbacks),
             "tool_choice": self.tool_choice,
+            "logprobs_refused": self.logprobs_refused,
             "extra_body": self.extra_body,
         }
 
@@ -183,6 +186,8 @@ class OpenAICompatBackend:
         ):
             if value is not None:
                 body[key] = value
+        if config.logprobs and self.logprobs_refused is None:
+            body["logprobs"] = True
         if tools:
             body["tools"] = [
                 {"type": "function", "function": {
@@ -235,9 +240,13 @@ class OpenAICompatBackend:
         """Send one chat-completions request and parse the reply."""
         while True:
             mode = self.structured_mode
+            asked = bool(config.logprobs) and self.logprobs_refused is None
             try:
                 return await self._send_once(messages, tools, config, timeout_s)
             except LLMCallError as exc:
+                if asked and logprobs.is_refusal(exc.status, str(exc)):
+                    self.logprobs_refused = self.logprobs_refused or f"HTTP {exc.status}"
+                    continue  # ask again without log-probabilities
                 if config.response_schema is None:
                     raise
                 if mode != self.structured_mode:

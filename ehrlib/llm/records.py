@@ -120,6 +120,9 @@ class GenerationConfig:
     seed: int | None = None
     thinking_budget: int | None = None
     response_schema: Mapping[str, Any] | None = None
+    #: ask for the generated tokens' log-probabilities (:mod:`ehrlib.llm.logprobs`); a server
+    #: that refuses them is asked again without, once per endpoint
+    logprobs: bool | None = None
 
     def replace(self, **changes: Any) -> GenerationConfig:
         """A copy with ``changes`` applied."""

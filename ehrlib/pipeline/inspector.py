@@ -200,6 +200,7 @@ def _prediction(run_id: str, note_id: str, e: Entity, d: ScopeDecision, v: Verdi
         reason=v.reason, evidence_row_ids=v.evidence_row_ids, from_cache=v.from_cache,
         tool_calls=v.tool_calls, usage=v.usage, entity_id=e.entity_id, prompt_id=v.prompt_id,
         failure=v.failure, rule_id=v.rule_id, time_basis=e.time_basis, deciding_row_ids=v.deciding_row_ids,
+        confidence=v.confidence, confidence_source="logprobs" if v.confidence is not None else None,
     )
 
 

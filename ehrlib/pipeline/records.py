@@ -147,6 +147,9 @@ class Verdict:
     rule_id: str | None = None
     #: the rows that decided the verdict, before any context rows of ``evidence_row_ids``
     deciding_row_ids: tuple[RowRef, ...] = ()
+    #: the model's own probability of its label, from the reply's token log-probabilities
+    #: (LLM verdicts with ``llm.logprobs``); None otherwise, and the calibrator decides
+    confidence: float | None = None
     #: verdicts for the other entities of the same observation group, answered from the
     #: same evidence in the same call (a verifier with ``accepts_group``); the orchestrator
     #: uses them as cache hits for those entities and never writes this field out.

@@ -106,7 +106,11 @@ def _trace_table(p: Prediction) -> str:
 def _confidence(p: Prediction) -> str:
     if p.confidence is None:
         return ""
-    return f' <span class="conf" style="color:#424242;font-size:85%">conf {p.confidence:.2f}</span>'
+    source = " (model)" if p.confidence_source == "logprobs" else ""
+    title = ("the model's own probability of its verdict" if source else "the calibrator's probability that "
+             "the verdict is right")
+    return (f' <span class="conf" style="color:#424242;font-size:85%" title="{title}">'
+            f"conf {p.confidence:.2f}{source}</span>")
 
 
 def finding_panel(idx: int, p: Prediction, j: Judgement | None, judged: bool, evidence: Sequence[Any] | None,

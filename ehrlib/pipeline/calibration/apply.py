@@ -20,7 +20,7 @@ import importlib.resources
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ehrlib.corpus.records import Prediction
 from ehrlib.pipeline.calibration.features import evidence_stats, item_rows, line_sections, prediction_features
@@ -88,16 +88,24 @@ def abstain_reason(p: float, reason: str) -> str:
 
 def apply_confidence(preds: Sequence[Prediction], probs: Sequence[float | None], abstain_below: float
                      ) -> tuple[Prediction, ...]:
-    """Predictions with ``confidence`` set; alarms below ``abstain_below`` withheld."""
+    """Predictions with ``confidence`` set; alarms below ``abstain_below`` withheld.
+
+    A verdict that already carries an LLM's own probability (``confidence_source``
+    "logprobs") keeps it: the calibrator's probability stands in only where the model gave none.
+    """
     out = []
     for pred, p in zip(preds, probs, strict=True):
+        source: Literal["calibrator", "logprobs"] = "calibrator"
+        if pred.confidence_source == "logprobs" and pred.confidence is not None:
+            p, source = pred.confidence, "logprobs"
         if p is None:
             out.append(pred)
         elif pred.label == "inconsistent" and p < abstain_below:
-            out.append(dataclasses.replace(pred, confidence=p, label="unverified", abstained_from="inconsistent",
-                                           inconsistency_type=None, reason=abstain_reason(p, pred.reason)))
+            out.append(dataclasses.replace(pred, confidence=p, confidence_source=source, label="unverified",
+                                           abstained_from="inconsistent", inconsistency_type=None,
+                                           reason=abstain_reason(p, pred.reason)))
         else:
-            out.append(dataclasses.replace(pred, confidence=p))
+            out.append(dataclasses.replace(pred, confidence=p, confidence_source=source))
     return tuple(out)
 
 

@@ -59,6 +59,10 @@ def build_llm_stages(method: str, params: Any, client: Any, *, backend: str = "l
             wire = describe()
             out["structured_output"] = wire.get("structured_output")
             out["structured_output_fallbacks"] = wire.get("structured_output_fallbacks")
+            # whether verdicts could carry the model's own probability (ehrlib.llm.logprobs)
+            asked = bool(getattr(getattr(client, "config", None), "logprobs", False))
+            out["logprobs"] = ("not asked" if not asked else
+                               f"refused ({wire['logprobs_refused']})" if wire.get("logprobs_refused") else "asked")
         out["extraction"] = llm.counts()
         if cache is not None:
             out["response_cache_entries"] = len(cache)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord, Usage
 from ehrlib.llm import Message, run_sync, run_tool_loop
+from ehrlib.llm.logprobs import verdict_probability
 from ehrlib.llm.loop import all_tool_calls_failed
 from ehrlib.pipeline.cache import render_cache
 from ehrlib.pipeline.llm.caller import LLMCaller, object_schema, to_usage
@@ -160,6 +161,9 @@ class LLMVerifier:
                            failure=f"tools_failed: all {n} tool calls of the verification loop failed "
                                    f"(last: {trace[-1].error})")
         verdict = self._verdict(entity, result.value, trace, cache, seen_rows, total, prompt_id)
+        if result.final is not None:
+            verdict = dataclasses.replace(verdict, confidence=verdict_probability(result.final.raw,
+                                                                                   result.final.text))
         siblings = []
         by_id = {g.entity_id: g for g in group}
         for raw in result.value.get("siblings") or ():
