@@ -25,6 +25,15 @@ def _cultures(line: str) -> dict[str, tuple[str, str | None, bool]]:
                                                        "blood cultures": ("blood cult", None, False)}),
     ("Bile and sputum cx sent from the OR.", {"bile": ("bile", None, False), "sputum cx": ("sputum|bronch", None,
                                                                                           False)}),
+    # named cultures joined by a conjunction share the result after the last one; "NG" there is no growth
+    ("ID: BCx and UCx no growth to date.", {"bcx": ("blood cult", None, True), "ucx": ("urine", None, True)}),
+    ("Micro: sputum - yeast; urine cx NG", {"sputum": ("sputum|bronch", "yeast|candida", False),
+                                            "urine cx": ("urine", None, True)}),
+    ("Urine cx NG tube aspirate sent.", {"urine cx": ("urine", None, False)}),  # a nasogastric tube is no result
+    ("BCx x2 + UCx sent this AM.", {"bcx": ("blood cult", None, False), "ucx": ("urine", None, False)}),
+    # an organism between the conjunction and the next culture names that test, not a result
+    ("MRSA screen and Staph aureus swab negative.", {"mrsa screen": ("mrsa screen", None, True),
+                                                     "swab": ("swab", None, True)}),
     # a gram stain is a culture word; the result may follow a masked date
     ("CSF (``````2-3``````) gram stain and culture negative.", {"csf": ("csf", None, True)}),
     # the same word again is no coordination, and bare specimens without culture words are no culture

@@ -172,3 +172,24 @@ def test_a_missing_code_needs_a_concept_that_fits(text, section, rule, label):
     assert_decided(v, rule, label)
     if text == "left elbow":
         assert "site or qualifier" in v.reason and not v.evidence_row_ids
+
+
+# --- a procedure billed in the other ICD version ---------------------------------------------------
+
+PCS_ITEMS = [_Item("procedures_icd", "387", "Interruption of the vena cava"),
+             _Item("procedures_icd", "06H03DZ", "Insertion of Intraluminal Device into Inferior Vena Cava, "
+                                                "Percutaneous Approach"),
+             _Item("procedures_icd", "02HV33Z", "Insertion of Infusion Device into Superior Vena Cava, "
+                                                "Percutaneous Approach")]
+
+
+@pytest.mark.parametrize("billed, label", [("06H03DZ", "unverified"),     # ICD-10-PCS words it otherwise
+                                           ("02HV33Z", "inconsistent")])  # another vein: still missing
+def test_a_procedure_billed_in_the_other_version_is_not_missing(billed, label):
+    key = f"procedures_icd:{billed}"
+    tools = DictTools({key: [row("2199-02-03", None, key=key, table="procedures_icd", label=billed)]})
+    tools.env = _Env(PCS_ITEMS, {key})
+    v = verify(entity("IVC filter placement", "diagnosis", keys=(), section="procedures"), tools)
+    assert_decided(v, "diagnoses.section_billed", label)
+    if label == "unverified":
+        assert "other" in v.reason and billed in v.reason

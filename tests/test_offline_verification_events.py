@@ -158,6 +158,19 @@ def test_a_date_that_bounds_the_dwell_dates_no_edge():
     assert_decided(verify(e, _proc(VENTED), line=line), "events.record_in_window", "consistent")
 
 
+@pytest.mark.parametrize("line, time_text, label, rule", [
+    ("she remained intubated and was extubated on HD 3", "on HD 3", "consistent", "events.record_in_window"),
+    ("cirrhosis, intubated, now septic", "now", "consistent", "events.record_in_window"),
+    ("she was intubated on HD 3", "on HD 3", "inconsistent", "events.procedure_edge_day"),  # the placement's day
+])
+def test_an_ongoing_dwell_dates_no_edge(line, time_text, label, rule):
+    # the dwell goes on ("remained intubated", "intubated, now ..."): the day is not its start
+    a = line.index("intubated")
+    e = entity("intubated", "procedure", keys=(PROC,), time_text=time_text, action="intubated", span=(a, a + 9),
+               window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    assert_decided(verify(e, _proc(VENTED), line=line), rule, label)
+
+
 SITE = "chartevents:8392"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, verify
 
+from ehrlib.corpus.records import TimeSpan
+
 
 def _culture(day: str = "2199-02-03", **extra) -> dict:
     return row(f"{day} 06:00:00", None, key="microbiologyevents", table="microbiologyevents", item="BLOOD CULTURE",
@@ -126,3 +128,36 @@ def test_a_collection_dated_by_a_part_of_the_day(time_text, drawn, label, rule):
                window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
     micro = [row(drawn, None, key="microbiologyevents", table="microbiologyevents", item="BLOOD CULTURE")]
     assert_decided(verify(e, FakeTools(micro=micro)), rule, label)
+
+
+DAY_ONLY = TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59")
+
+
+@pytest.mark.parametrize("drawn, rule, label", [
+    ("2199-02-02 22:00:00", "microbiology.collected", "consistent"),           # sent the evening before
+    ("2199-01-31 22:00:00", "microbiology.specimen_in_window", "inconsistent"),  # days before: no longer pending
+])
+def test_a_pending_culture_looks_back_one_day(drawn, rule, label):
+    e = entity("BCx pending", "microbiology", keys=(), window=DAY_ONLY, specimen="blood", pending=True)
+    micro = [row(drawn, None, key="microbiologyevents", table="microbiologyevents", item="BLOOD CULTURE")]
+    assert_decided(verify(e, FakeTools(micro=micro)), rule, label)
+
+
+def test_a_susceptibility_leaves_its_cultures_date_to_the_culture():
+    micro = [_culture("2199-02-09", organism="STAPH AUREUS COAG +", antibiotic="OXACILLIN", interpretation="S")]
+    claim = dict(specimen="blood", organism="aureus", organism_text="MSSA", sensitivities=[["oxacillin", "S"]])
+    culture = entity("BCx", "microbiology", keys=(), shown="MSSA (oxacillin S)", **claim)
+    assert_decided(verify(culture, FakeTools(micro=micro)), "microbiology.specimen_in_window", "inconsistent")
+    drug = entity("oxacillin", "microbiology", keys=(), shown="S", **claim)
+    v = verify(drug, FakeTools(micro=micro))
+    assert_decided(v, "microbiology.specimen_in_window", "unverified")
+    assert "culture statement" in v.reason
+
+
+def test_pan_sensitive_leaves_the_organism_to_the_culture():
+    micro = [_culture(organism="STAPH AUREUS COAG +")]
+    claim = dict(specimen="blood", organism="coli", organism_text="E. coli", pan_sensitive=True)
+    assert_decided(verify(entity("BCx", "microbiology", keys=(), shown="grew E. coli", **claim),
+                          FakeTools(micro=micro)), "microbiology.organism_grown", "inconsistent")
+    assert_decided(verify(entity("pan-sensitive", "microbiology", keys=(), shown="pan-sensitive", **claim),
+                          FakeTools(micro=micro)), "microbiology.organism_grown", "unverified")

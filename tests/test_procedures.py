@@ -99,3 +99,15 @@ def test_a_one_word_conjunct_shares_the_modifiers_before_it():
 def test_an_action_binds_to_the_name_of_its_clause(raw, name, action):
     a = raw.index(name)
     assert procedure_claim(raw, a, a + len(name))[0].action == action
+
+
+@pytest.mark.parametrize("raw, name, side", [
+    ("ACCESS: L AC 18g, R femoral A-line.", "A-line", "r"),   # the side of its own list item, not the first one
+    ("Lines: R IJ CVL, A-line", "A-line", None),              # a side in the item before is that item's
+    ("left IJ dialysis line", "dialysis line", "l"),
+    ("A-line R radial", "A-line", "r"),                        # a side after the name
+    ("L subclavian and R IJ CVL", "CVL", "r"),                 # the nearest before, in its own clause
+])
+def test_a_side_belongs_to_the_name_of_its_list_item(raw, name, side):
+    a = raw.index(name)
+    assert procedure_claim(raw, a, a + len(name))[0].side == side

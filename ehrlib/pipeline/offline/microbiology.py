@@ -69,6 +69,9 @@ def _bare_specimen_patterns(organisms: tuple[tuple[re.Pattern[str], str], ...]
 
 
 _ANY_COORDINATED = re.compile(_coordinated(""), re.I)
+#: what joins two named cultures that share one result ("BCx and UCx", "BCx, UCx", "BCx x2 + UCx":
+#: a plus sign between two cultures is "and", not a positive result)
+_JOIN = re.compile(r"\s*(?:x\s?\d\s*)?(?:,|&|/|\+|\band\b)\s*", re.I)
 
 
 @functools.cache
@@ -269,6 +272,17 @@ def _cultures(raw: str, line: int, lex: Lexicon, taken: list[tuple[int, int]],
             if not skip and not clause[:nxt_spec].strip() and nxt_spec < len(clause) and (pattern, table_word) not in \
                     lex.specimens:
                 continue  # "stool C. diff positive": the bare word is the named test's specimen
+            # an organism between a conjunction and the next culture names that test ("MRSA screen and
+            # Staph aureus swab negative"): the two are joined
+            head = clause[:nxt_spec]
+            named = [f for f in _organisms_in(head, lex) if not head[f[1]:].strip() and _JOIN.fullmatch(head[:f[0]])]
+            if not skip and nxt_spec < len(clause) and (named or _JOIN.fullmatch(head)):
+                # "BCx and UCx no growth to date": cultures joined by a conjunction share the result
+                # stated after the last of them (whose name is no result: "MRSA screen and Staph aureus swab")
+                last = max(x.end() for pat, _ in specimens for x in pat.finditer(clause) if x.start() == nxt_spec)
+                nxt_spec = min((x.start() for pat, _ in specimens for x in pat.finditer(clause) if x.start() >= last),
+                               default=len(clause))
+                clause = " " * last + clause[last:]
             clause = clause[:nxt_spec]
             attrs: dict[str, Any] = {"specimen": table_word}  # the MicrobiologyClaim's fields
             if _EVERY.search(raw[:m.start()]):

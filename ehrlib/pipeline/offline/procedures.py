@@ -16,8 +16,8 @@ from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
 
-__all__ = ["procedure_mention", "procedure_claim", "blood_product_mention", "listed_entries", "merge_entry_fragments",
-           "aside_procedures", "prose_procedure_mentions", "shared_conjunct"]
+__all__ = ["procedure_mention", "procedure_claim", "stated_side", "blood_product_mention", "listed_entries",
+           "merge_entry_fragments", "aside_procedures", "prose_procedure_mentions", "shared_conjunct"]
 
 _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
@@ -76,12 +76,29 @@ def _bound_action(raw: str, start: int, end: int) -> re.Match[str] | None:
     return best[1] if best else None
 
 
+#: what ends the list item or clause a side word belongs to ("L AC 18g, R femoral A-line")
+_SIDE_BREAK = re.compile(r"[,;:]\s|\.\s|\s(?:and|then|but|with|w/)\s", re.I)
+
+
+def stated_side(raw: str, start: int, end: int) -> re.Match[str] | None:
+    """The side word of the procedure name at ``raw[start:end]``: the nearest one before it in
+    its own list item or clause (at most 20 characters back; "L AC 18g, R femoral A-line": the
+    A-line is right), else one within or just after the name ("A-line R radial").
+    """
+    lo = max(0, start - 20)
+    cut = [m.end() for m in _SIDE_BREAK.finditer(raw, lo, start)]
+    before = list(_SIDE.finditer(raw, cut[-1] if cut else lo, start))
+    if before:
+        return before[-1]
+    return _SIDE.search(raw, start, min(len(raw), end + 5))
+
+
 def procedure_claim(raw: str, start: int, end: int) -> tuple[ProcedureClaim, str | None]:
     """The claim of a procedure name at ``raw[start:end]`` (its action, side and negation
     from the words around it) with the action's text.
     """
     act = _bound_action(raw, start, end)
-    side = _SIDE.search(raw[max(0, start - 20):end + 5])
+    side = stated_side(raw, start, end)
     claim = ProcedureClaim(negated=bool(negated_before(raw[:start])), action=act.group("a").lower() if act else None,
                            side=side.group("s").lower()[0] if side else None)
     return claim, act.group(0) if act else None

@@ -26,6 +26,7 @@ from ehrlib.pipeline.offline.icd_match import (
     resolve,
     search_queries,
 )
+from ehrlib.pipeline.offline.procedure_versions import other_version_namesakes
 from ehrlib.pipeline.offline.procedures import listed_entries
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
@@ -143,6 +144,15 @@ def billed_match(c: Case, tables: Sequence[str] = ICD_TABLES, phrase: str | None
         if got is not None and got.rows:
             return unverified(c, f"part of {closest!r} is billed this admission in the other ICD version "
                               f"({got.rows[0].get('label')}); the rest cannot be told apart", list(got.rows[:1]))
+    billed = billed_titles(s.tools, tables)
+    for t in other_version_namesakes(phrase or stated_phrase(e), res.concepts, billed)[:4]:
+        # "IVC filter placement" (ICD-9 "Interruption of the vena cava") billed as ICD-10-PCS
+        # "Insertion of Intraluminal Device into Inferior Vena Cava": no procedure crosswalk tells
+        got = s.call("Get_Item_Status_History", item=f"{t.table}:{t.code}", time="")
+        if got is not None and got.rows:
+            return unverified(c, f"{closest!r} is worded in one ICD procedure version; this admission bills "
+                              f"the other, whose {got.rows[0].get('label')!r} may be the same procedure",
+                              list(got.rows[:1]))
     if weak_concept(res.concepts):
         return unverified(c, f"the closest ICD concept ({closest}) differs from {e.text!r} in words each "
                           "side lacks: what was billed for it cannot be told from the billing")
@@ -184,7 +194,7 @@ def listed_entry(line: str, span: tuple[int, int] | None) -> str | None:
 
 BILLED_CODE = Rule("diagnoses.billed_code", "A diagnosis resolves to an ICD concept; a billed code naming it, under "
                    "its parent or header without the opposite, or two codes stating its parts confirm it; else it is "
-                   "missing, unless it names only a site or qualifier or the concept is a mere neighbour.",
+                   "missing, unless it names a site or qualifier or a neighbour or other-version code may be it.",
                    billed_match, ("diagnosis",))
 SECTION_BILLED = Rule("diagnoses.section_billed", "An entry of a section that restates the billing (procedures, "
                       "discharge diagnoses) is checked first against the billed codes of that section's tables only; "

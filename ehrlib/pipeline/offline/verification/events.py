@@ -131,6 +131,24 @@ def _day_part(time_text: str | None, window_end: str | None) -> tuple[datetime, 
 _BOUND = re.compile(r"\b(?:until|till|through|thru|to|since|from|after|before)\s*$", re.I)
 
 
+#: words saying a device's dwell goes on ("remained intubated", "still intubated"), and a time
+#: word of the present ("intubated, now septic"): the state is dated, not its start or end
+_ONGOING = re.compile(r"\b(?:remain(?:s|ed)?|still|stay(?:s|ed)?|kept|continues\s+to\s+be)\s+$", re.I)
+_PRESENT = re.compile(r"^(?:now|currently|at\s+present)$", re.I)
+
+
+def _ongoing_state(c: Case) -> bool:
+    """Whether the statement describes the device's dwell going on rather than an edge of it:
+    an ongoing-state word right before the name, or a time of the present.
+    """
+    e = c.entity
+    if _PRESENT.match((e.time_text or "").strip()):
+        return True
+    lines = getattr(c.ctx, "lines", ()) or ()
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    return e.span is not None and bool(_ONGOING.search(line[max(0, e.span[0] - 25):e.span[0]]))
+
+
 def _words_before_time(c: Case) -> str:
     """The line's words right before the statement's time expression."""
     e = c.entity
@@ -194,6 +212,8 @@ def _procedure_edge_day(c: Case) -> Verdict | None:
         return None
     if _BOUND.search(_words_before_time(c)):
         return None  # "intubated until 11-1", "since 11-1": the date bounds the dwell, not this edge
+    if _ongoing_state(c):
+        return None  # "remained intubated ... extubated on HD 5": the day is the removal's, not the state's
     said = f"{e.text} {c.claim_as(ProcedureClaim).action or ''}"
     edge = 1 if _edge_words("removal").search(said) else 0 if _edge_words("placement").search(said) else None
     window = (parse_time(e.window.start), parse_time(e.window.end)) if e.window is not None else (None, None)

@@ -1,7 +1,10 @@
 """Microbiology rules: specimen, organism (regex on ``org_name``), susceptibilities.
 
 A culture result is reported days after the specimen was drawn, so an undated result in a
-progress note may be about a specimen up to :data:`MICRO_LOOKBACK_DAYS` before its day.
+progress note may be about a specimen up to :data:`MICRO_LOOKBACK_DAYS` before its day (a
+culture still pending, :data:`PENDING_LOOKBACK_DAYS`). A susceptibility statement restates its
+culture's date and organism: when those are wrong, the culture's own statement says so, and
+the susceptibility is left unverified rather than alarmed a second time.
 Susceptibility claims (parsed by :mod:`ehrlib.pipeline.offline.microsens`) are checked on
 the organism's rows: "S" is met by an S row of that antibiotic (first six letters of the
 generic name), "R" by R; an antibiotic never tested is not judged; "pan-sensitive" is
@@ -17,15 +20,18 @@ from ehrlib.pipeline.claims import MicrobiologyClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.events import stated_day_part
-from ehrlib.pipeline.offline.verification.session import Case, decide, verdict
+from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, tool_spec, widened_back
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "CHAIN", "MICRO_LOOKBACK_DAYS", "check_susceptibilities"]
+__all__ = ["RULES", "CHAIN", "MICRO_LOOKBACK_DAYS", "PENDING_LOOKBACK_DAYS", "check_susceptibilities"]
 
 #: a culture result is reported days after the specimen was drawn: a progress note's
 #: "sputum grew E. coli" / "BCx NGTD" may be about a specimen up to this many days before its day
 MICRO_LOOKBACK_DAYS = 4
+#: a culture still "pending" has had no first read yet, which comes within about a day of
+#: collection: an undated pending culture may have been drawn on the day before the note's day
+PENDING_LOOKBACK_DAYS = 1
 
 Rows = list[Mapping[str, Any]]
 _K = ("microbiology",)
@@ -101,12 +107,18 @@ def _specimen_in_window(c: Case) -> Verdict | None:
     else:
         rows = [r for r in _timeline(c, tool_spec(e.window) or "during admission") if in_window(r, e.window)]
         rows = [r for r in rows if spec.search(str(r.get("item") or r.get("label") or ""))]
-    if not rows and not e.time_text and core_window(e.window) is not None and (
-            a.organism or a.negative or a.positive):
-        rows = _lookback(c, spec)  # a stated date is the specimen's: no look-back then
+    if not rows and not e.time_text and core_window(e.window) is not None:
+        # a stated date is the specimen's: no look-back then
+        if a.organism or a.negative or a.positive:
+            rows = _lookback(c, spec, MICRO_LOOKBACK_DAYS)
+        elif a.pending:
+            rows = _lookback(c, spec, PENDING_LOOKBACK_DAYS)
     if not rows:
         any_spec = [r for r in _timeline(c, "during admission") if spec.search(str(r.get("item") or r.get("label")
                                                                                    or ""))]
+        if any_spec and _susceptibility_statement(c):
+            return unverified(c, f"{e.text}: a susceptibility of a culture drawn on another day than "
+                              f"{tool_spec(e.window)}; the date is the culture statement's to judge", any_spec[:2])
         if any_spec:
             near = nearest_in_time(any_spec, e.window)
             return verdict(c, False, f"{e.text} collected in this admission but not in {tool_spec(e.window)}; "
@@ -145,11 +157,21 @@ def _bedside_collection(c: Case, spec: re.Pattern[str]) -> Verdict | None:
     return None
 
 
-def _lookback(c: Case, spec: re.Pattern[str]) -> Rows:
+def _susceptibility_statement(c: Case) -> bool:
+    """Whether a culture statement reports a susceptibility ("oxacillin S", "pan-sensitive"): it
+    restates its culture's specimen, date and organism, which the culture's own statement judges.
+    Extraction gives such a statement its interpretation as value (S, R, I or pan-sensitive);
+    a culture's value is its result clause.
+    """
+    value = (c.entity.value or "").strip().lower()
+    return value in ("s", "r", "i") or (_culture(c).pan_sensitive and value == "pan-sensitive")
+
+
+def _lookback(c: Case, spec: re.Pattern[str], days: int) -> Rows:
     window = c.entity.window
     if window is None or parse_time(window.start) is None:
         return []
-    back = widened_back(window, MICRO_LOOKBACK_DAYS)
+    back = widened_back(window, days)
     return [r for r in _timeline(c, tool_spec(back)) if in_window(r, back)
             and spec.search(str(r.get("item") or r.get("label") or ""))]
 
@@ -162,6 +184,10 @@ def _organism(c: Case) -> Verdict | None:
     orgs = [r for r in rows if _org(r)]
     opat = re.compile(a.organism, re.I)
     hit = [r for r in orgs if opat.search(_org(r))]
+    if not hit and _susceptibility_statement(c):
+        # "E. coli, pan-sensitive": whether E. coli grew is the culture statement's claim, judged there
+        return unverified(c, f"{e.text}: {a.organism_text} not grown from the culture it reports on; "
+                          "the organism is the culture statement's to judge", rows[:2])
     if not hit:
         grown = sorted({_org(r) for r in orgs})
         return verdict(c, False, f"{e.text}: {a.organism_text} not grown"
@@ -229,13 +255,13 @@ def _collected(c: Case) -> Verdict | None:
     return verdict(c, True, f"{c.entity.text} collected in the window", c.narrowed or [])
 
 
-SPECIMEN_IN_WINDOW = Rule("microbiology.specimen_in_window", "A culture statement needs a specimen of that type in "
-                          "its window (an undated result looks back a few days, one of all cultures spans the stay so "
-                          "far, a bare collection may be a bedside event); none in the stay is missing, one only "
-                          "on other days a time error.",
+SPECIMEN_IN_WINDOW = Rule("microbiology.specimen_in_window", "A culture statement needs its specimen in its "
+                          "window (an undated result looks back days, a pending one a day; all cultures span the stay "
+                          "so far; a bare collection may be bedside); none in the stay is missing, one on other days "
+                          "a time error.",
                           _specimen_in_window, _K)
-ORGANISM_GROWN = Rule("microbiology.organism_grown", "A stated organism must have grown from the specimen.",
-                      _organism, _K)
+ORGANISM_GROWN = Rule("microbiology.organism_grown", "A stated organism must have grown from the specimen (a "
+                      "susceptibility statement leaves that to its culture's statement: unverified).", _organism, _K)
 SUSCEPTIBILITY = Rule("microbiology.susceptibility", "A stated susceptibility (S, R, pan-sensitive) must match the "
                       "interpretation recorded for that antibiotic on the organism; an untested one is not judged.",
                       _susceptibility, _K)
