@@ -37,7 +37,7 @@ from ehrlib.db import read_manifest
 from ehrlib.db.connect import first_reads
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.prompting import get_prompt
-from ehrlib.tools.disk_cache import cached_json, code_digest, source_files
+from ehrlib.tools.disk_cache import cached_value, code_digest, source_files
 from ehrlib.tools.lexical import builder_digest, catalog_for, database_identity
 
 __all__ = [
@@ -489,8 +489,8 @@ def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     if hit is not None:
         return hit
     digest = builder_digest() + code_digest(*source_files(sys.modules[__name__], data=("ontology_default.json",)))
-    onto = cached_json(con, db_path, "ontology-rules", digest, lambda: build_ontology_rules(con),
-                       Ontology.to_dict, Ontology.from_dict)
+    onto = cached_value(con, db_path, "ontology-rules", digest, lambda: build_ontology_rules(con),
+                        Ontology.to_dict, Ontology.from_dict)
     with _LOCK:
         _CACHE[key] = onto
     return onto
