@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from ehrlib.disk_cache import cached_package_value, code_digest
 from ehrlib.errors import ConfigError
 
 __all__ = ["load_data", "data_text", "parse_data_yaml"]
@@ -48,7 +49,7 @@ def load_data(name: str) -> Any:
     ``ehrlib/data/schemas/<stem>.schema.json`` when that schema exists.
 
     The result is cached and shared: callers must not mutate it. A fresh process reads the
-    checked document from the user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_value`,
+    checked document from the user disk cache (:func:`ehrlib.disk_cache.cached_package_value`,
     keyed by the file, its schema and this module) rather than parsing and validating again:
     parsing ~20 files and importing the validator cost about a third of a second per start.
     """
@@ -59,8 +60,6 @@ def load_data(name: str) -> Any:
     schema_text = schema_ref.read_text(encoding="utf-8") if schema_ref.is_file() else None
     if not isinstance(ref, Path) or not ref.is_file():   # not a plain file (a zipped install): no cache
         return _checked(name, schema_text)
-    from ehrlib.tools.disk_cache import cached_package_value, code_digest  # deferred: cycle (tools read data)
-
     digest = code_digest(__file__) + hashlib.sha256((schema_text or "").encode("utf-8")).hexdigest()[:16]
     return cached_package_value(f"data-{name.replace('/', '-')}", ref, digest,
                                 lambda: _checked(name, schema_text), _same, _same)

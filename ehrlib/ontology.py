@@ -35,9 +35,9 @@ from ehrlib import schema
 from ehrlib.corpus.io import write_json
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import first_reads
+from ehrlib.disk_cache import cached_value, code_digest, source_files
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.prompting import get_prompt
-from ehrlib.tools.disk_cache import cached_value, code_digest, source_files
 from ehrlib.tools.lexical import builder_digest, catalog_for, database_identity
 
 __all__ = [
@@ -478,7 +478,7 @@ _LOCK = threading.Lock()
 def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     """The ontology for this database: the JSON at ``path`` if given, else the rule-built
     default, built once per database (memoised in the process, and on disk beside the
-    database by :mod:`ehrlib.tools.disk_cache`, keyed by this module and its seed groups too).
+    database by :mod:`ehrlib.disk_cache`, keyed by this module and its seed groups too).
     """
     if path is not None:
         return read_ontology(path)

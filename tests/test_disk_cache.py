@@ -1,4 +1,4 @@
-"""The disk cache of database-derived artefacts (ehrlib.tools.disk_cache): a warm cache gives
+"""The disk cache of database-derived artefacts (ehrlib.disk_cache): a warm cache gives
 the same catalog, n-gram index, ontology and item profile as a fresh build; a changed
 database, version or damaged entry rebuilds; concurrent writers leave one whole entry.
 """
@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 import ehrlib
+from ehrlib import disk_cache
 from ehrlib import ontology as ontology_module
 from ehrlib.db.connect import connect
 from ehrlib.schema import detect_flavor, schema_map
-from ehrlib.tools import disk_cache, lexical, profile
+from ehrlib.tools import lexical, profile
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +153,7 @@ def test_damaged_entry_is_rebuilt_with_one_warning(db, damage, caplog):
     else:   # plain data of the wrong shape: the decoder refuses it
         _entry_with_payload(target, pickle.dumps(["not", "an", "ontology"]))
     _forget()
-    with caplog.at_level(logging.WARNING, logger="ehrlib.tools.disk_cache"):
+    with caplog.at_level(logging.WARNING, logger="ehrlib.disk_cache"):
         index2, onto2, _ = _artefacts(db)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "damaged cache entry" in warnings[0].getMessage()
@@ -161,7 +162,7 @@ def test_damaged_entry_is_rebuilt_with_one_warning(db, damage, caplog):
     assert index2.catalog.items == index.catalog.items and onto2 == onto
     _forget()
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="ehrlib.tools.disk_cache"):
+    with caplog.at_level(logging.WARNING, logger="ehrlib.disk_cache"):
         _artefacts(db)   # the rewritten entry reads cleanly
     assert not caplog.records
 

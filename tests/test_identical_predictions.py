@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from ehrlib import ontology
+from ehrlib import disk_cache, ontology
 from ehrlib.bench.quality import real_patient_sets
 from ehrlib.bench.speed import canonical_predictions
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.runner import run_experiment
-from ehrlib.tools import disk_cache, lexical, profile, snapshot
+from ehrlib.tools import lexical, profile, snapshot
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -36,8 +36,7 @@ def test_a_typo_in_the_data_is_rejected(name: str, broken) -> None:
 
 
 def test_a_fresh_process_reads_the_checked_document_from_the_disk_cache(tmp_path, monkeypatch) -> None:
-    from ehrlib import datafiles
-    from ehrlib.tools import disk_cache
+    from ehrlib import datafiles, disk_cache
 
     name = "offline_sections.yaml"
     monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp_path))

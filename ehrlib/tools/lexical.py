@@ -32,9 +32,7 @@ import numpy as np
 
 from ehrlib import schema as schema_module
 from ehrlib.datafiles import parse_data_yaml
-from ehrlib.schema import MANIFEST_TABLE, SchemaMap
-from ehrlib.tools import items, ngrams
-from ehrlib.tools.disk_cache import (
+from ehrlib.disk_cache import (
     CacheDamaged,
     cached_arrays,
     cached_package_value,
@@ -42,6 +40,8 @@ from ehrlib.tools.disk_cache import (
     code_digest,
     source_files,
 )
+from ehrlib.schema import MANIFEST_TABLE, SchemaMap
+from ehrlib.tools import items, ngrams
 from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
 from ehrlib.tools.ngrams import CharWbTfidf
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ehrlib import schema as schema_module
+from ehrlib.disk_cache import cached_value, code_digest, source_files
 from ehrlib.schema import LOGICAL, SchemaMap, detect_flavor, quote_ident, schema_map
 from ehrlib.tools import access, items
 from ehrlib.tools.access import reader
-from ehrlib.tools.disk_cache import cached_value, code_digest, source_files
 from ehrlib.tools.items import MICRO_KINDS, SEARCHABLE_TABLES
 
 __all__ = ["PROFILE_TABLE", "TOP_K", "build_item_profile", "profile_for", "value_kind"]

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ehrlib.disk_cache import cached_value, code_digest, source_files
 from ehrlib.pipeline.offline import terminology
 from ehrlib.pipeline.offline.icd_versions import counterparts, partial_counterparts
 from ehrlib.pipeline.offline.terminology import (
@@ -39,7 +40,6 @@ from ehrlib.pipeline.offline.terminology import (
     search_forms,
     tokenise_titles,
 )
-from ehrlib.tools.disk_cache import cached_value, code_digest, source_files
 from ehrlib.tools.lexical import builder_digest
 
 __all__ = ["matching_rows", "search_queries", "ICD_TABLES", "icd_parent", "Resolution", "resolve",

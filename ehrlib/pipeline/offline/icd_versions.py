@@ -22,7 +22,7 @@ import importlib.util
 from collections import defaultdict
 from pathlib import Path
 
-from ehrlib.tools.disk_cache import cached_package_value, code_digest
+from ehrlib.disk_cache import cached_package_value, code_digest
 
 __all__ = ["counterparts", "gem_pairs", "partial_counterparts"]
 
@@ -77,7 +77,7 @@ def _crosswalk(combination: bool = False) -> tuple[dict[str, str], tuple[str, ..
     ``combination``, its combination parts; space-separated, split when asked for), and
     the sorted codes (for the codes under a category header). Empty without the
     package's files. Parsing the two GEMs costs ~0.45 s, so the result is kept in the
-    user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_value`), keyed on both
+    user disk cache (:func:`ehrlib.disk_cache.cached_package_value`), keyed on both
     files and this module's source; reading it back costs ~0.04 s.
     """
     files = _gem_files()

@@ -1,5 +1,7 @@
-"""Artefacts derived from a database (item catalog, n-gram index, ontology, item profile),
-kept on disk so a fresh process reads them instead of rebuilding them.
+"""Artefacts derived from a database (item catalog, n-gram index, ontology, item profile,
+the tokenised ICD dictionary) or from package data files (ehrlib's own parsed and checked
+data files, the drug-name dictionary, the ICD crosswalk), kept on disk so a fresh process
+reads them instead of rebuilding them.
 
 Where: ``<db>.ehrlib-cache/`` beside the database file; when that folder cannot be
 created or written (a read-only data folder), ``$XDG_CACHE_HOME/ehrlib/<db name>-<hash of
@@ -41,13 +43,14 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import ehrlib
 from ehrlib.filemodes import as_umask_allows
 from ehrlib.schema import MANIFEST_TABLE
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key",
            "cached_value", "cached_arrays", "cached_package_value", "code_digest", "source_files", "package_location"]
@@ -303,6 +306,7 @@ def cached_arrays(con: Any, db_path: str, artefact: str, digest: str, build: Cal
     """A numeric artefact as an ``.npz`` of plain arrays (read with ``allow_pickle=False``;
     zip CRCs catch a damaged member); the key is stored as the array ``__key__``.
     """
+    import numpy as np  # deferred: the value entries (and the data files read through them) need no numpy
 
     def read(path: Path, key: str) -> T:
         with np.load(path, allow_pickle=False) as data:
