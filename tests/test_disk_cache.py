@@ -20,6 +20,7 @@ import ehrlib
 from ehrlib import disk_cache
 from ehrlib import ontology as ontology_module
 from ehrlib.db.connect import connect
+from ehrlib.pipeline.offline import icd_match
 from ehrlib.schema import detect_flavor, schema_map
 from ehrlib.tools import lexical, profile
 
@@ -48,6 +49,7 @@ def _forget() -> None:
     lexical._INDEXES.clear()
     ontology_module._CACHE.clear()
     profile._MEMORY.clear()
+    icd_match._DICTIONARIES.clear()
 
 
 def _artefacts(path: Path):
@@ -320,7 +322,7 @@ def test_an_entry_replaces_only_its_own_artefact(source, tmp_path):
 
 
 def test_icd_dictionary_is_the_same_from_the_cache(db, monkeypatch):
-    from ehrlib.pipeline.offline import icd_match, terminology
+    from ehrlib.pipeline.offline import terminology
 
     class _Env:
         def __init__(self, con):
