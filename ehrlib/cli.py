@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import logging
 import sys
 import traceback
@@ -64,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ehrlib",
         description="Note-table consistency verification for EHRs.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="log debug output (also accepted after the subcommand)")
     parser.add_argument("--debug", action="store_true",
@@ -102,10 +101,25 @@ def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _version() -> str:
+    import importlib.metadata  # deferred: only --version reads the installed metadata (fast --help)
+
     try:
         return importlib.metadata.version("ehrlib")
     except importlib.metadata.PackageNotFoundError:  # a source tree that was never installed
         return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: print the installed version and exit (looked up only when asked)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str = "show the version and exit") -> None:  # noqa: A002 - argparse's name
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> NoReturn:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:

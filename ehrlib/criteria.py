@@ -13,12 +13,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
 import yaml
 
+from ehrlib.datafiles import load_data
 from ehrlib.errors import ConfigError
 from ehrlib.schema import LOGICAL
 
@@ -176,6 +176,11 @@ def parse_criteria(text: str, where: str = CRITERIA_RESOURCE) -> Mapping[str, Cr
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: invalid YAML: {exc}") from None
+    return criteria_from_doc(doc, where)
+
+
+def criteria_from_doc(doc: Any, where: str = CRITERIA_RESOURCE) -> Mapping[str, Criterion]:
+    """Validate a parsed criteria document (left unchanged); raises ConfigError naming the entry and key."""
     if not isinstance(doc, Mapping) or doc.get("version") != 1 or not isinstance(doc.get("criteria"), list):
         raise ConfigError(f"{where}: expected 'version: 1' and a 'criteria' list")
     out: dict[str, Criterion] = {}
@@ -189,9 +194,10 @@ def parse_criteria(text: str, where: str = CRITERIA_RESOURCE) -> Mapping[str, Cr
 
 @lru_cache(maxsize=1)
 def load_criteria() -> Mapping[str, Criterion]:
-    """The packaged criteria, by id (cached: the file is part of the package)."""
-    text = resources.files("ehrlib").joinpath("data", CRITERIA_RESOURCE).read_text(encoding="utf-8")
-    return parse_criteria(text)
+    """The packaged criteria, by id (cached: the file is part of the package). The document is
+    the one every reader of the file shares (:func:`ehrlib.datafiles.load_data`): parsed once per process.
+    """
+    return criteria_from_doc(load_data(CRITERIA_RESOURCE))
 
 
 def criterion(cid: str) -> Criterion:

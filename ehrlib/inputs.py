@@ -19,9 +19,6 @@ from typing import Any
 
 from ehrlib.corpus.io import write_json
 from ehrlib.errors import ConfigError
-from ehrlib.synth import GENERATOR_VERSION, generate_hospital
-from ehrlib.synth.notes import GENERATOR_VERSION as NOTES_VERSION
-from ehrlib.synth.notes import write_corpus
 
 __all__ = ["project_path", "prepare_inputs", "layout_variants"]
 
@@ -71,6 +68,8 @@ def prepare_inputs(work_dir: str | os.PathLike[str], *, db: str | None = None, c
     if corpus is not None and not (Path(corpus) / "notes.jsonl").is_file():
         raise ConfigError(f"corpus {corpus}: no notes.jsonl there")
     if db is None:
+        from ehrlib.synth import GENERATOR_VERSION, generate_hospital  # deferred: a given db needs no generator
+
         db_path = work / f"synth-{layout}-p{patients}-s{seed}.duckdb"
         stamp = {"generator": GENERATOR_VERSION, "layout": layout, "patients": patients, "seed": seed}
         stamp_path = db_path.with_suffix(".json")
@@ -81,6 +80,9 @@ def prepare_inputs(work_dir: str | os.PathLike[str], *, db: str | None = None, c
         db_path = Path(db)
     if corpus is not None or not with_corpus:
         return db_path, Path(corpus) if corpus is not None else None
+    from ehrlib.synth.notes import GENERATOR_VERSION as NOTES_VERSION  # deferred: as above
+    from ehrlib.synth.notes import write_corpus
+
     corpus_dir = work / f"corpus-{db_path.stem}-n{notes_per_type}-s{seed}"
     stamp = {"generator": NOTES_VERSION, "db": str(db_path.resolve()), "db_mtime": db_path.stat().st_mtime,
              "notes_per_type": notes_per_type, "seed": seed}

@@ -35,9 +35,9 @@ from ehrlib import schema
 from ehrlib.corpus.io import write_json
 from ehrlib.db import read_manifest
 from ehrlib.db.connect import first_reads
+from ehrlib.disk_cache import cached_value, code_digest, source_files
 from ehrlib.errors import ConfigError, DataError
 from ehrlib.prompting import get_prompt
-from ehrlib.tools.disk_cache import cached_json, code_digest, source_files
 from ehrlib.tools.lexical import builder_digest, catalog_for, database_identity
 
 __all__ = [
@@ -478,7 +478,7 @@ _LOCK = threading.Lock()
 def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     """The ontology for this database: the JSON at ``path`` if given, else the rule-built
     default, built once per database (memoised in the process, and on disk beside the
-    database by :mod:`ehrlib.tools.disk_cache`, keyed by this module and its seed groups too).
+    database by :mod:`ehrlib.disk_cache`, keyed by this module and its seed groups too).
     """
     if path is not None:
         return read_ontology(path)
@@ -489,8 +489,8 @@ def load_ontology(con: Any, *, path: str | Path | None = None) -> Ontology:
     if hit is not None:
         return hit
     digest = builder_digest() + code_digest(*source_files(sys.modules[__name__], data=("ontology_default.json",)))
-    onto = cached_json(con, db_path, "ontology-rules", digest, lambda: build_ontology_rules(con),
-                       Ontology.to_dict, Ontology.from_dict)
+    onto = cached_value(con, db_path, "ontology-rules", digest, lambda: build_ontology_rules(con),
+                        Ontology.to_dict, Ontology.from_dict)
     with _LOCK:
         _CACHE[key] = onto
     return onto

@@ -17,7 +17,7 @@ from ehrlib.lazy import exported_names
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "numpy", "duckdb", "matplotlib", "sklearn", "scipy", "ray", "httpx", "google.genai",
-         "jsonschema", "papermill", "ehrlib.pipeline.offline")
+         "jsonschema", "papermill", "ehrlib.pipeline.offline", "tqdm")
 LAZY_PACKAGES = ("ehrlib.db", "ehrlib.synth", "ehrlib.judge", "ehrlib.llm", "ehrlib.report")
 
 

@@ -21,3 +21,15 @@ def test_packaged_criteria_load_and_unknown_ids_are_config_errors():
     assert crits and all(c.id == cid for cid, c in crits.items())
     with pytest.raises(ConfigError, match="unknown clinical criterion"):
         criterion("no_such_state")
+
+
+def test_packaged_criteria_are_those_of_their_text():
+    """The packaged criteria come from the document every reader of the file shares: the same
+    criteria as parsing the file's text with the pure-Python safe loader.
+    """
+    from importlib import resources
+
+    from ehrlib.criteria import CRITERIA_RESOURCE, parse_criteria
+
+    text = resources.files("ehrlib").joinpath("data", CRITERIA_RESOURCE).read_text(encoding="utf-8")
+    assert dict(load_criteria()) == dict(parse_criteria(text))

@@ -1,11 +1,13 @@
-"""The disk cache of database-derived artefacts (ehrlib.tools.disk_cache): a warm cache gives
+"""The disk cache of database-derived artefacts (ehrlib.disk_cache): a warm cache gives
 the same catalog, n-gram index, ontology and item profile as a fresh build; a changed
 database, version or damaged entry rebuilds; concurrent writers leave one whole entry.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import pickle
 import shutil
 import threading
 from pathlib import Path
@@ -15,10 +17,12 @@ import numpy as np
 import pytest
 
 import ehrlib
+from ehrlib import disk_cache
 from ehrlib import ontology as ontology_module
 from ehrlib.db.connect import connect
+from ehrlib.pipeline.offline import icd_match
 from ehrlib.schema import detect_flavor, schema_map
-from ehrlib.tools import disk_cache, lexical, profile
+from ehrlib.tools import lexical, profile
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +49,7 @@ def _forget() -> None:
     lexical._INDEXES.clear()
     ontology_module._CACHE.clear()
     profile._MEMORY.clear()
+    icd_match._DICTIONARIES.clear()
 
 
 def _artefacts(path: Path):
@@ -110,29 +115,56 @@ def test_another_version_has_another_key(db, monkeypatch):
     assert disk_cache.entry_key(ident, "catalog-mimic3", "e") != key   # an edited builder too
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garble", "pickle"])
+_CALLED: list[str] = []
+
+
+def _called(what: str) -> str:
+    _CALLED.append(what)
+    return what
+
+
+class _Calls:
+    """Pickles as a call of :func:`_called`: what a hostile cache file would hold."""
+
+    def __reduce__(self):
+        return (_called, ("unpickled",))
+
+
+def _entry_with_payload(target: Path, payload: bytes) -> None:
+    """A value entry with a correct header and checksum around ``payload``."""
+    key = target.stem.rsplit("-", 1)[1]
+    target.write_bytes(disk_cache._MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode()
+                       + b"\n" + payload)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garble", "pickle", "code", "wrong type"])
 def test_damaged_entry_is_rebuilt_with_one_warning(db, damage, caplog):
     index, onto, _ = _artefacts(db)
     folder = db.with_name(db.name + ".ehrlib-cache")
-    target = next(folder.glob("ngrams-*.npz")) if damage != "garble" else next(folder.glob("ontology-*.json"))
+    pattern = "ngrams-*.npz" if damage in ("truncate", "pickle") else "ontology-*.pkl"
+    target = next(folder.glob(pattern))
     if damage == "truncate":
         target.write_bytes(target.read_bytes()[:1000])
-    elif damage == "garble":   # valid JSON, one label changed: the payload checksum catches it
-        target.write_text(target.read_text(encoding="utf-8").replace("LABORATORY", "LABORATORX", 1),
-                          encoding="utf-8")
-    else:   # an object array would need pickle to load: refused, never unpickled
+    elif damage == "garble":   # one label changed: the payload checksum catches it
+        target.write_bytes(target.read_bytes().replace(b"LABORATORY", b"LABORATORX", 1))
+    elif damage == "pickle":   # an object array would need pickle to load: refused, never unpickled
         with open(target, "wb") as fh:
             np.savez(fh, __key__=np.array(target.stem.rsplit("-", 1)[1]), idf=np.array([object()], dtype=object))
+    elif damage == "code":   # a checksummed pickle that would call a function: refused, never called
+        _entry_with_payload(target, pickle.dumps({"format": _Calls()}, protocol=pickle.HIGHEST_PROTOCOL))
+    else:   # plain data of the wrong shape: the decoder refuses it
+        _entry_with_payload(target, pickle.dumps(["not", "an", "ontology"]))
     _forget()
-    with caplog.at_level(logging.WARNING, logger="ehrlib.tools.disk_cache"):
+    with caplog.at_level(logging.WARNING, logger="ehrlib.disk_cache"):
         index2, onto2, _ = _artefacts(db)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1 and "damaged cache entry" in warnings[0].getMessage()
+    assert not _CALLED
     assert "\n" not in warnings[0].getMessage()
     assert index2.catalog.items == index.catalog.items and onto2 == onto
     _forget()
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="ehrlib.tools.disk_cache"):
+    with caplog.at_level(logging.WARNING, logger="ehrlib.disk_cache"):
         _artefacts(db)   # the rewritten entry reads cleanly
     assert not caplog.records
 
@@ -167,7 +199,7 @@ def test_concurrent_writers_leave_one_whole_entry(db):
     def worker():
         try:
             cur = con.cursor()
-            results.append(disk_cache.cached_json(cur, str(db), "demo", "d", build, dict, dict))
+            results.append(disk_cache.cached_value(cur, str(db), "demo", "d", build, dict, dict))
         except Exception as exc:  # noqa: BLE001 - collected for the assertion
             errors.append(exc)
 
@@ -209,10 +241,16 @@ def test_cache_files_are_readable_like_the_database(db):
         assert p.stat().st_mode & 0o777 == 0o666 & ~mask
 
 
-def test_package_data_cache_follows_its_source_file(tmp_path, monkeypatch):
+@pytest.fixture
+def source(tmp_path, monkeypatch) -> Path:
+    """Another package's data file, its artefacts cached under ``tmp_path/c/packages``."""
     monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp_path / "c"))
-    source = tmp_path / "dictionary.bin"
-    source.write_bytes(b"v1")
+    out = tmp_path / "dictionary.bin"
+    out.write_bytes(b"v1")
+    return out
+
+
+def test_package_data_cache_follows_its_source_file(source, tmp_path):
     builds = []
 
     def build():
@@ -220,8 +258,8 @@ def test_package_data_cache_follows_its_source_file(tmp_path, monkeypatch):
         return {"tylenol": ("acetaminophen",), "lasix": ("furosemide", "frusemide")}
 
     def get():
-        return disk_cache.cached_package_json("demo", source, "d", build, dict,
-                                              lambda d: {k: tuple(v) for k, v in d.items()})
+        return disk_cache.cached_package_value("demo", source, "d", build, dict,
+                                               lambda d: {k: tuple(v) for k, v in d.items()})
 
     first = get()
     assert get() == first and len(builds) == 1
@@ -258,3 +296,60 @@ def test_read_only_cache_beside_a_shared_database_is_still_read(db, tmp_path, mo
     assert index2.catalog.items == index.catalog.items and onto2 == onto
     user = tmp_path / "xdg" / "ehrlib"
     assert not user.exists() or not any(p.is_file() for p in user.rglob("*"))   # nothing copied on a hit
+
+
+def test_a_value_that_is_not_plain_data_is_not_written(source, tmp_path):
+    builds = []
+
+    def build():
+        builds.append(1)
+        return {"when": Path("/x")}   # a class reference the reader would refuse
+
+    for _ in range(2):
+        assert disk_cache.cached_package_value("demo", source, "d", build, dict, dict) == {"when": Path("/x")}
+    assert len(builds) == 2 and not list((tmp_path / "c" / "packages").iterdir())
+
+
+def test_an_entry_replaces_only_its_own_artefact(source, tmp_path):
+    """Writing "icd-crosswalk" prunes its stale entries, never those of "icd-crosswalk-parts"."""
+    disk_cache.cached_package_value("icd-crosswalk-parts", source, "d", lambda: {"a": "b"}, dict, dict)
+    disk_cache.cached_package_value("icd-crosswalk", source, "d", lambda: {"a": "c"}, dict, dict)
+    names = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "c" / "packages").iterdir())
+    assert names == ["icd-crosswalk", "icd-crosswalk-parts"]
+    disk_cache.cached_package_value("icd-crosswalk", source, "e", lambda: {"a": "d"}, dict, dict)   # a new builder
+    names = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "c" / "packages").iterdir())
+    assert names == ["icd-crosswalk", "icd-crosswalk-parts"]
+
+
+def test_icd_dictionary_is_the_same_from_the_cache(db, monkeypatch):
+    from ehrlib.pipeline.offline import terminology
+
+    class _Env:
+        def __init__(self, con):
+            self.con = con
+            self.schema = schema_map(detect_flavor(con))
+            self.identity = lexical.database_identity(con)
+            self.catalog = lexical.catalog_for(con, self.schema, self.identity)
+
+    class _Tools:
+        def __init__(self, con):
+            self.env = _Env(con)
+
+    def dictionary():
+        icd_match._DICTIONARIES.clear()
+        con = connect(db)
+        try:
+            return icd_match.dictionary_for(_Tools(con))
+        finally:
+            con.close()
+
+    built = dictionary()
+    assert "icd-dictionary-mimic3" in _entries(db) and len(built) > 0
+    _forget()
+    monkeypatch.setattr(terminology, "tokenise_titles", lambda *_a: pytest.fail("tokenised although cached"))
+    monkeypatch.setattr(icd_match, "tokenise_titles", lambda *_a: pytest.fail("tokenised although cached"))
+    cached = dictionary()
+    assert cached._titles == built._titles and cached._tokens == built._tokens and cached._raw == built._raw
+    assert cached._index == built._index and cached._headers == built._headers
+    for phrase in ("sepsis", "acute kidney failure", "pneumonia", "coronary bypass"):
+        assert cached.match(phrase) == built.match(phrase)

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from ehrlib import ontology
+from ehrlib import disk_cache, ontology
 from ehrlib.bench.quality import real_patient_sets
 from ehrlib.bench.speed import canonical_predictions
+from ehrlib.pipeline.offline import icd_match
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.runner import run_experiment
-from ehrlib.tools import disk_cache, lexical, profile, snapshot
+from ehrlib.tools import lexical, profile, snapshot
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -33,6 +34,7 @@ def _forget() -> None:
     lexical._INDEXES.clear()
     ontology._CACHE.clear()
     profile._MEMORY.clear()
+    icd_match._DICTIONARIES.clear()
 
 
 def _predictions(corpus: Path, db: Path, ids: list[str] | None, runs: Path, run_id: str) -> list[str]:
@@ -49,7 +51,7 @@ def _same_in_every_mode(corpus: Path, db: Path, ids: list[str] | None, tmp: Path
     monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp / "cache"))
     cold = _predictions(corpus, db, ids, tmp / "runs", "cold")
     entries = {p.name.split("-")[0] for d in (tmp / "cache").iterdir() for p in d.iterdir()}
-    assert {"catalog", "ngrams", "ontology"} <= entries
+    assert {"catalog", "ngrams", "ontology", "icd"} <= entries   # icd: the tokenised ICD dictionary
     warm = _predictions(corpus, db, ids, tmp / "runs", "warm")
     assert off, "no predictions: the comparison would be empty"
     assert cold == off

@@ -33,3 +33,24 @@ def test_a_typo_in_the_data_is_rejected(name: str, broken) -> None:
     broken(doc)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(doc, _schema(name))
+
+
+def test_a_fresh_process_reads_the_checked_document_from_the_disk_cache(tmp_path, monkeypatch) -> None:
+    from ehrlib import datafiles, disk_cache
+
+    name = "offline_sections.yaml"
+    monkeypatch.setenv(disk_cache.DIR_ENV, str(tmp_path))
+    parsed = datafiles.parse_data_yaml(data_text(name))
+    load_data.cache_clear()
+    try:
+        assert load_data(name) == parsed   # parsed, validated and stored
+        assert [p.name.rsplit("-", 1)[0] for p in (tmp_path / "packages").iterdir()] == [f"data-{name}"]
+        load_data.cache_clear()
+        monkeypatch.setattr(datafiles, "parse_data_yaml", lambda _t: pytest.fail("parsed although cached"))
+        assert load_data(name) == parsed
+        load_data.cache_clear()
+        monkeypatch.setenv(disk_cache.DIR_ENV, "off")   # no cache: parsed again
+        with pytest.raises(pytest.fail.Exception, match="parsed although cached"):
+            load_data(name)
+    finally:
+        load_data.cache_clear()

@@ -6,13 +6,14 @@ to start the CLI, load the validated data files or build the lexical index.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 
-def _imported_after(code: str) -> set[str]:
+def _imported_after(code: str, **env: str) -> set[str]:
     out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True).stdout.split()
+                         capture_output=True, text=True, check=True, env={**os.environ, **env}).stdout.split()
     return set(out)
 
 
@@ -21,9 +22,18 @@ def test_cli_parser_and_data_files_skip_rfc3987_syntax_and_sklearn():
                            "from ehrlib.datafiles import load_data; load_data('offline_lexicon.yaml')\n"
                            "from ehrlib.tools.ngrams import CharWbTfidf; CharWbTfidf(['wbc', 'hr'])\n"
                            "from ehrlib.llm.replies import schema_error\n"
-                           "assert schema_error({'a': 1}, {'type': 'object', 'required': ['b']})")
+                           "assert schema_error({'a': 1}, {'type': 'object', 'required': ['b']})",
+                           EHRLIB_CACHE_DIR="off")   # the data file parsed and validated, not read from a cache
     assert "jsonschema" in mods  # validation did run
     assert "rfc3987_syntax" not in mods and "sklearn" not in mods
+
+
+def test_a_pipeline_start_with_a_warm_cache_skips_the_validator_and_pandas(tmp_path):
+    code = ("from ehrlib.pipeline.runner import run_experiment\n"
+            "from ehrlib.pipeline.offline.lexicon import load_lexicon; load_lexicon()")
+    _imported_after(code, EHRLIB_CACHE_DIR=str(tmp_path))   # fills the cache
+    mods = _imported_after(code, EHRLIB_CACHE_DIR=str(tmp_path))
+    assert "jsonschema" not in mods and "pandas" not in mods and "ehrlib.pipeline.offline.lexicon" in mods
 
 
 def test_rfc3987_syntax_still_imports_for_code_that_wants_it():

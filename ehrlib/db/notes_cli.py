@@ -11,7 +11,6 @@ from typing import Any
 
 from ehrlib import schema
 from ehrlib.corpus.ehrcon_release import VARIANTS
-from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file
 from ehrlib.corpus.records import NOTE_TYPES, PAPER_NOTE_TYPES
 from ehrlib.corpus.release_import import FORMATS
 from ehrlib.corpus.splits import SPLITS
@@ -104,6 +103,8 @@ def _import(args: argparse.Namespace) -> int:
     if release_only:
         raise ConfigError(f"{', '.join(release_only)} apply to EHRCon / ReasonCon releases; MIMIC notes have no "
                           "variants, splits or labels")
+    from ehrlib.corpus.mimic_notes import ImportFilters, import_notes, read_id_file  # deferred: tqdm; fast --help
+
     filters = ImportFilters(
         note_types=note_types,
         hadm_ids=read_id_file(args.hadm_ids, "hadm_id") if args.hadm_ids else None,

@@ -32,16 +32,16 @@ import numpy as np
 
 from ehrlib import schema as schema_module
 from ehrlib.datafiles import parse_data_yaml
-from ehrlib.schema import MANIFEST_TABLE, SchemaMap
-from ehrlib.tools import items, ngrams
-from ehrlib.tools.disk_cache import (
+from ehrlib.disk_cache import (
     CacheDamaged,
     cached_arrays,
-    cached_json,
-    cached_package_json,
+    cached_package_value,
+    cached_value,
     code_digest,
     source_files,
 )
+from ehrlib.schema import MANIFEST_TABLE, SchemaMap
+from ehrlib.tools import items, ngrams
 from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
 from ehrlib.tools.ngrams import CharWbTfidf
 
@@ -102,9 +102,15 @@ def _brand_to_generic() -> dict[str, tuple[str, ...]]:
                 data = pickle.load(f)  # noqa: S301 - the package's own shipped data file
             return {str(k).lower(): tuple(str(c) for c in v) for k, v in data["drug_variant_to_canonical"].items()}
 
-        # the unpickled map kept as JSON in the user cache: a third of the load time
-        return cached_package_json("drug-variants", path, code_digest(sys.modules[__name__].__file__ or ""), build,
-                                   dict, lambda d: {str(k): tuple(str(c) for c in v) for k, v in d.items()})
+        # the map kept as plain data in the user cache: the package's bz2 pickle takes seconds
+        return cached_package_value("drug-variants", path, code_digest(sys.modules[__name__].__file__ or ""), build,
+                                    dict, _variant_map)
+
+
+def _variant_map(value: Any) -> dict[str, tuple[str, ...]]:
+    if not isinstance(value, dict):
+        raise TypeError("not a variant map")
+    return value
 
 
 @functools.lru_cache(maxsize=4096)
@@ -280,14 +286,13 @@ def builder_digest() -> str:
     return code_digest(*source_files(items, ngrams, schema_module, sys.modules[__name__]))
 
 
-def _catalog_json(catalog: Catalog) -> list[list[Any]]:
-    return [[i.key, i.table, i.column, i.value, i.label, i.category, i.unit, list(i.aliases), i.fluid]
+def _catalog_rows(catalog: Catalog) -> list[tuple[Any, ...]]:
+    return [(i.key, i.table, i.column, i.value, i.label, i.category, i.unit, tuple(i.aliases), i.fluid)
             for i in catalog.items]
 
 
-def _catalog_from_json(rows: list[list[Any]]) -> Catalog:
-    items = tuple(CatalogItem(str(k), str(t), str(c), v, str(lab), cat, unit, tuple(str(a) for a in al), fl)
-                  for k, t, c, v, lab, cat, unit, al, fl in rows)
+def _catalog_from_rows(rows: list[tuple[Any, ...]]) -> Catalog:
+    items = tuple(CatalogItem(*row) for row in rows)
     return Catalog(items, {i.key: i for i in items})
 
 
@@ -300,8 +305,8 @@ def catalog_for(con: Any, schema: SchemaMap, identity: tuple[str, str] | None = 
     with _INDEX_LOCK:
         catalog = _CATALOGS.get(key)
         if catalog is None:
-            catalog = cached_json(con, identity[0], f"catalog-{schema.flavor}", builder_digest(),
-                                  lambda: build_catalog(con, schema), _catalog_json, _catalog_from_json)
+            catalog = cached_value(con, identity[0], f"catalog-{schema.flavor}", builder_digest(),
+                                   lambda: build_catalog(con, schema), _catalog_rows, _catalog_from_rows)
             if len(_CATALOGS) > 16:
                 _CATALOGS.clear()
             _CATALOGS[key] = catalog

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ehrlib import schema as schema_module
+from ehrlib.disk_cache import cached_value, code_digest, source_files
 from ehrlib.schema import LOGICAL, SchemaMap, detect_flavor, quote_ident, schema_map
 from ehrlib.tools import access, items
 from ehrlib.tools.access import reader
-from ehrlib.tools.disk_cache import cached_json, code_digest, source_files
 from ehrlib.tools.items import MICRO_KINDS, SEARCHABLE_TABLES
 
 __all__ = ["PROFILE_TABLE", "TOP_K", "build_item_profile", "profile_for", "value_kind"]
@@ -140,9 +140,9 @@ def profile_for(con: Any, schema: SchemaMap, key: str, identity: tuple[str, str]
                                              [])])
             else:   # computed from the event tables: seconds at scale, so kept in the disk cache
                 digest = code_digest(*source_files(sys.modules[__name__], access, items, schema_module))
-                table = cached_json(con, identity[0], f"profile-{schema.flavor}", digest,
-                                    lambda: _read_profile(con, list(_profile_sql(schema))), dict,
-                                    lambda d: {str(k): [tuple(r) for r in v] for k, v in d.items()})
+                table = cached_value(con, identity[0], f"profile-{schema.flavor}", digest,
+                                     lambda: _read_profile(con, list(_profile_sql(schema))), dict,
+                                     lambda d: {str(k): [tuple(r) for r in v] for k, v in d.items()})
             _MEMORY.clear()
             _MEMORY[cache_key] = table
         rows = table.get(key, [])

@@ -11,7 +11,7 @@ with it: they are recorded as errors, which a rerun retries.
 Why actors and not bare tasks: a worker keeps its database connection, ontology, item
 catalog and n-gram index, item profile and LLM response cache across notes, which a task
 would rebuild per note. It loads them once, on its first note, from the database's disk
-cache (:mod:`ehrlib.tools.disk_cache`; the driver's ``EHRLIB_CACHE_DIR`` is passed on)
+cache (:mod:`ehrlib.disk_cache`; the driver's ``EHRLIB_CACHE_DIR`` is passed on)
 when an earlier process filled it. Each worker has one batch queued beyond those it
 runs, so it starts its next note while the driver commits the last one.
 Rate limits (``llm.requests_per_minute``/``tokens_per_minute``) are one actor per
@@ -31,6 +31,7 @@ from typing import Any
 
 from ehrlib import errors
 from ehrlib.corpus.records import Note
+from ehrlib.disk_cache import DIR_ENV
 from ehrlib.errors import ConfigError, EhrlibError, EndpointUnreachable, RunError
 from ehrlib.pipeline.executors.base import (
     NoteOutcome,
@@ -45,7 +46,6 @@ from ehrlib.pipeline.executors.limit import LimitedBackend, RayLimiter, SlidingW
 from ehrlib.pipeline.executors.reaper import Reaper
 from ehrlib.pipeline.params import RunParams
 from ehrlib.pipeline.stages import BACKENDS, BackendFactory, Stages, apply_switches, backend_factory, register_backend
-from ehrlib.tools.disk_cache import DIR_ENV
 
 __all__ = ["RayExecutor", "WorkerSpec", "NoteActor", "sum_stats"]
 

@@ -19,22 +19,28 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ehrlib.disk_cache import cached_value, code_digest, source_files
+from ehrlib.pipeline.offline import terminology
 from ehrlib.pipeline.offline.icd_versions import counterparts, partial_counterparts
 from ehrlib.pipeline.offline.terminology import (
     Terminology,
     TermMatch,
     Title,
+    TitleTokens,
     contradicts,
     normalise,
     phrase_forms,
     qualifier_words,
     search_forms,
+    tokenise_titles,
 )
+from ehrlib.tools.lexical import builder_digest
 
 __all__ = ["matching_rows", "search_queries", "ICD_TABLES", "icd_parent", "Resolution", "resolve",
            "dictionary_for", "billed_titles", "names_icd_concept", "names_icd_concept_strictly", "NO_CONCEPT_RULE",
@@ -198,6 +204,20 @@ _DICTIONARIES: dict[Any, Terminology] = {}
 _LOCK = threading.Lock()
 
 
+@functools.lru_cache(maxsize=1)
+def _digest() -> str:
+    """The dictionary cache's builder: this module, the tokeniser and its vocabulary, the catalog's builder."""
+    return builder_digest() + code_digest(*source_files(
+        sys.modules[__name__], terminology, data=("terminology_synonyms.yaml", "diagnosis_wording.yaml",
+                                                  "abbreviations.yaml")))
+
+
+def _title_tokens(value: Any) -> list[TitleTokens]:
+    if not isinstance(value, list) or not all(isinstance(r, tuple) and len(r) == 5 for r in value[:1]):
+        raise TypeError("not a tokenised dictionary")
+    return value
+
+
 def dictionary_for(tools: Any) -> Terminology | None:
     """The ICD dictionary of the toolset's database (every diagnosis and procedure title
     of its catalogue), built once per database; None without a database behind the tools.
@@ -205,12 +225,20 @@ def dictionary_for(tools: Any) -> Terminology | None:
     env = getattr(tools, "env", None)
     if env is None or getattr(env, "con", None) is None:
         return None
-    key = (getattr(env, "identity", None), getattr(getattr(env, "schema", None), "flavor", None))
+    identity = getattr(env, "identity", None)
+    flavor = getattr(getattr(env, "schema", None), "flavor", None)
+    key = (identity, flavor)
     with _LOCK:
         term = _DICTIONARIES.get(key)
         if term is None:
-            term = Terminology(Title(i.table, str(i.value), i.label) for i in env.catalog.items
-                               if i.table in ICD_TABLES and i.label)
+            catalog = env.catalog
+            # tokenising ~20,000 titles (MIMIC-III; 195,000 in MIMIC-IV) costs more than reading
+            # them back, so the tokens are kept in the database's disk cache
+            rows = cached_value(env.con, identity[0] if identity else "", f"icd-dictionary-{flavor}", _digest(),
+                                lambda: tokenise_titles(Title(i.table, str(i.value), i.label) for i in catalog.items
+                                                        if i.table in ICD_TABLES and i.label),
+                                list, _title_tokens)
+            term = Terminology.from_tokens(rows)
             if len(_DICTIONARIES) > 8:
                 _DICTIONARIES.clear()
             _DICTIONARIES[key] = term

@@ -22,7 +22,7 @@ import importlib.util
 from collections import defaultdict
 from pathlib import Path
 
-from ehrlib.tools.disk_cache import cached_package_json, code_digest
+from ehrlib.disk_cache import cached_package_value, code_digest
 
 __all__ = ["counterparts", "gem_pairs", "partial_counterparts"]
 
@@ -77,7 +77,7 @@ def _crosswalk(combination: bool = False) -> tuple[dict[str, str], tuple[str, ..
     ``combination``, its combination parts; space-separated, split when asked for), and
     the sorted codes (for the codes under a category header). Empty without the
     package's files. Parsing the two GEMs costs ~0.45 s, so the result is kept in the
-    user disk cache (:func:`ehrlib.tools.disk_cache.cached_package_json`), keyed on both
+    user disk cache (:func:`ehrlib.disk_cache.cached_package_value`), keyed on both
     files and this module's source; reading it back costs ~0.04 s.
     """
     files = _gem_files()
@@ -85,11 +85,16 @@ def _crosswalk(combination: bool = False) -> tuple[dict[str, str], tuple[str, ..
         return {}, ()
     st = files[1].stat()
     digest = f"{code_digest(__file__)}:{files[1].resolve()}:{st.st_size}:{st.st_mtime_ns}:{int(combination)}"
-    return cached_package_json(
+    return cached_package_value(
         "icd-crosswalk-parts" if combination else "icd-crosswalk", files[0], digest,
         lambda: _build(files, combination),
-        lambda v: {"walk": v[0], "ordered": list(v[1])},
-        lambda d: ({str(k): str(c) for k, c in d["walk"].items()}, tuple(str(c) for c in d["ordered"])))
+        lambda v: v, _crosswalk_value)
+
+
+def _crosswalk_value(v: tuple[dict[str, str], tuple[str, ...]]) -> tuple[dict[str, str], tuple[str, ...]]:
+    if not (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], dict) and isinstance(v[1], tuple)):
+        raise TypeError("not a crosswalk")
+    return v
 
 
 def counterparts(code: str) -> frozenset[str]:

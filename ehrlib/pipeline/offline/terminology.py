@@ -44,8 +44,8 @@ from rapidfuzz import fuzz
 
 from ehrlib.datafiles import load_data
 
-__all__ = ["Title", "TermMatch", "Terminology", "normalise", "search_forms", "contradicts", "phrase_forms",
-           "qualifier_words", "TABLES", "word_covered"]
+__all__ = ["Title", "TitleTokens", "TermMatch", "Terminology", "tokenise_titles", "normalise",
+           "search_forms", "contradicts", "phrase_forms", "qualifier_words", "TABLES", "word_covered"]
 
 #: billed-code table -> its dictionary table
 TABLES = {"diagnoses_icd": "d_icd_diagnoses", "procedures_icd": "d_icd_procedures"}
@@ -295,25 +295,49 @@ def word_covered(token: str, words: frozenset[str]) -> bool:
 _MAX_SCORED = 400
 
 
+#: one title as the index holds it: table, code, title, its content tokens (normalised, in
+#: order) and its raw tokens (what :func:`tokenise_titles` computes, the costly part of an index)
+TitleTokens = tuple[str, str, str, tuple[str, ...], tuple[str, ...]]
+
+
+def tokenise_titles(titles: Iterable[Title]) -> list[TitleTokens]:
+    """The titles with content tokens, tokenised as :func:`normalise` does (a title without
+    content words left out): the part of an index worth keeping on disk for a whole dictionary.
+    """
+    boiler, stop, _ = _vocab()
+    out: list[TitleTokens] = []
+    for t in titles:
+        raw = _raw_tokens(t.title)
+        # normalise(), sharing the tokens: a "without" clause is cut only where there is one
+        kept = _raw_tokens(_WITHOUT.sub(" ", t.title)) if ("without" in raw or "w/o" in t.title.lower()) else raw
+        toks = tuple(w for w in _drop(kept, boiler) if w not in stop)
+        if toks:
+            out.append((t.table, t.code, t.title, toks, tuple(raw)))
+    return out
+
+
 class Terminology:
     """An index of ICD titles for one database."""
 
     def __init__(self, titles: Iterable[Title]) -> None:
+        self._load(tokenise_titles(titles))
+
+    @classmethod
+    def from_tokens(cls, rows: Iterable[TitleTokens]) -> Terminology:
+        """The index of titles tokenised by :func:`tokenise_titles` (read back from a cache)."""
+        term = cls.__new__(cls)
+        term._load(rows)
+        return term
+
+    def _load(self, rows: Iterable[TitleTokens]) -> None:
         self._titles: list[Title] = []
         self._tokens: list[frozenset[str]] = []
         self._raw: list[frozenset[str]] = []
         self._text: list[str] = []
         self._index: dict[str, set[int]] = defaultdict(set)
-        boiler, stop, _ = _vocab()
-        for t in titles:
-            raw = _raw_tokens(t.title)
-            # normalise(), sharing the tokens: a "without" clause is cut only where there is one
-            kept = _raw_tokens(_WITHOUT.sub(" ", t.title)) if ("without" in raw or "w/o" in t.title.lower()) else raw
-            toks = tuple(w for w in _drop(kept, boiler) if w not in stop)
-            if not toks:
-                continue
+        for table, code, title, toks, raw in rows:
             i = len(self._titles)
-            self._titles.append(t)
+            self._titles.append(Title(table, code, title))
             self._tokens.append(frozenset(toks))
             self._raw.append(frozenset(toks) | frozenset(raw))
             self._text.append(" ".join(toks))

@@ -1,5 +1,7 @@
-"""Artefacts derived from a database (item catalog, n-gram index, ontology, item profile),
-kept on disk so a fresh process reads them instead of rebuilding them.
+"""Artefacts derived from a database (item catalog, n-gram index, ontology, item profile,
+the tokenised ICD dictionary) or from package data files (ehrlib's own parsed and checked
+data files, the drug-name dictionary, the ICD crosswalk), kept on disk so a fresh process
+reads them instead of rebuilding them.
 
 Where: ``<db>.ehrlib-cache/`` beside the database file; when that folder cannot be
 created or written (a read-only data folder), ``$XDG_CACHE_HOME/ehrlib/<db name>-<hash of
@@ -15,38 +17,48 @@ still caught; a database without a manifest is identified by size, modification 
 the row count of every table. Any difference gives another file name, so a stale entry is
 never read (it is removed when the new one is written).
 
-Safety: entries are JSON or ``.npz`` without pickled objects (``allow_pickle=False``), so
-a cache file cannot run code. Each is written to a temporary file in the same folder and
-renamed into place, so concurrent writers are safe and nothing half-written is read. An
-entry that fails to read or check (a damaged file, a wrong key inside) is rebuilt with a
+Format: a value entry (``.pkl``) is a short header (the entry key and a SHA-256 of the
+payload) and a pickle of plain data (str, bytes, numbers, None, and lists, tuples, dicts,
+sets of them) at the highest protocol: one decode instead of JSON's two, and tuples and
+sets come back as written, so a reader need not convert them. Numeric arrays are ``.npz``.
+
+Safety: a value entry is unpickled by a reader that refuses every class and function
+reference (it can only rebuild the plain types above, never call anything), after its
+checksum matched; an ``.npz`` is read with ``allow_pickle=False``. So a cache file cannot run
+code. Each is written to a temporary file in the same folder and renamed into place, so
+concurrent writers are safe and nothing half-written is read. An entry that fails to read
+or check (a damaged file, a wrong key inside, a reference to code) is rebuilt with a
 one-line warning.
 """
 from __future__ import annotations
 
 import hashlib
-import json
+import io
 import logging
 import os
+import pickle
+import re
 import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import ehrlib
 from ehrlib.filemodes import as_umask_allows
 from ehrlib.schema import MANIFEST_TABLE
 
+if TYPE_CHECKING:
+    import numpy as np
+
 __all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key",
-           "cached_json", "cached_arrays", "cached_package_json", "code_digest", "source_files"]
+           "cached_value", "cached_arrays", "cached_package_value", "code_digest", "source_files", "package_location"]
 
 log = logging.getLogger(__name__)
 
-#: bumped when the layout of the cache files changes
-CACHE_FORMAT = 1
+#: bumped when the layout of the cache files changes (2: value entries are data-only pickles, not JSON)
+CACHE_FORMAT = 2
 DIR_ENV = "EHRLIB_CACHE_DIR"
 _SUFFIX = ".ehrlib-cache"
 _OFF = ("off", "0", "none", "false")
@@ -148,10 +160,16 @@ def _write_atomic(target: Path, write: Callable[[Any], None]) -> None:
         raise
 
 
-def _prune(folder: Path, artefact: str, ext: str, keep: Path) -> None:
-    """Remove this artefact's entries for another content or version (stale: never read again)."""
-    for old in folder.glob(f"{artefact}-*{ext}"):
-        if old != keep:
+#: the file names of one artefact's entries: ``<artefact>-<24 hex digits>.<ext>`` (so the entries of
+#: "icd-crosswalk" are not those of "icd-crosswalk-parts"); ``.json`` is the value format before 2
+_ENTRY_EXTS = (".pkl", ".npz", ".json")
+
+
+def _prune(folder: Path, artefact: str, keep: Path) -> None:
+    """Remove this artefact's entries for another content, version or format (stale: never read again)."""
+    own = re.compile(re.escape(artefact) + r"-[0-9a-f]{24}(?:" + "|".join(map(re.escape, _ENTRY_EXTS)) + r")")
+    for old in folder.glob(f"{artefact}-*"):
+        if old != keep and own.fullmatch(old.name):
             try:
                 old.unlink()
             except OSError:
@@ -169,14 +187,15 @@ def _cached(location: Location | None, artefact: str, ext: str, read: Callable[[
         if entry.is_file():
             try:
                 return read(entry, key)
-            except (CacheDamaged, OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError) as exc:
+            except (CacheDamaged, OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, EOFError,
+                    pickle.UnpicklingError) as exc:
                 log.warning("damaged cache entry %s (%s): rebuilding it", entry, str(exc).splitlines()[0][:120]
                             if str(exc) else type(exc).__name__)
     value = build()
     try:
         _write_atomic(target, lambda fh: write(value, key, fh))
-        _prune(folder, artefact, ext, target)
-    except (OSError, TypeError, ValueError) as exc:   # a read-only or full disk, a value JSON cannot hold
+        _prune(folder, artefact, target)
+    except (OSError, TypeError, ValueError, pickle.PicklingError) as exc:   # a read-only or full disk, not plain data
         log.info("could not write cache entry %s: %s", target, exc)
     return value
 
@@ -197,54 +216,88 @@ def location(con: Any, db_path: str, artefact: str, digest: str) -> Location | N
     return folder, entry_key(content_identity(con, db_path), artefact, digest), shared
 
 
-def _json_io(artefact: str) -> tuple[Callable[[Path, str], Any], Callable[[Any, str, Any], None]]:
-    """Reader and writer of a JSON entry: the file holds the key and a SHA-256 of the payload
-    text, both checked on read.
+_MAGIC = b"ehrlib-cache-value\n"
+
+
+class _PlainData(pickle.Unpickler):
+    """An unpickler of plain data only: any class or function reference is refused, so a
+    cache file can rebuild str, bytes, numbers, None, lists, tuples, dicts and sets, and call
+    nothing.
     """
 
-    def read(path: Path, key: str) -> Any:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("payload"), str):
-            raise CacheDamaged("wrong key or layout")
-        if hashlib.sha256(doc["payload"].encode("utf-8")).hexdigest() != doc.get("sha256"):
-            raise CacheDamaged("checksum mismatch")
-        return json.loads(doc["payload"])
+    def find_class(self, module: str, name: str) -> Any:
+        raise CacheDamaged(f"refers to {module}.{name}")
 
-    def write(payload_obj: Any, key: str, fh: Any) -> None:
-        payload = json.dumps(payload_obj, ensure_ascii=False, separators=(",", ":"))
-        doc = {"format": CACHE_FORMAT, "artefact": artefact, "key": key,
-               "sha256": hashlib.sha256(payload.encode("utf-8")).hexdigest(), "payload": payload}
-        fh.write(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+    def persistent_load(self, pid: Any) -> Any:
+        raise CacheDamaged("holds a persistent reference")
+
+
+def _value_io(read_value: Callable[[Any], T]) -> tuple[Callable[[Path, str], T], Callable[[Any, str, Any], None]]:
+    """Reader and writer of a value entry: magic line, key line, SHA-256 line of the payload,
+    then the payload (a plain-data pickle); key and checksum are checked before unpickling.
+    """
+
+    def read(path: Path, key: str) -> T:
+        data = path.read_bytes()
+        if not data.startswith(_MAGIC):
+            raise CacheDamaged("not a value entry")
+        head_end = data.find(b"\n", len(_MAGIC))
+        sum_end = data.find(b"\n", head_end + 1)
+        if head_end < 0 or sum_end < 0 or data[len(_MAGIC):head_end] != key.encode("ascii"):
+            raise CacheDamaged("wrong key or layout")
+        payload = memoryview(data)[sum_end + 1:]
+        if hashlib.sha256(payload).hexdigest().encode("ascii") != data[head_end + 1:sum_end]:
+            raise CacheDamaged("checksum mismatch")
+        value = _PlainData(io.BytesIO(payload)).load()
+        try:
+            return read_value(value)
+        except Exception as exc:  # noqa: BLE001 - plain data of another shape (a stale layout): rebuilt
+            raise CacheDamaged(f"unexpected content ({type(exc).__name__}: {exc})") from None
+
+    def write(value: Any, key: str, fh: Any) -> None:
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        check = _PlainData(io.BytesIO(payload))   # what the reader would refuse is never written
+        try:
+            check.load()
+        except CacheDamaged as exc:
+            raise TypeError(f"not plain data: {exc}") from None
+        fh.write(_MAGIC + key.encode("ascii") + b"\n" + hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
+        fh.write(payload)
 
     return read, write
 
 
-def cached_json(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
-                encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
-    """A JSON-able artefact of a database: ``decode(payload)`` of its entry, else ``build()``
-    stored as ``encode(value)``.
+def cached_value(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
+                 encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """An artefact of a database: ``decode(payload)`` of its entry, else ``build()`` stored as
+    ``encode(value)`` (plain data: see the module docstring).
     """
     with _LOCK:
         where = location(con, db_path, artefact, digest)
-    read, write = _json_io(artefact)
-    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
-                   lambda v, k, fh: write(encode(v), k, fh))
+    read, write = _value_io(decode)
+    return _cached(where, artefact, ".pkl", read, build, lambda v, k, fh: write(encode(v), k, fh))
 
 
-def cached_package_json(artefact: str, source: Path, digest: str, build: Callable[[], T],
-                        encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
-    """Like :func:`cached_json` for an artefact derived from another package's data file
-    (``source``, identified by path, size and modification time), in the user cache folder
-    (``$EHRLIB_CACHE_DIR`` or ``$XDG_CACHE_HOME/ehrlib``) under ``packages/``.
+def package_location(artefact: str, source: Path, digest: str) -> Location | None:
+    """Where an artefact derived from another package's data file ``source`` (identified by
+    path, size and modification time) is kept: the user cache folder (``$EHRLIB_CACHE_DIR``
+    or ``$XDG_CACHE_HOME/ehrlib``) under ``packages/``; None when caching is off or impossible.
     """
     env = os.environ.get(DIR_ENV, "").strip()
     folder = None if env.lower() in _OFF else (Path(env) if env else _default_root()) / "packages"
-    where = None
-    if folder is not None and source.is_file() and _writable_dir(folder):
-        st = source.stat()
-        where = folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest), ()
-    read, write = _json_io(artefact)
-    return _cached(where, artefact, ".json", lambda p, k: decode(read(p, k)), build,
+    if folder is None or not source.is_file() or not _writable_dir(folder):
+        return None
+    st = source.stat()
+    return folder, entry_key(f"{source.resolve()}:{st.st_size}:{st.st_mtime_ns}", artefact, digest), ()
+
+
+def cached_package_value(artefact: str, source: Path, digest: str, build: Callable[[], T],
+                         encode: Callable[[T], Any], decode: Callable[[Any], T]) -> T:
+    """Like :func:`cached_value` for an artefact derived from another package's data file
+    (:func:`package_location`).
+    """
+    read, write = _value_io(decode)
+    return _cached(package_location(artefact, source, digest), artefact, ".pkl", read, build,
                    lambda v, k, fh: write(encode(v), k, fh))
 
 
@@ -253,6 +306,7 @@ def cached_arrays(con: Any, db_path: str, artefact: str, digest: str, build: Cal
     """A numeric artefact as an ``.npz`` of plain arrays (read with ``allow_pickle=False``;
     zip CRCs catch a damaged member); the key is stored as the array ``__key__``.
     """
+    import numpy as np  # deferred: the value entries (and the data files read through them) need no numpy
 
     def read(path: Path, key: str) -> T:
         with np.load(path, allow_pickle=False) as data:
