@@ -179,3 +179,102 @@ def test_a_rate_stated_for_a_part_of_the_day_is_the_rate_charted_then() -> None:
     assert_decided(verify(e, night_at_one), "medications.rate", "inconsistent")
     night_at_half = _drug(_given("2199-02-02 22:00:00", "2199-02-03 06:00:00", rate=0.5, unit="mg/min"))
     assert verify(e, night_at_half).label == "consistent"
+
+
+# -- what a clock time dates: the start of a rate, the end of the rate a change left, a stop --
+
+NIGHT = TimeSpan("2199-02-02 19:00:00", "2199-02-03 23:00:00")
+
+
+def _rated(line: str, text: str, rate: float, time_text: str):
+    at = line.index(text)
+    return entity(text, "infusion", keys=(KEY,), span=(at, at + len(text)), drugs=["midazolam"], rate=rate,
+                  rate_unit="mg/hr", infusion=True, time_text=time_text, window=NIGHT)
+
+
+def test_the_old_rate_of_a_timed_change_ran_before_that_time() -> None:
+    line = "midazolam gtt 6 -> 3 mg/hr at 1500 for oversedation"
+    e = _rated(line, "midazolam gtt", 6.0, "at 1500")
+    # the time dates the arrival at 3 mg/hr; 6 mg/hr only had to run before it, however long before
+    stepped_down = _drug(_given("2199-02-03 02:00:00", "2199-02-03 09:00:00", rate=6.0),
+                         _given("2199-02-03 09:00:00", "2199-02-03 15:00:00", rate=4.5),
+                         _given("2199-02-03 15:05:00", "2199-02-03 22:00:00", rate=3.0))
+    assert verify(e, stepped_down, line=line).label == "consistent"
+    # 6 mg/hr was first charted in the evening, after the stated change
+    only_after = _drug(_given("2199-02-03 19:00:00", "2199-02-03 21:00:00", rate=6.0),
+                       _given("2199-02-03 21:00:00", "2199-02-03 23:00:00", rate=3.0))
+    v = verify(e, only_after, line=line)
+    assert_decided(v, "medications.rate", "inconsistent")
+    assert "not before at 1500" in v.reason
+
+
+def test_the_new_rate_of_a_timed_change_starts_at_that_time() -> None:
+    line = "midazolam gtt increased to 6 mg/hr at 1500"
+    e = _rated(line, "6 mg/hr", 6.0, "at 1500")
+    started_then = _drug(_given("2199-02-03 15:10:00", "2199-02-03 22:00:00", rate=6.0))
+    assert verify(e, started_then, line=line).label == "consistent"
+    started_in_the_morning = _drug(_given("2199-02-03 07:00:00", "2199-02-03 22:00:00", rate=6.0))
+    assert_decided(verify(e, started_in_the_morning, line=line), "medications.rate", "inconsistent")
+
+
+def test_a_rate_followed_by_a_pause_at_a_time_ends_then() -> None:
+    line = "midazolam gtt up to 6 mg/hr overnight, paused at 0200 for hypotension"
+    e = _rated(line, "6 mg/hr", 6.0, "at 0200")
+    ran_until_the_pause = _drug(_given("2199-02-02 21:00:00", "2199-02-03 02:10:00", rate=6.0))
+    assert verify(e, ran_until_the_pause, line=line).label == "consistent"
+    hung_after_it = _drug(_given("2199-02-03 09:00:00", "2199-02-03 12:00:00", rate=6.0))
+    assert_decided(verify(e, hung_after_it, line=line), "medications.rate", "inconsistent")
+
+
+def _dosed(line: str, text: str, time_text: str, **claim):
+    at = line.index(text)
+    return entity(text, "medication", keys=(KEY,), span=(at, at + len(text)), time_text=time_text, window=NIGHT,
+                  drugs=[text.lower()], **claim)
+
+
+def test_a_drug_off_at_a_clock_time_is_a_stop_not_a_dose() -> None:
+    line = "sedation lightened: fentanyl off 1400, extubated after"
+    e = _dosed(line, "fentanyl", "1400")
+    drip_ended_then = _drug(_given("2199-02-02 20:00:00", "2199-02-03 13:55:00", rate=50.0, unit="mcg/hr"))
+    assert verify(e, drip_ended_then, line=line).label == "consistent"
+    # a drip hung again later in the window does not undo the stop
+    restarted = _drug(_given("2199-02-02 20:00:00", "2199-02-03 13:55:00", rate=50.0, unit="mcg/hr"),
+                      _given("2199-02-03 21:00:00", "2199-02-03 22:00:00", rate=25.0, unit="mcg/hr"))
+    assert verify(e, restarted, line=line).label == "consistent"
+    drip_ran_on = _drug(_given("2199-02-02 20:00:00", "2199-02-03 22:00:00", rate=50.0, unit="mcg/hr"))
+    v = verify(e, drip_ran_on, line=line)
+    assert_decided(v, "medications.timed_administration", "inconsistent")
+    assert "stated stopped" in v.reason
+
+
+def test_a_dose_is_dated_only_by_a_time_in_its_own_clause() -> None:
+    morning = _drug(_given("2199-02-03 09:30:00", "2199-02-03 09:45:00"))
+    other = "Meds: cefazolin 1 g IV (last dose 2100 today), famotidine 20, senna"
+    e = _dosed(other, "famotidine", "2100", dose=20.0)
+    assert verify(e, morning, line=other).rule_id != "medications.timed_administration"
+    own = "Meds: famotidine 20 mg IV at 2100, senna"
+    e2 = _dosed(own, "famotidine", "at 2100", dose=20.0, dose_unit="mg")
+    assert_decided(verify(e2, morning, line=own), "medications.timed_administration", "inconsistent")
+    aside = "Meds: famotidine 20 mg IV (periop) - last dose 2100"  # an aside does not end its clause
+    e4 = _dosed(aside, "famotidine", "2100", dose=20.0, dose_unit="mg")
+    assert_decided(verify(e4, morning, line=aside), "medications.timed_administration", "inconsistent")
+    first = "2100 famotidine 20 mg IV"  # an event list's leading time is the dose's own
+    e3 = _dosed(first, "famotidine", "2100", dose=20.0, dose_unit="mg")
+    assert_decided(verify(e3, morning, line=first), "medications.timed_administration", "inconsistent")
+
+
+def test_the_old_rate_of_a_change_may_have_run_the_day_before() -> None:
+    line = "midazolam gtt weaned from 8 mg/hr down to 2 overnight"
+    e = entity("midazolam gtt", "infusion", keys=(KEY,), span=(0, 13), drugs=["midazolam"], rate=8.0,
+               rate_unit="mg/hr", infusion=True, window=TimeSpan("2199-02-02 00:00:00", "2199-02-04 23:59:59"))
+    # the note's day (2199-02-03) charts only 2 mg/hr; 8 mg/hr ran the evening before
+    before = _drug(_given("2199-02-02 14:00:00", "2199-02-02 23:00:00", rate=8.0),
+                   _given("2199-02-03 01:00:00", "2199-02-03 12:00:00", rate=2.0))
+    assert verify(e, before, line=line).label == "consistent"
+    never = _drug(_given("2199-02-02 14:00:00", "2199-02-02 23:00:00", rate=4.0),
+                  _given("2199-02-03 01:00:00", "2199-02-03 12:00:00", rate=2.0))
+    assert_decided(verify(e, never, line=line), "medications.rate", "inconsistent")
+    # a rate told on its own is its note day's: the day before does not meet it
+    alone = entity("midazolam gtt", "infusion", keys=(KEY,), span=(0, 13), drugs=["midazolam"], rate=8.0,
+                   rate_unit="mg/hr", infusion=True, window=e.window)
+    assert_decided(verify(alone, before, line="midazolam gtt at 8 mg/hr"), "medications.rate", "inconsistent")

@@ -29,7 +29,7 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.note_time import PART_TOLERANCE
 from ehrlib.pipeline.offline.timex import clock_of, parse_datetime
 
-__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "RUN_GAP",
+__all__ = ["ClockClaim", "parse_clock", "clock_moments", "infusion_runs", "edge_matches", "ran_before", "RUN_GAP",
            "timed_within", "is_timed"]
 
 #: rows of one item closer than this are one administration (rate changes, bag changes)
@@ -129,9 +129,11 @@ def infusion_runs(rows: Iterable[Mapping[str, Any]], merge: bool = True
 
 
 def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapping[str, Any]],
-                 edge: str, merge: bool = True) -> tuple[bool | None, list[Mapping[str, Any]], str]:
+                 edge: str, merge: bool = True, final: bool = True) -> tuple[bool | None, list[Mapping[str, Any]], str]:
     """Whether some run of ``rows`` starts (edge="start") or ends (edge="end") at the stated clock time.
 
+    ``final=False`` lets an end be followed by another run of ``rows`` (a rate left at a change
+    may be charted again later); by default an end must be a stop nothing restarted after.
     Returns (verdict or None when no timed rows exist, evidence, detail).
     """
     runs = infusion_runs(rows, merge)
@@ -141,7 +143,7 @@ def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapp
     tol = claim.tolerance
     hits = [run for run in runs for m in moments
             if abs(((run[0] if edge == "start" else run[1]) - m).total_seconds()) <= tol.total_seconds()]
-    if edge == "end":
+    if edge == "end" and final:
         # "off since 0400": nothing restarted after that stop within the window
         w_end = parse_datetime((window.end if window else None) or "") or datetime.max
         hits = [h for h in hits if not any(h[1] + RUN_GAP < run[0] <= w_end for run in runs)]
@@ -153,6 +155,23 @@ def edge_matches(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapp
                                              for m in moments), default=0.0))[:3]
     shown = ", ".join(_hm(run[0] if edge == "start" else run[1]) for run in near)
     return False, [r for run in near for r in run[2][:1]], f"recorded {edge}s {shown}"
+
+
+def ran_before(claim: ClockClaim, window: TimeSpan | None, rows: Sequence[Mapping[str, Any]]
+               ) -> tuple[bool | None, list[Mapping[str, Any]], str]:
+    """Whether some timed row of ``rows`` began by the stated clock time (within its tolerance):
+    a rate a change left or a stop ended ("0.14 -> 0.5 at 1335") ran before that time, however
+    long before (a titration may take hours to get from one to the other).
+
+    Returns (verdict or None when no timed rows or no moment exist, evidence, detail).
+    """
+    starts = sorted((t, r) for r in rows if is_timed(r) and (t := parse_datetime(str(r.get("time")))) is not None)
+    moments = clock_moments(claim, window)
+    if not starts or not moments:
+        return None, [], "no timed rows"
+    if starts[0][0] <= max(moments) + claim.tolerance:
+        return True, [starts[0][1]], f"start {_hm(starts[0][0])}"
+    return False, [r for _, r in starts[:2]], f"first recorded {_hm(starts[0][0])}"
 
 
 def _hm(t: datetime) -> str:

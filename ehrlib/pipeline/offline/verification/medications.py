@@ -15,7 +15,7 @@ from typing import Any
 
 from ehrlib.pipeline.offline.note_time import judged_part
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, timed_within
+from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock, ran_before, timed_within
 from ehrlib.pipeline.offline.verification.counts import administration_count, transfusion_units
 from ehrlib.pipeline.offline.verification.deciding import course_edges, nearest, nearest_in_time, num
 from ehrlib.pipeline.offline.verification.doses import (
@@ -36,13 +36,14 @@ from ehrlib.pipeline.offline.verification.medrows import med as _med
 from ehrlib.pipeline.offline.verification.medrows import names as _names
 from ehrlib.pipeline.offline.verification.medrows import rows as _rows
 from ehrlib.pipeline.offline.verification.medtimes import (
+    clock_dates_stop,
     clock_edge,
     dated_edge,
     stopped,
     template_dose_time,
     timed_administration,
 )
-from ehrlib.pipeline.offline.verification.ratechange import rate_change
+from ehrlib.pipeline.offline.verification.ratechange import change_of, rate_change
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, row_interval
@@ -70,8 +71,10 @@ def _rate(c: Case) -> Verdict | None:
     inside = _rows(c)
     rated = [r for r in inside if (r.get("extra") or {}).get("rate") is not None]
     # a drip rate in a progress note is the rate of its day, not of the widened window; a stated
-    # time's window ("by 11-14", "overnight") is the statement's own, kept whole
-    core = core_window(e.window) if not e.time_text else None
+    # time's window ("by 11-14", "overnight") is the statement's own, kept whole, and so is the
+    # window of the rate a change left ("weaned from 160 to 10"), which may have run the day before
+    left = _left_by_change(c, float(rate))
+    core = core_window(e.window) if not e.time_text and not left else None
     rated = ([r for r in rated if in_window(r, core)] or rated) if core is not None else rated
     # "amiodarone 0.5 mg/min overnight": the rate of that part of the note's day, when charted then
     span = None if c.ctx.note_type == "discharge_summary" else judged_part(e.time_text, c.ctx)
@@ -79,11 +82,14 @@ def _rate(c: Case) -> Verdict | None:
     ok = [r for r in rated if rate_matches(float(rate), rate_unit, r)]
     clock = parse_clock(e.time_text)
     if ok and clock is not None:
-        # "increased to 20 mg/hr at 1400": a row at that rate must start near that time
-        timed, _, detail = edge_matches(clock, e.window, ok, "start")
+        # "increased to 20 mg/hr at 1400": a row at that rate must start near that time; the rate a
+        # change left ("0.6 -> 0.5 at 1500") or a stop ended ("9 u/hr, paused at 0200") ran before it
+        ended = left or clock_dates_stop(c)
+        timed, _, detail = ran_before(clock, e.window, ok) if ended else edge_matches(clock, e.window, ok, "start")
         if timed is False:
             return verdict(c, False, f"{_names(c)}: rate {num(float(rate))} {rate_unit} recorded, but "
-                           f"not from {e.time_text} (±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4],
+                           f"not {'before' if ended else 'from'} {e.time_text} "
+                           f"(±{clock.tolerance.seconds // 3600} h): {detail}", ok[:4],
                            deciding=nearest_in_time(ok, e.window))
     if rated and not ok:
         seen = sorted({round(float(r["extra"]["rate"]), 3) for r in rated})
@@ -93,6 +99,18 @@ def _rate(c: Case) -> Verdict | None:
                                         lambda r: float(r["extra"]["rate"])))
     c.narrowed = ok or inside
     return None
+
+
+def _left_by_change(c: Case, rate: float) -> bool:
+    """Whether the stated rate is the old one of a change ("Levophed 0.14 -> 0.5 at 1335",
+    "weaned from 160 to 10"): it ran before the change, so a time told with the change dates
+    the new rate, and the old one only had to run before it.
+    """
+    line, e = c.line(), c.entity
+    if line is None or e.span is None:
+        return False
+    change = change_of(line, e.span, e.text, rate)
+    return change is not None and abs(change[0] - rate) < 1e-9
 
 
 def _dose(c: Case) -> Verdict | None:

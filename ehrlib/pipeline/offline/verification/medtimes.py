@@ -4,6 +4,7 @@ or dose at a clock time, in a part of the note's day, or on a date (rules of the
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
@@ -30,7 +31,7 @@ from ehrlib.pipeline.offline.verification.windows import core_window, parse_time
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["stopped", "clock_edge", "timed_administration", "dated_edge", "template_dose_time", "course_spans",
-           "drip_runs", "COURSE_GAP"]
+           "drip_runs", "COURSE_GAP", "clock_dates_stop"]
 
 #: an ICU medication template's entry "Vancomycin - 1400" / "Cefepime - last evening": the
 #: time of the drug's last dose, after a dash, ending the entry (a rate would carry a unit)
@@ -109,12 +110,22 @@ def timed_administration(c: Case) -> Verdict | None:
     bare = (_med(c).rate is None and not _med(c).infusion and str(e.claim.concept) != "transfusion"
             and not _OPEN_CLOCK.match(e.time_text or "") and _told_after_name(c)
             and str(_med(c).section or "") != "icu_medications")  # a template's entry: its own rule
-    dosed_at = not action and clock is not None and (_med(c).dose is not None or counted or bare)
+    # a dose with a clock time dates it only when the time is told in the dose's own clause, not
+    # in another drug's before it ("vanc 1 g (last dose 0800 today), ASA 81, ranitidine 150")
+    dosed = (_med(c).dose is not None or counted) and _in_own_clause(c)
+    dosed_at = not action and clock is not None and (dosed or bare)
     if (action not in actions.get("timed_administrations", ()) and not dosed_at) or not e.time_text:
         return None
     if clock is not None:
         if action in actions["clock_start"]:
             return None  # a start at a clock time is the clock edge rule's
+        if not action and clock_dates_stop(c):
+            # "fentanyl off 1358": the time is when the drug was stopped, so a run must end then
+            ok, evidence, detail = edge_matches(clock, e.window, _course(c), "end", final=False)
+            if ok is False:
+                return verdict(c, False, f"{_names(c)}: stated stopped {e.time_text} "
+                               f"(±{clock.tolerance.seconds // 3600} h), {detail}", evidence)
+            return None
         ok, evidence, detail = edge_matches(clock, e.window, _course(c), "start", merge=False)
         if ok is False:
             return verdict(c, False, f"{_names(c)}: stated given {e.time_text} "
@@ -144,6 +155,39 @@ def _told_after_name(c: Case) -> bool:
     after = line[e.span[1]:e.span[1] + 40]
     at = after.find(e.time_text.strip())
     return at >= 0 and not re.search(r"[,;()]", after[:at])
+
+
+@functools.cache
+def _stop_word() -> re.Pattern[str]:
+    acts = terms()["actions"]
+    words = sorted({*acts["clock_stop_prefixes"], *acts.get("interruptions", ())}, key=len, reverse=True)
+    return re.compile(r"(?<![\w/])(?:" + "|".join(re.escape(w) for w in words) + r")[\w']*", re.I)
+
+
+def clock_dates_stop(c: Case) -> bool:
+    """Whether a stop or pause word stands between the statement's words and its clock time
+    ("titrated 1 -> 9 u/hr, paused at 0200", "fentanyl off 1358"): the time then tells when
+    the drug, or the rate it ran at, ended, not when it was given or began.
+    """
+    line, e = c.line(), c.entity
+    if line is None or e.span is None or not e.time_text:
+        return False
+    at = line.find(e.time_text.strip(), e.span[1])
+    return at >= 0 and _stop_word().search(line[e.span[1]:at]) is not None
+
+
+def _in_own_clause(c: Case) -> bool:
+    """Whether the statement's time is its own: told after the drug's name, or before it with
+    no comma, semicolon or bracket between ("0500 free water 250 cc"), unlike a time of the
+    drug listed before it ("vanc (last dose 0800), ASA 81, ranitidine 150"). A time the line
+    does not show, or one inside the statement's words, is its own.
+    """
+    line, e = c.line(), c.entity
+    told = (e.time_text or "").strip()
+    if line is None or e.span is None or not told or told in e.text or line.find(told, e.span[1]) >= 0:
+        return True
+    before = line.rfind(told, 0, e.span[0])
+    return before < 0 or not re.search(r"[,;()]", line[before + len(told):e.span[0]])
 
 
 #: a day with no record of the drug ends its course: a later record starts a new one (order

@@ -14,7 +14,7 @@ from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.offline.verification.windows import row_interval
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["rate_change"]
+__all__ = ["rate_change", "change_of"]
 
 #: the rate a change starts from, right before the step ("5.8 -> 8 mg/hr", "from 2 mg/hr to 0.5"):
 #: a number, its unit, then an arrow or "to" (in the step's own words when it begins with "to")
@@ -22,12 +22,14 @@ _FROM_RATE = re.compile(r"(?<![\d.])(?P<a>\d+(?:\.\d+)?)\s*(?:[a-z]+(?:/[a-z]+)*
                         re.I)
 
 
-#: a change told after the drug's name, from its own rate ("gtt increased 5.8 -> 8 mg/hr")
-_TO_RATE = re.compile(r"(?<![\d.])(?P<a>\d+(?:\.\d+)?)\s*(?:[a-z]+(?:/[a-z]+)*\s*)?(?:-+>|→|\bto\b)\s*~?"
+#: a change told after the drug's name, from its own rate ("gtt increased 5.8 -> 8 mg/hr", "weaned from
+#: 160 mcg/min down to 10")
+_TO_RATE = re.compile(r"(?<![\d.])(?P<a>\d+(?:\.\d+)?)\s*(?:[a-z]+(?:/[a-z]+)*\s*)?"
+                      r"(?:-+>|→|(?:(?:down|up|back)\s+)?\bto\b)\s*~?"
                       r"(?P<b>\d+(?:\.\d+)?)", re.I)
 
 
-def _change_of(line: str, span: tuple[int, int], text: str, rate: float) -> tuple[float, float] | None:
+def change_of(line: str, span: tuple[int, int], text: str, rate: float) -> tuple[float, float] | None:
     """(old, new) rate of a change a rate claim belongs to: the claim's rate is the new one
     ("-> 8 mg/hr", "to 0.5 mg/hr" after "from 2 mg/hr") or the old one of the change told
     right after the drug's name ("Midazolam gtt increased 5.8 -> 8 mg/hr").
@@ -54,7 +56,7 @@ def rate_change(c: Case) -> Verdict | None:
     e, m, line = c.entity, _med(c), c.line()
     if m.rate is None or line is None or e.span is None or not m.infusion:
         return None
-    change = _change_of(line, e.span, e.text, float(m.rate))
+    change = change_of(line, e.span, e.text, float(m.rate))
     if change is None:
         return None
     old, new, unit = change[0], change[1], m.rate_unit or ""
