@@ -69,6 +69,26 @@ def test_a_device_only_the_catalogue_names(stay_tables, note_type, section, labe
     assert_decided(mine, "events.no_record_in_window", "inconsistent", "missing")
 
 
+@pytest.mark.parametrize("tools", [FakeTools({}), FakeTools({"chartevents:9": [row("2199-02-09", None, "DNR/DNI",
+                                                                                  key="chartevents:9")]})])
+@pytest.mark.parametrize("negated", [False, True])
+def test_a_findings_absence_is_not_judged(tools, negated):
+    # "Code status: DNR/DNI", "loose brown stool", "No BM": an observation or standing state has no dated
+    # record of its own; no row of its one mapped item in the window (or the admission) shows nothing
+    e = entity("stool", "finding", keys=("chartevents:9",), negated=negated)
+    assert_decided(verify(e, tools), "events.no_record_in_window", "unverified")
+
+
+@pytest.mark.parametrize("line, text, label", [
+    ("Cr 1.3 at discharge without further dialysis.", "dialysis", "unverified"),  # none after an undated moment
+    ("Cr 1.3 at discharge, no further intubation.", "intubation", "unverified"),
+    ("Cr 1.3 at discharge, no dialysis.", "dialysis", "inconsistent"),            # none in the window at all
+])
+def test_negated_from_an_undated_moment(line, text, label):
+    e = entity(text, "procedure", keys=(PROC,), negated=True, span=spanned(line, text))
+    assert_decided(verify(e, _proc(TODAY), line=line), "events.negated_recorded", label)
+
+
 def test_record_in_window():
     e = entity("drain output", "output", keys=(PROC,))
     assert_decided(verify(e, _proc(TODAY)), "events.record_in_window", "consistent")
