@@ -89,6 +89,16 @@ def test_negated_from_an_undated_moment(line, text, label):
     assert_decided(verify(e, _proc(TODAY), line=line), "events.negated_recorded", label)
 
 
+@pytest.mark.parametrize("charttime, label", [("2199-02-03 10:40:00", "unverified"),    # written before it
+                                              ("2199-02-03 19:00:00", "inconsistent")])  # written after it
+def test_a_procedure_dated_after_the_note_was_written_is_not_missing(charttime, label):
+    line = "Repeat CXR this afternoon."
+    e = entity("CXR", "procedure", keys=(PROC,), time_text="this afternoon", span=spanned(line, "CXR"),
+               window=TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59"))
+    v = verify(e, _proc(LATER), line=line, charttime=charttime)
+    assert_decided(v, "events.no_record_in_window", label)
+
+
 def test_record_in_window():
     e = entity("drain output", "output", keys=(PROC,))
     assert_decided(verify(e, _proc(TODAY)), "events.record_in_window", "consistent")

@@ -36,6 +36,17 @@ def test_a_setting_read_from_a_gas_item_is_not_missing_when_the_bedside_chart_is
     assert_decided(charted, "numbers.no_record", "inconsistent", "missing")
 
 
+
+def test_a_lab_charted_in_either_table_is_missing_when_one_of_them_has_rows():
+    # ionized calcium lives in the laboratory's table or the bedside chart: an empty chart alone proves nothing
+    lab = {"labevents:50808": [row("2199-02-09 08:00:00", 1.1, key="labevents:50808", table="labevents")]}
+    e = entity("iCa", "measurement", keys=("labevents:50808",), concept="ionized_calcium", value=1.06)
+    v = verify(e, FakeTools(lab, table_rows={"chartevents": 0, "labevents": 40}))
+    assert_decided(v, "numbers.no_record", "inconsistent", "missing")
+    v = verify(e, FakeTools(lab, table_rows={"chartevents": 0, "labevents": 0}))
+    assert_decided(v, "numbers.no_record", "unverified")
+
+
 def test_value_in_window_within_tolerance():
     e = entity("HR", "measurement", concept="heart_rate", value=76.0)
     assert_decided(verify(e, _hr(75, 90)), "numbers.value_in_window", "consistent")  # HR tolerance 2

@@ -17,6 +17,7 @@ from ehrlib.pipeline.claims import ProcedureClaim
 from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
+from ehrlib.pipeline.offline.verification.absence import dated_after_note
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
@@ -66,6 +67,8 @@ def _no_record_in_window(c: Case) -> Verdict | None:
         return unverified(c, f"{e.text} not judged: an observation or standing state (stool, a device worn, code "
                           "status) is charted under many items and when reviewed, not when it holds, so no row of "
                           f"its item in {tool_spec(e.window) or 'the admission'} shows nothing", every[:2])
+    if not inside and (later := dated_after_note(c, stated_day_part(c))) is not None:
+        return unverified(c, later, every[:2])
     if not every and _unshown_device(c):
         return unverified(c, f"{e.text} not judged: the patient has no charted item of it, and outside the list "
                           f"of procedures its absence from bedside charting shows nothing")

@@ -17,12 +17,12 @@ from typing import Any
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.absence import value_absent
+from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
 from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL, PART_TOTAL
 from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
-from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
+from ehrlib.pipeline.offline.verification.draws import at_stamp, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
@@ -36,7 +36,7 @@ from ehrlib.pipeline.offline.verification.values import (
     value_matches,
     written_precision,
 )
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches, tool_spec
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
