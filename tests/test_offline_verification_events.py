@@ -69,6 +69,36 @@ def test_a_device_only_the_catalogue_names(stay_tables, note_type, section, labe
     assert_decided(mine, "events.no_record_in_window", "inconsistent", "missing")
 
 
+@pytest.mark.parametrize("tools", [FakeTools({}), FakeTools({"chartevents:9": [row("2199-02-09", None, "DNR/DNI",
+                                                                                  key="chartevents:9")]})])
+@pytest.mark.parametrize("negated", [False, True])
+def test_a_findings_absence_is_not_judged(tools, negated):
+    # "Code status: DNR/DNI", "loose brown stool", "No BM": an observation or standing state has no dated
+    # record of its own; no row of its one mapped item in the window (or the admission) shows nothing
+    e = entity("stool", "finding", keys=("chartevents:9",), negated=negated)
+    assert_decided(verify(e, tools), "events.no_record_in_window", "unverified")
+
+
+@pytest.mark.parametrize("line, text, label", [
+    ("Cr 1.3 at discharge without further dialysis.", "dialysis", "unverified"),  # none after an undated moment
+    ("Cr 1.3 at discharge, no further intubation.", "intubation", "unverified"),
+    ("Cr 1.3 at discharge, no dialysis.", "dialysis", "inconsistent"),            # none in the window at all
+])
+def test_negated_from_an_undated_moment(line, text, label):
+    e = entity(text, "procedure", keys=(PROC,), negated=True, span=spanned(line, text))
+    assert_decided(verify(e, _proc(TODAY), line=line), "events.negated_recorded", label)
+
+
+@pytest.mark.parametrize("charttime, label", [("2199-02-03 10:40:00", "unverified"),    # written before it
+                                              ("2199-02-03 19:00:00", "inconsistent")])  # written after it
+def test_a_procedure_dated_after_the_note_was_written_is_not_missing(charttime, label):
+    line = "Repeat CXR this afternoon."
+    e = entity("CXR", "procedure", keys=(PROC,), time_text="this afternoon", span=spanned(line, "CXR"),
+               window=TimeSpan("2199-02-03 00:00:00", "2199-02-03 23:59:59"))
+    v = verify(e, _proc(LATER), line=line, charttime=charttime)
+    assert_decided(v, "events.no_record_in_window", label)
+
+
 def test_record_in_window():
     e = entity("drain output", "output", keys=(PROC,))
     assert_decided(verify(e, _proc(TODAY)), "events.record_in_window", "consistent")

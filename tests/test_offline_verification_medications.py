@@ -29,6 +29,21 @@ def test_negated_absent(tools, label):
     assert_decided(verify(_med(negated=True), tools), "medications.negated_absent", label)
 
 
+@pytest.mark.parametrize("line, text, attributes, label", [
+    ("Heparin held, INR 3.1.", "Heparin", {"action": "held"}, "unverified"),             # a pause, undated
+    ("Heparin held since 0500.", "Heparin", {"action": "held", "time_text": "since 0500"}, "inconsistent"),
+    ("Transfuse for Hgb < 7; no further heparin.", "heparin", {}, "unverified"),         # none from now on
+    ("Transfuse for Hgb < 7; no heparin.", "heparin", {}, "inconsistent"),               # none in the window
+])
+def test_an_undated_pause_is_not_contradicted_by_earlier_rows(line, text, attributes, label):
+    from verification_kit import spanned
+
+    time_text = attributes.pop("time_text", None)
+    e = entity(text, "medication", keys=("inputevents_mv:1",), drugs=["heparin"], negated=True,
+               span=spanned(line, text), time_text=time_text, **attributes)
+    assert_decided(verify(e, _drug(IN_WINDOW), line=line), "medications.negated_absent", label)
+
+
 @pytest.mark.parametrize("end, label", [("2199-02-03 12:00:00", "consistent"), ("2199-02-06 12:00:00", "inconsistent")])
 def test_stopped_at_window_end(end, label):
     tools = _drug(_given("2199-02-01 08:00:00", end))

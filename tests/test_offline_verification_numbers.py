@@ -13,12 +13,38 @@ def _hr(*values: float, day: str = "2199-02-03") -> FakeTools:
 
 
 @pytest.mark.parametrize("tools, label, kind", [
-    (FakeTools({}), "inconsistent", "missing"),
+    (FakeTools({}), "unverified", None),  # no row of the item in the whole admission: a mapping it lacks
     (_hr(75, day="2199-02-09"), "inconsistent", "missing"),  # charted, but only on another day
+    # no chart row of the patient in the window (before the ICU stay, a build without chart rows)
+    (FakeTools(_hr(75, day="2199-02-09").items, table_rows={"chartevents": 0, "labevents": 40}), "unverified", None),
+    (FakeTools(_hr(75, day="2199-02-09").items, table_rows={"chartevents": 900}), "inconsistent", "missing"),
 ])
 def test_no_record(tools, label, kind):
     v = verify(entity("HR", "measurement", concept="heart_rate", value=75.0), tools)
     assert_decided(v, "numbers.no_record", label, kind)
+
+
+def test_a_setting_read_from_a_gas_item_is_not_missing_when_the_bedside_chart_is_empty():
+    # "PEEP 5" mapped to the laboratory's gas item (recorded only with a gas), while the concept's own
+    # table, the bedside chart, has no row of the patient in the window
+    gas = {"labevents:50819": [row("2199-02-09 08:00:00", 8.0, key="labevents:50819", table="labevents")]}
+    e = entity("PEEP", "measurement", keys=("labevents:50819",), concept="peep", value=5.0)
+    empty_chart = verify(e, FakeTools(gas, table_rows={"chartevents": 0, "labevents": 40}))
+    assert_decided(empty_chart, "numbers.no_record", "unverified")
+    assert "chartevents" in empty_chart.reason
+    charted = verify(e, FakeTools(gas, table_rows={"chartevents": 900, "labevents": 40}))
+    assert_decided(charted, "numbers.no_record", "inconsistent", "missing")
+
+
+
+def test_a_lab_charted_in_either_table_is_missing_when_one_of_them_has_rows():
+    # ionized calcium lives in the laboratory's table or the bedside chart: an empty chart alone proves nothing
+    lab = {"labevents:50808": [row("2199-02-09 08:00:00", 1.1, key="labevents:50808", table="labevents")]}
+    e = entity("iCa", "measurement", keys=("labevents:50808",), concept="ionized_calcium", value=1.06)
+    v = verify(e, FakeTools(lab, table_rows={"chartevents": 0, "labevents": 40}))
+    assert_decided(v, "numbers.no_record", "inconsistent", "missing")
+    v = verify(e, FakeTools(lab, table_rows={"chartevents": 0, "labevents": 0}))
+    assert_decided(v, "numbers.no_record", "unverified")
 
 
 def test_value_in_window_within_tolerance():

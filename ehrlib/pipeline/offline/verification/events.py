@@ -2,7 +2,8 @@
 claimed by a record existing in the window.
 
 *Missing* when the item has no record in the admission at all; *contradiction* when
-records exist only on other days (a time error). A procedure's clock time dates the start
+records exist only on other days (a time error). Only a procedure or device leaves a dated
+record of its own: a finding's absence from its one mapped item is not judged. A procedure's clock time dates the start
 of its record (or the end, for a removal; :mod:`.clocktime`), a stated side must match the
 charted location, and a procedure with no bedside record may be confirmed by a billed code.
 """
@@ -16,9 +17,11 @@ from ehrlib.pipeline.claims import ProcedureClaim
 from ehrlib.pipeline.offline.line_sites import site_keys, site_rows
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification import findings
+from ehrlib.pipeline.offline.verification.absence import dated_after_note
 from ehrlib.pipeline.offline.verification.clocktime import edge_matches, parse_clock
 from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.diagnoses import billed_match
+from ehrlib.pipeline.offline.verification.pauses import undated_pause
 from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
 from ehrlib.pipeline.offline.verification.windows import parse_time, row_interval, tool_spec
@@ -60,6 +63,12 @@ def _unshown_device(c: Case) -> bool:
 def _no_record_in_window(c: Case) -> Verdict | None:
     e = c.entity
     inside, every = c.item_rows()
+    if not inside and e.kind == "finding":
+        return unverified(c, f"{e.text} not judged: an observation or standing state (stool, a device worn, code "
+                          "status) is charted under many items and when reviewed, not when it holds, so no row of "
+                          f"its item in {tool_spec(e.window) or 'the admission'} shows nothing", every[:2])
+    if not inside and (later := dated_after_note(c, stated_day_part(c))) is not None:
+        return unverified(c, later, every[:2])
     if not every and _unshown_device(c):
         return unverified(c, f"{e.text} not judged: the patient has no charted item of it, and outside the list "
                           f"of procedures its absence from bedside charting shows nothing")
@@ -254,6 +263,9 @@ def _procedure_side(c: Case) -> Verdict | None:
 def _negated_recorded(c: Case) -> Verdict | None:
     if not c.entity.claim.negated:
         return None
+    if (pause := undated_pause(c)) is not None:
+        return unverified(c, f"{c.entity.text} not judged: \"{pause}\" claims none after a moment the note does not "
+                          "date, and the window's records may all precede it", c.item_rows()[0][:4])
     return verdict(c, False, f"note says no {c.entity.text}, but it is recorded in the window", c.item_rows()[0][:4])
 
 
@@ -266,10 +278,9 @@ NEGATED_ABSENT = Rule("events.negated_absent", "A procedure said not done is con
 BILLED_PROCEDURE = Rule("events.billed_procedure", "A procedure with no bedside record in the admission is "
                         "confirmed by a billed procedure code of the admission whose title matches it.",
                         _billed_procedure)
-NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "An event with no record in the admission is missing; "
-                           "one recorded only outside the statement's window is a time error; a device or procedure "
-                           "only the catalogue names is judged absent only in the list of procedures, which billing "
-                           "codes, not in bedside prose.",
+NO_RECORD_IN_WINDOW = Rule("events.no_record_in_window", "A procedure with no record in the admission is missing, "
+                           "one recorded only on other days a time error (a catalogue-only device only in the "
+                           "procedure list); a finding's absence from its one item is not judged.",
                            _no_record_in_window)
 PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour claims a record starting (ending, "
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
@@ -284,7 +295,8 @@ PROCEDURE_SIDE = Rule("events.procedure_side", "A stated body side must match th
                       "procedure, or the charted site of a line stated with its vessel (L radial A-line).",
                       _procedure_side)
 NEGATED_RECORDED = Rule("events.negated_recorded", "An event said absent is contradicted by a record of it in the "
-                        "window.", _negated_recorded)
+                        "window, unless it is said absent only from an undated moment on (no further dialysis).",
+                        _negated_recorded)
 RECORD_IN_WINDOW = Rule("events.record_in_window", "An event claimed without further detail is confirmed by a "
                         "record of its item in the window.", _record_in_window)
 

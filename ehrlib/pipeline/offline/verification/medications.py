@@ -250,7 +250,8 @@ def _rule(name: str, principle: str, apply: Any) -> Rule[Any]:
 
 CHAIN = (
     _rule("negated_absent", "A drug said not to be given claims that no order or administration of it overlaps "
-          "the window.", negated),
+          "the window; one said held or given no further, from a moment the note does not date, is not judged by "
+          "rows that may precede that moment.", negated),
     _rule("stopped_at_window_end", "A drug said to be off or held without a time claims it is no longer running "
           "when the statement's day ends; charted administrations, when there are any, decide over orders.", stopped),
     _rule("record_in_window", "A drug said given needs an order or administration in the window: none in the "

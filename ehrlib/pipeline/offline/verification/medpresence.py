@@ -11,6 +11,7 @@ from ehrlib.pipeline.offline.verification.coverage import unshown_absence
 from ehrlib.pipeline.offline.verification.deciding import at_row, nearest_in_time
 from ehrlib.pipeline.offline.verification.medrows import done_before
 from ehrlib.pipeline.offline.verification.medrows import names as _names
+from ehrlib.pipeline.offline.verification.pauses import undated_pause
 from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.windows import tool_spec
 from ehrlib.pipeline.records import Verdict
@@ -19,10 +20,15 @@ __all__ = ["negated", "record_in_window"]
 
 
 def negated(c: Case) -> Verdict | None:
-    """"no transfusion today", "not on pressors": consistent when nothing is given in the window."""
+    """"no transfusion today", "not on pressors": consistent when nothing is given in the window; an
+    undated pause ("held", "no further FFP") is not contradicted by rows that may precede it.
+    """
     if not c.entity.claim.negated:
         return None
     inside, every = c.item_rows()
+    if inside and (pause := undated_pause(c)) is not None:
+        return unverified(c, f"{_names(c)} not judged: \"{pause}\" claims a pause from a moment the note does not "
+                          "date, and the window's rows may all precede it", inside[:4])
     if inside:
         return verdict(c, False, f"note says no {_names(c)}, but it was given in the window", inside)
     return verdict(c, True, f"no {_names(c)} in the window, as stated", every[:2])

@@ -17,11 +17,12 @@ from typing import Any
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.absence import value_absent
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
 from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL, PART_TOTAL
 from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
-from ehrlib.pipeline.offline.verification.draws import at_stamp, masked_draw, series_rows
+from ehrlib.pipeline.offline.verification.draws import at_stamp, series_rows
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
@@ -35,7 +36,7 @@ from ehrlib.pipeline.offline.verification.values import (
     value_matches,
     written_precision,
 )
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches, tool_spec
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
@@ -61,16 +62,6 @@ def _tolerance(c: Case) -> float:
     if n.approx:
         tol = max(tol, 0.1 * float(n.reading.value or 0))
     return tol
-
-
-def _no_record(c: Case) -> Verdict | None:
-    if _numeric(c) or masked_draw(c):  # a de-identified record's draw may lie outside the window (.draws)
-        return None
-    e = c.entity
-    if not [r for r in c.item_rows()[1] if r.get("valuenum") is not None]:
-        return verdict(c, False, f"no {e.text} record for this admission", (), missing=True)
-    return verdict(c, False, f"no {e.text} record in the window {tool_spec(e.window)}", c.item_rows()[1][:3],
-                   missing=True)
 
 
 def _value_in_window(c: Case) -> Verdict | None:
@@ -282,7 +273,8 @@ def _reference_word(c: Case) -> Verdict | None:
 
 
 NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric record in the window is missing "
-                 "from the record, whether the item was never charted or only on other days.", _no_record, _KINDS)
+                 "from the record when the record could show it: the item is charted in the admission and "
+                 "the tables that chart it have rows of the patient in the window.", value_absent, _KINDS)
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
                        "item in the statement's window, within the unit's tolerance, on the item's recorded scale.",
                        _value_in_window, _KINDS)
