@@ -4,7 +4,9 @@ A state holds if a row of a criterion item in the window meets Get_Clinical_Crit
 test (delta criteria: a rise of ``rise`` within ``within_hours`` or ``ratio`` x the lowest
 earlier value; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h); states the
 shared criteria lack use the lexicon's threshold. A negated state ("afebrile") is
-inconsistent when the state holds. A state set off right after a value ("K 5.9,
+inconsistent when the state holds; when its time resolves only to the whole stay and it does not say it
+lasted ("remained afebrile"), it describes one unknown moment, so a row elsewhere leaves it unverified. A
+state set off right after a value ("K 5.9,
 hyperkalemic") interprets that value (:mod:`.qualifiers`).
 """
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.criteria import criterion_holds
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import at_row, num
+from ehrlib.pipeline.offline.verification.periods import said_to_last
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, normal_range, state_holds_on
 from ehrlib.pipeline.offline.verification.session import Case, Session, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -148,6 +152,11 @@ def _clinical_criterion(c: Case) -> Verdict | None:
                 return verdict(c, False, f"{crit_id} holds but the stated value {num(target)} is not recorded",
                                any_rows[:4])
         return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
+    if negated and e.time_basis == "hospitalization" and not said_to_last(c, load_data("finding_states.yaml")[
+            "whole_period"]["note"]):
+        return unverified(c, f"note says no {crit_id}, but its time resolves only to the whole stay and it does not "
+                          f"say it lasted: a {crit_id} row elsewhere in the stay cannot show it false at the moment "
+                          f"described ({src})", rows or any_rows[:4])
     return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
                    f"({src})", rows or any_rows[:4])
 
