@@ -123,3 +123,31 @@ def test_a_negated_state_on_its_own_day_is_still_judged():
     e = replace(entity("Afebrile", "interpretation", keys=(), criterion="fever", negated=True,
                        span=spanned(line, "Afebrile")), time_basis="note_day")
     assert_decided(verify(e, _febrile([98.6, 101.2]), line=line), "states.clinical_criterion", "inconsistent")
+
+
+URINE = "outputevents:urine"
+OLIGURIA = ({"kind": "rate", "source": "UOP < 0.5 mL/kg/h"},
+            [{"items": [{"key": URINE, "label": "Urine Out Foley", "has_records": True}]}])
+
+
+@pytest.mark.parametrize("negated, per_hour, label", [
+    (False, 100.0, "unverified"),    # "oliguric": a day of 100 mL/h cannot show no hour-long stretch was low
+    (True, 10.0, "inconsistent"),    # "good UOP": a day at 10 mL/h is below the rate
+    (False, 10.0, "consistent"),
+])
+def test_a_rate_state_is_refuted_by_a_day_only_when_negated(negated, per_hour, label):
+    tools = FakeTools({URINE: [row(f"2199-02-02 {h:02d}:00:00", per_hour, key=URINE, table="outputevents")
+                               for h in range(24)]}, criteria={"oliguria": OLIGURIA})
+    e = entity("good UOP" if negated else "oliguric", "interpretation", keys=(), criterion="oliguria",
+               negated=negated)
+    v = verify(e, tools)
+    assert_outcome(v, "states.clinical_criterion", label, "rate over hours")
+
+
+@pytest.mark.parametrize("line, word, label", [
+    ("# Febrile neutropenia: cefepime, cultures pending.", "Febrile", "unverified"),  # the problem being treated
+    ("ID: febrile overnight, cultures sent.", "febrile", "inconsistent"),             # a state of the day
+])
+def test_a_state_named_as_a_problem_heading_is_not_refuted_by_its_absence(line, word, label):
+    e = entity(word, "interpretation", keys=(), criterion="fever", span=spanned(line, word))
+    assert_outcome(verify(e, _febrile([98.6, 99.1]), line=line), "states.clinical_criterion", label, "heading")
