@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from verification_kit import FakeTools, assert_decided, entity, row, verify
+from verification_kit import FakeTools, assert_decided, assert_outcome, entity, row, spanned, verify
 
 from ehrlib.pipeline.offline.findings_data import DATA_CONCEPT
 from ehrlib.pipeline.offline.verification.findings import pitting_grade
@@ -170,3 +170,27 @@ def test_site_state_judges_the_lobes_a_vocabulary_finding_names(text, words, lab
     tools = FakeTools({k: [row(f"2199-02-03 {8 + j:02d}:00:00", None, value=v, key=k) for j, v in enumerate(vals)]
                        for k, vals in zip(keys, charted.values(), strict=True)})
     assert_decided(verify(e, tools), "findings.site_state", label)
+
+
+@pytest.mark.parametrize("line, text, label", [
+    ("# AF: rate ok, cont heparin gtt.", "AF", "unverified"),          # a problem heading names the diagnosis
+    ("PMH: CHF, AF on coumadin, DM2", "AF", "unverified"),             # a history list
+    ("- heparin gtt for afib, INR 1.4", "afib", "unverified"),         # a drug's indication
+    ("CV: in AF with RVR overnight.", "AF", "inconsistent"),            # placed in it: the current rhythm
+    ("CV: AF on monitor, HR 70-110.", "AF", "inconsistent"),
+    ("Rhythm: AF 110s.", "AF", "inconsistent"),
+    ("Heart rhythm: rate-controlled AF", "Heart rhythm", "inconsistent"),  # the statement names the rhythm
+    ("# AFib: currently in AF with RVR.", "AFib", "inconsistent"),    # the heading's own line places it
+])
+def test_a_rhythm_named_as_a_diagnosis_is_not_the_current_rhythm(line, text, label):
+    word = "afib" if "afib" in line else "AF"
+    e = entity(text, "finding", shown=word, concept="heart_rhythm", span=spanned(line, text))
+    v = verify(e, _charted("SR (Sinus Rhythm)", "ST (Sinus Tachycardia)"), line=line)
+    assert_outcome(v, "findings.charted_state", label, "as a diagnosis")
+
+
+def test_sinus_rhythm_is_judged_wherever_it_is_named():
+    line = "# Rhythm: NSR, cont metoprolol."
+    e = entity("NSR", "finding", shown="NSR", concept="heart_rhythm", span=spanned(line, "NSR"))
+    assert_decided(verify(e, _charted("AF (Atrial Fibrillation)"), line=line), "findings.charted_state",
+                   "inconsistent")

@@ -318,3 +318,35 @@ def test_a_shift_total_of_a_note_of_unknown_hour_is_any_twelve_hours_of_its_day(
                    span=(0, 3))
         assert_decided(verify(e, _hourly_urine(), line=f"UOP {value:.0f} this shift", note_type="nursing"),
                        "numbers.part_total", label)
+
+
+def _sites(**by_label: tuple[float, ...]) -> FakeTools:
+    return FakeTools({KEY: [row(f"{DAY} {8 + i:02d}:{j:02d}:00", v, label=label)
+                            for j, (label, vals) in enumerate(by_label.items()) for i, v in enumerate(vals)]})
+
+
+def test_a_range_one_site_matches_is_not_contradicted_by_another_site():
+    e = entity("SpO2", "range", concept="spo2", min=88.0, max=96.0)
+    # pulse oximetry ran 88-96; the blood gas's 99 is another measurement of oxygen saturation
+    v = verify(e, _sites(**{"O2 saturation pulseoxymetry": (88, 92, 96), "SaO2": (99,)}))
+    assert v.label == "unverified" and "SaO2" in v.reason, v.reason
+    # no site's rows run 88-96: the day's extremes contradict the range
+    assert_decided(verify(e, _sites(**{"O2 saturation pulseoxymetry": (88, 92, 96, 99), "SaO2": (99,)})),
+                   "numbers.range_extremes", "inconsistent")
+
+
+def test_a_pressure_range_is_judged_per_site_not_per_part():
+    e = entity("SBP", "range", concept="blood_pressure", systolic_min=90.0, systolic_max=140.0)
+    arterial = {"Arterial BP [Systolic]": (90, 120, 140), "Arterial BP [Diastolic]": (50, 60, 70)}
+    v = verify(e, _sites(**arterial, **{"NBP [Systolic]": (160,)}))
+    assert v.label == "unverified" and "Arterial BP" in v.reason, v.reason
+    # the cuff's own rows cannot agree: no cuff systolic matches both ends
+    assert_decided(verify(e, _sites(**{"Arterial BP [Systolic]": (90, 140, 160), "NBP [Systolic]": (120, 140, 160)})),
+                   "numbers.range_extremes", "inconsistent")
+
+
+def test_a_few_rows_of_another_site_cannot_outvote_the_site_that_charts_most():
+    e = entity("sats", "range", concept="spo2", min=92.0, max=100.0)
+    # the oximeter's day ran 89-100; two blood gases at 92 and 100 agree with the note only by chance
+    tools = _sites(**{"O2 saturation pulseoxymetry": (89, 92, 95, 100), "SaO2": (92, 100)})
+    assert_decided(verify(e, tools), "numbers.range_extremes", "inconsistent")

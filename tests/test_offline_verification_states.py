@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
+from verification_kit import FakeTools, assert_decided, assert_outcome, entity, row, spanned, verify
 
 TEMP = "chartevents:temp"
 FEVER = ({"kind": "threshold", "source": "T >= 100.4 F"},
@@ -100,3 +100,54 @@ def test_a_state_with_no_records_to_judge_it_is_not_an_alarm():
     v = verify(e, FakeTools({}, criteria={"fever": FEVER}))
     assert_decided(v, "states.clinical_criterion", "unverified")
     assert v.inconsistency_type is None
+
+
+@pytest.mark.parametrize("line, label", [
+    ("Afebrile, ambulating with walker.", "unverified"),           # one unknown moment of the stay
+    ("He remained afebrile throughout the stay.", "inconsistent"),  # said to last: any fever contradicts
+])
+def test_a_negated_state_timed_only_by_the_stay_needs_a_duration(line, label):
+    from dataclasses import replace
+
+    word = "afebrile" if "remained" in line else "Afebrile"
+    e = replace(entity(word, "interpretation", keys=(), criterion="fever", negated=True, span=spanned(line, word)),
+                time_basis="hospitalization")
+    v = verify(e, _febrile([98.6, 101.2]), line=line, note_type="discharge_summary")
+    assert_outcome(v, "states.clinical_criterion", label, "whole stay")
+
+
+def test_a_negated_state_on_its_own_day_is_still_judged():
+    from dataclasses import replace
+
+    line = "Afebrile, ambulating with walker."
+    e = replace(entity("Afebrile", "interpretation", keys=(), criterion="fever", negated=True,
+                       span=spanned(line, "Afebrile")), time_basis="note_day")
+    assert_decided(verify(e, _febrile([98.6, 101.2]), line=line), "states.clinical_criterion", "inconsistent")
+
+
+URINE = "outputevents:urine"
+OLIGURIA = ({"kind": "rate", "source": "UOP < 0.5 mL/kg/h"},
+            [{"items": [{"key": URINE, "label": "Urine Out Foley", "has_records": True}]}])
+
+
+@pytest.mark.parametrize("negated, per_hour, label", [
+    (False, 100.0, "unverified"),    # "oliguric": a day of 100 mL/h cannot show no hour-long stretch was low
+    (True, 10.0, "inconsistent"),    # "good UOP": a day at 10 mL/h is below the rate
+    (False, 10.0, "consistent"),
+])
+def test_a_rate_state_is_refuted_by_a_day_only_when_negated(negated, per_hour, label):
+    tools = FakeTools({URINE: [row(f"2199-02-02 {h:02d}:00:00", per_hour, key=URINE, table="outputevents")
+                               for h in range(24)]}, criteria={"oliguria": OLIGURIA})
+    e = entity("good UOP" if negated else "oliguric", "interpretation", keys=(), criterion="oliguria",
+               negated=negated)
+    v = verify(e, tools)
+    assert_outcome(v, "states.clinical_criterion", label, "rate over hours")
+
+
+@pytest.mark.parametrize("line, word, label", [
+    ("# Febrile neutropenia: cefepime, cultures pending.", "Febrile", "unverified"),  # the problem being treated
+    ("ID: febrile overnight, cultures sent.", "febrile", "inconsistent"),             # a state of the day
+])
+def test_a_state_named_as_a_problem_heading_is_not_refuted_by_its_absence(line, word, label):
+    e = entity(word, "interpretation", keys=(), criterion="fever", span=spanned(line, word))
+    assert_outcome(verify(e, _febrile([98.6, 99.1]), line=line), "states.clinical_criterion", label, "heading")

@@ -113,3 +113,11 @@ def assert_decided(v: Verdict, rule_id: str, label: str, kind: str | None = None
     assert v.label == label, f"{rule_id}: {v.label} ({v.reason}), expected {label}"
     if kind is not None:
         assert v.inconsistency_type == kind, f"{rule_id}: {v.inconsistency_type}, expected {kind}"
+
+
+def assert_outcome(v: Verdict, rule_id: str, label: str, why: str) -> None:
+    """``label`` by ``rule_id``; an ``unverified`` outcome names no rule, so its reason must say ``why``."""
+    if label == "unverified":
+        assert v.label == "unverified" and why in v.reason, f"{v.label} ({v.reason}), expected unverified: {why}"
+    else:
+        assert_decided(v, rule_id, label)

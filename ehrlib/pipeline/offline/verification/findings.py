@@ -19,6 +19,7 @@ from ehrlib.pipeline.offline.finding_sites import graded, item_states, named_sit
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
+from ehrlib.pipeline.offline.verification.named_diagnosis import diagnosis_only
 from ehrlib.pipeline.offline.verification.numbered import at_numbered_site
 from ehrlib.pipeline.offline.verification.periods import whole_period_rule
 from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_items, prevailing_state_rule
@@ -173,9 +174,9 @@ def _charted_state(c: Case) -> Verdict | None:
     against = {o for st in missing for o in opposites.get(concept, {}).get(st, ())}
     if missing and concept in opposites and not (charted & against):
         return verdict(c, True, f"{e.text}: {', '.join(sorted(charted))} charted; not contradicted", inside[:3])
-    if missing:
-        return verdict(c, False, f"{e.text}: note says {', '.join(sorted(missing))}; table charts "
-                       f"{', '.join(sorted(charted))}", inside[:4])
+    if missing:  # a rhythm named only as a diagnosis ("# AF") is unverified
+        return diagnosis_only(c, concept, missing, charted) or verdict(c, False, f"{e.text}: note says "
+                       f"{', '.join(sorted(missing))}; table charts {', '.join(sorted(charted))}", inside[:4])
     return verdict(c, True, f"{e.text}: {', '.join(sorted(stated))} charted in the window", hits)
 
 
@@ -287,8 +288,7 @@ DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by
                   _data_value, _F)
 SITE_VALUE = Rule("findings.site_value", "A statement about a charted body site is checked on every item its sides "
                   "name: a charted state agreeing confirms it, else a charted state excluding it contradicts it; an "
-                  "untimed normal state is judged on its day's prevailing state.",
-                  _site_value, _F)
+                  "untimed normal state is judged on its day's prevailing state.", _site_value, _F)
 SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body site (lung sounds per lobe) is a claim "
                   "about each site its positions name, judged as a site statement; no verdict leaves it to the others.",
                   _site_state, _F)

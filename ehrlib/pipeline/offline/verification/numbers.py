@@ -3,40 +3,37 @@
 Every number the note states (value, min, max, the BP mean, the braces' extremes) must be met by some row in the window
 within the concept's tolerance; a decade ("120s") is met by any value in it. A vital-sign range is the day's charted
 minimum..maximum (a nursing note's, one 12-hour shift's: :func:`.windows.shift_matches`); a per-day amount is a day's
-sum (:mod:`.daily_totals`); an arrow series must appear in time order. A reference word after the value ("WBC 16.2
-(WNL)") is judged against the concept's reference interval.
+sum (:mod:`.daily_totals`), and a range's extremes are judged per measurement site (:mod:`.extremes`); an arrow
+series must appear in time order. A reference word after the value ("WBC 16.2 (WNL)") is judged against the
+concept's reference interval.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ehrlib.pipeline.claims import BloodPressure, NumericClaim
-from ehrlib.pipeline.offline.lexicon import Concept
+from ehrlib.pipeline.claims import NumericClaim
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.absence import value_absent
-from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
 from ehrlib.pipeline.offline.verification.daily_totals import DAILY_TOTAL, PART_TOTAL
 from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, num, span, time_distance
 from ehrlib.pipeline.offline.verification.draws import at_stamp, series_rows
+from ehrlib.pipeline.offline.verification.extremes import range_extremes_rule
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.stated import stated_numbers
-from ehrlib.pipeline.offline.verification.terms import concept_of, terms, tolerance_of
+from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.values import (
     convert_temp,
-    in_celsius,
-    in_fahrenheit,
     rescaled_from,
     value_matches,
     written_precision,
 )
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches
+from ehrlib.pipeline.offline.verification.windows import parse_time
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["RULES", "CHAIN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
@@ -142,84 +139,6 @@ def _compare(c: Case, numeric: Rows, onto: Callable[[float], float], factor: flo
     return out
 
 
-def _range_extremes(c: Case) -> Verdict | None:
-    """A stated range or maximum is a claim about the extremes of its day (flowsheet "HR 85-130",
-    "Tmax 102.3", "peaked at 12.7"): the charted minimum/maximum of the core window must match, not only appear.
-    """
-    numeric = _numeric(c)
-    found = _extremes_reason(c, numeric, concept_of(c.entity.claim), _tolerance(c))
-    return verdict(c, False, found[0], numeric[:5], deciding=[found[1]]) if found is not None else None
-
-
-def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
-                     ) -> tuple[str, Mapping[str, Any]] | None:
-    """(reason, the extreme row) of the first stated extreme the charted one breaks; None when all hold."""
-    e, n = c.entity, c.claim_as(NumericClaim)
-    r = n.reading
-    only_max = r.max_lo is not None and r.min is None  # "peaked at 12.7", "Tmax 102.3"
-    if concept is None or (concept.cid not in terms()["vital_concepts"] and not only_max):
-        return None  # lab and output ranges summarise typical values; vitals ranges are min..max
-    core = core_window(e.window)
-    word = n.trend.word if n.trend is not None else None
-    if core is not None and (str(word or "").startswith(("peak", "nadir")) or (only_max and n.trend is not None)):
-        rows = [row for row in numeric if str(row.get("time"))[:10] <= str(core.end)[:10]]  # a peak: the course
-    else:
-        rows = [row for row in numeric if in_window(row, core)] if core is not None else (
-            numeric if only_max else [])
-    if not rows:
-        return None
-    is_temp = concept is not None and concept.cid == "temperature"
-    checks: list[tuple[str, float, float | None, str]] = []
-    if n.bp is not None and any(n.bp.part(p).min is not None or n.bp.part(p).max is not None
-                                for p in BloodPressure.PARTS):  # "SBP 90-140", "MAP 50s-70s"
-        for part in BloodPressure.PARTS:
-            p = n.bp.part(part)
-            if p.min is not None and p.max is not None and not (
-                    p.min_hi is not None and (p.min, p.min_hi) == (p.max_lo, p.max)):  # one decade is a level
-                checks.append(("min", float(p.min), p.min_hi, part))
-                checks.append(("max", float(p.max_lo if p.max_lo is not None else p.max), float(p.max), part))
-    elif r.min is not None and r.max is not None and r.max != r.min and not (
-            float(r.max) - float(r.min) == 9 and r.max_lo is None):
-        checks.append(("min", float(r.min), r.min_hi, "value"))
-        checks.append(("max", float(r.max_lo if r.max_lo is not None else r.max), float(r.max), "value"))
-    elif r.max_lo is not None and r.min is None and r.max is not None:
-        checks.append(("max", float(r.max_lo), float(r.max), "value"))
-    if concept.cid in _BP_CONCEPTS and checks and checks[0][3] == "value":
-        part_of = "mean" if re.search(r"map|mean", e.text, re.I) else "systolic"
-        checks = [(k, lo, hi, part_of) for k, lo, hi, _ in checks]
-    lo_ok = float(concept.lo) if concept.lo is not None else float("-inf")
-    if any(lo < lo_ok for _, lo, _, _ in checks):
-        lo_ok = float("-inf")  # the note itself reports the artefact ("RR 12 (0 - 17)")
-    for kind, lo, hi, part in checks:
-        kept = [row for row in rows
-                if (part == "value" or _bp_part(str(row.get("label", ""))) == part) and float(row["valuenum"]) >= lo_ok]
-        if not kept:
-            continue
-        vals = [float(row["valuenum"]) for row in kept]
-        if is_temp:  # every row in the note's unit (a stay may chart C and F items)
-            note_c = str(n.unit or "").upper() == "C" or lo < 50
-            kept = rows
-            vals = [(in_celsius(float(row["valuenum"]), row) if note_c else in_fahrenheit(float(row["valuenum"]), row))
-                    for row in rows]
-        observed = min(vals) if kind == "min" else max(vals)
-        top = hi if hi is not None else lo
-        slack = max(tol, 0.02 * abs(observed)) if not is_temp else 0.3
-        if not (lo - slack <= observed <= float(top) + slack):
-            extreme = kept[vals.index(observed)]
-            mine = {k: span(a, b) for k, a, b, p in checks if p == part}
-            if len(mine) == 2 and c.ctx.note_type == "nursing" and shift_matches(
-                    kept, vals, [(k, a, b) for k, a, b, p in checks if p == part], slack):
-                continue
-            what = f"{part} " if part != "value" else ""
-            if len(mine) == 2:  # a stated min..max against the charted min..max
-                sep = " to " if "-" in mine["min"][1:] + mine["max"][1:] else "-"
-                said, charted = f"{mine['min']}{sep}{mine['max']}", f"range {span(min(vals), max(vals))}"
-            else:
-                said, charted = f"{kind} {mine[kind]}", f"{kind} {num(observed)}"
-            return f"{e.text}: stated {what}{said} vs charted {what}{charted} {at_row(extreme)}", extreme
-    return None
-
-
 def _series_order(c: Case) -> Verdict | None:
     """An arrow series: each value recorded in the window, in the stated order."""
     trend = c.claim_as(NumericClaim).trend
@@ -278,9 +197,7 @@ NO_RECORD = Rule("numbers.no_record", "A stated value whose item has no numeric 
 VALUE_IN_WINDOW = Rule("numbers.value_in_window", "Every number a statement gives is met by a charted value of its "
                        "item in the statement's window, within the unit's tolerance, on the item's recorded scale.",
                        _value_in_window, _KINDS)
-RANGE_EXTREMES = Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so "
-                      "the day's charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
-                      _KINDS)
+RANGE_EXTREMES = range_extremes_rule(_numeric, _tolerance)
 SERIES_ORDER = Rule("numbers.series_order", "An arrow series of values claims both the values and their order, so "
                     "each must be charted after the one before it.", _series_order, _KINDS)
 REFERENCE_WORD = Rule("numbers.reference_word", "A reference word set off after a value (WNL, elevated, low) "

@@ -16,7 +16,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["whole_period_rule"]
+__all__ = ["whole_period_rule", "said_to_last"]
 
 
 def _lead(c: Case) -> str:
@@ -25,6 +25,18 @@ def _lead(c: Case) -> str:
     line = lines[e.line] if 0 <= e.line < len(lines) else ""
     start = e.span[0] if e.span else max(line.find(e.text), 0)
     return re.split(r"[.;,:]", line[max(0, start - 30):start])[-1]
+
+
+def said_to_last(c: Case, cue: str) -> bool:
+    """Whether the statement's clause says its state lasted ("remained afebrile", "afebrile
+    throughout"): the words from the clause's start to its end, searched for ``cue``.
+    """
+    e, lines = c.entity, c.ctx.lines
+    line = lines[e.line] if 0 <= e.line < len(lines) else ""
+    start = e.span[0] if e.span else max(line.find(e.text), 0)
+    end = e.span[1] if e.span else start + len(e.text)
+    clause = _lead(c) + line[start:end] + re.split(r"[.;]", line[end:])[0]
+    return re.search(cue, clause, re.I) is not None
 
 
 def whole_period_rule(vocab: Callable[[], Mapping[str, Any]], states: Callable[[str, str, str], set[str]],

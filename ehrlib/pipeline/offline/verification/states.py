@@ -4,7 +4,9 @@ A state holds if a row of a criterion item in the window meets Get_Clinical_Crit
 test (delta criteria: a rise of ``rise`` within ``within_hours`` or ``ratio`` x the lowest
 earlier value; rate criteria: a calendar day's urine below 0.5 mL/kg/h x 24 h); states the
 shared criteria lack use the lexicon's threshold. A negated state ("afebrile") is
-inconsistent when the state holds. A state set off right after a value ("K 5.9,
+inconsistent when the state holds. A contradiction the records cannot decide is unverified, with the reason
+(:func:`_undecided`: a negated state timed only by the whole stay, a rate state's absence, a problem heading). A
+state set off right after a value ("K 5.9,
 hyperkalemic") interprets that value (:mod:`.qualifiers`).
 """
 from __future__ import annotations
@@ -15,10 +17,13 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.criteria import criterion_holds
+from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import InterpretationClaim
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.stay_problems import heading_span
 from ehrlib.pipeline.offline.verification.deciding import at_row, num
+from ehrlib.pipeline.offline.verification.periods import said_to_last
 from ehrlib.pipeline.offline.verification.qualifiers import attached_value, normal_range, state_holds_on
 from ehrlib.pipeline.offline.verification.session import Case, Session, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import terms
@@ -148,8 +153,35 @@ def _clinical_criterion(c: Case) -> Verdict | None:
                 return verdict(c, False, f"{crit_id} holds but the stated value {num(target)} is not recorded",
                                any_rows[:4])
         return verdict(c, True, f"{crit_id} {what} in the window as stated ({src})", rows or any_rows[:4])
+    why = _undecided(c, crit_id, kind, negated)
+    if why is not None:
+        return unverified(c, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window; {why} "
+                          f"({src})", rows or any_rows[:4])
     return verdict(c, False, f"note says {'no ' if negated else ''}{crit_id}, but it {what} in the window "
                    f"({src})", rows or any_rows[:4])
+
+
+def _undecided(c: Case, crit_id: str, kind: str, negated: bool) -> str | None:
+    """Why the window's records cannot refute the statement, or None when they can.
+
+    A negated state timed only by the whole stay, not said to last, describes one moment the
+    note does not name; a rate state (oliguria) holds over hours, so a day's total cannot show
+    that no stretch of it was below the rate; a state named as a problem heading ("# Hypoxemic
+    respiratory failure: ...") names the problem being treated, which treatment may have corrected.
+    """
+    e, line = c.entity, c.line() or ""
+    if negated and e.time_basis == "hospitalization" and not said_to_last(
+            c, load_data("finding_states.yaml")["whole_period"]["note"]):
+        return ("its time resolves only to the whole stay and it does not say it lasted, so a row elsewhere in the "
+                "stay cannot show it false at the moment described")
+    if negated:
+        return None
+    if kind == "rate":
+        return f"{crit_id} is a rate over hours, and a day's total cannot show that no stretch of it was below the rate"
+    title = heading_span(line)
+    if title is not None and e.span is not None and title[0] <= e.span[0] < title[1]:
+        return "a problem heading names the problem being treated, which treatment may already have corrected"
+    return None
 
 
 def _baseline_unseen(rows: Rows) -> Mapping[str, Any] | None:
