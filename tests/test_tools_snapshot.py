@@ -251,3 +251,19 @@ def test_a_table_that_fails_to_read_is_left_to_sql(tmp_path):
         assert repr(mem.call("Get_Item_Status_History", labs)) == repr(
             sql.call("Get_Item_Status_History", labs))
         assert mem.env.snapshot.stats["answered"] == 1
+
+
+def test_repeated_calls_equal_sql_and_each_gets_its_own_rows(edge_db):
+    # the second round reads the row dicts built in the first: still SQL's rows, and a caller
+    # changing a row it got (the tools add label and key) changes no later call's rows
+    stats = _same(edge_db, _ctx(), CALLS + CALLS)
+    assert stats["answered"] == 2 * len(CALLS)
+    gc.collect()
+    with make_toolset(edge_db, _ctx()) as ts:
+        args = {"item": "chartevents:220045", "time": ""}
+        first = ts.call("Get_Item_Status_History", args)
+        first.rows[0]["value"] = "changed"
+        first.rows[0]["extra"]["note"] = "added"
+        again = ts.call("Get_Item_Status_History", args)
+        assert again.rows[0]["value"] != "changed" and "note" not in again.rows[0]["extra"]
+        assert repr(again.rows[1:]) == repr(first.rows[1:])
