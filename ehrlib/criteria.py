@@ -12,7 +12,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import MappingProxyType
 from typing import Any
 
@@ -51,6 +51,12 @@ def criterion_holds(op: str, value: float, threshold: float) -> bool:
     return bool(fn(value, threshold)) if fn is not None else False
 
 
+@cache
+def _pattern(regex: str) -> re.Pattern[str]:
+    """A test's label or fluid pattern, compiled once per process (case-insensitive)."""
+    return re.compile(regex, re.IGNORECASE)
+
+
 @dataclass(frozen=True, slots=True)
 class CriterionTest:
     """One item-level test: which dictionary labels it applies to and the threshold."""
@@ -67,9 +73,9 @@ class CriterionTest:
         """Does a dictionary item (logical table, label, lab fluid) fall under this test?"""
         if table != self.table or not label:
             return False
-        if not re.search(self.label, label.strip(), re.IGNORECASE):
+        if not _pattern(self.label).search(label.strip()):
             return False
-        if self.fluid is not None and not re.search(self.fluid, (fluid or "").strip(), re.IGNORECASE):
+        if self.fluid is not None and not _pattern(self.fluid).search((fluid or "").strip()):
             return False
         return True
 

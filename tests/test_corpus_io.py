@@ -93,3 +93,37 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path):
         write_jsonl(boom(), path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["notes.jsonl"]
+
+
+def test_to_dict_and_jsonable_convert_by_exact_type_then_as_before():
+    # the fast paths (exact leaf, list, tuple, dict and known record types) and the general ones
+    # (subclasses, mappings, dataclass types) give what the field-by-field conversion gives
+    import collections
+    import datetime as dt
+    import math
+    import types
+
+    import numpy as np
+
+    from ehrlib.corpus.records import ItemRef, TimeSpan, to_dict
+    from ehrlib.tools.result import jsonable
+
+    Pair = collections.namedtuple("Pair", "a b")
+
+    class Label(str):
+        pass
+
+    rec = {"item": ItemRef("labevents", "Creatinine", 50912), "spans": (TimeSpan("2130-01-10", None),),
+           "pair": Pair(1, (2, 3)), "view": types.MappingProxyType({"k": [ItemRef("x", Label("y"))]}),
+           "n": 1.5, "flag": True, "none": None}
+    assert to_dict(rec) == {"item": {"table": "labevents", "label": "Creatinine", "itemid": 50912},
+                            "spans": [{"start": "2130-01-10", "end": None}], "pair": [1, [2, 3]],
+                            "view": {"k": [{"table": "x", "label": "y", "itemid": None}]},
+                            "n": 1.5, "flag": True, "none": None}
+    assert to_dict(rec) == to_dict(rec)   # the second time from the cached field names
+    when = dt.datetime(2130, 1, 10, 8, 30)
+    assert [jsonable(v) for v in (None, "a", Label("b"), True, 3, 2.5, math.nan, math.inf, np.float64(1.5),
+                                  np.float64("nan"), when, dt.datetime(2130, 1, 10), dt.date(2130, 1, 11),
+                                  np.int64(4), {"x": (1, when)})] == [
+        None, "a", "b", True, 3, 2.5, None, None, 1.5, None, "2130-01-10 08:30:00", "2130-01-10", "2130-01-11", 4,
+        {"x": [1, "2130-01-10 08:30:00"]}]

@@ -33,3 +33,28 @@ def test_packaged_criteria_are_those_of_their_text():
 
     text = resources.files("ehrlib").joinpath("data", CRITERIA_RESOURCE).read_text(encoding="utf-8")
     assert dict(load_criteria()) == dict(parse_criteria(text))
+
+
+def test_covered_items_match_each_item_once_per_catalog():
+    # a criterion test's items: those its table, label and fluid patterns cover, in catalog
+    # order; kept with the catalog, so a second ask (or a rebuilt catalog) gives the same
+    from ehrlib.criteria import CriterionTest
+    from ehrlib.tools.criteria import covered_items
+    from ehrlib.tools.items import Catalog, CatalogItem
+
+    items = (CatalogItem("chartevents:1", "chartevents", "itemid", 1, "Temperature F"),
+             CatalogItem("chartevents:2", "chartevents", "itemid", 2, "Heart Rate"),
+             CatalogItem("labevents:3", "labevents", "itemid", 3, "Creatinine", fluid="Urine"),
+             CatalogItem("labevents:4", "labevents", "itemid", 4, "Creatinine", fluid="Blood"),
+             CatalogItem("chartevents:5", "chartevents", "itemid", 5, "temperature c (calc)"))
+    catalog = Catalog(items, {i.key: i for i in items})
+    temp = CriterionTest("chartevents", r"^temperature", "C", ">", 38.0)
+    creat = CriterionTest("labevents", r"creatinine", "mg/dL", fluid=r"^blood")
+    assert [i.key for i in covered_items(catalog, temp)] == ["chartevents:1", "chartevents:5"]
+    assert [i.key for i in covered_items(catalog, creat)] == ["labevents:4"]
+    assert covered_items(catalog, temp) is covered_items(catalog, temp)   # matched once
+    calls = []
+    assert catalog.derived("x", lambda: calls.append(1) or len(calls)) == 1
+    assert catalog.derived("x", lambda: calls.append(1) or len(calls)) == 1 and calls == [1]
+    fresh = Catalog(items, {i.key: i for i in items})
+    assert fresh == catalog and fresh.derived("x", lambda: 7) == 7   # the memo is no part of equality

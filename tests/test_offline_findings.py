@@ -146,3 +146,36 @@ def test_a_phrase_is_free_unless_a_statement_starts_in_it():
     assert [e.text for e in data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 7))])] == [
         "calm/cooperative"]
     assert not data_findings([line], seg, pairs, lambda k: _ITEMS[k][1], [(0, (0, 20))])
+
+
+def test_the_value_index_finds_what_a_scan_of_every_item_finds():
+    # the note-wide index of charted values proposes candidate items only: with or without it,
+    # each phrase gets the same items, value and span (and a phrase naming no value none)
+    from ehrlib.pipeline.offline.findings_data import _chunk_words, _value_only
+
+    items = [(ItemRef("chartevents", label, i), k) for i, (k, (label, _)) in enumerate(_ITEMS.items())]
+    profile = lambda k: _ITEMS[k][1]  # noqa: E731
+    index: list = []
+    phrases = ["calm/cooperative", "pedal pulses weak palpable bilat", "PEG in place", "meds via PEG",
+               "weak palpable", "serous drainage", "agitated", "radial pulse weak palpable", ""]
+    got = []
+    for text in phrases:
+        words = _chunk_words(text, 0, len(text))
+        scan = _value_only(text, words, items, profile)
+        assert _value_only(text, words, items, profile, index) == scan, text
+        got.append(scan and (sorted(k for _, k in scan[0]), scan[1]))
+    assert len(index) == 1  # built once, on the first phrase
+    assert got == [(["k1"], "calm cooperative"), (["k2", "k3"], "weak palpable"), (["k5"], "peg"), None,
+                   None, None, None, (["k4"], "weak palpable"), None]   # "weak palpable" alone: which pulse?
+
+
+def test_a_note_reuses_its_value_index_and_a_new_item_list_gets_its_own():
+    from ehrlib.pipeline.offline import findings_data as fd
+
+    pairs = [(ItemRef("chartevents", label, i), k) for i, (k, (label, _)) in enumerate(_ITEMS.items())]
+    profile = lambda k: _ITEMS[k][1]  # noqa: E731
+    items, index = fd._charted(pairs, profile)
+    assert fd._charted(pairs, profile)[1] is index            # the same note's pairs: the same holder
+    assert fd._charted(list(pairs), profile)[1] is not index  # another list (another note): a new one
+    assert fd._charted(pairs, lambda k: ())[1] is not index   # another profile: a new one
+    assert [k for _, k in items] == list(_ITEMS)

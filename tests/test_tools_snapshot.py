@@ -251,3 +251,23 @@ def test_a_table_that_fails_to_read_is_left_to_sql(tmp_path):
         assert repr(mem.call("Get_Item_Status_History", labs)) == repr(
             sql.call("Get_Item_Status_History", labs))
         assert mem.env.snapshot.stats["answered"] == 1
+
+
+def test_repeated_calls_equal_sql_and_each_gets_its_own_rows(edge_db):
+    # a repeated call is answered from the toolset's memo (the snapshot is not asked again), a
+    # second toolset of the admission from the snapshot's row dicts: SQL's rows either way, and a
+    # caller changing a row it got (the tools add label and key) changes no later call's rows
+    stats = _same(edge_db, _ctx(), CALLS + CALLS)
+    assert stats["answered"] == len(CALLS)
+    gc.collect()
+    with make_toolset(edge_db, _ctx()) as ts, make_toolset(edge_db, _ctx()) as other:
+        args = {"item": "chartevents:220045", "time": ""}
+        first = ts.call("Get_Item_Status_History", args)
+        want = repr(first)
+        first.rows[0]["value"] = "changed"
+        first.rows[0]["extra"]["note"] = "added"
+        first.summary["item"]["label"] = "changed"
+        for again in (ts.call("Get_Item_Status_History", args), other.call("Get_Item_Status_History", args)):
+            assert repr(again) == want
+        assert ts.env.snapshot.stats["answered"] == 2
+        assert len(ts.tracer.records) == 2   # the memo's answer is traced like any call

@@ -338,12 +338,37 @@ def _check_scalar(cls: type, name: str, value: Any, required: bool) -> None:
         raise RecordError(f"{where} must be a string, got {type(value).__name__}")
 
 
+#: exact types :func:`to_dict` passes through unchanged (the leaves of every record)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+#: dataclass type -> its field names (``dataclasses.fields`` costs a call per record otherwise)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return names
+
+
 def to_dict(record: Any) -> dict[str, Any]:
     """A JSON-ready dict (tuples become lists, nested records dicts)."""
 
     def conv(v: Any) -> Any:
+        kind = type(v)
+        if kind in _LEAVES:
+            return v
+        if kind is list or kind is tuple:
+            return [conv(x) for x in v]
+        if kind is dict:
+            return {k: conv(x) for k, x in v.items()}
+        names = _FIELD_NAMES.get(kind)
+        if names is not None:
+            return {name: conv(getattr(v, name)) for name in names}
         if dataclasses.is_dataclass(v):
-            return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
+            if isinstance(v, type):   # a dataclass type, not a record: every field (as dataclasses.fields gives)
+                return {f.name: conv(getattr(v, f.name)) for f in dataclasses.fields(v)}
+            return {name: conv(getattr(v, name)) for name in _field_names(kind)}
         if isinstance(v, (list, tuple)):
             return [conv(x) for x in v]
         if isinstance(v, Mapping):

@@ -11,11 +11,12 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from ehrlib.criteria import Criterion, load_criteria
+from ehrlib.criteria import Criterion, CriterionTest, load_criteria
 from ehrlib.tools.env import ToolArgumentError, ToolEnv
+from ehrlib.tools.items import Catalog, CatalogItem
 from ehrlib.tools.result import ToolResult
 
-__all__ = ["clinical_criterion", "find_criterion"]
+__all__ = ["clinical_criterion", "find_criterion", "covered_items"]
 
 _MAX_ITEMS_PER_TEST = 6
 
@@ -45,6 +46,15 @@ def find_criterion(state: str) -> tuple[Criterion, bool]:
     return criteria[cid], neg
 
 
+def covered_items(catalog: Catalog, test: CriterionTest) -> tuple[CatalogItem, ...]:
+    """The catalog's items ``test`` applies to, in catalog order; matched once per catalog
+    (a note asks about "afebrile" many times, and the catalog holds tens of thousands of items).
+    """
+    def build() -> tuple[CatalogItem, ...]:
+        return tuple(i for i in catalog.items if test.matches(i.table, i.label, i.fluid))
+    return catalog.derived(("criterion items", test), build)
+
+
 def clinical_criterion(env: ToolEnv, args: dict[str, Any], state: str) -> ToolResult:
     """Get_Clinical_Criterion: the tests that define a clinical state, and the items they match."""
     s = " ".join(str(state or "").split())
@@ -57,7 +67,7 @@ def clinical_criterion(env: ToolEnv, args: dict[str, Any], state: str) -> ToolRe
              + (f"; {s!r} states its absence" if negated else "") + f", kind {crit.kind}."]
     rows: list[dict[str, Any]] = []
     for test in crit.tests:
-        items = [i for i in env.catalog.items if test.matches(i.table, i.label, i.fluid)]
+        items = list(covered_items(env.catalog, test))
         items.sort(key=lambda i: (i.key not in keys, i.label))
         applies = test.applies_to_sex(sex) if sex else True
         cond = f"{test.operator} {test.threshold:g} {test.unit}".strip() if test.operator else f"(unit {test.unit})"

@@ -9,9 +9,9 @@ perturbed layout. The catalog is read once per database.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from ehrlib.errors import EhrlibError
 from ehrlib.schema import LOGICAL, SchemaMap
@@ -52,15 +52,30 @@ class CatalogItem:
                 "unit": self.unit}
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True, slots=True)
 class Catalog:
     """Every item of the database, by key."""
     items: tuple[CatalogItem, ...]
     by_key: dict[str, CatalogItem]
+    _derived: dict[Hashable, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, key: str) -> CatalogItem | None:
         """The item with this key, or None."""
         return self.by_key.get(key)
+
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """A value computed from the catalog alone (the items a criterion test covers), built
+        on first use and kept with this catalog: the catalog never changes, so the value never
+        goes stale, and a new database's catalog starts empty. ``build`` must be pure; two
+        threads may both build it, and the first result is kept.
+        """
+        try:
+            return self._derived[key]
+        except KeyError:
+            return self._derived.setdefault(key, build())
 
 
 def split_key(key: str, schema: SchemaMap) -> tuple[str, str, str]:

@@ -21,8 +21,19 @@ DEFAULT_TEXT_ROWS = 30
 DEFAULT_ROW_LIMIT = 1000
 
 
+#: exact types returned as they are (the common cells: checked by one set lookup)
+_PLAIN = frozenset({type(None), str, bool, int})
+
+
 def jsonable(value: Any) -> Any:
     """A JSON-serialisable version of one cell (timestamps as ISO strings, NaN as None)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return None if math.isnan(value) or math.isinf(value) else value
+    if kind is _dt.datetime:
+        return value.isoformat(sep=" ", timespec="seconds") if value.time() != _dt.time() else value.date().isoformat()
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):

@@ -127,6 +127,9 @@ class _Held:
     item_types: dict[str, type]                # the Python type an item filter must have
     times: list[Any] | None                    # point tables: each row's time, for bisection
     _ascii: list[bool] = field(default_factory=list)
+    #: (position, packed) -> the row dict ``TableReader.row`` makes of it, built once: a note
+    #: reads the same rows many times, and every caller gets its own copy (tools add keys)
+    _dicts: dict[tuple[int, bool], dict[str, Any]] = field(default_factory=dict)
 
     @property
     def width(self) -> int:
@@ -173,6 +176,17 @@ class _Held:
             return (*base[:_N_BASE], _NO_EXTRAS)
         texts = base[self.width + len(self.reader.item_columns):]
         return (*base[:_N_BASE], dict(zip((n for n, _ in extras), texts, strict=True)))
+
+    def row(self, i: int, packed: bool, hit: Any = None, marked: bool = False) -> dict[str, Any]:
+        """Row ``i`` as the dict ``query_tables`` returns: a fresh copy of the one built on first use."""
+        made = self._dicts.get((i, packed))
+        if made is None:
+            made = self._dicts.setdefault((i, packed), self.reader.row(self.rec(i, packed), packed))
+        out = dict(made)
+        out["extra"] = dict(made["extra"])
+        if marked:
+            out["matches"] = bool(hit)
+        return out
 
 
 def _sort_key(rec: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -251,7 +265,7 @@ class AdmissionSnapshot:
                 self._count("sql: non-ASCII text")
                 return None
             picked.append((held, held.positions(window, item_column, item_value)))
-        out: list[tuple[Any, ...]] = []
+        out: list[tuple[_Held, int, Any]] = []
         for held, positions in picked:
             for i in positions:
                 base = held.recs[i]
@@ -261,13 +275,11 @@ class AdmissionSnapshot:
                 hit = test(num, txt) if test is not None else None
                 if test is not None and not mark and not hit:
                     continue
-                rec = held.rec(i, packed)
-                out.append((*rec, hit) if marked else rec)
+                out.append((held, i, hit))
         if len(picked) > 1:
-            out.sort(key=_sort_key)
+            out.sort(key=lambda sel: _sort_key(sel[0].recs[sel[1]]))
         self._count("answered")
-        by_name = {h.reader.table: h.reader for h, _ in picked}
-        return [by_name[rec[0]].row(rec, packed, marked) for rec in out]
+        return [held.row(i, packed, hit, marked) for held, i, hit in out]
 
     def _table(self, con: Any, r: TableReader) -> _Held | None:
         with self._lock:

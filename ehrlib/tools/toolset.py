@@ -134,10 +134,44 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
     return value
 
 
-def _wrap(fn: Callable[..., ToolResult], tracer: Tracer, names: TableNames | None = None) -> Callable[..., ToolResult]:
+#: tools whose result is a function of the toolset (database, patient, note time, limits) and
+#: the arguments alone; Semantic_Search may ask a model, so it always runs
+_REPEATABLE = frozenset(TOOL_NAMES) - {"Semantic_Search"}
+#: results a toolset keeps for repeated calls (a note asks some items' windows dozens of times)
+_MEMO_SIZE = 2048
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a result's rows or summary (JSON-like dicts and lists) a caller may change."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    return value
+
+
+def _memo_key(name: str, clean: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The call's key in the memo; None for arguments that cannot be one (never kept)."""
+    key = (name, tuple(clean.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _copy_result(result: ToolResult) -> ToolResult:
+    return dataclasses.replace(result, args=dict(result.args), rows=tuple(_fresh(dict(r)) for r in result.rows),
+                               summary=_fresh(dict(result.summary)))
+
+
+def _wrap(fn: Callable[..., ToolResult], tracer: Tracer, names: TableNames | None = None,
+          memo: dict[Any, ToolResult] | None = None) -> Callable[..., ToolResult]:
     """``fn`` as a tool: arguments coerced and checked, failures returned as results, every
     call traced; with ``names``, model-facing text and traced arguments use the schema's
-    own table names (``ehrlib.tools.naming``).
+    own table names (``ehrlib.tools.naming``). With ``memo`` (the toolset's), a successful
+    result is kept under its coerced arguments and a repeated call gets a copy of it, traced
+    like any call: the same result without reading the rows again.
     """
     sig = inspect.signature(fn)
     hints = typing.get_type_hints(fn)
@@ -158,7 +192,16 @@ def _wrap(fn: Callable[..., ToolResult], tracer: Tracer, names: TableNames | Non
                                         f"{', '.join(sig.parameters)}") from None
             raw = {**dict(zip(sig.parameters, args, strict=False)), **kwargs}
             clean = {k: _coerce(v, hints.get(k), k) for k, v in bound.arguments.items()}
-            result = fn(**clean)
+            key = _memo_key(name, clean) if memo is not None else None
+            kept = memo.get(key) if memo is not None and key is not None else None
+            if kept is not None:
+                result = _copy_result(kept)
+            else:
+                result = fn(**clean)
+                if memo is not None and key is not None and result.error is None:
+                    if len(memo) >= _MEMO_SIZE:
+                        memo.clear()
+                    memo[key] = _copy_result(result)
         except ToolArgumentError as exc:
             result = ToolResult.failure(name, jsonable(raw), str(exc))
         except duckdb.Error as exc:  # data-dependent conversion failures reach the model, not the run
@@ -404,5 +447,7 @@ def make_toolset(con_or_path: Any, patient: PatientContext, *,
                  Get_Item_Status_History, Get_Item_Value_History, Analyze_Value_Trend, View_General_Timeline,
                  Get_Clinical_Criterion]
     names = table_names(schema)
-    chosen = {fn.__name__: _wrap(fn, tracer, names) for fn in all_tools if TOOL_CATEGORIES[fn.__name__] in cats}
+    memo: dict[Any, ToolResult] = {}
+    chosen = {fn.__name__: _wrap(fn, tracer, names, memo if fn.__name__ in _REPEATABLE else None)
+              for fn in all_tools if TOOL_CATEGORIES[fn.__name__] in cats}
     return Toolset(env, chosen, tracer, owns)

@@ -8,6 +8,7 @@ state names its items at verification. What the patient lacks is looked up with
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 
@@ -64,6 +65,7 @@ def _strengths(text: str) -> set[float]:
     return {float(x) for x in _STRENGTH.findall(text)}
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_pattern(name: str) -> Callable[[str], bool]:
     words = [w for w in re.findall(r"[a-z]+", name.lower()) if len(w) >= 3]
     if not words:
@@ -79,13 +81,21 @@ def _name_pattern(name: str) -> Callable[[str], bool]:
         not strengths or not (other := _strengths(label)) or bool(strengths & other))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _names(name: str, label: str) -> bool:
+    """Whether an item label names the drug ``name`` (memoised: every drug mention of a note
+    tests its names against the same order and infusion labels).
+    """
+    return _name_pattern(name)(label)
+
+
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     """Order/infusion items whose label names one of ``names`` (generic, brand or ward
     abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word.
     Items matched by a longer name come first (the verifier reads the first few).
     """
-    tests = [(len(n), _name_pattern(n)) for n in names if n]
-    scored = [(max((size for size, t in tests if t(it.label or "")), default=0), i, (it, k))
+    tests = [(len(n), n) for n in names if n]
+    scored = [(max((size for size, n in tests if _names(n, it.label or "")), default=0), i, (it, k))
               for i, (it, k) in enumerate(pairs) if it.table in DRUG_TABLES]
     # the most specific name first: "magnesium sulfate" ranks Magnesium Sulfate above Aluminum-Magnesium
     return [pair for size, _, pair in sorted(scored, key=lambda x: (-x[0], x[1])) if size]

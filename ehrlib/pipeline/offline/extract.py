@@ -352,22 +352,40 @@ def _absent(env: StageEnv) -> frozenset[str]:
     return got
 
 
+_PatientData = tuple[list[tuple[ItemRef, str]], list[str], frozenset[str], tuple[EventForm, ...],
+                     tuple[tuple[re.Pattern[str], str], ...]]
+#: what every segment reads of the note's patient items, derived once per note (its StageEnv)
+_PATIENT: weakref.WeakKeyDictionary[StageEnv, tuple[NoteContext, _PatientData]] = weakref.WeakKeyDictionary()
+
+
+def _patient_data(ctx: NoteContext, env: StageEnv) -> _PatientData:
+    """(item pairs, drug names, tables with rows, procedure-event forms, microbiology test
+    names) of the note's patient: the same for each of its segments, so built once per note.
+    Callers only read them (a segment's extraction never changes the patient's items).
+    """
+    got = _PATIENT.get(env)
+    if got is not None and got[0] is ctx:
+        return got[1]
+    pairs = patient_pairs(ctx)
+    tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
+                                             if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
+    data: _PatientData = (pairs, [it.label for it, _ in pairs if it.table in DRUG_TABLES],
+                          frozenset(it.table for it, _ in pairs), event_forms(patient_event_items(pairs)), tests)
+    _PATIENT[env] = (ctx, data)
+    return data
+
+
 def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, known: tuple[Entity, ...],
              step: str) -> StageOutput[tuple[Entity, ...]]:
     lex = load_lexicon()
-    pairs = patient_pairs(ctx)
-    drug_names = [it.label for it, _ in pairs if it.table in DRUG_TABLES]
-    recorded = frozenset(it.table for it, _ in pairs)
+    pairs, drug_names, recorded, forms, tests = _patient_data(ctx, env)
     seen = {(e.line, e.span) for e in known}
     tctx = time_context(ctx)
     out: list[Entity] = []
     previous: TimeSpan | None = None
     dropped: list[DroppedMention] = []
-    forms = event_forms(patient_event_items(pairs))
     fluids = catalog_fluids(env.toolset)  # d_labitems fluid of a lab item (.lab_results)
     absent: frozenset[str] | None = None  # the manifest's missing tables, read when first needed
-    tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
-                                             if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
     for para, mentions in _mentions(ctx, seg, lex, drug_names, dropped, forms,
                                     env if step == "ontology" else None, tests, env):
         if tctx.narrative:

@@ -158,8 +158,62 @@ def _named(label: str, chunk: set[str]) -> int:
     return sum(any(hit(c, w) for w in words) for c in chunk)
 
 
+Form = tuple[str, str, tuple[str, ...], bool]
+
+
+class _ValueIndex:
+    """The value forms of a patient's charted items, and which items a chunk word can start
+    one of :func:`_value_only`'s matches in: a multi-word value by its first word, an acronym
+    by itself. Built on the first chunk that asks, kept for the note's other chunks (every
+    phrase of every line reads the same items and values again).
+    """
+
+    def __init__(self, items: Sequence[tuple[ItemRef, str]], profile: Callable[[str], Sequence[str]]) -> None:
+        self.forms: list[tuple[Form, ...]] = [_value_forms(tuple(profile(k))) for _, k in items]
+        self.by_word: dict[str, list[int]] = {}
+        self.by_acronym: dict[str, list[int]] = {}
+        for n, forms in enumerate(self.forms):
+            for _, low, vw, acronym in forms:
+                if acronym:
+                    self.by_acronym.setdefault(low, []).append(n)
+                if len(vw) >= 2 and not all(w in _GENERIC for w in vw):
+                    self.by_word.setdefault(vw[0], []).append(n)
+
+    def candidates(self, split: Sequence[tuple[str, int, int]]) -> list[int]:
+        """Positions of the items that may chart a value the chunk states, in item order (a
+        superset: :func:`_value_only` still checks each of their values).
+        """
+        got: set[int] = set(self.by_acronym.get(split[0][0], ())) if split else set()
+        for w, _, _ in split:
+            got.update(self.by_word.get(w, ()))
+        return sorted(got)
+
+
+#: id(pairs) -> (pairs, profile, chartevents items, their value index once built): one entry
+#: per note being extracted (its pairs list is made once per note, ``.extract``)
+_INDEXES: dict[int, tuple[Sequence[tuple[ItemRef, str]], Callable[[str], Sequence[str]],
+                          list[tuple[ItemRef, str]], list[_ValueIndex]]] = {}
+_MAX_INDEXES = 16
+
+
+def _charted(pairs: Sequence[tuple[ItemRef, str]], profile: Callable[[str], Sequence[str]]
+             ) -> tuple[list[tuple[ItemRef, str]], list[_ValueIndex]]:
+    """The patient's labelled chartevents items and a holder of their value index, made
+    once per pairs list (the entry holds the list, so its id names no other list meanwhile).
+    """
+    got = _INDEXES.get(id(pairs))
+    if got is not None and got[0] is pairs and got[1] is profile:
+        return got[2], got[3]
+    items = [(it, k) for it, k in pairs if it.table == "chartevents" and it.label]
+    if len(_INDEXES) >= _MAX_INDEXES:
+        _INDEXES.clear()
+    _INDEXES[id(pairs)] = (pairs, profile, items, [])
+    return items, _INDEXES[id(pairs)][3]
+
+
 def _value_only(text: str, words: Sequence[tuple[str, int, int]], items: Sequence[tuple[ItemRef, str]],
-                profile: Callable[[str], Sequence[str]]) -> tuple[list[tuple[ItemRef, str]], str, int, int] | None:
+                profile: Callable[[str], Sequence[str]], index: list[_ValueIndex] | None = None
+                ) -> tuple[list[tuple[ItemRef, str]], str, int, int] | None:
     """The items a chunk names by a charted value alone: a value of two or more words written
     in order without a gap ("weak palpable", "light yellow", "calm/cooperative"), or an
     upper-case acronym value opening the chunk and written in upper case ("PEG in place", not
@@ -170,8 +224,12 @@ def _value_only(text: str, words: Sequence[tuple[str, int, int]], items: Sequenc
     """
     split = _split_words(words)
     found: dict[tuple[str, int, int], list[tuple[ItemRef, str]]] = {}
-    for it, k in items:
-        for v, low, vw, acronym in _value_forms(tuple(profile(k))):
+    if index is not None and not index:
+        index.append(_ValueIndex(items, profile))
+    held = index[0] if index else None
+    for n in held.candidates(split) if held is not None else range(len(items)):
+        it, k = items[n]
+        for v, low, vw, acronym in held.forms[n] if held is not None else _value_forms(tuple(profile(k))):
             if acronym and split and split[0][0] == low and _acronym(text[split[0][1]:split[0][2]]):
                 a, b = split[0][1], split[0][2]
             elif len(vw) >= 2 and not all(w in _GENERIC for w in vw):
@@ -214,7 +272,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
     for line, span in taken:
         if span is not None:
             occupied.setdefault(line, []).append(span)
-    items = [(it, k) for it, k in pairs if it.table == "chartevents" and it.label]
+    items, index = _charted(pairs, profile)
     out: list[Entity] = []
     for i in range(seg.start_line, seg.end_line + 1):
         text = lines[i]
@@ -239,7 +297,7 @@ def data_findings(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
             # a statement may run on over a comma ("edema both legs, DP pulses weak palpable"): the
             # phrase is free unless a statement starts in it ("Foley draining ...": the vocabulary's);
             # a value alone is free where no statement covers it ("SpO2 96% on aerosol cool neb")
-            alone = _value_only(text, words, items, profile)
+            alone = _value_only(text, words, items, profile, index)
             if alone is not None and any(alone[2] < y and x < alone[3] for x, y in used):
                 alone = None
             if any(ch.start() <= x < ch.end() for x, _ in used):

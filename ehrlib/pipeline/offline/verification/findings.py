@@ -8,6 +8,7 @@ presence and pitting grade; findings aligned by the data-driven fallback
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -36,9 +37,17 @@ def _vocab() -> Mapping[str, Any]:
     return load_data("finding_states.yaml")
 
 
+@functools.cache
+def _state_patterns(concept: str, column: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """(state, compiled pattern) of ``concept``'s vocabulary states, compiled once per process
+    (every charted row of every finding is read against them).
+    """
+    return tuple((x["state"], re.compile(x[column], re.I)) for x in _vocab()["states"].get(concept, ()))
+
+
 def _states(concept: str, text: str, column: str) -> set[str]:
     """The vocabulary states of ``concept`` that ``text`` names (column: note | chart)."""
-    return {x["state"] for x in _vocab()["states"].get(concept, ()) if re.search(x[column], text, re.I)}
+    return {state for state, pattern in _state_patterns(concept, column) if pattern.search(text)}
 
 
 def pitting_grade(value: str) -> str | None:
