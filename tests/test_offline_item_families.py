@@ -48,3 +48,11 @@ def test_the_family_aligns_to_the_charted_member() -> None:
     water = next(m for m in _mentions("free water flushes 150 q6h") if m.concept == "drug")
     assert [it.label for it, _ in align(feeds, lex, pairs)] == ["Jevity 1.5 (Full)"]
     assert [it.label for it, _ in align(water, lex, pairs)] == ["GT Flush"]
+
+
+def test_a_number_introduced_by_a_noun_of_its_own_is_no_further_value() -> None:
+    got = [(m.concept, m.value) for m in _mentions("ABG showed pO2 88 with an A-a gradient of 420 on 100%")
+           if m.kind == "measurement"]
+    assert got == [("po2", "88")]
+    assert [m.value for m in _mentions("lactate 3.8, with a repeat level of 1.9") if m.concept == "lactate"] == [
+        "3.8", "1.9"]

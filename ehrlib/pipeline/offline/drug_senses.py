@@ -11,12 +11,14 @@ keeps the default, so a mixed sentence never changes a reading.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ehrlib.pipeline.offline.lexicon import Lexicon
+from ehrlib.pipeline.offline.rule import Rule
 
-__all__ = ["DrugSense", "drug_senses", "sense_of"]
+__all__ = ["DrugSense", "drug_senses", "sense_of", "RULE"]
 
 #: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
 _RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
@@ -41,7 +43,7 @@ def _words(forms: list[str] | None) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(forms or ['(?!)'])})(?![A-Za-z])", re.I)
 
 
-def drug_senses(flags: dict[str, Any]) -> dict[str, DrugSense]:
+def drug_senses(flags: Mapping[str, Any]) -> dict[str, DrugSense]:
     """The ``drug_senses`` table of the concept flags, compiled."""
     out: dict[str, DrugSense] = {}
     for word, spec in (flags.get("drug_senses") or {}).items():
@@ -66,7 +68,8 @@ def _sentence(raw: str, start: int, end: int) -> tuple[int, int]:
 
 def sense_of(raw: str, start: int, end: int, default: str, sense: DrugSense, lex: Lexicon) -> str:
     """The drug the abbreviation at raw[start:end] means: the default unless its sentence
-    supports only the alternative."""
+    supports only the alternative.
+    """
     if _RATE_AFTER.match(raw[end:end + 28]):
         return sense.drug
     a, b = _sentence(raw, start, end)
@@ -82,3 +85,8 @@ def sense_of(raw: str, start: int, end: int, default: str, sense: DrugSense, lex
     if others & {d for x in sense.companions for d in lex.drug_classes.get(x, (x,))} or sense.words.search(text):
         return sense.drug
     return default
+
+
+RULE = Rule("extract.drug_sense", "An abbreviation with two drug expansions takes the one its sentence supports "
+            "(a rate, a drip, a companion drug of the same family or a word of its use) and keeps the default "
+            "when the sentence supports the default or nothing.", sense_of)

@@ -329,8 +329,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
                 and set(sp[2]) <= set(deduped[-1][2])):
             deduped[-1] = sp  # "pressors (levophed, dopamine)": the members named are the statement's drugs
             continue
-        if (deduped and not raw[deduped[-1][1]:sp[0]].strip() and tuple(sp[2]) in classes
-                and set(deduped[-1][2]) <= set(sp[2])):
+        if deduped and not raw[deduped[-1][1]:sp[0]].strip() and tuple(sp[2]) in classes \
+                and _family_after_member(deduped[-1][2], tuple(sp[2])):
             deduped[-1] = (deduped[-1][0], sp[1], deduped[-1][2])  # "Jevity 1.2 tube feeds": the member, named
             continue
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
@@ -455,6 +455,11 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     return out
 
 
+def _family_after_member(names: list[str], family: tuple[str, ...]) -> bool:
+    """Whether a family word right after a product ("Jevity 1.2 tube feeds") restates that product."""
+    return bool(names) and set(names) <= set(family)
+
+
 RULES = (
     COURSE_RULE,
     Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
@@ -465,4 +470,7 @@ RULES = (
          "enteral formula's caloric density: \"Isosource 1.5\") is part of the name, not a dose.", _with_name_number),
     Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
          "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
+    Rule("extract.family_after_member", "A product family's word right after a member product's name (\"Jevity 1.2 "
+         "tube feeds\") restates that product: one statement about the member, not a second about the family.",
+         _family_after_member),
 )
