@@ -52,7 +52,8 @@ def test_a_listed_drug_takes_no_route_of_the_next_one() -> None:
 def test_rules_state_their_principle() -> None:
     from ehrlib.pipeline.offline.medications import RULES
     assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unit_anaphor", "extract.route_switch",
-                                         "extract.product_name_number", "extract.unitless_dose"]
+                                         "extract.product_name_number", "extract.unitless_dose",
+                                         "extract.family_after_member"]
     assert all(r.principle for r in RULES)
 
 

@@ -31,4 +31,4 @@ def test_every_flagged_concept_is_a_lexicon_concept() -> None:
     assert not missing, f"concept flags name concepts the lexicon lacks: {missing}"
     assert set(flags["comma_spanning_findings"]) <= set(flags["self_describing_findings"])
     drugs = set(load_lexicon().drugs.values())
-    assert set(flags["rate_names"].values()) <= drugs
+    assert {s["drug"] for s in flags["drug_senses"].values()} <= drugs

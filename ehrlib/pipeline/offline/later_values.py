@@ -109,13 +109,23 @@ _COURSE_WORDS = frozenset(
 _ABBREVIATION = re.compile(r"(?<![\w/])(?P<name>[A-Za-z]*[A-Z][A-Za-z0-9]*)\s*[:=]?\s*$")
 
 
+#: a noun introducing the number as its own quantity ("with an A-a gradient of 550", "an output of 300"); the
+#: analyte's own words for a further reading ("a level of", "a repeat of") carry its course on instead
+_OWN_NOUN = re.compile(r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z-]{3,})\s+(?:of|was|is|were|=)\s*$")
+_READING_WORDS = frozenset("level levels value values reading readings result results count draw check".split())
+
+
 def _named_value(between: str) -> bool:
     """Whether the text between an analyte's value and a later number ends in a list item
-    naming the number as its own ("..., SG 1.019"; not "..., down from 1.6"), or in an
-    abbreviation written before it ("ALT 39 AST 37 AlkP 385": AlkP's, though no concept).
+    naming the number as its own ("..., SG 1.019"; not "..., down from 1.6"), in an
+    abbreviation written before it ("ALT 39 AST 37 AlkP 385": AlkP's, though no concept),
+    or in a noun of another quantity ("pO2 143 with an A-a gradient of 550").
     """
     m = _LIST_ITEM.search(between) or _ABBREVIATION.search(between)
-    return m is not None and not any(w.lower() in _COURSE_WORDS for w in m.group("name").split())
+    if m is not None and not any(w.lower() in _COURSE_WORDS for w in m.group("name").split()):
+        return True
+    noun = _OWN_NOUN.search(between)
+    return noun is not None and noun.group("name").lower() not in _COURSE_WORDS | _READING_WORDS
 
 
 def _value_before_name(raw: str, end: int, stops: list[int]) -> bool:

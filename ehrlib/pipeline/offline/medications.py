@@ -9,8 +9,8 @@ route and rates. A number right after the name with no unit is a dose in the dru
 recorded unit ("atorvastatin 40"); the rest of the sentence may state a course, one
 mention per rate or stop (:mod:`.infusion_course`), or later doses. Brand and ward names
 the lexicon lacks come from ``drug_synonyms.yaml``. Ambiguous abbreviations (which need
-an infusion context, which mean another drug with a rate) are data
-(``offline_concept_flags.yaml``).
+an infusion context; which mean another drug in their sentence's context, :mod:`.drug_senses`)
+are data (``offline_concept_flags.yaml``).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.drug_senses import drug_senses, sense_of
 from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
@@ -33,6 +34,7 @@ from ehrlib.pipeline.offline.timex import parse_duration_days
 __all__ = ["medication_mentions", "RULES"]
 
 _FLAGS = concept_flags()
+_SENSES = drug_senses(_FLAGS)
 #: a limit on intake ("free water restrict", "fluid restriction") orders no drug
 _RESTRICTION = "|".join(_FLAGS.get("restriction_words") or ["(?!)"])
 _RESTRICTED_AFTER = re.compile(rf"\s*(?:{_RESTRICTION})\b", re.I)
@@ -45,9 +47,6 @@ _DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
 _BARE_DOSE = re.compile(r"\s*(?P<dose>\d+(?:\.\d+)?)(?=\s*(?:$|[,;)]|\.(?:\s|$)|\s+(?:IV|IVP|PO|PR|SC|SQ|SubQ|IM|SL|NG|"
                         r"daily|qd|bid|tid|qid|qhs|q\s?\d{1,2}h?|prn|x\s?\d|once|and|then|continued|given|started)\b))",
                         re.I)
-#: what makes an abbreviation a drip ("levo 0.05 -> 0.14 mcg/kg/min" is levophed)
-_RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d*\s*(?:->|to)\s*)?"
-                         r"\d*\.?\d*\s*(?:mcg|gtt|drip)", re.I)
 #: a further dose of the drug later in its sentence ("then 10 mg", ", 10mg IV at 2030"), after a word break
 _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
                          r"(?P<unit>mg|mcg|g|gm|units?|meq|mmol)\b(?!\s*/)"
@@ -292,8 +291,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if word in lex.drug_classes and re.match(r"\s*:", raw[m.end():]):
             continue  # "Last dose of Antibiotics:" is a header
         names = list(lex.drug_classes.get(word, ())) or [lex.drugs[word]]
-        if word in _FLAGS["rate_names"] and _RATE_AFTER.match(raw[m.end():m.end() + 28]):
-            names = [_FLAGS["rate_names"][word]]  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
+        if word in _SENSES:  # "levo 0.8 mcg/kg/min" is levophed; "levo/flagyl" levofloxacin
+            names = [sense_of(raw, m.start(), m.end(), names[0], _SENSES[word], lex)]
         spans.append((m.start(), m.end(), names))
     known = {s for s, _, _ in spans}
     words: set[str] = set()
@@ -329,6 +328,10 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         if (deduped and raw[deduped[-1][1]:sp[0]].strip() == "(" and tuple(deduped[-1][2]) in classes
                 and set(sp[2]) <= set(deduped[-1][2])):
             deduped[-1] = sp  # "pressors (levophed, dopamine)": the members named are the statement's drugs
+            continue
+        if deduped and not raw[deduped[-1][1]:sp[0]].strip() and tuple(sp[2]) in classes \
+                and _family_after_member(deduped[-1][2], tuple(sp[2])):
+            deduped[-1] = (deduped[-1][0], sp[1], deduped[-1][2])  # "Jevity 1.2 tube feeds": the member, named
             continue
         if deduped and re.fullmatch(r"\s*[(/]\s*", raw[deduped[-1][1]:sp[0]]) and (
                 set(sp[2]) & set(deduped[-1][2]) or raw[deduped[-1][1]:sp[0]].strip() == "("):
@@ -452,6 +455,11 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
     return out
 
 
+def _family_after_member(names: list[str], family: tuple[str, ...]) -> bool:
+    """Whether a family word right after a product ("Jevity 1.2 tube feeds") restates that product."""
+    return bool(names) and set(names) <= set(family)
+
+
 RULES = (
     COURSE_RULE,
     Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
@@ -462,4 +470,7 @@ RULES = (
          "enteral formula's caloric density: \"Isosource 1.5\") is part of the name, not a dose.", _with_name_number),
     Rule("extract.unitless_dose", "A number right after a drug name, ending its list item or followed by a route, "
          "frequency or count, is the drug's dose in the unit its own rows record.", _BARE_DOSE.match),
+    Rule("extract.family_after_member", "A product family's word right after a member product's name (\"Jevity 1.2 "
+         "tube feeds\") restates that product: one statement about the member, not a second about the family.",
+         _family_after_member),
 )

@@ -39,6 +39,7 @@ from ehrlib.pipeline.offline.panel_mentions import panel_mentions
 from ehrlib.pipeline.offline.procedures import blood_product_mention, procedure_mention
 from ehrlib.pipeline.offline.product_spans import concept_hits_outside_products
 from ehrlib.pipeline.offline.trends import trend_word
+from ehrlib.pipeline.offline.unit_denominators import outside_unit_denominators
 from ehrlib.pipeline.offline.values import parse_bp, parse_value
 from ehrlib.pipeline.offline.ventilator import ventilator_mentions
 
@@ -82,7 +83,7 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
     # concept mentions: measurements, outputs, findings, procedures; a concept's name ends
     # the previous concept's observation, unless it is a day count ("HD 3", "POD 2")
     hits = [m for m in lex.concept_re.finditer(raw)] + [m for m in lex.cased_re.finditer(raw)]
-    hits = concept_hits_outside_products(raw, hits, lex, patient_drugs)
+    hits = outside_unit_denominators(raw, concept_hits_outside_products(raw, hits, lex, patient_drugs))  # "u/hr"
     hits.sort(key=lambda h: (h.start(), -(h.end() - h.start())))
     starts = sorted({h.start() for h in hits if not re.match(r"\s*#?\s*\d", raw[h.end():])
                      or h.group(0).lower() not in _DAY_COUNT_FORMS} | {d.start() for d in lex.drug_re.finditer(raw)}
