@@ -177,3 +177,14 @@ def test_a_frequency_number_starts_no_dose_chain() -> None:
     assert [m.claim.dose for m in ms] == [400.0, 500.0]
     ms = _drugs("furosemide 20 -> 40 mg IV")
     assert [m.claim.dose for m in ms] == [20.0, 40.0]
+
+
+def test_a_drug_named_as_its_last_dose_tells_a_course_end() -> None:
+    # "Last dose of Antibiotics: X", "(last X dose ___)": the course's end up to the note (a completion)
+    for text, drug in (("Last dose of Antibiotics: cefazolin", "cefazolin"),
+                       ("# UTI: done (last ceftriaxone dose ___)", "ceftriaxone"),
+                       ("last dose of meds: metoprolol", "metoprolol")):
+        assert {m.text: m.claim.action for m in _drugs(text)}[drug] == "last", text
+    # "last" as a time of day or without "dose" is no such claim
+    for text in ("ceftriaxone given last night", "at last, heparin started", "last vanc level 18"):
+        assert all(m.claim.action != "last" for m in _drugs(text)), text

@@ -38,6 +38,9 @@ _RESTRICTION = "|".join(_FLAGS.get("restriction_words") or ["(?!)"])
 _RESTRICTED_AFTER = re.compile(rf"\s*(?:{_RESTRICTION})\b", re.I)
 #: words right after a drug that deny it was given ("held", "not needed", "refused")
 _NEGATED_AFTER = cue("negation_after_drug")
+#: a need denied right after a drug ("not needed", "refused"): negated, over hours the note does not date
+_NEED_DENIED_AFTER = cue("need_denied_after_drug")
+_LAST_DOSE = cue("last_dose")
 _RESTRICTED_BEFORE = re.compile(rf"\b(?:{_RESTRICTION})\s+(?:of\s+|to\s+)?$", re.I)
 _DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
                    r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
@@ -206,6 +209,14 @@ def _switch_mention(raw: str, line: int, base: int, m: re.Match[str], names: lis
     route = m.group("route").upper()
     claim = MedicationClaim(drugs=tuple(names), route=_ROUTE_NAMES.get(route, route), action="changed")
     return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None, claim)
+
+
+def _last_dose(before: str, after: str) -> bool:
+    """Whether a drug is named as the last dose given ("Last dose of Antibiotics: cefazolin",
+    "last ceftriaxone dose"): a bare "last" before the name needs "dose" after it.
+    """
+    m = _LAST_DOSE.search(before)
+    return m is not None and ("dose" in m.group(0).lower() or re.match(r"\s*doses?\b", after, re.I) is not None)
 
 
 def _named_before(text: str, d: re.Match[str]) -> bool:
@@ -434,6 +445,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         act = _MED_ACTION.search(own[:60]) or lead_act
         if act:
             attrs["action"] = act.group("a").lower()
+        elif _last_dose(raw[max(0, s - 50):s], raw[e:]):
+            attrs["action"] = "last"  # "(last ceftriaxone dose ___)": the course's end, up to the note
         if first is not None and first.action:
             attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
         dur = parse_duration_days(own[:60])
@@ -445,7 +458,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         day_n = re.match(r"[\s/a-z0-9.,(]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
-        negated_after = _NEGATED_AFTER.match(own)
+        negated_after = _NEGATED_AFTER.match(own) or _NEED_DENIED_AFTER.match(own)
         attrs["negated"] = bool(negated_before(raw[:s], raw[e:]) or negated_after)
         if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
             continue  # "free water restrict", "free water deficit": a limit or a need, not an order
