@@ -22,7 +22,8 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
-from ehrlib.pipeline.offline.context import cue, negated_before
+from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.drug_phrases import denied_after, last_dose, named_before
 from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
@@ -36,11 +37,6 @@ _FLAGS = concept_flags()
 #: a limit on intake ("free water restrict", "fluid restriction") orders no drug
 _RESTRICTION = "|".join(_FLAGS.get("restriction_words") or ["(?!)"])
 _RESTRICTED_AFTER = re.compile(rf"\s*(?:{_RESTRICTION})\b", re.I)
-#: words right after a drug that deny it was given ("held", "not needed", "refused")
-_NEGATED_AFTER = cue("negation_after_drug")
-#: a need denied right after a drug ("not needed", "refused"): negated, over hours the note does not date
-_NEED_DENIED_AFTER = cue("need_denied_after_drug")
-_LAST_DOSE = cue("last_dose")
 _RESTRICTED_BEFORE = re.compile(rf"\b(?:{_RESTRICTION})\s+(?:of\s+|to\s+)?$", re.I)
 _DOSE = re.compile(r"(?<![\d.,])(?P<dose>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s*"
                    r"(?P<unit>mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|mg/kg|mcg/kg/min|mcg/min|"
@@ -57,12 +53,6 @@ _RATE_AFTER = re.compile(r"[\s@:-]*(?:gtt|drip|infusion|at\s+)?[\s@]*(?:\d*\.?\d
 _LATER_DOSE = re.compile(r"(?<=[\s,;(])(?:then\s+)?(?P<dose>\d+(?:\.\d+)?)\s*"
                          r"(?P<unit>mg|mcg|g|gm|units?|meq|mmol)\b(?!\s*/)"
                          r"(?:\s+(?P<route>IV|IVP|PO|SC|SQ|SubQ|IM|PR|SL))?", re.I)
-#: words that may stand right before a later dose of the same drug ("and 10 mg", "another 5 mg")
-_DOSE_JOINTS = frozenset(("then", "and", "plus", "another", "additional", "extra", "repeat", "repeated", "second",
-                          "third", "further", "with", "gave", "given", "received", "got", "bolus", "push", "dose",
-                          "doses", "of", "at", "by", "to", "am", "pm", "x", "total", "again", "more", "now", "later",
-                          "prn", "daily", "bid", "tid", "qid", "qhs", "qd", "hrs", "hr", "h"))
-_ROUTE_WORD = re.compile(r"IVP?|PO|SC|SQ|SubQ|IM|PR|SL|NG|GT|PEG", re.I)
 #: a count of administrations ("x3"), not a duration ("x 5 days")
 _COUNT = re.compile(r"(?<![A-Za-z])x\s?(?P<n>[1-9]\d?)\b(?!\s*(?:/|days?\b|d\b|wks?\b|weeks?\b|hrs?\b|hours?\b))", re.I)
 #: a count of doses told before the drug's name ("one dose of", "two doses of IV", "a single dose of")
@@ -209,23 +199,6 @@ def _switch_mention(raw: str, line: int, base: int, m: re.Match[str], names: lis
     route = m.group("route").upper()
     claim = MedicationClaim(drugs=tuple(names), route=_ROUTE_NAMES.get(route, route), action="changed")
     return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None, claim)
-
-
-def _last_dose(before: str, after: str) -> bool:
-    """Whether a drug is named as the last dose given ("Last dose of Antibiotics: cefazolin",
-    "last ceftriaxone dose"): a bare "last" before the name needs "dose" after it.
-    """
-    m = _LAST_DOSE.search(before)
-    return m is not None and ("dose" in m.group(0).lower() or re.match(r"\s*doses?\b", after, re.I) is not None)
-
-
-def _named_before(text: str, d: re.Match[str]) -> bool:
-    """Whether a later dose follows a word that may name another product ("thiamine 100 mg,
-    folate 1 mg"): a dose repeats its drug only after a joint, a count or a time ("x1 at 1520,
-    10 mg IV"; "then 10 mg"), so one after an unknown name is that name's, not the drug's.
-    """
-    word = re.search(r"([A-Za-z][A-Za-z\-]+)\W*$", text[:d.start()])
-    return bool(word) and word.group(1).lower() not in _DOSE_JOINTS and not _ROUTE_WORD.fullmatch(word.group(1))
 
 
 def _dose_step(raw: str, line: int, base: int, d: re.Match[str], names: list[str]) -> Mention:
@@ -445,7 +418,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         act = _MED_ACTION.search(own[:60]) or lead_act
         if act:
             attrs["action"] = act.group("a").lower()
-        elif _last_dose(raw[max(0, s - 50):s], raw[e:]):
+        elif last_dose(raw[max(0, s - 50):s], raw[e:]):
             attrs["action"] = "last"  # "(last ceftriaxone dose ___)": the course's end, up to the note
         if first is not None and first.action:
             attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
@@ -458,7 +431,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         day_n = re.match(r"[\s/a-z0-9.,(]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
-        negated_after = _NEGATED_AFTER.match(own) or _NEED_DENIED_AFTER.match(own)
+        negated_after = denied_after(own)
         attrs["negated"] = bool(negated_before(raw[:s], raw[e:]) or negated_after)
         if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
             continue  # "free water restrict", "free water deficit": a limit or a need, not an order
@@ -476,7 +449,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             if attrs.get("dose_unit"):  # "5 mg IV x1 at 1520, 10 mg IV at 2030": each later dose is a claim
                 later = _LATER_DOSE.finditer(full, dose.end() if dose else 0)
                 out += [_dose_step(raw, line, e, d, names) for d in later
-                        if not any(st.start <= d.start() < st.end for st in steps) and not _named_before(full, d)]
+                        if not any(st.start <= d.start() < st.end for st in steps) and not named_before(full, d)]
     return out
 
 
