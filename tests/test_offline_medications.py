@@ -146,3 +146,46 @@ def test_drugs_given_after_a_negated_finding_are_not_negated() -> None:
     assert ms and all(not m.claim.negated for m in ms)
     ms = [m for m in find_mentions("No heparin given today.", 0, load_lexicon()) if m.kind == "medication"]
     assert ms and all(m.claim.negated for m in ms)
+
+
+def test_a_need_denied_after_a_drug_negates_it() -> None:
+    # words right after the drug that deny it was given: held, not needed, refused, deferred
+    for text in ("prn haldol not needed overnight.", "lovenox refused this AM.", "enoxaparin refused by pt",
+                 "zosyn was not required", "heparin held for the procedure", "insulin drip deferred",
+                 "metoprolol not yet started"):
+        ms = _drugs(text)
+        assert ms and all(m.claim.negated for m in ms), text
+    # a later clause that denies a further need leaves the given dose asserted
+    for text in ("furosemide 40 mg IV given, not needed again", "haldol 2 mg given; not needed since",
+                 "vancomycin needed for MRSA"):
+        ms = _drugs(text)
+        assert ms and not ms[0].claim.negated, text
+
+
+def test_a_later_dose_after_another_name_is_not_the_drugs() -> None:
+    # "folate 1 mg": a dose after a word that may name another product is not thiamine's
+    ms = _drugs("Thiamine 100 mg, folate 1 mg, MVI daily.", ("Thiamine",))
+    assert [(m.claim.drugs, m.claim.dose) for m in ms] == [(("thiamine",), 100.0)]
+    # a later dose after a joint, a count or a time is the same drug's
+    for text, second in (("haldol 5 mg IV x1 at 1520, 10 mg IV at 2030", 10.0), ("lasix 40 mg IV then 80 mg IV", 80.0),
+                         ("lasix 40 mg IV, repeated 40 mg at 1400", 40.0)):
+        assert [m.claim.dose for m in _drugs(text)] == [_drugs(text)[0].claim.dose, second], text
+
+
+def test_a_frequency_number_starts_no_dose_chain() -> None:
+    # "q12 -> 500 mg PO": the 12 is the dosing interval, not a first dose of a chain
+    ms = _drugs("ciprofloxacin 400 mg IV q12 -> 500 mg PO today")
+    assert [m.claim.dose for m in ms] == [400.0, 500.0]
+    ms = _drugs("furosemide 20 -> 40 mg IV")
+    assert [m.claim.dose for m in ms] == [20.0, 40.0]
+
+
+def test_a_drug_named_as_its_last_dose_tells_a_course_end() -> None:
+    # "Last dose of Antibiotics: X", "(last X dose ___)": the course's end up to the note (a completion)
+    for text, drug in (("Last dose of Antibiotics: cefazolin", "cefazolin"),
+                       ("# UTI: done (last ceftriaxone dose ___)", "ceftriaxone"),
+                       ("last dose of meds: metoprolol", "metoprolol")):
+        assert {m.text: m.claim.action for m in _drugs(text)}[drug] == "last", text
+    # "last" as a time of day or without "dose" is no such claim
+    for text in ("ceftriaxone given last night", "at last, heparin started", "last vanc level 18"):
+        assert all(m.claim.action != "last" for m in _drugs(text)), text

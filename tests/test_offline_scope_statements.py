@@ -33,6 +33,10 @@ def _status(line: str, word: str, section: str, note_type: str = "physician", be
     ("", "48 yo M with HIV, presented with fever; raltegravir held", "raltegravir", "active"),
     ("", "On warfarin for AF, INR 3.1 today", "warfarin", "active"),           # no summary of the patient
     ("", "Pt received 2 L NS. 71F w/ AF on warfarin", "warfarin", "past"),     # the summary's own sentence
+    # a title line without a period before the summary does not hide its opening age and sex
+    ("CCU PROGRESS NOTE (day 3)", "66M w/ CAD, nightly zolpidem, admitted w/ chest pain", "zolpidem", "past"),
+    ("Nursing note - days", "80 y/o F, HTN on amlodipine, admitted after a fall", "amlodipine", "past"),
+    ("CCU PROGRESS NOTE (day 3)", "Heparin gtt continued, 66M w/ CAD", "Heparin", "active"),
 ])
 def test_a_patient_summary_before_its_admission_is_history(before, line, word, status):
     assert _status(line, word, "other", before=before) == status
@@ -81,6 +85,10 @@ def test_a_bare_regimen_is_not_judged_on_its_absence():
     ("Furosemide 20 IV given this AM.", "Furosemide", "active"),
     ("# Pneumonia: narrow to ceftriaxone once cultures final", "ceftriaxone", "plan"),
     ("- avoid NSAIDs/ketorolac", "ketorolac", "plan"),
+    # "add X" orders a drug to come, at a list item's head or after the entry's other drugs
+    ("# Pain: oxycodone prn, add gabapentin at night", "gabapentin", "plan"),
+    ("HTN: add amlodipine if SBP stays >160", "amlodipine", "plan"),
+    ("BP soft, added vasopressin overnight", "vasopressin", "active"),
 ])
 def test_an_order_for_later_is_a_plan(line, word, status):
     assert _status(line, word, "nursing_system", "nursing") == status

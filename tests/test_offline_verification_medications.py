@@ -34,6 +34,9 @@ def test_negated_absent(tools, label):
     ("Heparin held since 0500.", "Heparin", {"action": "held", "time_text": "since 0500"}, "inconsistent"),
     ("Transfuse for Hgb < 7; no further heparin.", "heparin", {}, "unverified"),         # none from now on
     ("Transfuse for Hgb < 7; no heparin.", "heparin", {}, "inconsistent"),               # none in the window
+    ("Anxious; prn heparin not needed.", "heparin", {}, "unverified"),      # a need denied over the writer's hours
+    ("Heparin refused by pt.", "Heparin", {}, "unverified"),
+    ("Heparin not needed overnight.", "Heparin", {"time_text": "overnight"}, "inconsistent"),  # hours stated
 ])
 def test_an_undated_pause_is_not_contradicted_by_earlier_rows(line, text, attributes, label):
     from verification_kit import spanned
@@ -42,6 +45,15 @@ def test_an_undated_pause_is_not_contradicted_by_earlier_rows(line, text, attrib
     e = entity(text, "medication", keys=("inputevents_mv:1",), drugs=["heparin"], negated=True,
                span=spanned(line, text), time_text=time_text, **attributes)
     assert_decided(verify(e, _drug(IN_WINDOW), line=line), "medications.negated_absent", label)
+
+
+def test_a_need_denied_with_no_dose_in_the_window_is_confirmed():
+    from verification_kit import spanned
+
+    line = "Anxious; prn heparin not needed."
+    e = entity("heparin", "medication", keys=("inputevents_mv:1",), drugs=["heparin"], negated=True,
+               span=spanned(line, "heparin"))
+    assert_decided(verify(e, _drug(), line=line), "medications.negated_absent", "consistent")
 
 
 @pytest.mark.parametrize("end, label", [("2199-02-03 12:00:00", "consistent"), ("2199-02-06 12:00:00", "inconsistent")])

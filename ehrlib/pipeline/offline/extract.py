@@ -20,16 +20,15 @@ from __future__ import annotations
 
 import functools
 import re
-import weakref
 from collections.abc import Sequence
 from dataclasses import replace
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
-from ehrlib.pipeline.offline.align import DRUG_TABLES, align, ontology_items, patient_pairs
+from ehrlib.pipeline.offline.align import align, ontology_items
 from ehrlib.pipeline.offline.checkable import not_checkable
 from ehrlib.pipeline.offline.clauses import has_break, mask_parentheticals
-from ehrlib.pipeline.offline.event_items import EventForm, event_forms, patient_event_items
+from ehrlib.pipeline.offline.event_items import EventForm
 from ehrlib.pipeline.offline.findings_data import data_findings, narrow_by_modality, superseded
 from ehrlib.pipeline.offline.icd_match import (
     ICD_TABLES,
@@ -56,12 +55,12 @@ from ehrlib.pipeline.offline.lexicon import Lexicon, load_lexicon
 from ehrlib.pipeline.offline.line_sites import with_site_items
 from ehrlib.pipeline.offline.mention import Mention
 from ehrlib.pipeline.offline.mentions import find_mentions
-from ehrlib.pipeline.offline.microbiology import patient_test_names
+from ehrlib.pipeline.offline.note_patient import absent as _absent
+from ehrlib.pipeline.offline.note_patient import patient_data as _patient_data
 from ehrlib.pipeline.offline.paragraphs import Paragraph, paragraphs
 from ehrlib.pipeline.offline.precision import (
     TABLE_ABSENT,
     DroppedMention,
-    absent_tables,
     is_allergy_paragraph,
     is_drug_class,
     split_non_statements,
@@ -339,40 +338,6 @@ def _mentions(ctx: NoteContext, seg: Segment, lex: Lexicon, drug_names: list[str
         if ms:
             out.append((para, ms))
     return out
-
-
-#: the build manifest's missing tables, read once per note (its StageEnv), not once per segment
-_ABSENT: weakref.WeakKeyDictionary[StageEnv, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _absent(env: StageEnv) -> frozenset[str]:
-    got = _ABSENT.get(env)
-    if got is None:
-        got = _ABSENT[env] = absent_tables(env.con)
-    return got
-
-
-_PatientData = tuple[list[tuple[ItemRef, str]], list[str], frozenset[str], tuple[EventForm, ...],
-                     tuple[tuple[re.Pattern[str], str], ...]]
-#: what every segment reads of the note's patient items, derived once per note (its StageEnv)
-_PATIENT: weakref.WeakKeyDictionary[StageEnv, tuple[NoteContext, _PatientData]] = weakref.WeakKeyDictionary()
-
-
-def _patient_data(ctx: NoteContext, env: StageEnv) -> _PatientData:
-    """(item pairs, drug names, tables with rows, procedure-event forms, microbiology test
-    names) of the note's patient: the same for each of its segments, so built once per note.
-    Callers only read them (a segment's extraction never changes the patient's items).
-    """
-    got = _PATIENT.get(env)
-    if got is not None and got[0] is ctx:
-        return got[1]
-    pairs = patient_pairs(ctx)
-    tests = patient_test_names(tuple(sorted({it.label for it, k in pairs
-                                             if it.table == "microbiologyevents" and ":spec:" in k and it.label})))
-    data: _PatientData = (pairs, [it.label for it, _ in pairs if it.table in DRUG_TABLES],
-                          frozenset(it.table for it, _ in pairs), event_forms(patient_event_items(pairs)), tests)
-    _PATIENT[env] = (ctx, data)
-    return data
 
 
 def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, known: tuple[Entity, ...],

@@ -23,11 +23,12 @@ _RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
 #: a link of a chain: an arrow, "to" or "then", after an optional time or remark without numbers
 #: before an arrow ("0.4 at its peak late AM -> 0.15")
 _LINK = r"(?:(?:\s+[a-z][a-z ]{0,30}?)?\s*(?:->|→)|\s*(?:>|(?:(?:down|up|back)\s+)?to|then))"
-_RATE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:{_LINK}\s*{_NUM})*)"
+_RATE_CHAIN = re.compile(rf"(?<![\d.,\-q])(?P<chain>{_NUM}(?:{_LINK}\s*{_NUM})*)"
                          rf"\s*(?P<unit>{_RATE_UNIT})", re.I)
 #: a chain of doses sharing the unit after the last ("furosemide 20 -> 40 -> 80 mg IV"): two or more
-#: numbers joined by arrows, each a dose of its own
-_DOSE_CHAIN = re.compile(rf"(?<![\d.,\-])(?P<chain>{_NUM}(?:\s*(?:->|→)\s*{_NUM})+)"
+#: numbers joined by arrows, each a dose of its own; a number fused to a frequency's "q" ("q12 -> 500 mg
+#: PO") is the dosing interval, in either chain, never its first value
+_DOSE_CHAIN = re.compile(rf"(?<![\d.,\-q])(?P<chain>{_NUM}(?:\s*(?:->|→)\s*{_NUM})+)"
                          r"\s*(?P<unit>mg|mcg|g|gm|units?|meq|mmol)\b(?!\s*/)", re.I)
 #: the drip's rate at another moment, without a unit ("now 0.12", "had been 100 overnight")
 _RATE_NOW = re.compile(rf"\b(?:now|currently|had\s+been|was\s+at|now\s+at)\s+(?P<num>{_NUM})"

@@ -23,6 +23,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
+from ehrlib.pipeline.offline.drug_phrases import denied_after, last_dose, named_before
 from ehrlib.pipeline.offline.drug_senses import drug_senses, sense_of
 from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
 from ehrlib.pipeline.offline.lexicon import Lexicon
@@ -420,6 +421,8 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         act = _MED_ACTION.search(own[:60]) or lead_act
         if act:
             attrs["action"] = act.group("a").lower()
+        elif last_dose(raw[max(0, s - 50):s], raw[e:]):
+            attrs["action"] = "last"  # "(last ceftriaxone dose ___)": the course's end, up to the note
         if first is not None and first.action:
             attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
         dur = parse_duration_days(own[:60])
@@ -431,9 +434,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         day_n = re.match(r"[\s/a-z0-9.,(]*?\bday\s*#?\s*(\d{1,2})\b", own[:30], re.I)
         if day_n:
             attrs["course_day"] = int(day_n.group(1))  # "vanc/zosyn day 5"
-        negated_after = re.match(r"\W*(?:not\s+(?:yet\s+)?(?:started|given|initiated|restarted)|(?:was\s+)?held|"
-                                 r"on\s+hold)\b",
-                                 own, re.I)
+        negated_after = denied_after(own)
         attrs["negated"] = bool(negated_before(raw[:s], raw[e:]) or negated_after)
         if _RESTRICTED_AFTER.match(raw[e:]) or _RESTRICTED_BEFORE.search(raw[max(0, s - 20):s]):
             continue  # "free water restrict", "free water deficit": a limit or a need, not an order
@@ -451,7 +452,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             if attrs.get("dose_unit"):  # "5 mg IV x1 at 1520, 10 mg IV at 2030": each later dose is a claim
                 later = _LATER_DOSE.finditer(full, dose.end() if dose else 0)
                 out += [_dose_step(raw, line, e, d, names) for d in later
-                        if not any(st.start <= d.start() < st.end for st in steps)]
+                        if not any(st.start <= d.start() < st.end for st in steps) and not named_before(full, d)]
     return out
 
 

@@ -87,6 +87,10 @@ def _before_the_stay(line_text: str, start: int, before: str) -> bool:
     """
     text = f"{before}\n{line_text}" if before else line_text
     sentence = clause_before(text, start + (len(before) + 1 if before else 0), "narrative_sentence").lstrip()
+    if not _ONE_LINER.match(sentence) and "\n" in sentence:
+        # a line that opens with the age and sex begins the summary, whatever stands on the line
+        # before it ("MICU PROGRESS NOTE (HD #2)" has no period to end it)
+        sentence = sentence[sentence.rindex("\n") + 1:].lstrip()
     return bool(_ONE_LINER.match(sentence)) and not _STAY_TURN.search(sentence)
 
 

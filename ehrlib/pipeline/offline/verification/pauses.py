@@ -1,7 +1,8 @@
 """Negations that claim a pause from a moment on, not an absence over the whole window.
 
 "Coumadin held", "no further FFP", "creatinine fell without further dialysis": the thing
-was given or done before, and the statement says it stopped at some moment. When the note
+was given or done before, and the statement says it stopped at some moment; "prn ativan not
+needed", "lovenox refused" deny a need over the writer's own hours, which the note does not date. When the note
 does not date that moment, rows of the drug or procedure earlier in the statement's window
 are what such a sentence expects, so they cannot contradict it.
 """
@@ -11,6 +12,7 @@ import functools
 import re
 
 from ehrlib.pipeline.claims import MedicationClaim
+from ehrlib.pipeline.offline.context import cue
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.terms import terms
 
@@ -38,5 +40,7 @@ def undated_pause(c: Case) -> str | None:
     line = c.line()
     if line is None or e.span is None:
         return None
+    if not e.time_text and (need := cue("need_denied_after_drug").match(line[e.span[1]:])) is not None:
+        return need.group(0).strip(" ,:;")  # "prn ativan not needed": of the writer's own, undated hours
     m = _onward().search(line[max(0, e.span[0] - _REACH):e.span[0]])
     return m.group(0).strip() if m else None
