@@ -39,6 +39,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
 __all__ = ["Course", "in_aside", "ASIDE_RULE", "clause_of", "sentence_of", "statement_ref", "bounded", "courses",
+           "reaches", "ends_change", "premodifies", "REACH_RULE",
            "is_stamped", "stamp_ref", "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
@@ -70,6 +71,47 @@ def clause_of(text: str, pos: int) -> tuple[int, int]:
 def sentence_of(text: str, pos: int) -> tuple[int, int]:
     """Offsets of the sentence holding ``text[pos]``."""
     return _bounds(text, pos, _SENTENCE_END)
+
+
+#: a time set off by a comma with a predicate of its own after it ("intubated, now septic")
+_OPENS_PREDICATE = re.compile(r"\s*(?:(?:and|or)\s+)?[A-Za-z]{3,}")
+_CHANGE_JOIN = re.compile(r"\bto\b|->|→", re.I)
+
+
+def reaches(text: str, end: int, span: tuple[int, int]) -> bool:
+    """Whether a time written after a statement ending at ``end`` can date it: only inside
+    the statement's clause ("Lactate 1.1 by then, and a repeat on 2/8 was 1.4": 2/8 is the
+    repeat's), and not when, set off by a comma, it opens a predicate of its own
+    ("intubated, now septic": now is the sepsis's time, not the intubation's).
+    """
+    gap = text[end:span[0]]
+    if _CLAUSE_END.search(gap):
+        return False
+    if not gap.rstrip().endswith(","):
+        return True
+    _, s_hi = sentence_of(text, span[0])
+    rest = re.split(r"[,(]", text[span[1]:s_hi], maxsplit=1)[0]
+    return not _OPENS_PREDICATE.match(rest)
+
+
+def ends_change(text: str, start_value: str, end_value: str, end: int, other_start: int) -> bool:
+    """Whether the statement ending at ``end`` is the start of a stated change whose end value
+    (another statement of the same quantity at ``other_start``) comes first before the time:
+    "Cr rose from 2.0 to 4.3 on 8/24" dates the 4.3, not the 2.0.
+    """
+    return start_value != end_value and bool(_CHANGE_JOIN.search(text[end:other_start]))
+
+
+def premodifies(text: str, span: tuple[int, int], test_start: int) -> bool:
+    """Whether the time at ``text[span]`` is written directly before a test's name, as part of
+    it ("the 12/3 culture", "8/18 BCx"): that test's date, not the date of the rest of the
+    sentence. A time led by a preposition ("On 12/3 cultures were sent") dates the clause.
+    """
+    return span[1] <= test_start and not text[span[1]:test_start].strip() \
+        and not _PREP_LEAD.search(text[:span[0]])
+
+
+_PREP_LEAD = re.compile(r"\b(?:on|by|since|from|after|before|until|through|at|in|of)\s*(?:the\s+)?$", re.I)
 
 
 def _span(ref: TimeRef) -> tuple[int, int]:
@@ -265,6 +307,9 @@ RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the s
 ASIDE_RULE = Rule("time.aside", "A time inside parentheses beside a value of its own dates that value, not the "
                   "statement outside the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's); a time "
                   "alone in parentheses dates the statement before it.", in_aside)
+REACH_RULE = Rule("time.clause_reach", "A time dates the statement of its own clause: a time written after a clause "
+                  "break or opening a predicate after a comma, the end value's time of a change 'from A to B <time>', and "
+                  "a date written as part of a test's name ('the 12/3 culture') date no other statement.", reaches)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",
