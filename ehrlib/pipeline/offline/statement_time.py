@@ -307,9 +307,10 @@ RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the s
 ASIDE_RULE = Rule("time.aside", "A time inside parentheses beside a value of its own dates that value, not the "
                   "statement outside the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's); a time "
                   "alone in parentheses dates the statement before it.", in_aside)
-REACH_RULE = Rule("time.clause_reach", "A time dates the statement of its own clause: a time written after a clause "
-                  "break or opening a predicate after a comma, the end value's time of a change 'from A to B <time>', and "
-                  "a date written as part of a test's name ('the 12/3 culture') date no other statement.", reaches)
+REACH_RULE = Rule("time.clause_reach", "A time dates the statement of its own clause: a time written after a "
+                  "clause break or opening a predicate after a comma, the end value's time of a change 'from A to B "
+                  "<time>', and a date written as part of a test's name ('the 12/3 culture') date no other statement.",
+                  reaches)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",
