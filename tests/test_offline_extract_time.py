@@ -147,3 +147,10 @@ def test_a_date_written_as_part_of_a_tests_name_is_that_tests() -> None:
     ms = find_mentions(text, 0, load_lexicon(), ("Linezolid",), "other")
     ref = _day(text, "7/2", "2150-07-02")
     assert _governing_ref(next(m for m in ms if m.kind == "medication"), [ref], text, ms) is ref
+
+
+def test_a_relative_clause_tells_the_same_statement() -> None:
+    text = "She was started on cefepime 2 g q8h, which was stopped on 6/20."
+    ms = find_mentions(text, 0, load_lexicon(), ("Cefepime",), "other")
+    ref = _day(text, "6/20", "2150-06-20")
+    assert _governing_ref(next(m for m in ms if m.kind == "medication"), [ref], text, ms) is ref

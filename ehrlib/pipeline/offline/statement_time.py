@@ -76,16 +76,20 @@ def sentence_of(text: str, pos: int) -> tuple[int, int]:
 #: a time set off by a comma with a predicate of its own after it ("intubated, now septic")
 _OPENS_PREDICATE = re.compile(r"\s*(?:(?:and|or)\s+)?[A-Za-z]{3,}")
 _CHANGE_JOIN = re.compile(r"\bto\b|->|→", re.I)
+#: a break after which a new clause with its own subject begins; a relative clause ("dopamine, which was
+#: weaned off on 8/9") tells more of the same statement, so its time still reaches back
+_NEW_CLAUSE = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|while)\b)|\s(?=then\s)|\s(?=but\s)")
 
 
 def reaches(text: str, end: int, span: tuple[int, int]) -> bool:
     """Whether a time written after a statement ending at ``end`` can date it: only inside
     the statement's clause ("Lactate 1.1 by then, and a repeat on 2/8 was 1.4": 2/8 is the
-    repeat's), and not when, set off by a comma, it opens a predicate of its own
-    ("intubated, now septic": now is the sepsis's time, not the intubation's).
+    repeat's; a relative clause, "which was stopped on 2/8", still tells the statement),
+    and not when, set off by a comma, it opens a predicate of its own ("intubated, now
+    septic": now is the sepsis's time, not the intubation's).
     """
     gap = text[end:span[0]]
-    if _CLAUSE_END.search(gap):
+    if _NEW_CLAUSE.search(gap):
         return False
     if not gap.rstrip().endswith(","):
         return True
