@@ -154,3 +154,16 @@ def test_a_relative_clause_tells_the_same_statement() -> None:
     ms = find_mentions(text, 0, load_lexicon(), ("Cefepime",), "other")
     ref = _day(text, "6/20", "2150-06-20")
     assert _governing_ref(next(m for m in ms if m.kind == "medication"), [ref], text, ms) is ref
+
+
+def test_a_time_alone_in_parentheses_does_not_date_a_later_statement() -> None:
+    text = "Night report (+ events overnight) Pt with cirrhosis, intubated for airway protection."
+    ms = find_mentions(text, 0, load_lexicon(), (), "other")
+    at = text.index("overnight")
+    night = TimeRef(0, "overnight", TimeSpan("2150-05-19 18:00:00", "2150-05-20 08:00:00"), "note", (at, at + 9))
+    assert _governing_ref(next(m for m in ms if m.concept == "intubation"), [night], text, ms) is None
+    # outside parentheses the same time still dates what follows it
+    text = "Overnight pt was intubated for airway protection."
+    ms = find_mentions(text, 0, load_lexicon(), (), "other")
+    night = TimeRef(0, "Overnight", night.window, "note", (0, 9))
+    assert _governing_ref(next(m for m in ms if m.concept == "intubation"), [night], text, ms) is night

@@ -193,6 +193,8 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
             return r
     for r in reversed(spans):
         a, b = r.span  # type: ignore[misc]
+        if masked[a] == " " != text[a] and ")" in text[b:m.start]:
+            continue  # a time alone in parentheses annotates the words before it, never a later statement
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
             # the post-modifier of an earlier statement, or a time inside another finding's own
             # words ("ST overnight -> SR this AM") or a culture's ("BCx from 3/2 grew E. coli,
