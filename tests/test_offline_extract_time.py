@@ -167,3 +167,24 @@ def test_a_time_alone_in_parentheses_does_not_date_a_later_statement() -> None:
     ms = find_mentions(text, 0, load_lexicon(), (), "other")
     night = TimeRef(0, "Overnight", night.window, "note", (0, 9))
     assert _governing_ref(next(m for m in ms if m.concept == "intubation"), [night], text, ms) is night
+
+
+def test_a_change_statement_takes_its_course_and_its_end_value_the_date() -> None:
+    from datetime import datetime
+
+    from ehrlib.pipeline.offline.statement_time import bounded
+    from ehrlib.pipeline.offline.timex import TimeContext, resolve_line
+
+    ctx = TimeContext(datetime(2145, 4, 15), {"admission": datetime(2145, 4, 2, 10)})
+
+    def windows(text: str) -> list[tuple[str, str, str] | None]:
+        refs = bounded(text, resolve_line(text, 0, ctx), stay_start=datetime(2145, 4, 2, 10), reference=ctx.reference)
+        ms = [m for m in find_mentions(text, 0, load_lexicon(), (), "other") if m.concept == "ldh"]
+        got = [(m, _governing_ref(m, refs, text, ms)) for m in ms]
+        return [(m.kind, r.window.start[:10], r.window.end[:10]) if r else None for m, r in got]
+
+    # the trend is judged over the course; its start value anywhere in it; the peak on its day
+    assert windows("LDH climbed steadily from 410 to a peak of 1,380 on [**4-12**].") == [
+        ("trend", "2145-04-02", "2145-04-12")]
+    assert windows("LDH climbed from 410 to a peak of 1,380 on [**4-12**].") == [
+        ("measurement", "2145-04-02", "2145-04-12"), ("measurement", "2145-04-12", "2145-04-12")]

@@ -12,8 +12,11 @@ expression of a line. This module decides, for one statement inside the line:
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
   to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
   9.8 post-op to 7.9 at discharge"); a change from a value at D alone ("improving from 6.0
-  yesterday") runs from D to the note's time. "through/until D" alone keeps D's own window: a state said
-  to last until D is claimed at D, and widening it to the whole stay would let any
+  yesterday") runs from D to the note's time; a change told by its endpoints with only the
+  end dated ("climbed from 489 to a peak of 1,450 on D") is, at its "from", the course from
+  the stay's start to D, while D still dates the end value. "through/until D" alone keeps
+  D's own window: a state said to last until D is claimed at D, and widening it to the
+  whole stay would let any
   earlier record confirm it.
 * **Asides.** A time inside parentheses with a value of its own dates that value: in "Phos
   2.7 (was 1.6 yesterday)" and "Hgb drifting down (10.7 yesterday)" the day is the earlier
@@ -52,6 +55,9 @@ _RANGE_JOIN = re.compile(r"^\s*(?:to|through|thru|until|till|-|–)\s*$", re.I)
 #: another spans both times (the values are the statement's own claims)
 _VALUE = r"(?:" + NUMBER + r")\s*(?:[A-Za-z/%]{1,6}\s+)?"
 _FROM_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"$", re.I)
+#: "climbed from 489 to a peak of 1,450 on D": a change told by its endpoints runs over the course up to D
+_FROM_TO_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"(?:to|->|→)\s+(?:a\s+(?:new\s+)?(?:peak|nadir|high|low|"
+                            r"max(?:imum)?|min(?:imum)?)\s+of\s+)?" + _VALUE + r"(?:at|on|by)\s+(?:the\s+)?$", re.I)
 _VALUE_JOIN = re.compile(r"^\s*,?\s*(?:to|->|→)\s+" + _VALUE + r"(?:(?:at|on|by)\s+)?(?:the\s+)?$", re.I)
 
 
@@ -233,6 +239,10 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             out.append(TimeRef(r.line, text[fv.start():nxt.span[1]], TimeSpan(r.window.start, nxt.window.end),
                                r.anchor, (fv.start(), nxt.span[1])))
             continue
+        ft = _FROM_TO_VALUE.search(text[:span[0]]) if span is not None else None
+        if ft is not None:  # the change as a whole, at its "from": the stay's course up to the end value's time
+            out.append(TimeRef(r.line, text[ft.start():_span(r)[1]], TimeSpan(lo_default, r.window.end), r.anchor,
+                               (ft.start(), ft.start() + 4)))
         if span is not None and fv is not None:  # "improving from 6.0 yesterday": from then to the note's time
             out.append(replace(r, window=TimeSpan(r.window.start, max(now, r.window.end or now))))
             continue
