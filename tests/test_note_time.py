@@ -263,3 +263,18 @@ def test_a_summary_day_marker_is_its_section_default():
     assert time_basis(_entity(None, hd3), nt, dataclasses.replace(SEG, default_window=hd3)) == "section_default"
     whole = TimeSpan("2130-01-01 00:00:00", "2130-01-15 23:59:59")
     assert time_basis(_entity(None, whole), nt, dataclasses.replace(SEG, default_window=whole)) == "hospitalization"
+
+
+def test_initially_is_the_start_of_the_course_its_sentence_dates() -> None:
+    from datetime import datetime
+
+    from ehrlib.pipeline.offline.timex import TimeContext, resolve_line
+
+    ctx = TimeContext(datetime(2150, 3, 10, 9, 0), {"admission": datetime(2150, 3, 1, 12, 0)})
+    refs = resolve_line("Chest tube placed yesterday, 1.4 L out initially; 300 mL since.", 0, ctx)
+    first = next(r for r in refs if r.text == "initially")
+    assert first.window.start[:10] == "2150-03-08" and first.window.end[:10] == "2150-03-09"
+    # with no earlier time in its sentence it is the admission's start
+    refs = resolve_line("Chest tube placed yesterday. Initially 1.4 L out.", 0, ctx)
+    first = next(r for r in refs if r.text == "Initially")
+    assert (first.anchor, first.window.start[:10]) == ("admission", "2150-02-28")

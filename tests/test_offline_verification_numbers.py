@@ -350,3 +350,19 @@ def test_a_few_rows_of_another_site_cannot_outvote_the_site_that_charts_most():
     # the oximeter's day ran 89-100; two blood gases at 92 and 100 agree with the note only by chance
     tools = _sites(**{"O2 saturation pulseoxymetry": (89, 92, 95, 100), "SaO2": (92, 100)})
     assert_decided(verify(e, tools), "numbers.range_extremes", "inconsistent")
+
+
+def test_a_value_at_discharge_is_the_stays_last_draw() -> None:
+    """Draws stopped two days before discharge: "Hgb 9.4 at discharge" is the last one."""
+    from ehrlib.corpus.records import TimeSpan
+
+    around = TimeSpan("2199-02-11 00:00:00", "2199-02-13 23:59:59")  # discharge day ±1
+    rows = [row("2199-02-05 06:00:00", 8.1), row("2199-02-09 05:30:00", 9.4)]
+    right = entity("Hgb", "measurement", value=9.4, time_text="at discharge", window=around)
+    assert verify(right, FakeTools(items={KEY: rows}), note_type="discharge_summary").label == "consistent"
+    wrong = entity("Hgb", "measurement", value=8.1, time_text="at discharge", window=around)
+    assert_decided(verify(wrong, FakeTools(items={KEY: rows}), note_type="discharge_summary"),
+                   "numbers.value_in_window", "inconsistent")
+    # a span before the discharge is no point at it: no draw in the window stays missing
+    before = entity("Hgb", "measurement", value=9.4, time_text="prior to discharge", window=around)
+    assert verify(before, FakeTools(items={KEY: rows}), note_type="discharge_summary").label != "consistent"

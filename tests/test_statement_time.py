@@ -173,3 +173,16 @@ def test_a_change_from_a_value_at_one_time_to_a_value_at_another_spans_both():
     assert r.window == TimeSpan("2145-04-09 00:00:00", "2145-04-13 23:59:59") and r.text.startswith("from 0.9")
     two = "Cr 0.9 on [**4-9**], 1.6 on [**4-13**]"  # two values, each with its own date
     assert len(bounded(two, _refs(two), stay_start=ADMIT, reference=CTX.reference)) == 2
+
+
+def test_a_change_told_by_its_endpoints_runs_over_the_course_to_its_dated_end() -> None:
+    text = "LDH climbed from 410 to a peak of 1,380 on [**4-12**]."
+    refs = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    course, end = refs
+    assert course.span == (text.index("from"), text.index("from") + 4)
+    assert (course.window.start, course.window.end) == (ADMIT.strftime("%Y-%m-%d %H:%M:%S"), "2145-04-12 23:59:59")
+    assert (end.window.start, end.window.end) == ("2145-04-12 00:00:00", "2145-04-12 23:59:59")
+    # a date with no change before it is its own day only
+    (only,) = bounded("LDH 1,380 on [**4-12**].", _refs("LDH 1,380 on [**4-12**]."), stay_start=ADMIT,
+                      reference=CTX.reference)
+    assert only.window.start == "2145-04-12 00:00:00"

@@ -78,7 +78,15 @@ from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
-from ehrlib.pipeline.offline.statement_time import bounded, in_aside, is_stamped, stamp_ref
+from ehrlib.pipeline.offline.statement_time import (
+    bounded,
+    ends_change,
+    in_aside,
+    is_stamped,
+    premodifies,
+    reaches,
+    stamp_ref,
+)
 from ehrlib.pipeline.offline.status_codes import billed_status_mention
 from ehrlib.pipeline.offline.stay_problems import concept_key, concept_tests, stay_concept, with_stay_problems
 from ehrlib.pipeline.offline.timex import TimeContext, day_window, find_anchors, resolve_line
@@ -177,16 +185,23 @@ def _governing_ref(m: Mention, refs: Sequence[TimeRef], text: str, others: Seque
             between = [o for o in others if o is not m and m.end <= o.start < a]
             if any("," in text[m.end:o.start] for o in between):
                 continue
+            if not reaches(text, m.end, r.span) or any(  # type: ignore[arg-type]
+                    o.concept == m.concept and ends_change(text, m.value or "", o.value or "", m.end, o.start)
+                    for o in between):
+                break  # another clause's time, or the end value's of a change "from A to B <time>" (.statement_time)
             return r
     for r in reversed(spans):
         a, b = r.span  # type: ignore[misc]
+        if masked[a] == " " != text[a] and ")" in text[b:m.start]:
+            continue  # a time alone in parentheses annotates the words before it, never a later statement
         if b <= m.start and m.start - b <= 120 and same_sentence(b, m.start):
             # the post-modifier of an earlier statement, or a time inside another finding's own
             # words ("ST overnight -> SR this AM") or a culture's ("BCx from 3/2 grew E. coli,
             # started on cipro"): that statement's time, not this one's
             claimed = any(o is not m and ((o.end <= a and a - o.end <= 40 and same_sentence(o.end, a)
                                            and "," not in text[o.end:a])
-                                          or (o.kind in ("finding", "microbiology") and o.start < a and b <= o.end))
+                                          or (o.kind in ("finding", "microbiology") and o.start < a and b <= o.end)
+                                          or (o.kind == "microbiology" and premodifies(text, (a, b), o.start)))
                           for o in others)
             if not claimed:
                 return r

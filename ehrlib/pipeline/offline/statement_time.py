@@ -12,8 +12,11 @@ expression of a line. This module decides, for one statement inside the line:
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
   to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
   9.8 post-op to 7.9 at discharge"); a change from a value at D alone ("improving from 6.0
-  yesterday") runs from D to the note's time. "through/until D" alone keeps D's own window: a state said
-  to last until D is claimed at D, and widening it to the whole stay would let any
+  yesterday") runs from D to the note's time; a change told by its endpoints with only the
+  end dated ("climbed from 489 to a peak of 1,450 on D") is, at its "from", the course from
+  the stay's start to D, while D still dates the end value. "through/until D" alone keeps
+  D's own window: a state said to last until D is claimed at D, and widening it to the
+  whole stay would let any
   earlier record confirm it.
 * **Asides.** A time inside parentheses with a value of its own dates that value: in "Phos
   2.7 (was 1.6 yesterday)" and "Hgb drifting down (10.7 yesterday)" the day is the earlier
@@ -39,6 +42,7 @@ from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.records import TimeRef
 
 __all__ = ["Course", "in_aside", "ASIDE_RULE", "clause_of", "sentence_of", "statement_ref", "bounded", "courses",
+           "reaches", "ends_change", "premodifies", "REACH_RULE",
            "is_stamped", "stamp_ref", "stamp_clock", "RULE", "STAMP_RULE", "STAMP_CLOCK_RULE"]
 
 _SENTENCE_END = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)|\n|\|")
@@ -51,6 +55,9 @@ _RANGE_JOIN = re.compile(r"^\s*(?:to|through|thru|until|till|-|–)\s*$", re.I)
 #: another spans both times (the values are the statement's own claims)
 _VALUE = r"(?:" + NUMBER + r")\s*(?:[A-Za-z/%]{1,6}\s+)?"
 _FROM_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"$", re.I)
+#: "climbed from 489 to a peak of 1,450 on D": a change told by its endpoints runs over the course up to D
+_FROM_TO_VALUE = re.compile(r"\bfrom\s+" + _VALUE + r"(?:to|->|→)\s+(?:a\s+(?:new\s+)?(?:peak|nadir|high|low|"
+                            r"max(?:imum)?|min(?:imum)?)\s+of\s+)?" + _VALUE + r"(?:at|on|by)\s+(?:the\s+)?$", re.I)
 _VALUE_JOIN = re.compile(r"^\s*,?\s*(?:to|->|→)\s+" + _VALUE + r"(?:(?:at|on|by)\s+)?(?:the\s+)?$", re.I)
 
 
@@ -70,6 +77,51 @@ def clause_of(text: str, pos: int) -> tuple[int, int]:
 def sentence_of(text: str, pos: int) -> tuple[int, int]:
     """Offsets of the sentence holding ``text[pos]``."""
     return _bounds(text, pos, _SENTENCE_END)
+
+
+#: a time set off by a comma with a predicate of its own after it ("intubated, now septic")
+_OPENS_PREDICATE = re.compile(r"\s*(?:(?:and|or)\s+)?[A-Za-z]{3,}")
+_CHANGE_JOIN = re.compile(r"\bto\b|->|→", re.I)
+#: a break after which a new clause with its own subject begins; a relative clause ("dopamine, which was
+#: weaned off on 8/9") tells more of the same statement, so its time still reaches back
+_NEW_CLAUSE = re.compile(_SENTENCE_END.pattern + r"|,\s*(?=(?:and|then|but|while)\b)|\s(?=then\s)|\s(?=but\s)")
+
+
+def reaches(text: str, end: int, span: tuple[int, int]) -> bool:
+    """Whether a time written after a statement ending at ``end`` can date it: only inside
+    the statement's clause ("Lactate 1.1 by then, and a repeat on 2/8 was 1.4": 2/8 is the
+    repeat's; a relative clause, "which was stopped on 2/8", still tells the statement),
+    and not when, set off by a comma, it opens a predicate of its own ("intubated, now
+    septic": now is the sepsis's time, not the intubation's).
+    """
+    gap = text[end:span[0]]
+    if _NEW_CLAUSE.search(gap):
+        return False
+    if not gap.rstrip().endswith(","):
+        return True
+    _, s_hi = sentence_of(text, span[0])
+    rest = re.split(r"[,(]", text[span[1]:s_hi], maxsplit=1)[0]
+    return not _OPENS_PREDICATE.match(rest)
+
+
+def ends_change(text: str, start_value: str, end_value: str, end: int, other_start: int) -> bool:
+    """Whether the statement ending at ``end`` is the start of a stated change whose end value
+    (another statement of the same quantity at ``other_start``) comes first before the time:
+    "Cr rose from 2.0 to 4.3 on 8/24" dates the 4.3, not the 2.0.
+    """
+    return start_value != end_value and bool(_CHANGE_JOIN.search(text[end:other_start]))
+
+
+def premodifies(text: str, span: tuple[int, int], test_start: int) -> bool:
+    """Whether the time at ``text[span]`` is written directly before a test's name, as part of
+    it ("the 12/3 culture", "8/18 BCx"): that test's date, not the date of the rest of the
+    sentence. A time led by a preposition ("On 12/3 cultures were sent") dates the clause.
+    """
+    return span[1] <= test_start and not text[span[1]:test_start].strip() \
+        and not _PREP_LEAD.search(text[:span[0]])
+
+
+_PREP_LEAD = re.compile(r"\b(?:on|by|since|from|after|before|until|through|at|in|of)\s*(?:the\s+)?$", re.I)
 
 
 def _span(ref: TimeRef) -> tuple[int, int]:
@@ -187,6 +239,10 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             out.append(TimeRef(r.line, text[fv.start():nxt.span[1]], TimeSpan(r.window.start, nxt.window.end),
                                r.anchor, (fv.start(), nxt.span[1])))
             continue
+        ft = _FROM_TO_VALUE.search(text[:span[0]]) if span is not None else None
+        if ft is not None:  # the change as a whole, at its "from": the stay's course up to the end value's time
+            out.append(TimeRef(r.line, text[ft.start():_span(r)[1]], TimeSpan(lo_default, r.window.end), r.anchor,
+                               (ft.start(), ft.start() + 4)))
         if span is not None and fv is not None:  # "improving from 6.0 yesterday": from then to the note's time
             out.append(replace(r, window=TimeSpan(r.window.start, max(now, r.window.end or now))))
             continue
@@ -265,6 +321,10 @@ RULE = Rule("time.preposition_bounds", "A preposition before a date bounds the s
 ASIDE_RULE = Rule("time.aside", "A time inside parentheses beside a value of its own dates that value, not the "
                   "statement outside the parentheses ('Phos 2.7 (was 1.6 yesterday)': yesterday is the 1.6's); a time "
                   "alone in parentheses dates the statement before it.", in_aside)
+REACH_RULE = Rule("time.clause_reach", "A time dates the statement of its own clause: a time written after a "
+                  "clause break or opening a predicate after a comma, the end value's time of a change 'from A to B "
+                  "<time>', and a date written as part of a test's name ('the 12/3 culture') date no other statement.",
+                  reaches)
 STAMP_CLOCK_RULE = Rule("time.record_stamp_clock", "A results record's clock time is its draw's: its values are "
                         "met by rows charted at that clock time (on any day of the window when the date is "
                         "de-identified); only an item with no row at that clock falls back to the window.",

@@ -412,4 +412,25 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
             lo = datetime(ref_day.year, ref_day.month, ref_day.day) + timedelta(days=a) - timedelta(hours=12)
             hi = datetime(ref_day.year, ref_day.month, ref_day.day, 23, 59, 59) + timedelta(days=b)
             add(m, TimeSpan(fmt(lo), fmt(hi)), "note")
-    return sorted(refs, key=lambda r: r.span or (0, 0))
+    return _initially_from_course(text, sorted(refs, key=lambda r: r.span or (0, 0)))
+
+
+_INITIALLY = re.compile(r"initial(?:ly)?", re.I)
+_SENTENCE_BREAK = re.compile(r"(?<!\b[A-Za-z])[.;](?=\s|$)")
+
+
+def _initially_from_course(text: str, refs: list[TimeRef]) -> list[TimeRef]:
+    """"Initially" is the start of the course its sentence tells: after an earlier time of
+    that sentence ("drain placed yesterday, 2 L out initially") it is that time, not the
+    admission; with none it stays the admission.
+    """
+    out: list[TimeRef] = []
+    for r in refs:
+        if r.anchor == "admission" and r.span is not None and _INITIALLY.fullmatch(r.text):
+            lo = r.span[0]
+            earlier = latest_before([o for o in out if not _SENTENCE_BREAK.search(text, (o.span or (0, 0))[1], lo)],
+                                    lo)
+            if earlier is not None:
+                r = TimeRef(r.line, r.text, earlier.window, earlier.anchor, r.span)
+        out.append(r)
+    return out

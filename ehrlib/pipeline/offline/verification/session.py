@@ -19,7 +19,7 @@ from ehrlib.corpus.records import RowRef, TimeSpan, ToolCallRecord
 from ehrlib.pipeline.claims import Claim as ClaimRecord
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import default_deciding
-from ehrlib.pipeline.offline.verification.windows import in_window, tool_spec
+from ehrlib.pipeline.offline.verification.windows import at_discharge, in_window, last_draw, tool_spec
 from ehrlib.pipeline.records import CacheEntry, Entity, Verdict
 from ehrlib.pipeline.stages import NoteContext
 
@@ -109,6 +109,8 @@ class Case:
             every: Rows = []
             for k in self.keys()[:6]:
                 a, b = self.session.rows(k, self.entity.window)
+                if not a and self.entity.kind == "measurement" and at_discharge(self.entity.time_text):
+                    a = last_draw(b, self.entity.window)
                 inside += a
                 every += b
             self._item_rows = (inside, every)

@@ -6,6 +6,7 @@ day; narrative anchor = ±1 day; default = note date ±1 day or the hospitalizat
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +16,7 @@ from ehrlib.pipeline.offline.note_time import SHIFT
 from ehrlib.pipeline.offline.timex import parse_datetime
 
 __all__ = ["tool_spec", "in_window", "intervals_overlap", "core_window", "row_interval", "parse_time",
-           "widened_back", "shift_matches"]
+           "widened_back", "shift_matches", "at_discharge", "last_draw"]
 
 
 def parse_time(v: Any) -> datetime | None:
@@ -111,3 +112,27 @@ def shift_matches(rows: Sequence[Mapping[str, Any]], vals: list[float], checks: 
                for kind, lo, hi in checks):
             return True
     return False
+
+
+_AT_DISCHARGE = re.compile(r"^(?:at|on|upon|by|day\s+of)\s+(?:the\s+time\s+of\s+)?discharge$|^discharge\s+labs?$", re.I)
+
+
+def at_discharge(time_text: str | None) -> bool:
+    """Whether a statement's time expression is the discharge itself ("at discharge",
+    "discharge labs"), not a span before it ("prior to discharge").
+    """
+    return bool(time_text and _AT_DISCHARGE.match(re.sub(r"\s+", " ", time_text.strip())))
+
+
+def last_draw(rows: Sequence[Mapping[str, Any]], window: TimeSpan | None) -> list[Mapping[str, Any]]:
+    """The rows of the item's last draw day up to the window's end: a value "at discharge"
+    is the stay's last one, which may precede the discharge day by days when the draws
+    stopped early.
+    """
+    end = parse_time(window.end) if window is not None else None
+    timed = [(t, r) for r in rows if r.get("valuenum") is not None and (t := parse_time(r.get("time"))) is not None
+             and (end is None or t <= end)]
+    if not timed:
+        return []
+    day = max(t for t, _ in timed).date()
+    return [r for t, r in timed if t.date() == day]
