@@ -36,8 +36,8 @@ def test_traced_run_on_the_perturbed_demo_reveals_no_original_name(tmp_path, mon
     outputs: list[str] = []
     wrap = toolset._wrap
 
-    def capturing(fn, tracer, names=None):
-        call = wrap(fn, tracer, names)
+    def capturing(fn, tracer, names=None, memo=None):
+        call = wrap(fn, tracer, names, memo)
 
         @functools.wraps(call)
         def run(*args, **kwargs):

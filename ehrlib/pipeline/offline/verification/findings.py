@@ -16,15 +16,16 @@ from typing import Any
 from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import FindingClaim
 from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_attribute, narrow_to_side, side_of
-from ehrlib.pipeline.offline.finding_sites import graded, item_states, named_sites, opposed, stated_states
+from ehrlib.pipeline.offline.finding_sites import named_sites
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
 from ehrlib.pipeline.offline.verification.named_diagnosis import diagnosis_only
 from ehrlib.pipeline.offline.verification.numbered import at_numbered_site
 from ehrlib.pipeline.offline.verification.periods import whole_period_rule
-from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_items, prevailing_state_rule
+from ehrlib.pipeline.offline.verification.prevailing import has_own_time, prevailing_state_rule
 from ehrlib.pipeline.offline.verification.session import Case, verdict
+from ehrlib.pipeline.offline.verification.site_judge import judge_site_finding
 from ehrlib.pipeline.records import Entity, Verdict
 
 __all__ = ["RULES", "CHAIN", "ATTRIBUTE_VALUE", "DATA_VALUE", "PREVAILING_STATE", "SITE_VALUE", "judge_data_finding",
@@ -213,41 +214,6 @@ def judge_data_finding(e: Entity, rows: Sequence[Mapping[str, Any]]) -> tuple[bo
 def _data_value(c: Case) -> Verdict | None:
     ok, reason, rows = judge_data_finding(c.entity, c.item_rows()[0])
     return verdict(c, ok is not False, reason if ok is not None else f"{reason}; not contradicted", rows)
-
-
-def judge_site_finding(e: Entity, rows_of: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
-                       words: str | None = None, timed: bool = True) -> tuple[bool | None, str, Rows]:
-    """(consistent?, reason, evidence) of a site statement from each named item's rows in the
-    window (label, rows): unless ``timed`` (it has its own time), a normal state that every
-    charted item's day mostly contradicts with a worse one is wrong; else a charted value
-    agreeing on any named item confirms it; otherwise an item whose charted states exclude
-    the stated ones contradicts it; ``None``: no charted value speaks to the words.
-    """
-    agree: Rows = []
-    against: tuple[str, Rows] | None = None
-    judged: list[tuple[str, list[tuple[Mapping[str, Any], set[str]]], set[str]]] = []
-    words = e.value or "" if words is None else words
-    for label, rows in rows_of:
-        stated = stated_states(label, words)
-        if not stated:
-            continue
-        charted = [(r, item_states(label, str(r.get("value") or ""))) for r in rows]
-        judged.append((label, charted, stated))
-        agree += [r for r, st in charted if st & stated][:2]
-        opposite = [r for r, st in charted if st and opposed(label, stated, st)]
-        if opposite and against is None:
-            against = (label, opposite)
-    if not timed and (prevail := prevailing_items(e.window, judged, graded, opposed)) is not None:
-        label, rows = prevail
-        shown = ", ".join(sorted({str(r.get("value")) for r in rows})[:4])
-        return False, f"{e.text}: note says {words}; on the statement's day {label} mostly charts {shown}", rows[:4]
-    if agree:
-        return True, f"{e.text}: {words} charted in the window", agree[:4]
-    if against is not None:
-        label, rows = against
-        shown = ", ".join(sorted({str(r.get("value")) for r in rows})[:4])
-        return False, f"{e.text}: note says {words}; {label} charts {shown}", rows[:4]
-    return None, f"{e.text}: charted values neither match nor contradict", []
 
 
 def _site_value(c: Case) -> Verdict | None:
