@@ -13,7 +13,7 @@ def _hr(*values: float, day: str = "2199-02-03") -> FakeTools:
 
 
 @pytest.mark.parametrize("tools, label, kind", [
-    (FakeTools({}), "unverified", None),  # no row of the item in the whole admission: a mapping it lacks
+    (FakeTools({}), "inconsistent", "missing"),  # never charted in the admission: a missing record
     (_hr(75, day="2199-02-09"), "inconsistent", "missing"),  # charted, but only on another day
     # no chart row of the patient in the window (before the ICU stay, a build without chart rows)
     (FakeTools(_hr(75, day="2199-02-09").items, table_rows={"chartevents": 0, "labevents": 40}), "unverified", None),

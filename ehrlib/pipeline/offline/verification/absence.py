@@ -1,10 +1,9 @@
 """Whether a stated value can be missing from the record: the first number rule.
 
 A value with no numeric row of its item in the statement's window is missing only when the
-record could show it. An item with no row at all in the admission was matched by name to an
-item this record does not use (a fuzzy catalogue match: "D5" read as the lab "D", NG tube
-output read as a chest tube's), or lives in a source this database lacks: the absence then
-says nothing about the value. Nor does a window in which the item's tables, or all of the
+record could show it. An item with no row at all in the admission stays missing: that is the
+benchmark's own definition of a missing record (a measurement the note states and the tables
+never hold). A window in which the item's tables, or all of the
 concept's home tables (``offline_lexicon.yaml``), hold no row of the patient at all: vital
 signs before the ICU stay began, ventilator settings in a build without bedside chart rows
 (read from the laboratory's gas items, which are recorded only with a gas).
@@ -32,10 +31,6 @@ def value_absent(c: Case) -> Verdict | None:
     if [r for r in inside if r.get("valuenum") is not None] or masked_draw(c):
         return None  # a de-identified record's draw may lie outside the window (.draws)
     e = c.entity
-    if not inside and not stay:
-        return unverified(c, f"{e.text} not judged: its item ({', '.join(c.keys()[:3]) or 'none'}) has no record in "
-                          "this admission at all, so the absence shows a mapping or source the record lacks, not a "
-                          "wrong value")
     concept = concept_of(c.claim_as(NumericClaim))
     own = tuple(dict.fromkeys(k.partition(":")[0] for k in c.keys()[:6]))
     for tables in (own, tuple(concept.tables) if concept is not None else ()):
