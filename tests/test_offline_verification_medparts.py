@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from verification_kit import FakeTools, assert_decided, entity, row, verify
 
 from ehrlib.corpus.records import ItemRef, TimeSpan
@@ -208,22 +209,18 @@ def test_the_old_rate_of_a_timed_change_ran_before_that_time() -> None:
     assert "not before at 1500" in v.reason
 
 
-def test_the_new_rate_of_a_timed_change_starts_at_that_time() -> None:
-    line = "midazolam gtt increased to 6 mg/hr at 1500"
-    e = _rated(line, "6 mg/hr", 6.0, "at 1500")
-    started_then = _drug(_given("2199-02-03 15:10:00", "2199-02-03 22:00:00", rate=6.0))
-    assert verify(e, started_then, line=line).label == "consistent"
-    started_in_the_morning = _drug(_given("2199-02-03 07:00:00", "2199-02-03 22:00:00", rate=6.0))
-    assert_decided(verify(e, started_in_the_morning, line=line), "medications.rate", "inconsistent")
-
-
-def test_a_rate_followed_by_a_pause_at_a_time_ends_then() -> None:
-    line = "midazolam gtt up to 6 mg/hr overnight, paused at 0200 for hypotension"
-    e = _rated(line, "6 mg/hr", 6.0, "at 0200")
-    ran_until_the_pause = _drug(_given("2199-02-02 21:00:00", "2199-02-03 02:10:00", rate=6.0))
-    assert verify(e, ran_until_the_pause, line=line).label == "consistent"
-    hung_after_it = _drug(_given("2199-02-03 09:00:00", "2199-02-03 12:00:00", rate=6.0))
-    assert_decided(verify(e, hung_after_it, line=line), "medications.rate", "inconsistent")
+@pytest.mark.parametrize("line, time_text, agreeing, disagreeing", [
+    # the new rate of a timed change starts at that time
+    ("midazolam gtt increased to 6 mg/hr at 1500", "at 1500",
+     ("2199-02-03 15:10:00", "2199-02-03 22:00:00"), ("2199-02-03 07:00:00", "2199-02-03 22:00:00")),
+    # a rate followed by a pause at a time ends then (a run hung after the pause does not show it)
+    ("midazolam gtt up to 6 mg/hr overnight, paused at 0200 for hypotension", "at 0200",
+     ("2199-02-02 21:00:00", "2199-02-03 02:10:00"), ("2199-02-03 09:00:00", "2199-02-03 12:00:00")),
+])
+def test_a_timed_rate_is_judged_at_its_time(line, time_text, agreeing, disagreeing) -> None:
+    e = _rated(line, "6 mg/hr", 6.0, time_text)
+    assert verify(e, _drug(_given(*agreeing, rate=6.0)), line=line).label == "consistent"
+    assert_decided(verify(e, _drug(_given(*disagreeing, rate=6.0)), line=line), "medications.rate", "inconsistent")
 
 
 def _dosed(line: str, text: str, time_text: str, **claim):
