@@ -60,6 +60,27 @@ def test_range_extremes_are_the_days_min_and_max():
     assert_decided(verify(e, _hr(67, 91, 110)), "numbers.range_extremes", "inconsistent", "contradiction")
 
 
+@pytest.mark.parametrize(("late", "label"), [
+    (110, "unverified"),   # only a reading charted 30 min after the note breaks "HR 67-91"
+    (85, "consistent"),
+])
+def test_a_reading_charted_after_the_note_cannot_break_its_range(late, label):
+    e = entity("HR", "range", concept="heart_rate", min=67.0, max=91.0)
+    tools = FakeTools({"chartevents:1": [row(f"{DAY} {h}:00:00", v) for h, v in [("08", 67), ("09", 80),
+                                                                                  ("10", 91), ("11", late)]]})
+    v = verify(e, tools, note_type="physician", charttime=f"{DAY} 10:30:00")
+    assert v.label == label, v.reason
+    if label == "unverified":
+        assert v.rule_id == "numbers.range_extremes" and "after the note" in v.reason
+    # a reading before the note that breaks the range still decides; so does any row of a discharge summary
+    early = FakeTools({"chartevents:1": [row(f"{DAY} 08:00:00", 67), row(f"{DAY} 09:00:00", 110),
+                                         row(f"{DAY} 10:00:00", 91), row(f"{DAY} 11:00:00", late)]})
+    assert_decided(verify(e, early, note_type="physician", charttime=f"{DAY} 10:30:00"), "numbers.range_extremes",
+                   "inconsistent")
+    if late == 110:
+        assert_decided(verify(e, tools, note_type="discharge_summary"), "numbers.range_extremes", "inconsistent")
+
+
 def test_a_nursing_range_is_met_by_one_shifts_extremes():
     # night shift 80-95, day shift 100-120: "HR 80-95" is the night nurse's shift
     rows = FakeTools({"chartevents:1": [row(f"2199-02-03 {h:02d}:00:00", v) for h, v in

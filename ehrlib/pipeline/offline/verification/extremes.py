@@ -7,6 +7,8 @@ and a blood gas's SaO2): a range that one site's rows of the window match is not
 contradicted by another site's rows when that site charts the measurement at least as
 often, since the note may report that site alone: it is left unverified with that reason. A
 temperature is one measurement whatever its item or unit (a Tmax is the highest of all).
+A reading charted after the note (inside the charting slack) cannot have been among the
+readings the note summarised: it may support a stated range, never break it alone.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
+from ehrlib.pipeline.offline.note_time import note_time_of
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
@@ -23,7 +26,7 @@ from ehrlib.pipeline.offline.verification.deciding import at_row, num, span
 from ehrlib.pipeline.offline.verification.session import Case, unverified, verdict
 from ehrlib.pipeline.offline.verification.terms import concept_of, terms
 from ehrlib.pipeline.offline.verification.values import in_celsius, in_fahrenheit
-from ehrlib.pipeline.offline.verification.windows import core_window, in_window, shift_matches
+from ehrlib.pipeline.offline.verification.windows import core_window, in_window, parse_time, shift_matches
 from ehrlib.pipeline.records import Verdict
 
 __all__ = ["range_extremes_rule"]
@@ -43,6 +46,10 @@ def range_extremes_rule(numeric_of: Callable[[Case], Rows], tolerance: Callable[
         found = _extremes_reason(c, numeric, concept, tol)
         if found is None:
             return None
+        late = _seen_before_note(c, numeric, found[1])
+        if late is not None and _extremes_reason(c, late, concept, tol) is None:
+            return unverified(c, f"{found[0]}; but that row was charted after the note, and the rows charted before "
+                              "it match the stated range", late[-3:] + [found[1]])
         breaking = _site(found[1])
         rival = _charted(c, [r for r in numeric if _site(r) == breaking], found[1])
         for site in dict.fromkeys(_site(r) for r in numeric) if concept is None or concept.cid != "temperature" else ():
@@ -56,6 +63,17 @@ def range_extremes_rule(numeric_of: Callable[[Case], Rows], tolerance: Callable[
     return Rule("numbers.range_extremes", "A vital-sign range or maximum reports the extremes of its day, so the day's "
                 "charted minimum and maximum must match it, not merely fall inside.", _range_extremes,
                 ("measurement", "range", "output", "trend"))
+
+
+def _seen_before_note(c: Case, numeric: Rows, extreme: Mapping[str, Any]) -> Rows | None:
+    """The rows charted up to the note's own time when the breaking ``extreme`` was charted after it (within
+    the charting slack), else None (a discharge summary, a note without a clock time, an earlier extreme).
+    """
+    moment = note_time_of(c.ctx).moment
+    when = parse_time(extreme.get("time"))
+    if c.ctx.note_type == "discharge_summary" or moment is None or when is None or when <= moment:
+        return None
+    return [r for r in numeric if (t := parse_time(r.get("time"))) is None or t <= moment]
 
 
 def _site(row: Mapping[str, Any]) -> str:
