@@ -278,3 +278,30 @@ def test_initially_is_the_start_of_the_course_its_sentence_dates() -> None:
     refs = resolve_line("Chest tube placed yesterday. Initially 1.4 L out.", 0, ctx)
     first = next(r for r in refs if r.text == "Initially")
     assert (first.anchor, first.window.start[:10]) == ("admission", "2150-02-28")
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("UOP 860 cc 2000-0600", ("2130-01-11 20:00:00", "2130-01-12 06:00:00")),   # crosses midnight
+    ("I/O (0700-1500): 1200/800", ("2130-01-12 07:00:00", "2130-01-12 15:00:00")),
+    ("UOP 500 ml from 19:00 to 07:00", ("2130-01-11 19:00:00", "2130-01-12 07:00:00")),
+    ("UOP 1500-2000", None),           # a range of values, not a span of hours
+    ("heparin 1000-1200 units/hr", None),
+    ("K 3.5-4.0", None),
+])
+def test_a_span_between_two_clock_times_is_one_window(text, span):
+    from ehrlib.pipeline.offline import timex
+
+    ctx = timex.TimeContext(datetime(2130, 1, 12, 16, 0), {})
+    found = [(r.window.start, r.window.end) for r in timex.resolve_line(text, 0, ctx) if "-" in r.text
+             or " to " in r.text]
+    assert found == ([span] if span else [])
+
+
+def test_a_clock_span_as_a_part_of_the_day_ends_by_the_note():
+    nursing = note_time("nursing", f"{DAY} 06:40:00", DAY)
+    # a night note written at 06:40 reports the night just ending; a day span of 0700-1500 is yesterday's
+    assert part_of_day_span("2000-0600", nursing) == (datetime(2130, 1, 11, 20), datetime(2130, 1, 12, 6))
+    assert part_of_day_span("0700-1500", nursing) == (datetime(2130, 1, 11, 7), datetime(2130, 1, 11, 15))
+    # "1900-0700" ends within the charting slack of a 06:40 note: the shift that is ending
+    assert part_of_day_span("1900-0700", nursing) == (datetime(2130, 1, 11, 19), datetime(2130, 1, 12, 7))
+    assert part_of_day_span("20-30", nursing) is None

@@ -387,3 +387,17 @@ def test_a_value_at_discharge_is_the_stays_last_draw() -> None:
     # a span before the discharge is no point at it: no draw in the window stays missing
     before = entity("Hgb", "measurement", value=9.4, time_text="prior to discharge", window=around)
     assert verify(before, FakeTools(items={KEY: rows}), note_type="discharge_summary").label != "consistent"
+
+
+@pytest.mark.parametrize(("value", "label"), [(600.0, "consistent"), (1100.0, "inconsistent")])
+def test_a_total_over_a_clock_span_sums_its_columns_both_ends_included(value, label):
+    from ehrlib.corpus.records import TimeSpan
+
+    # hourly 100 mL rows; "2000-0100" in a note written at 01:10 is the columns 20:00 .. 01:00: six rows,
+    # 600 mL (leaving out the 20:00 column would make it 500, outside the 15 % a total may be off)
+    line = f"UOP {value:.0f} cc 2000-0100"
+    window = TimeSpan("2199-02-02 20:00:00", "2199-02-03 01:00:00")
+    e = entity("UOP", "output", concept="urine_output", value=value, per_day=True, window=window,
+               time_text="2000-0100", span=spanned(line, "UOP"))
+    v = verify(e, _hourly_urine(), line=line, note_type="nursing", charttime=f"{DAY} 01:10:00")
+    assert_decided(v, "numbers.part_total", label)

@@ -241,6 +241,14 @@ _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s
                     r"\s*(?P<ampm>[ap]\.?m\.?)?"
                     r"(?![\d/])(?!\s*(?:mg|mcg|cc|ml|units?|u\b|meq|%|/))", re.I)
 
+#: a span between two clock times ("860 cc 2000-0600", "from 19:00 to 07:00", "(1900-0700)"): four
+#: digits or a colon each; a bare pair of numbers counts only after "from"/"between", an amount's
+#: unit or a list break, so a stated range of values ("UOP 1500-2000") is never a span
+_CLOCK_SPAN = re.compile(r"(?P<pre>\b(?:from|between)\s+|(?:(?<=\d)|\b)(?:cc|ml|mls|l)\s*|[(,;:]\s*|^\s*)"
+                         r"(?P<a>(?:[01]\d|2[0-3]):?[0-5]\d|(?:[01]?\d|2[0-3]):[0-5]\d)\s*(?:-|–|to|until|and)\s*"
+                         r"(?P<b>(?:[01]\d|2[0-3]):?[0-5]\d|(?:[01]?\d|2[0-3]):[0-5]\d)(?![\d/.]|:\d)"
+                         r"(?!\s*(?:mg|mcg|g|cc|ml|mls|l|units?|u\b|meq|mmol|%|/))", re.I)
+
 #: a bare 24-hour clock time right after a word that dates a dose or a course edge
 #: ("started 0600", "last dose 0800", "given 2130"); a number with a unit is a dose
 _ACTION_CLOCK = re.compile(r"\b(?:(?:re)?start(?:ed)?|stopped|given|hung|held|off|resumed|initiated|begun|"
@@ -386,6 +394,20 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
         if base_span is not None and base_start is not None:
             base_end = parse_datetime(base_span.end) or base_start
             add(m, TimeSpan(fmt(base_start + sign * _DAY), fmt(base_end + sign * _DAY)), "previous")
+    for m in _CLOCK_SPAN.finditer(text):
+        # a clock span ends at its last occurrence by the note (a shift ending just after a note written
+        # near its end still counts: the charting slack); one crossing midnight starts the evening before
+        if (ref_day := at(m.start())) is None:
+            continue
+        (h1, m1), (h2, m2) = ((int(g.replace(":", "")[:-2] or 0), int(g[-2:])) for g in (m.group("a"), m.group("b")))
+        last = datetime(ref_day.year, ref_day.month, ref_day.day, h2, m2)
+        if last > ref_day + timedelta(hours=1) and (ref_day.hour, ref_day.minute) != (0, 0):
+            last -= _DAY
+        length = timedelta(hours=h2 - h1, minutes=m2 - m1) % _DAY
+        begin = m.start() if m.group("pre").strip().lower() in ("from", "between") else m.start("a")
+        if length and not any(r.span and r.span[0] <= begin < r.span[1] for r in refs):
+            refs.append(TimeRef(line, text[begin:m.end()].strip(), TimeSpan(fmt(last - length), fmt(last)), "note",
+                                (begin, m.end())))
     for m in _CLOCK.finditer(text):
         # a bare clock time in a progress/nursing note is on the note's day: +/- 2 h
         # (+/- 3 h when approximate: "~1600", "around 9pm"; see .clocktime)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import NumericClaim
-from ehrlib.pipeline.offline.note_time import SHIFT, is_shift, note_time_of, part_of_day_span
+from ehrlib.pipeline.offline.note_time import SHIFT, is_clock_span, is_shift, note_time_of, part_of_day_span
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.deciding import gap, num, span
 from ehrlib.pipeline.offline.verification.session import MAX_EVIDENCE, Case, unverified, verdict
@@ -79,7 +79,10 @@ def _part_sums(c: Case) -> tuple[list[float], Rows, str] | None:
     every = sorted(((t, float(r["valuenum"]), r) for r in c.item_rows()[1]
                     if r.get("valuenum") is not None and (t := parse_time(r.get("time"))) is not None),
                    key=lambda x: x[0])
-    inside = [(t, v, r) for t, v, r in every if start < t <= end]
+    # a part's rows come after its start ("since midnight" leaves out the 00:00 row, the hour before);
+    # a clock span's first column is its own
+    first = is_clock_span(c.entity.time_text)
+    inside = [(t, v, r) for t, v, r in every if (start <= t if first else start < t) and t <= end]
     if not inside:
         return None
     rows = [r for _, _, r in inside]
