@@ -26,6 +26,7 @@ def test_a_word_joined_to_a_number_by_a_slash_or_after_a_rate_number_is_its_unit
     assert hr("NS running at 80 hr 10 mEq K added") == []
     assert hr("Tmax 99.1 hr 72 bp 118/64") == ["72"]  # a vital after another vital's number is a name
     assert [m.value for m in _mentions("BP 163/ RR 15 on the vent") if m.concept == "respiratory_rate"] == ["15"]
+    assert [m.value for m in _mentions("BUN 22/Cr 1.1 this AM") if m.concept == "creatinine"] == ["1.1"]
 
 
 def test_a_heart_rate_named_on_its_own_or_beside_a_name_stays() -> None:

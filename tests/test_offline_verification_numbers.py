@@ -393,6 +393,7 @@ def _lab_tools(fluids: dict[str, str], rows: dict) -> FakeTools:
     (["urine glucose 111 on the dipstick"], "glucose", "unverified"),  # a specimen word before the name
     (["Pleural fluid studies:", "", "glucose 111"], "glucose", "inconsistent"),  # a blank line ended the heading
     (["___ 06:00AM BLOOD Glucose-111"], "Glucose", "inconsistent"),  # blood by default: compared
+    (["[**2199-2-3**] 06:00AM   UREA N-111 CREAT-0.7"], "UREA N", "inconsistent"),  # a record: no fused urine "U"
 ])
 def test_a_value_of_another_specimen_is_not_compared_with_blood(lines, text, label):
     from ehrlib.corpus.records import Note

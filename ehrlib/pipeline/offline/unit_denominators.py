@@ -7,11 +7,11 @@ for a heart rate of 20. A name is read as part of a unit when it is written
 
 * right after a slash that follows a unit's numerator (a quantity unit, ``unit_numerators``
   in ``offline_concept_flags.yaml``: "u/hr", "mcg/kg");
-* joined by a slash to a number ("125/hr", "~30-40/hr"): the second part of a ratio of
-  numbers is a number ("BP 120/80"), so a word there is the number's denominator;
-* as a time unit (``rate_time_units``) right after the number of a rate ("at 125 hr").
+* as a rate's denominator (``rate_denominators``: hr, min, kg, day) joined to a number by a
+  slash ("125/hr", "~30-40/hr") or right after the number of a rate ("at 125 hr").
 
-"BP/HR" (a name before the slash) and "BP 163/ RR 15" (a space after the slash) stay names.
+"BP/HR" (a name before the slash), "BUN 15/Cr 0.7" (no rate denominator) and "BP 163/ RR 15"
+(a space after the slash) stay names.
 """
 from __future__ import annotations
 
@@ -28,26 +28,25 @@ __all__ = ["outside_unit_denominators", "is_unit_denominator", "RULE"]
 @functools.lru_cache(maxsize=1)
 def _numerator_before() -> re.Pattern[str]:
     forms = "|".join(concept_flags().get("unit_numerators") or ["(?!)"])
-    # a quantity unit and a slash, or a number joined to the word by a slash
-    return re.compile(rf"(?:(?:^|[^A-Za-z])(?:{forms})\s*/\s*|\d/)$", re.I)
+    return re.compile(rf"(?:^|[^A-Za-z])(?:{forms})\s*/\s*$", re.I)
 
 
 @functools.lru_cache(maxsize=1)
-def _rate_time_unit() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(a rate's number ending before the word, the time-unit words)."""
-    units = "|".join(concept_flags().get("rate_time_units") or ["(?!)"])
-    return (re.compile(r"(?:^|\s)(?:at|@)\s*\d+(?:\.\d+)?\s+$", re.I),
+def _rate_denominator() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(a number joined by a slash, or a rate's number, ending before the word; the denominators)."""
+    units = "|".join(concept_flags().get("rate_denominators") or ["(?!)"])
+    return (re.compile(r"(?:\d/|(?:^|\s)(?:at|@)\s*\d+(?:\.\d+)?\s+)$", re.I),
             re.compile(rf"(?:{units})\b", re.I))
 
 
 def is_unit_denominator(raw: str, start: int) -> bool:
     """Whether the word at ``raw[start:]`` is part of a unit: after a unit's numerator and a
-    slash ("u/hr"), joined to a number by a slash ("125/hr"), or a time unit after a rate's
-    number ("at 125 hr").
+    slash ("u/hr"), or a rate's denominator joined to a number by a slash ("125/hr") or after
+    a rate's number ("at 125 hr").
     """
     if _numerator_before().search(raw[max(0, start - 12):start]):
         return True
-    rate, unit = _rate_time_unit()
+    rate, unit = _rate_denominator()
     return bool(unit.match(raw, start) and rate.search(raw[max(0, start - 16):start]))
 
 
@@ -57,6 +56,6 @@ def outside_unit_denominators(raw: str, hits: Sequence[re.Match[str]]) -> list[r
 
 
 RULE = Rule("extract.unit_denominator", "A word written after a quantity unit and a slash (cc/hr, u/hr, mg/kg), "
-            "joined to a number by a slash (125/hr), or as a time unit after a rate's number (at 125 hr) is part of "
-            "the unit, never the name of an item such as the heart rate.",
+            "or a rate's denominator after a number and a slash (125/hr) or after a rate's number (at 125 hr), is "
+            "part of the unit, never the name of an item such as the heart rate.",
             outside_unit_denominators)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ehrlib.pipeline.offline.lab_results import catalog_fluids, prose_fluid
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.specimen_scope import default_fluid, scoped_fluid
+from ehrlib.pipeline.offline.specimen_scope import default_fluid, is_record, scoped_fluid
 from ehrlib.pipeline.offline.verification.session import Case, unverified
 from ehrlib.pipeline.records import Verdict
 
@@ -21,8 +21,8 @@ __all__ = ["OTHER_SPECIMEN", "statement_fluid"]
 def statement_fluid(c: Case) -> str | None:
     """The specimen other than blood the statement's words name: its results line's (or the
     record or heading that line continues), else a specimen word before it ("urine Na"), a
-    specimen heading opening its clause ("UA:") or a fused specimen letter ("UNa"); None
-    without one.
+    specimen heading opening its clause ("UA:") or a fused specimen letter ("UNa") in prose;
+    None without one.
     """
     e, lines = c.entity, getattr(c.ctx, "lines", None) or ()
     if e.span is None or not 0 <= e.line < len(lines):
@@ -31,6 +31,8 @@ def statement_fluid(c: Case) -> str | None:
     scoped = scoped_fluid(lines, e.line)
     if scoped.lower() != blood:
         return scoped
+    if is_record(lines[e.line]):
+        return None  # a record's specimen is its own word ("UREA N-32" on a blood record is no fused urine letter)
     prose = prose_fluid(lines[e.line], e.span[0], e.text.split()[0] if e.text.split() else e.text)
     return prose[0] if prose is not None and prose[0].lower() != blood else None
 
