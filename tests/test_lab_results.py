@@ -81,13 +81,14 @@ def test_label_scores() -> None:
 
 def test_a_vocabulary_analyte_on_a_urine_record_is_the_urine_item() -> None:
     serum = [(ItemRef("labevents", "Sodium", 50983), "labevents:50983")]
-    got = record_specimen_items("___ 03:12PM URINE Creat-88 Sodium-40", "Sodium", serum, _PAIRS,
+    got = record_specimen_items(["___ 03:12PM URINE Creat-88 Sodium-40"], 0, "Sodium", serum, _PAIRS,
                                 lambda k: _PROFILE.get(k, ()), _FLUID.get)
     assert [it.itemid for it, _ in got] == [51100]
     # a blood record, prose, or a patient without the urine item keep the items as aligned
-    assert record_specimen_items("___ 03:12PM BLOOD Na-140 K-4", "Na", serum, _PAIRS, lambda k: (), _FLUID.get) == serum
-    assert record_specimen_items("urine sodium sent", "sodium", serum, _PAIRS, lambda k: (), _FLUID.get) == serum
-    assert record_specimen_items("___ 03:12PM URINE Potassium-30 Na-2", "Potassium", serum, _PAIRS,
+    assert record_specimen_items(["___ 03:12PM BLOOD Na-140 K-4"], 0, "Na", serum, _PAIRS, lambda k: (),
+                                 _FLUID.get) == serum
+    assert record_specimen_items(["urine sodium sent"], 0, "sodium", serum, _PAIRS, lambda k: (), _FLUID.get) == serum
+    assert record_specimen_items(["___ 03:12PM URINE Potassium-30 Na-2"], 0, "Potassium", serum, _PAIRS,
                                  lambda k: (), _FLUID.get) == serum
     assert SPECIMEN_RULE.rule_id == "extract.record_specimen"
 
@@ -187,10 +188,10 @@ def test_an_analyte_on_a_record_of_another_specimen_is_named_by_its_concept_with
     serum = [(ItemRef("labevents", "Sodium", 50983), "labevents:50983")]
     # "Na" does not abbreviate "Sodium, Urine" letter by letter; the concept's pattern takes the label
     # once its specimen words are off
-    got = record_specimen_items("___ 12:16PM URINE Na-155 Osmolal-410", "Na", serum, _PAIRS,
+    got = record_specimen_items(["___ 12:16PM URINE Na-155 Osmolal-410"], 0, "Na", serum, _PAIRS,
                                 lambda k: _PROFILE.get(k, ()), _FLUID.get, re.compile("^sodium$"))
     assert [it.itemid for it, _ in got] == [51100]
-    assert record_specimen_items("___ 12:16PM URINE Na-155 Osmolal-410", "Na", serum, _PAIRS,
+    assert record_specimen_items(["___ 12:16PM URINE Na-155 Osmolal-410"], 0, "Na", serum, _PAIRS,
                                  lambda k: _PROFILE.get(k, ()), _FLUID.get) == serum  # no pattern: as aligned
 
 

@@ -19,6 +19,16 @@ def test_a_rate_unit_denominator_is_no_heart_rate() -> None:
     assert not [m for m in _mentions("dilt gtt at 10 mg/hr since 0200") if m.concept == "heart_rate"]
 
 
+def test_a_word_joined_to_a_number_by_a_slash_or_after_a_rate_number_is_its_unit() -> None:
+    hr = lambda text: [m.value for m in _mentions(text) if m.concept == "heart_rate"]  # noqa: E731
+    assert hr("maintenance fluid LR at 90/hr with 40 KCl added") == []
+    assert hr("output low overnight (~15-25/hr), HR 104") == ["104"]
+    assert hr("NS running at 80 hr 10 mEq K added") == []
+    assert hr("Tmax 99.1 hr 72 bp 118/64") == ["72"]  # a vital after another vital's number is a name
+    assert [m.value for m in _mentions("BP 163/ RR 15 on the vent") if m.concept == "respiratory_rate"] == ["15"]
+    assert [m.value for m in _mentions("BUN 22/Cr 1.1 this AM") if m.concept == "creatinine"] == ["1.1"]
+
+
 def test_a_heart_rate_named_on_its_own_or_beside_a_name_stays() -> None:
     assert [m.value for m in _mentions("HR 92, BP 120/70") if m.concept == "heart_rate"] == ["92"]
     assert [m.value for m in _mentions("SBP 95, HR/RR 104/22") if m.concept == "heart_rate"]

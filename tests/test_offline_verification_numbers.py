@@ -401,3 +401,49 @@ def test_a_total_over_a_clock_span_sums_its_columns_both_ends_included(value, la
                time_text="2000-0100", span=spanned(line, "UOP"))
     v = verify(e, _hourly_urine(), line=line, note_type="nursing", charttime=f"{DAY} 01:10:00")
     assert_decided(v, "numbers.part_total", label)
+
+
+class _Catalog:
+    """A lab dictionary telling each item's specimen (d_labitems ``fluid``)."""
+
+    def __init__(self, fluids: dict[str, str]) -> None:
+        self.fluids = fluids
+
+    def get(self, key: str):
+        from types import SimpleNamespace
+        return SimpleNamespace(fluid=self.fluids[key]) if key in self.fluids else None
+
+
+def _lab_tools(fluids: dict[str, str], rows: dict) -> FakeTools:
+    from types import SimpleNamespace
+    tools = FakeTools(rows)
+    tools.env = SimpleNamespace(catalog=_Catalog(fluids))  # type: ignore[attr-defined]
+    return tools
+
+
+@pytest.mark.parametrize("lines, text, label", [
+    # a wrapped line of a pleural record whose analyte the patient has no pleural item of
+    (["PLEURAL FLUID ___ 08:38AM: TNC-2350* Polys-46*", "LD(LDH)-524 Glucose-111"], "Glucose", "unverified"),
+    (["Pleural fluid studies:", "  glucose 111, LDH 524"], "glucose", "unverified"),  # under a specimen heading
+    (["urine glucose 111 on the dipstick"], "glucose", "unverified"),  # a specimen word before the name
+    (["Pleural fluid studies:", "", "glucose 111"], "glucose", "inconsistent"),  # a blank line ended the heading
+    (["___ 06:00AM BLOOD Glucose-111"], "Glucose", "inconsistent"),  # blood by default: compared
+    (["[**2199-2-3**] 06:00AM   UREA N-111 CREAT-0.7"], "UREA N", "inconsistent"),  # a record: no fused urine "U"
+])
+def test_a_value_of_another_specimen_is_not_compared_with_blood(lines, text, label):
+    from ehrlib.corpus.records import Note
+    from ehrlib.pipeline.offline.verification.engine import verify_entity
+    from ehrlib.pipeline.stages import NoteContext, StageEnv
+
+    tools = _lab_tools({"labevents:50931": "Blood"},
+                       {"labevents:50931": [row(f"{DAY} 06:00:00", 190.0, key="labevents:50931", table="labevents")]})
+    line = len(lines) - 1
+    e = entity(text, "measurement", keys=("labevents:50931",), concept="glucose", value=111.0,
+               span=spanned(lines[line], text))
+    e = type(e)(**{**{f: getattr(e, f) for f in e.__dataclass_fields__}, "line": line})
+    note = Note("n1", 1, 1, "discharge_summary", DAY, "\n".join(lines))
+    ctx = NoteContext(note, 1, 1, admittime="2199-01-30 10:00:00", dischtime="2199-02-12 10:00:00", chartdate=DAY)
+    v = verify_entity(ctx, StageEnv(toolset=tools), e, ())
+    assert v.label == label, v.reason
+    if label == "unverified":
+        assert v.rule_id == "numbers.other_specimen" and "not compared with labevents:50931 (blood)" in v.reason

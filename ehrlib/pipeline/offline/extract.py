@@ -78,6 +78,7 @@ from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
 from ehrlib.pipeline.offline.sections import note_time_context, segment_lines
+from ehrlib.pipeline.offline.specimen_scope import default_fluid, scoped_fluid
 from ehrlib.pipeline.offline.statement_time import (
     bounded,
     ends_change,
@@ -402,11 +403,12 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 items = specimen_items(statement_clause(para.text, m.start, m.end), lex.concepts.get(m.concept),
                                        pairs, items)
                 concept = lex.concepts.get(m.concept)  # "urine Na 178", "UA: WBC 3": the urine item
-                items = record_specimen_items(ctx.lines[line], m.text, items, pairs, env.item_profile, fluids,
+                items = record_specimen_items(ctx.lines, line, m.text, items, pairs, env.item_profile, fluids,
                                               concept.items if concept else None)
                 items = prose_specimen_items(para.text, m.start, m.text, concept.items if concept else None, items,
                                              pairs, env.item_profile, fluids)
-                if not names_specimen(ctx.lines[line], para.text, m.start, m.end, m.text):  # "WBC": the blood item
+                if not names_specimen(ctx.lines[line], para.text, m.start, m.end, m.text) and \
+                        scoped_fluid(ctx.lines, line) == default_fluid():  # "WBC": the blood item
                     items = default_specimen_items(items, fluids)
             needs_items = m.kind not in ("interpretation", "diagnosis")
             if step == "patient":

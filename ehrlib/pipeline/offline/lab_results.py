@@ -34,7 +34,8 @@ from ehrlib.pipeline.offline.lab_categories import abbreviates
 from ehrlib.pipeline.offline.lexicon import load_lexicon
 from ehrlib.pipeline.offline.numparse import NUMBER, block_items
 from ehrlib.pipeline.offline.rule import Rule
-from ehrlib.pipeline.offline.statement_time import stamp_clock
+from ehrlib.pipeline.offline.specimen_scope import is_record as _is_record
+from ehrlib.pipeline.offline.specimen_scope import line_fluid, scoped_fluid
 from ehrlib.pipeline.records import Entity, Segment
 
 __all__ = ["LAB_RESULT", "record_results", "record_specimen_items", "label_score", "line_fluid", "catalog_fluids",
@@ -50,8 +51,7 @@ _MAX_ITEMS = 3
 @functools.lru_cache(maxsize=1)
 def _data() -> Mapping[str, Any]:
     data = load_data("lab_results.yaml")
-    return {"fluids": [(re.compile(f["cue"], re.I), f["fluid"]) for f in data["fluids"]],
-            "default": data["default_fluid"],
+    return {"default": data["default_fluid"],
             "prose": [{"fluid": f["fluid"], "before": re.compile(f["before"], re.I),
                        "heading": re.compile(f["heading"], re.I), "fused": re.compile(f["fused"]),
                        "strip": re.compile(f["strip"], re.I)} for f in data.get("prose", ())]}
@@ -90,16 +90,6 @@ def label_score(name: str, label: str) -> int:
         return first
     # the label read as one word: "VitB12" is "Vitamin B12", "AnGap" is "Anion Gap"
     return 1 if len(n) >= 3 and n[:2] == whole[:2] and _in_order(n, whole) else 0
-
-
-def line_fluid(text: str) -> str:
-    """The specimen (a d_labitems ``fluid``) a results line names: the word after its stamp
-    or a cue on the line; the default (blood) without one.
-    """
-    for cue, fluid in _data()["fluids"]:
-        if cue.search(text):
-            return str(fluid)
-    return str(_data()["default"])
 
 
 #: a clause ends at a semicolon, or at a full stop that is no decimal point
@@ -232,22 +222,19 @@ def _value_entity(seg: Segment, line: int, span: tuple[int, int], text: str, val
                   span=span)
 
 
-def _is_record(text: str) -> bool:
-    return stamp_clock(text) is not None or len(block_items(text)) >= 2
-
-
-def record_specimen_items(text: str, name: str, items: Sequence[tuple[ItemRef, str]],
+def record_specimen_items(lines: Sequence[str], line: int, name: str, items: Sequence[tuple[ItemRef, str]],
                           pairs: Sequence[tuple[ItemRef, str]], profile: Callable[[str], Sequence[str]],
                           fluid_of: Callable[[str], str | None], concept_items: re.Pattern[str] | None = None
                           ) -> list[tuple[ItemRef, str]]:
     """The items of an analyte read by the vocabulary on a results record of another specimen
-    than blood (``___ 04:10PM URINE RBC-3 WBC-12``): the patient's items of that specimen the
-    name names, or whose label without its specimen words the concept's item pattern
-    (``concept_items``) takes ("Na" is "Sodium, Urine" on a urine record), when there are
-    any; else ``items``.
+    than blood (``___ 04:10PM URINE RBC-3 WBC-12``), or on a line wrapped after one or under
+    a specimen heading (:func:`.specimen_scope.scoped_fluid`): the patient's items of that
+    specimen the name names, or whose label without its specimen words the concept's item
+    pattern (``concept_items``) takes ("Na" is "Sodium, Urine" on a urine record), when there
+    are any; else ``items`` (which the verifier then does not compare: .verification.specimens).
     """
-    fluid = line_fluid(text)
-    if fluid == _data()["default"] or not _is_record(text):
+    fluid = scoped_fluid(lines, line)
+    if fluid == _data()["default"]:
         return list(items)
     labs = [(it, k) for it, k in pairs if it.table == "labevents" and it.label and fluid_of(k)]
     return (_items_for(name, fluid, labs, fluid_of, profile)
@@ -282,7 +269,7 @@ def record_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Ite
         text = lines[i]
         if not text or text.isspace() or not _is_record(text):
             continue
-        fluid = line_fluid(text)
+        fluid = scoped_fluid(lines, i)
         for item in block_items(text):
             a, b = item.start, item.reading.end + (1 if item.reading.flagged else 0)
             if item.reading.value is None or any(x < b and a < y for x, y in used.get(i, ())):

@@ -25,6 +25,7 @@ from ehrlib.pipeline.offline.verification.extremes import range_extremes_rule
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
+from ehrlib.pipeline.offline.verification.specimens import OTHER_SPECIMEN
 from ehrlib.pipeline.offline.verification.stated import stated_numbers
 from ehrlib.pipeline.offline.verification.terms import concept_of, tolerance_of
 from ehrlib.pipeline.offline.verification.values import (
@@ -36,8 +37,8 @@ from ehrlib.pipeline.offline.verification.values import (
 from ehrlib.pipeline.offline.verification.windows import parse_time
 from ehrlib.pipeline.records import Verdict
 
-__all__ = ["RULES", "CHAIN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW", "RANGE_EXTREMES",
-           "SERIES_ORDER", "REFERENCE_WORD", "stated_numbers"]
+__all__ = ["RULES", "CHAIN", "OTHER_SPECIMEN", "NO_RECORD", "PART_TOTAL", "DAILY_TOTAL", "VALUE_IN_WINDOW",
+           "RANGE_EXTREMES", "SERIES_ORDER", "REFERENCE_WORD", "stated_numbers"]
 
 _KINDS = ("measurement", "range", "output", "trend")
 Rows = list[Mapping[str, Any]]
@@ -205,5 +206,6 @@ REFERENCE_WORD = Rule("numbers.reference_word", "A reference word set off after 
                       "interval.", _reference_word, ("measurement", "range", "output"))
 
 #: what the engine runs for a number claim (extremes and series refine a matched value)
-CHAIN = (NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW)
-RULES = (NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW, RANGE_EXTREMES, SERIES_ORDER, REFERENCE_WORD)
+CHAIN = (OTHER_SPECIMEN, NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW)
+RULES = (OTHER_SPECIMEN, NO_RECORD, PART_TOTAL, DAILY_TOTAL, VALUE_IN_WINDOW, RANGE_EXTREMES, SERIES_ORDER,
+         REFERENCE_WORD)
