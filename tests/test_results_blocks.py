@@ -181,3 +181,21 @@ def test_a_line_whose_values_miss_the_window_together_is_dated_by_the_draw_they_
 def test_values_split_between_draws_or_one_value_missing_change_nothing(draws):
     tools, items = _cbc(draws)
     assert_decided(_hgb(tools, items), "numbers.value_in_window", "inconsistent", "contradiction")
+
+
+def test_a_value_in_an_aside_keeps_its_own_time_and_is_no_draw_of_the_stamp():
+    from ehrlib.pipeline.offline.results_blocks import in_aside
+    lines = ["Chem (0510): Na 139, Phos 3.7 (1.4", "yesterday, repleted), Alb 2.4"]
+    text = " ".join(lines)
+    assert in_aside(text, text.index("1.4")) and not in_aside(text, text.index("Phos"))
+    own = TimeRef(1, "yesterday", TimeSpan("2130-01-10 12:00:00", "2130-01-11 23:59:59"), span=(0, 9))
+    assert block_time(lines, 0, own, (1, 0), CTX, aside=True) is own
+    assert block_time(lines, 0, own, (1, 0), CTX) is None
+    # the verification does not read an aside's value at the stamp's clock
+    text = "Chem (0510): Na 139\n        K 4.4 (from 3.9)"
+    line = text.split("\n")[1]
+    at = line.index("3.9")
+    e = dataclasses.replace(entity("K 3.9", "measurement", keys=("labevents:50971",), concept="potassium", value=3.9),
+                            line=1, span=(at, at + 3))
+    tools = _k(("2199-02-02 17:00:00", 3.9), ("2199-02-03 05:10:00", 4.4))
+    assert_decided(verify(e, tools, line=text), "numbers.value_in_window", "consistent")

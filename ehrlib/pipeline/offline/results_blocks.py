@@ -30,7 +30,7 @@ from ehrlib.pipeline.offline.statement_time import is_stamped
 from ehrlib.pipeline.offline.timex import TimeContext, resolve_line
 from ehrlib.pipeline.records import Anchor, TimeRef
 
-__all__ = ["BlockStamp", "block_stamp", "heading_stamp", "is_results_line", "block_time", "RULE"]
+__all__ = ["BlockStamp", "block_stamp", "heading_stamp", "is_results_line", "block_time", "in_aside", "RULE"]
 
 _CLOCK = r"(?:[01]?\d|2[0-3]):[0-5]\d(?:\s*[AP]M)?|(?:[01]\d|2[0-3])[0-5]\d"
 _DATE = r"\[\*\*[\d-]+\*\*\]|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?"
@@ -120,20 +120,28 @@ def block_stamp(lines: Sequence[str], i: int) -> BlockStamp | None:
     return None
 
 
+def in_aside(text: str, pos: int) -> bool:
+    """Whether ``text[pos]`` stands inside a closed parenthetical aside: in a block, "WBC 8.2
+    (from 7.0)", "Na 149 (145 yesterday)" give another draw's value there, not the stamp's.
+    """
+    return 0 <= pos < len(text) and mask_parentheticals(text)[pos] == " " != text[pos]
+
+
 def block_time(lines: Sequence[str], line: int, own: TimeRef | None, own_at: tuple[int, int] | None,
-               tctx: TimeContext, anchors: Sequence[Anchor] = ()) -> TimeRef | None:
+               tctx: TimeContext, anchors: Sequence[Anchor] = (), *, aside: bool = False) -> TimeRef | None:
     """The time of a statement on ``lines[line]`` whose governing time (by its clause and
     sentence) is ``own``, written at ``own_at`` (line, column): inside a results block, ``own`` only
-    when it is written on the statement's own line outside the stamp ("CK 165 on arrival"),
-    else the stamp's resolved date or time (None when it resolves to none, "Labs (0453)":
-    the segment's window stays, and the verification reads the draw at the stamp's clock).
-    Outside a block, ``own``.
+    when it is written on the statement's own line outside the stamp ("CK 165 on arrival"), else
+    the stamp's resolved date or time (None when it resolves to none, "Labs (0453)": the
+    segment's window stays, and the verification reads the draw at the stamp's clock).
+    Outside a block, or for a value in an aside (``aside``: "(from 7.0)", "(1.4 / yesterday)"
+    wrapped onto the next line), ``own``: an aside gives another time's value.
     """
     stamp = block_stamp(lines, line)
-    if stamp is None:
+    if stamp is None or aside:
         return own
     if own is not None and own_at is not None and own_at[0] == line \
-            and not (line == stamp.line and stamp.span[0] <= own_at[1] < stamp.span[1]):
+            and not (own_at[0] == stamp.line and stamp.span[0] <= own_at[1] < stamp.span[1]):
         return own
     refs = resolve_line(lines[stamp.line], stamp.line, tctx, anchors)
     return next((r for r in refs if r.span is not None and r.span[0] < stamp.span[1] and r.span[1] > stamp.span[0]),

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ehrlib.pipeline.offline.results_blocks import block_stamp
+from ehrlib.pipeline.offline.results_blocks import block_stamp, in_aside
 from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.windows import parse_time, widened_back
@@ -72,9 +72,10 @@ def block_clock(c: Case) -> tuple[int, int] | None:
     its indented lines, :mod:`..results_blocks`); None when the statement is in no block,
     the stamp writes no clock, or the statement has a time of its own words.
     """
-    stamp = block_stamp(c.ctx.lines, c.entity.line) if c.line() is not None else None
-    if stamp is None or stamp.clock is None:
-        return None
+    line, span = c.line(), c.entity.span
+    stamp = block_stamp(c.ctx.lines, c.entity.line) if line is not None else None
+    if stamp is None or stamp.clock is None or line is None or span is None or in_aside(line, span[0]):
+        return None  # a value in an aside ("WBC 8.2 (from 7.0)") is another draw's
     own = c.entity.time_text
     written = c.ctx.lines[stamp.line][stamp.span[0]:stamp.span[1]]
     return stamp.clock if own is None or own.strip() in written else None
