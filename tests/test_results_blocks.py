@@ -34,6 +34,11 @@ def test_a_results_line_lists_name_value_pairs_only(text, results):
     assert is_results_line(text) is results
 
 
+def test_an_overlong_line_is_no_results_line_nor_heading():
+    long = "Na 139 K 4.4 " * 100
+    assert not is_results_line(long) and heading_stamp("Labs (0510): " + long) is None
+
+
 def test_a_stamped_heading_of_results_heads_a_block_and_one_of_prose_does_not():
     assert heading_stamp("Chem (0510): Na 139 K 4.4").clock == (5, 10)
     assert heading_stamp("AM LABS 06:45:").clock == (6, 45)
@@ -189,8 +194,8 @@ def test_a_value_in_an_aside_keeps_its_own_time_and_is_no_draw_of_the_stamp():
     text = " ".join(lines)
     assert in_aside(text, text.index("1.4")) and not in_aside(text, text.index("Phos"))
     own = TimeRef(1, "yesterday", TimeSpan("2130-01-10 12:00:00", "2130-01-11 23:59:59"), span=(0, 9))
-    assert block_time(lines, 0, own, (1, 0), CTX, aside=True) is own
-    assert block_time(lines, 0, own, (1, 0), CTX) is None
+    assert block_time(lines, 0, own, (1, 0), CTX, text=text, pos=text.index("1.4")) is own
+    assert block_time(lines, 0, own, (1, 0), CTX, text=text, pos=text.index("Phos")) is None
     # the verification does not read an aside's value at the stamp's clock
     text = "Chem (0510): Na 139\n        K 4.4 (from 3.9)"
     line = text.split("\n")[1]

@@ -51,6 +51,8 @@ _LABEL = re.compile(r"^\s*(?:[#*\-]+\s*)?[A-Za-z][A-Za-z0-9 /&'\-()]{0,30}:")
 _OTHER_SHARE = 0.3
 #: how far above a line its block's heading may be
 _MAX_LINES = 12
+#: a longer line is no line of results (and a pasted log's megabyte line is not scanned per statement)
+_MAX_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,8 @@ def is_results_line(text: str) -> bool:
     """Whether ``text`` lists results only: one or more name-value pairs, with asides in
     parentheses, separators and at most a short share of other words (units, a flag word).
     """
+    if len(text) > _MAX_CHARS:
+        return False
     masked = mask_parentheticals(text)
     pairs = list(_PAIR.finditer(masked))
     if not pairs:
@@ -91,7 +95,7 @@ def heading_stamp(text: str, line: int = 0) -> BlockStamp | None:
     with nothing after the colon or results only ("Labs (0453): Na 142 K 3.1"); None for a
     heading of prose ("Exam (1600): extubated, drowsy") or without a clock time or date.
     """
-    m = _HEADING.match(text)
+    m = _HEADING.match(text) if len(text) <= _MAX_CHARS else None
     if m is None or not (m.group("date") or m.group("clock")) or is_stamped(text):
         return None
     rest = m.group("rest")
@@ -128,17 +132,18 @@ def in_aside(text: str, pos: int) -> bool:
 
 
 def block_time(lines: Sequence[str], line: int, own: TimeRef | None, own_at: tuple[int, int] | None,
-               tctx: TimeContext, anchors: Sequence[Anchor] = (), *, aside: bool = False) -> TimeRef | None:
+               tctx: TimeContext, anchors: Sequence[Anchor] = (), *, text: str = "", pos: int = -1) -> TimeRef | None:
     """The time of a statement on ``lines[line]`` whose governing time (by its clause and
     sentence) is ``own``, written at ``own_at`` (line, column): inside a results block, ``own`` only
     when it is written on the statement's own line outside the stamp ("CK 165 on arrival"), else
     the stamp's resolved date or time (None when it resolves to none, "Labs (0453)": the
     segment's window stays, and the verification reads the draw at the stamp's clock).
-    Outside a block, or for a value in an aside (``aside``: "(from 7.0)", "(1.4 / yesterday)"
-    wrapped onto the next line), ``own``: an aside gives another time's value.
+    Outside a block, or for a value in an aside of its paragraph ``text`` (at ``pos``: "(from
+    7.0)", "(1.4 / yesterday)" wrapped onto the next line), ``own``: an aside gives another
+    time's value.
     """
     stamp = block_stamp(lines, line)
-    if stamp is None or aside:
+    if stamp is None or in_aside(text, pos):
         return own
     if own is not None and own_at is not None and own_at[0] == line \
             and not (own_at[0] == stamp.line and stamp.span[0] <= own_at[1] < stamp.span[1]):
