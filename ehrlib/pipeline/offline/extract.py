@@ -74,6 +74,7 @@ from ehrlib.pipeline.offline.procedures import (
     shared_conjunct,
 )
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
+from ehrlib.pipeline.offline.results_blocks import block_time
 from ehrlib.pipeline.offline.routing import tables_for_section
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.scope import presentation_cue, tells_presentation
@@ -386,6 +387,9 @@ def _extract(ctx: NoteContext, env: StageEnv, seg: Segment, timeline: Timeline, 
                 continue
             # a billed code has no time but its admission's: a diagnosis takes no date of its sentence
             ref = None if m.kind == "diagnosis" else _governing_ref(m, refs, para.text, mentions)
+            if m.kind != "diagnosis":  # a results block's stamp dates its lines (.results_blocks)
+                ref = block_time(ctx.lines, line, ref, para.locate(ref.span[0]) if ref and ref.span else None, tctx,
+                                 timeline.anchors, text=para.text, pos=m.start)
             placed = Mention(line, span[0], span[1], m.text, m.kind, m.concept, m.value, m.claim, m.group)
             if counts.get((m.text.lower(), m.concept), 0) > 1 and m.value:
                 # "AM Hct 19.3 ... repeat Hct 31.2": two statements, kept apart by their values

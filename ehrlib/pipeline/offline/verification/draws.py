@@ -8,11 +8,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ehrlib.pipeline.offline.results_blocks import block_stamp, in_aside
 from ehrlib.pipeline.offline.statement_time import stamp_clock
 from ehrlib.pipeline.offline.verification.session import Case
 from ehrlib.pipeline.offline.verification.windows import parse_time, widened_back
 
-__all__ = ["series_rows", "at_stamp", "masked_draw"]
+__all__ = ["series_rows", "at_stamp", "masked_draw", "block_clock"]
 
 Rows = list[Mapping[str, Any]]
 
@@ -66,15 +67,31 @@ def masked_draw(c: Case) -> Rows:
     return _at_clock(stay, clock)
 
 
+def block_clock(c: Case) -> tuple[int, int] | None:
+    """The clock of the results block's stamp that dates the statement (``Labs (0453):`` over
+    its indented lines, :mod:`..results_blocks`); None when the statement is in no block,
+    the stamp writes no clock, or the statement has a time of its own words.
+    """
+    line, span = c.line(), c.entity.span
+    stamp = block_stamp(c.ctx.lines, c.entity.line) if line is not None else None
+    if stamp is None or stamp.clock is None or line is None or span is None or in_aside(line, span[0]):
+        return None  # a value in an aside ("WBC 8.2 (from 7.0)") is another draw's
+    own = c.entity.time_text
+    written = c.ctx.lines[stamp.line][stamp.span[0]:stamp.span[1]]
+    return stamp.clock if own is None or own.strip() in written else None
+
+
 def at_stamp(c: Case, numeric: Rows) -> Rows:
     """The rows of the draw a results record's stamp names (:func:`.statement_time.stamp_clock`,
-    ``___ 11:34PM BLOOD K-5.3``): those charted at its clock time on any day of the stay when
-    the date is de-identified (:func:`masked_draw`: a wrong day's draw at that clock is no
-    evidence against it), else on any day of the window; all of ``numeric`` when the line
-    has no stamp or no row of the item is at that clock.
+    ``___ 11:34PM BLOOD K-5.3``) or the stamp heading its results block (:func:`block_clock`):
+    those charted at its clock time on any day of the stay when the date is de-identified
+    (:func:`masked_draw`: a wrong day's draw at that clock is no evidence against it), else
+    on any day of the window; all of ``numeric`` when the line has no stamp or no row of
+    the item is at that clock.
     """
     line = c.line()
     clock = stamp_clock(line) if line is not None else None
     if clock is None:
-        return numeric
+        clock = block_clock(c)
+        return numeric if clock is None else _at_clock(numeric, clock) or numeric
     return masked_draw(c) or _at_clock(numeric, clock) or numeric

@@ -23,6 +23,7 @@ from ehrlib.pipeline.offline.verification.deciding import at_row, gap, nearest, 
 from ehrlib.pipeline.offline.verification.draws import at_stamp, series_rows
 from ehrlib.pipeline.offline.verification.extremes import range_extremes_rule
 from ehrlib.pipeline.offline.verification.item_scale import statement_scale
+from ehrlib.pipeline.offline.verification.line_draws import line_draw
 from ehrlib.pipeline.offline.verification.qualifiers import normal_range, qualifier_holds, reference_qualifier
 from ehrlib.pipeline.offline.verification.session import Case, decide, unverified, verdict
 from ehrlib.pipeline.offline.verification.specimens import OTHER_SPECIMEN
@@ -82,6 +83,11 @@ def _value_in_window(c: Case) -> Verdict | None:
                               f"neither it nor the value as written meets the closest charted {shown or 'none'}",
                               numeric[:5])
     if found.failed:
+        if via == "as written" and (draw := line_draw(c, _tolerance(c))) is not None:  # .line_draws
+            return verdict(c, True, f"{e.text}: stated {', '.join(found.stated)} vs charted "
+                           f"{num(draw.rows[0]['valuenum'])} {at_row(draw.rows[0])}, the draw at {draw.time} that "
+                           f"all {draw.missed} values of the line missing the window match: it dates the line",
+                           draw.rows, deciding=draw.rows)
         shown = "; ".join(f"{num(r['valuenum'])} {at_row(r)}" for r in found.missed)
         return verdict(c, False, f"{e.text}: stated {', '.join(found.failed)} vs closest charted {shown or 'none'}",
                        numeric[:5], deciding=found.missed)
