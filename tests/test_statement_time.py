@@ -186,3 +186,10 @@ def test_a_change_told_by_its_endpoints_runs_over_the_course_to_its_dated_end() 
     (only,) = bounded("LDH 1,380 on [**4-12**].", _refs("LDH 1,380 on [**4-12**]."), stay_start=ADMIT,
                       reference=CTX.reference)
     assert only.window.start == "2145-04-12 00:00:00"
+
+
+def test_a_results_record_may_name_its_specimen_before_its_stamp():
+    assert is_stamped("PLEURAL FLUID ___ 08:38AM: WBC-1250 RBC-2000 Polys-12 Lymphs-70")
+    assert is_stamped("ASCITES [**2150-3-4**] 10:15AM TotProt-1.2 Glucose-110")
+    # prose before a date is no specimen name
+    assert not is_stamped("Tapped on [**2150-3-4**] 10:15AM with good relief")

@@ -169,9 +169,11 @@ def in_aside(text: str, span: tuple[int, int], statement: int, masked: str | Non
 
 
 #: a results record's stamp at the start of a line: a date (``[**2101-3-4**]``, ``3/4``) or the
-#: de-identified ``___``, then a clock time, then the specimen or the first ``Name-value``
-_STAMP = re.compile(r"^\s*(?:\[\*\*[\d-]+\*\*\]|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|_{2,})\s+"
-                    r"\d{1,2}:\d{2}\s*(?:[AP]M)?\s+(?=[A-Z][A-Za-z]*(?:\s|-))")
+#: de-identified ``___``, then a clock time, then the specimen or the first ``Name-value``; the
+#: specimen may also come first (``PLEURAL FLUID ___ 08:38AM: ...``)
+_STAMP = re.compile(r"^\s*(?:[A-Z][A-Z ()]{2,40}\s+)?"
+                    r"(?:\[\*\*[\d-]+\*\*\]|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|_{2,})\s+"
+                    r"\d{1,2}:\d{2}\s*(?:[AP]M)?:?\s+(?=[A-Z][A-Za-z]*(?:\s|-))")
 
 
 def is_stamped(line: str) -> bool:

@@ -51,7 +51,7 @@ def _at_clock(rows: Rows, clock: tuple[int, int]) -> Rows:
 
 
 #: a results record whose stamp's date is de-identified (``___ 02:52AM BLOOD ...``)
-_MASKED_STAMP = re.compile(r"\s*_{2,}\s+\d{1,2}:\d{2}")
+_MASKED_STAMP = re.compile(r"\s*(?:[A-Z][A-Z ()]{2,40}\s+)?_{2,}\s+\d{1,2}:\d{2}")
 
 
 def masked_draw(c: Case) -> Rows:
