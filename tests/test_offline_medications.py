@@ -51,7 +51,8 @@ def test_a_listed_drug_takes_no_route_of_the_next_one() -> None:
 
 def test_rules_state_their_principle() -> None:
     from ehrlib.pipeline.offline.medications import RULES
-    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.unit_anaphor", "extract.route_switch",
+    assert [r.rule_id for r in RULES] == ["extract.infusion_course", "extract.clause_time", "extract.unit_anaphor",
+                                         "extract.route_switch",
                                          "extract.product_name_number", "extract.unitless_dose",
                                          "extract.family_after_member"]
     assert all(r.principle for r in RULES)
@@ -189,3 +190,17 @@ def test_a_drug_named_as_its_last_dose_tells_a_course_end() -> None:
     # "last" as a time of day or without "dose" is no such claim
     for text in ("ceftriaxone given last night", "at last, heparin started", "last vanc level 18"):
         assert all(m.claim.action != "last" for m in _drugs(text)), text
+
+
+def test_a_time_set_off_from_the_drug_is_its_own_statement() -> None:
+    # the dose stays with the name; the time, in a clause of its own, is a second statement of the same drug
+    ms = _drugs("Abx: ceftriaxone 2 g IV q24 - last dose 0830; metronidazole 500 mg PO")
+    assert [(m.text, m.claim.drugs, m.claim.dose, m.claim.action) for m in ms] == [
+        ("ceftriaxone", ("ceftriaxone",), 2.0, None), ("last dose 0830", ("ceftriaxone",), None, "given"),
+        ("metronidazole", ("metronidazole",), 500.0, None)]
+    assert ms[1].kind == "medication" and not ms[1].claim.infusion
+    ms = _drugs("LR @ 75 cc/hr overnight, finished 0500")
+    assert [(m.text, m.kind, m.claim.rate, m.claim.action) for m in ms] == [
+        ("LR", "infusion", 75.0, None), ("finished 0500", "infusion", None, "stopped")]
+    # told in the drug's own clause, the time belongs to its one statement
+    assert [m.text for m in _drugs("ceftriaxone 2 g at 1400 for cellulitis")] == ["ceftriaxone"]

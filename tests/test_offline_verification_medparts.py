@@ -68,6 +68,9 @@ def test_a_bare_clock_after_an_action_word_is_a_time_and_a_dose_is_not() -> None
     assert texts("last cefazolin dose 1130, next due tonight") == ["1130"]
     assert texts("heparin restarted 1000 units/hr") == []
     assert texts("given 1000 mL LR") == []
+    assert texts("LR 75 cc/hr, finished 0530") == ["0530"]  # a stop's bare clock time
+    assert texts("paused 2215 for CT") == ["2215"]
+    assert texts("completed 1000 mL") == []
 
 
 # -- extraction of counts and chains --------------------------------------------------------
@@ -275,3 +278,25 @@ def test_the_old_rate_of_a_change_may_have_run_the_day_before() -> None:
     alone = entity("midazolam gtt", "infusion", keys=(KEY,), span=(0, 13), drugs=["midazolam"], rate=8.0,
                    rate_unit="mg/hr", infusion=True, window=e.window)
     assert_decided(verify(alone, before, line="midazolam gtt at 8 mg/hr"), "medications.rate", "inconsistent")
+
+
+def test_a_set_off_dose_time_is_judged_apart_from_the_drug() -> None:
+    # "cefazolin 1 g IV q8 - last dose 0600": the drug and its dose are one statement, the time another
+    line = "cefazolin 1 g IV q8 - last dose 0600"
+    kinds = [(m.text, m.claim.dose, m.claim.action) for m in _mentions(line)]
+    assert kinds == [("cefazolin", 1.0, None), ("last dose 0600", None, "given")]
+    at = line.index("last dose 0600")
+    name = entity("cefazolin", "medication", keys=(KEY,), span=(0, 9), drugs=["cefazolin"], dose=1.0, dose_unit="g",
+                  route="IV", freq="q8")
+    timed = entity("last dose 0600", "medication", keys=(KEY,), span=(at, len(line)), time_text="0600",
+                   drugs=["cefazolin"], action="given")
+
+    def doses(*hours: str) -> FakeTools:
+        return _drug(*(row(f"2199-02-03 {h}:00", 1.0, key=KEY, table="inputevents_mv", end=f"2199-02-03 {h}:01",
+                           unit="g") for h in hours))
+
+    off_time = doses("02:20", "09:55")
+    assert_decided(verify(name, off_time, line=line), "medications.given_in_window", "consistent")
+    assert_decided(verify(timed, off_time, line=line), "medications.timed_administration", "inconsistent",
+                   "contradiction")
+    assert verify(timed, doses("02:20", "06:05"), line=line).label == "consistent"

@@ -1,19 +1,21 @@
-"""The course of an infusion in the rest of its drug's sentence: rates and stops.
+"""The course of an infusion in the rest of its drug's sentence: rates, stops and set-off times.
 
 "Lasix gtt 30 -> 20 mg/hr, stopped at 0600", "rate decreased from 1,100 to 800 units/hr",
 "titrated up to 2.5, then off by 1400": a note states a drip's course as a sequence of
 claims, each checkable on its own (a rate among the drug's charted rates, a stop against
 the end of its last run). :func:`course_steps` reads them; the medication scanner makes
-each a mention of the drug named last (:mod:`.medications`).
+each a mention of the drug named last (:mod:`.medications`). A stop or a dose's time in a
+clause of its own (:func:`clause_times`) is such a claim too, for any drug.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ehrlib.pipeline.offline.rule import Rule
 
-__all__ = ["CourseStep", "course_steps", "number", "HEAD_ONLY", "COURSE_RULE"]
+__all__ = ["CourseStep", "course_steps", "clause_times", "number", "HEAD_ONLY", "COURSE_RULE", "CLAUSE_TIME_RULE"]
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _RATE_UNIT = (r"(?:mcg|mg|g|units?|u|ml|cc)\s*/\s*kg\s*/\s*(?:min|hr|h)\b|"
@@ -42,6 +44,23 @@ _STOP_AT = re.compile(r"\b(?P<a>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|
                       r"(?:(?:at|by|since|@|~|around)\s*)?(?P<t>\d{3,4}h?\b(?!\s*(?:mg|mcg|g|ml|cc|units?)\b)|"
                       r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|noon|midnight)",
                       re.I)
+#: a time of the drug's course told in a clause of its own: after a comma, semicolon, bracket or dash
+#: ("NS @ 100 cc/hr, finished 0600", "neo 3 mcg/kg/min, which was weaned off on [date]", "cefazolin 1 g
+#: IV - last dose 0600", "(first dose given at 0200)"), a stop or a dose with its own time, a claim apart
+#: from the drug's statement; in the drug's own clause ("cefazolin 2 g at 1200") the time is the statement's
+_CLAUSE_BREAK = (r"(?:[,;(]|\s[-\u2013]{1,2}\s)\s*(?:(?:which|that|it|and|then|but)\s+)*"
+                 r"(?:(?:was|were|is|had\s+been)\s+)?")
+_CLAUSE_STOP = (r"(?P<stop>(?:weaned\s+|turned\s+|titrated\s+)?off|stopped|d/c'?d|dc'?d|discontinued|finished|"
+                r"completed|paused|held)")
+_CLAUSE_DOSE = r"(?P<given>(?:(?:first|last|final)\s+)?dose\s+given|given|(?:first|last|final)\s+dose)"
+_CLAUSE_WHEN = (r"\s*(?:(?:at|by|on|since|@|~|around)\s*)?(?:the\s+(?:morning|afternoon|evening|night)\s+of\s+)?"
+                r"(?P<t>`{3}[^`]{1,20}`{3}|(?:HD|POD)\s*#?\s*\d{1,2}\b|\d{1,2}:\d{2}(?:\s*[ap]m)?\b|\d{1,2}\s*[ap]m\b|"
+                r"\d{3,4}h?\b(?!\s*(?:mg|mcg|g|ml|cc|units?|u|mEq|L)\b)|noon\b|midnight\b)")
+_CLAUSE_TIME = re.compile(_CLAUSE_BREAK + rf"(?P<claim>(?:{_CLAUSE_STOP}|{_CLAUSE_DOSE}){_CLAUSE_WHEN})", re.I)
+#: the chain's action for a stop word told in a clause of its own
+_STOP_ACTIONS = {"finished": "stopped", "completed": "stopped", "paused": "held"}
+
+
 @dataclass(frozen=True, slots=True)
 class CourseStep:
     """One claim of an infusion's course after its drug name: a rate (``rate`` set, its
@@ -58,6 +77,8 @@ class CourseStep:
     chained: bool = False
     #: a dose of a chain of doses ("20 -> 40 mg"), not a rate
     dose: bool = False
+    #: a dose's time told in a clause of its own ("- last dose 0600"): an administration then
+    given: bool = False
 
 
 _STEP_LEAD = re.compile(r"(?:(?:then\s+)?(?:(?:de|in)creased|titrated(?:\s+(?:up|down))?|weaned|reduced|down|up|"
@@ -106,8 +127,31 @@ def course_steps(text: str) -> list[CourseStep]:
             out.append(CourseStep(m.start(), m.end(), number(m.group("num")), None, "titrated"))
     for m in _STOP_AT.finditer(text):
         out.append(CourseStep(m.start(), m.end(), None, None, "off"))
+    out += clause_times(text, out)
     return sorted(out, key=lambda s: s.start)
+
+
+def clause_times(text: str, found: Sequence[CourseStep] = ()) -> list[CourseStep]:
+    """The stops and dose times of ``text`` told in a clause of their own (see ``_CLAUSE_TIME``),
+    none overlapping a step already ``found``: each a claim apart from the drug's statement,
+    on its own words, which then carry its time.
+    """
+    out: list[CourseStep] = []
+    for m in _CLAUSE_TIME.finditer(text):
+        a, b = m.start("claim"), m.end("claim")
+        if any(s.start < b and a < s.end for s in found):
+            continue
+        if m.group("stop"):
+            word = m.group("stop").lower()
+            out.append(CourseStep(a, b, None, None, _STOP_ACTIONS.get(word, "off" if "off" in word else word)))
+        else:
+            out.append(CourseStep(a, b, None, None, "given", given=True))
+    return out
 
 
 COURSE_RULE = Rule("extract.infusion_course", "A drug's sentence states a course: each rate of a chain or titration "
                    "and each stop at a clock time is a claim of its own about the drug last named.", course_steps)
+CLAUSE_TIME_RULE = Rule("extract.clause_time", "A stop or a dose's time told in a clause of its own after a drug's "
+                        "statement (after a comma, semicolon, bracket or dash: \"..., finished 0600\", \"- last dose "
+                        "0600\") is a claim of its own on its own words; the drug's statement is judged without that "
+                        "time, which it keeps when told in its own clause (\"2 g at 1200\").", clause_times)

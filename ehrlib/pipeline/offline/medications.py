@@ -25,7 +25,14 @@ from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.drug_phrases import denied_after, last_dose, named_before
 from ehrlib.pipeline.offline.drug_senses import drug_senses, sense_of
-from ehrlib.pipeline.offline.infusion_course import COURSE_RULE, HEAD_ONLY, CourseStep, course_steps, number
+from ehrlib.pipeline.offline.infusion_course import (
+    CLAUSE_TIME_RULE,
+    COURSE_RULE,
+    HEAD_ONLY,
+    CourseStep,
+    course_steps,
+    number,
+)
 from ehrlib.pipeline.offline.lexicon import Lexicon
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, line_clause, overlaps
 from ehrlib.pipeline.offline.microsens import is_susceptibility_name
@@ -216,6 +223,9 @@ def _step_mention(raw: str, line: int, base: int, step: CourseStep, names: list[
         return Mention(line, base + step.start, base + step.end, raw[base + step.start:base + step.end].strip(),
                        "medication", "drug", None, MedicationClaim(drugs=tuple(names), dose=step.rate,
                                                                    dose_unit=step.unit, action=step.action))
+    if step.given:  # "- last dose 0600": an administration at that time, of a drug that need not be a drip
+        return Mention(line, a, b, raw[a:b].strip(), "medication", "drug", None,
+                       MedicationClaim(drugs=tuple(names), action=step.action))
     attrs: dict[str, Any] = {"drugs": tuple(names), "infusion": True, "action": step.action}
     if step.rate is not None:
         attrs.update({"rate": step.rate, "rate_unit": step.unit})
@@ -463,6 +473,7 @@ def _family_after_member(names: list[str], family: tuple[str, ...]) -> bool:
 
 RULES = (
     COURSE_RULE,
+    CLAUSE_TIME_RULE,
     Rule("extract.unit_anaphor", "Units of blood product stated without the product (\"a second unit\") are a "
          "transfusion claim about the product named before them in the paragraph.", unit_anaphors),
     Rule("extract.route_switch", "A change of route in a drug's clause (\"IV, changed to PO on [date]\") is a claim "

@@ -250,8 +250,9 @@ _CLOCK_SPAN = re.compile(r"(?P<pre>\b(?:from|between)\s+|(?:(?<=\d)|\b)(?:cc|ml|
                          r"(?!\s*(?:mg|mcg|g|cc|ml|mls|l|units?|u\b|meq|mmol|%|/))", re.I)
 
 #: a bare 24-hour clock time right after a word that dates a dose or a course edge
-#: ("started 0600", "last dose 0800", "given 2130"); a number with a unit is a dose
-_ACTION_CLOCK = re.compile(r"\b(?:(?:re)?start(?:ed)?|stopped|given|hung|held|off|resumed|initiated|begun|"
+#: ("started 0600", "last dose 0800", "given 2130", "finished 0600"); a number with a unit is a dose
+_ACTION_CLOCK = re.compile(r"\b(?:(?:re)?start(?:ed)?|stopped|finished|completed|paused|given|hung|held|off|resumed|"
+                           r"initiated|begun|"
                            r"(?:re)?bolused|administered|received|d/c'?d|discontinued|dose)\s+"
                            r"(?P<hh4>[01]\d|2[0-3])(?P<mi4>[0-5]\d)(?![\d/:-]|[.,]\d)"
                            r"(?!\s*(?:mg|mcg|g|gm|cc|ml|mls|l|units?|u|meq|mmol|mu|%|/|x|of|ns|lr|d5w?|kcal)\b)"
