@@ -14,6 +14,11 @@ from ehrlib.pipeline.offline.context import cue, cue_in_clause_before, cue_set, 
     ("no fever. ", False),
     ("no issues with the patient's recent long course of ", False),  # beyond the 25-character window
     ("K+ ", False),
+    ("Calm, appropriate. Not ", True),            # a sentence-initial cue, capitalised
+    # verbs of withholding deny that what follows is in use
+    ("work of breathing up but holding off ", True), ("held off on ", True), ("avoiding ", True),
+    ("deferring ", True), ("stable without need for ", True),
+    ("holding pattern, on ", False), ("BP held steady on ", False),
 ])
 def test_negation_before(prefix: str, negated: bool) -> None:
     assert negated_before(prefix) is negated
@@ -85,6 +90,9 @@ def test_schema_rejects_a_malformed_cue_set(tmp_path) -> None:
     (", final read pending", False),
     (" pending", True),                  # the study itself is pending
     (" tomorrow", True),
+    (" and reassess", True),             # an order whose effect is still to be judged
+    (" 500 cc, then re-evaluate", True),
+    (" given, reassessed at 1400", False),
 ])
 def test_a_pending_result_is_no_plan(after: str, planned: bool) -> None:
     assert bool(cue("plan_after").match(after)) is planned

@@ -96,3 +96,17 @@ def test_a_running_total_before_the_name_is_no_single_dose() -> None:
 def test_a_measurement_between_doses_leaves_the_later_dose_to_the_drug() -> None:
     ms = _drugs("Lopressor 5mg IV x1 at 1520 for HR 110s, 10mg IV at 2030.")
     assert [(m.claim.dose, m.claim.route) for m in ms] == [(5.0, "IV"), (10.0, "IV")]
+
+
+def test_a_detail_belongs_to_the_drug_of_its_own_list_item() -> None:
+    # the next item names something the lexicon does not know before its number: its dose is its own
+    ms = _drugs("pyridoxine 50 PO, riboflavin 100 mg daily", ("Pyridoxine",))
+    assert [(m.text, m.claim.dose, m.claim.dose_unit) for m in ms] == [("pyridoxine", 50.0, None)]
+    ms = _drugs("BP goal met on labetalol, ambrisentan x14d, recheck echo")
+    assert [(m.text, m.claim.duration_days) for m in ms] == [("labetalol", None)]
+    assert _drugs("heparin gtt, PTT 72, held for procedure")[0].claim.rate is None
+    # a head word that continues the drug's own item keeps its details the drug's
+    assert [m.claim.rate for m in _drugs("on nitro, up to 60 mcg/min")] == [60.0]
+    assert _drugs("levofloxacin 750 mg daily, for 7 days")[0].claim.duration_days == 7.0
+    assert _drugs("propofol, weaned to 20 mcg/kg/min")[0].claim.rate == 20.0
+    assert _drugs("pyridoxine, 50 mg PO", ("Pyridoxine",))[0].claim.dose == 50.0

@@ -89,6 +89,13 @@ def test_a_bare_regimen_is_not_judged_on_its_absence():
     ("# Pain: oxycodone prn, add gabapentin at night", "gabapentin", "plan"),
     ("HTN: add amlodipine if SBP stays >160", "amlodipine", "plan"),
     ("BP soft, added vasopressin overnight", "vasopressin", "active"),
+    # a change named in its base form is still to come; in its past form it was made
+    ("# HTN: amlodipine, transition to PO metoprolol", "metoprolol", "plan"),
+    ("# AF: switch to oral amiodarone when tolerating PO", "amiodarone", "plan"),
+    ("# AF: transitioned to oral amiodarone yesterday", "amiodarone", "active"),
+    # an order followed by its reassessment is a plan
+    ("# Low UOP: 15 cc/hr; bolus 1 L NS and reassess", "NS", "plan"),
+    ("# Low UOP: bolus 1 L NS given, UOP up", "NS", "active"),
 ])
 def test_an_order_for_later_is_a_plan(line, word, status):
     assert _status(line, word, "nursing_system", "nursing") == status

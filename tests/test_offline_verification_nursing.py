@@ -135,3 +135,30 @@ def test_prevailing_skips_a_timed_statement():
     e = entity("BS", "finding", shown="active BS", concept="bowel_sounds", span=(5, 14))
     assert_decided(verify(e, _charted("Hypoactive", "Hypoactive", "Present"), line=line), "findings.charted_state",
                    "consistent")
+
+
+# --- findings.denied_state: a negated state claims only that it did not hold ------------------------
+
+@pytest.mark.parametrize("line, charted, label", [
+    # "not sedated": other states charted, the denied one never
+    ("Calm. Not sedated today.", ("Alert", "Arouse to Voice"), "consistent"),
+    # every charted state is the denied one, and the negation is in the state's own item
+    ("Calm. Not sedated today.", ("Sedated", "Sedated"), "inconsistent"),
+    # both charted: the note's moment is not known
+    ("Calm. Not sedated today.", ("Sedated", "Alert"), "unverified"),
+    # a negation reaching the word only across a comma may have ended at it
+    ("No agitation, sedated today.", ("Sedated", "Sedated"), "unverified"),
+])
+def test_a_negated_state_claims_its_absence(line, charted, label):
+    span = (line.index("sedated"), line.index("sedated") + 7)
+    e = entity("sedated", "finding", shown="sedated", concept="consciousness", negated=True, span=span)
+    assert_decided(verify(e, _charted(*charted), line=line), "findings.denied_state", label)
+
+
+def test_a_device_held_off_is_not_in_use():
+    # "holding off BiPAP" on a day charting only nasal cannula and face tent: not contradicted
+    e = entity("BiPAP", "finding", shown="BiPAP", concept="o2_device", negated=True)
+    assert_decided(verify(e, _charted("Nasal cannula", "Face tent")), "findings.denied_state", "consistent")
+    # the same words asserted are still judged against the charted devices
+    e = entity("BiPAP", "finding", shown="BiPAP", concept="o2_device")
+    assert_decided(verify(e, _charted("Nasal cannula", "Face tent")), "findings.charted_state", "inconsistent")

@@ -23,7 +23,7 @@ from ehrlib.datafiles import load_data
 from ehrlib.pipeline.claims import MedicationClaim
 from ehrlib.pipeline.offline.clauses import clause_before
 from ehrlib.pipeline.offline.context import negated_before
-from ehrlib.pipeline.offline.drug_phrases import denied_after, last_dose, named_before
+from ehrlib.pipeline.offline.drug_phrases import denied_after, last_dose, named_before, own_item
 from ehrlib.pipeline.offline.drug_senses import drug_senses, sense_of
 from ehrlib.pipeline.offline.infusion_course import (
     CLAUSE_TIME_RULE,
@@ -366,6 +366,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         mine = own[:nxt - e] if nxt is not None and 0 < nxt - e < len(own) else own
         if nxt is not None and e + len(mine) >= nxt and (ahead := _dose_before(raw, nxt, e)) is not None:
             mine = mine[:len(mine) - len(ahead.group(0))]  # "lasix 40 mg IV, 20 mEq KCl": the 20 mEq is KCl's
+        mine = mine[:own_item(mine, _MED_ACTION)]  # "thiamine 100 IV, folate 1 mg": the 1 mg is the next item's
         steps = course_steps(mine)
         # the sentence's first stated rate is the drug's own ("on levophed, up to 0.25 mcg/kg/min"), unless
         # the drug already has a dose before it ("150 mg IV bolus, then drip at 1 mg/min": the drip is a step)
@@ -435,7 +436,7 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
             attrs["action"] = "last"  # "(last ceftriaxone dose ___)": the course's end, up to the note
         if first is not None and first.action:
             attrs["action"] = first.action  # "weaned 40 -> 10 mcg/kg/min" titrates; it does not stop
-        dur = parse_duration_days(own[:60])
+        dur = parse_duration_days(own[:min(60, own_item(own, _MED_ACTION))])
         before_dur = re.search(r"(\d{1,2})[-\s]day\s+(?:course|trial)\s+of\s+(?:\w+\s+)?$", raw[max(0, s - 30):s], re.I)
         if dur:
             attrs["duration_days"] = dur

@@ -19,6 +19,7 @@ from ehrlib.pipeline.offline.finding_attributes import attributes_of, is_number_
 from ehrlib.pipeline.offline.finding_sites import named_sites
 from ehrlib.pipeline.offline.findings_data import normalise_value
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.verification.denied_states import denied_state_rule
 from ehrlib.pipeline.offline.verification.finding_time import at_stated_time
 from ehrlib.pipeline.offline.verification.named_diagnosis import diagnosis_only
 from ehrlib.pipeline.offline.verification.numbered import at_numbered_site
@@ -257,6 +258,7 @@ EDEMA_PRESENCE = Rule("findings.edema_presence", "Edema is present when any amou
 CHARTED_STATE = Rule("findings.charted_state", "A stated exam state must be charted in the window; it is "
                      "contradicted only by a charted state that excludes it, and not judged when the charted "
                      "values use other words.", _charted_state, _F)
+DENIED_STATE = denied_state_rule(_vocab, _states, _stated)
 WHOLE_PERIOD = whole_period_rule(_vocab, _states, _stated)
 DATA_VALUE = Rule("findings.data_value", "A finding aligned to a charted item by its words is confirmed by a charted "
                   "value with those words and contradicted only when every charted value is its opposite.",
@@ -270,6 +272,6 @@ SITE_STATE = Rule("findings.site_state", "A vocabulary finding charted per body 
 
 PREVAILING_STATE = prevailing_state_rule(_vocab, _states, _stated_claim)
 
-CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, WHOLE_PERIOD, PREVAILING_STATE,
-         CHARTED_STATE)
+CHAIN = (ATTRIBUTE_VALUE, NO_KNOWN_STATE, SITE_STATE, PITTING_GRADE, EDEMA_PRESENCE, DENIED_STATE, WHOLE_PERIOD,
+         PREVAILING_STATE, CHARTED_STATE)
 RULES = (*CHAIN, DATA_VALUE, SITE_VALUE)
