@@ -420,3 +420,13 @@ def test_applying_the_bundled_model_never_imports_sklearn():
             "print(any(m == 'sklearn' or m.startswith('sklearn.') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_no_confidence_is_certain():
+    """An isotonic bin whose training verdicts were all right is a finite sample: capped below 1."""
+    import numpy as np
+
+    from ehrlib.pipeline.calibration.encoding import CERTAINTY_CAP, isotonic_map
+
+    out = isotonic_map(np.array([0.0, 0.5, 1.0]), [0.0, 1.0], [0.0, 1.0])
+    assert out[0] == 1.0 - CERTAINTY_CAP and out[2] == CERTAINTY_CAP < 1.0 and out[1] == 0.5

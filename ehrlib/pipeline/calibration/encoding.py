@@ -83,8 +83,15 @@ def oof_isotonic(score: Callable[[np.ndarray, np.ndarray], np.ndarray], full: np
     return tuple(float(v) for v in iso.X_thresholds_), tuple(float(v) for v in iso.y_thresholds_)
 
 
+#: the most certain a confidence may be: an isotonic bin whose training verdicts were all right
+#: (or all wrong) is a finite sample, never a proof, so no verdict is reported as certain
+CERTAINTY_CAP = 0.995
+
+
 def isotonic_map(p: np.ndarray, iso_x: Sequence[float], iso_y: Sequence[float]) -> np.ndarray:
-    """A model's raw probabilities through its fitted isotonic map (none fitted: unchanged), in [0, 1]."""
+    """A model's raw probabilities through its fitted isotonic map (none fitted: unchanged), kept
+    within [1 - CERTAINTY_CAP, CERTAINTY_CAP].
+    """
     if iso_x:
         p = np.interp(p, np.asarray(iso_x), np.asarray(iso_y))
-    return np.clip(p, 0.0, 1.0)
+    return np.clip(p, 1.0 - CERTAINTY_CAP, CERTAINTY_CAP)
