@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
 from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, read_notes
@@ -238,6 +237,8 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
                            error, calibration=resolved.record)
 
         save_manifest("running")
+        from tqdm import tqdm  # deferred (a run's only use); not tqdm.auto: its notebook bar needs ipywidgets
+
         bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
                    disable=not params.progress)
         # findings = predictions, as the closing summary line counts them (entities the scope
