@@ -164,7 +164,8 @@ def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable
         kwargs: dict[str, Any] = {"categories": tuple(params.tools)} if params.tools is not None else {}
         if semantic_ranker is not None:
             kwargs["semantic_ranker"] = semantic_ranker
-        return make_toolset(cur, patient, **kwargs)
+        # the run's layout (note_context read it from this database): not probed again per note
+        return make_toolset(cur, patient, flavor=getattr(ctx, "flavor", None), **kwargs)
 
     return make
 
