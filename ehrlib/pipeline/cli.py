@@ -86,8 +86,8 @@ def _run(args: argparse.Namespace) -> int:
     # caches read from disk) is kept out of the garbage collector's passes (disk_cache.long_lived)
     freeze_long_lived()
     with long_lived():
-        import ehrlib.pipeline.runner  # noqa: F401 - loaded here, as long-lived data
-    from ehrlib.errors import ConfigError
+        import ehrlib.pipeline.runner  # noqa: F401  # deferred: loaded here, as long-lived data (above)
+    from ehrlib.errors import ConfigError  # deferred: command code, as above
     from ehrlib.pipeline.params import load_params
 
     params = load_params(

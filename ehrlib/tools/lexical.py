@@ -173,7 +173,7 @@ class LexicalIndex:
     """TF-IDF char n-gram index over a catalog; immutable once built."""
 
     def __init__(self, catalog: Catalog, vectorizer: CharWbTfidf | None = None) -> None:
-        import numpy as np  # deferred, as in the methods: only a search needs NumPy (the catalog does not)
+        import numpy as np  # deferred: only a search needs NumPy (the catalog does not)
 
         self.catalog = catalog
         texts: list[str] = []
@@ -202,7 +202,7 @@ class LexicalIndex:
 
     def search_many(self, queries: Sequence[str], k: int = 10, tables: set[str] | None = None) -> list[list[Match]]:
         """Top-k matches of several queries, reading only their n-grams' postings (Semantic_Search's targets)."""
-        import numpy as np
+        import numpy as np  # deferred: as in __init__
 
         expanded = [expand_query(q) for q in queries]
         flat = [v for variants in expanded for v in variants]
@@ -223,7 +223,7 @@ class LexicalIndex:
         return out
 
     def _top(self, sims: np.ndarray, variants: Sequence[str], k: int, mask: np.ndarray | None) -> list[Match]:
-        import numpy as np
+        import numpy as np  # deferred: as in __init__
 
         best_variant = sims.argmax(axis=1)
         text_scores = sims.max(axis=1)
@@ -249,7 +249,7 @@ class LexicalIndex:
         bits) and every item tied with the k-th score is a candidate, so the result does not
         depend on the catalog's order or on which tied items a partial sort happens to keep.
         """
-        import numpy as np
+        import numpy as np  # deferred: as in __init__
 
         rounded = np.round(item_scores, 9)
         kth = rounded[np.argpartition(-rounded, k - 1)[k - 1]]

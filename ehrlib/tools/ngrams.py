@@ -48,7 +48,7 @@ def char_wb_ngrams(text: str) -> list[str]:
 
 def _l2_rows(m: sparse.csr_matrix) -> sparse.csr_matrix:
     """Rows scaled to unit L2 norm; all-zero rows stay zero (scipy only: sklearn costs seconds to import)."""
-    import numpy as np
+    import numpy as np  # deferred: fitting only; a search of a cached index needs no SciPy
     from scipy import sparse
 
     norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
@@ -104,13 +104,13 @@ class CharWbTfidf:
     @property
     def columns(self) -> sparse.csc_matrix:
         """The matrix as a SciPy CSC matrix (imports SciPy; the search does not use it)."""
-        from scipy import sparse
+        from scipy import sparse  # deferred: the SciPy view only (tests, fitting)
 
         return sparse.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The fitted state as plain arrays (the disk cache stores them; no pickle)."""
-        import numpy as np
+        import numpy as np  # deferred: NumPy loads with the first index
 
         encoded = [g.encode("utf-8") for g in self.vocabulary]   # exact bytes: numpy str arrays drop trailing NULs
         return {"idf": self.idf, "vocab_utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8),
@@ -121,7 +121,7 @@ class CharWbTfidf:
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> CharWbTfidf:
         """The vectorizer :meth:`to_arrays` described, without refitting (and without SciPy)."""
-        import numpy as np
+        import numpy as np  # deferred: NumPy loads with the first index
 
         self = cls.__new__(cls)
         self.idf = np.asarray(arrays["idf"], dtype=np.float32)
@@ -151,7 +151,7 @@ class CharWbTfidf:
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """L2-normalised tf-idf rows over the fitted vocabulary, as a SciPy CSR matrix."""
-        import numpy as np
+        import numpy as np  # deferred: the SciPy view only (tests)
         from scipy import sparse
 
         data: list[float] = []
@@ -174,7 +174,7 @@ class CharWbTfidf:
         does this loop; float addition is not associative, so the order is what keeps
         rankings and tie-breaks identical.
         """
-        import numpy as np
+        import numpy as np  # deferred: NumPy loads with the first index
 
         if self._starts is None:
             self._starts = self.indptr.tolist()
