@@ -353,3 +353,31 @@ def test_icd_dictionary_is_the_same_from_the_cache(db, monkeypatch):
     assert cached._index == built._index and cached._headers == built._headers
     for phrase in ("sepsis", "acute kidney failure", "pneumonia", "coronary bypass"):
         assert cached.match(phrase) == built.match(phrase)
+
+
+def test_long_lived_data_is_frozen_out_of_the_collector_only_under_the_process_policy(monkeypatch):
+    import gc
+
+    monkeypatch.setattr(disk_cache, "_freeze_long_lived", False)
+    frozen = gc.get_freeze_count()
+    with disk_cache.long_lived():
+        kept = [[i] for i in range(1000)]
+        assert gc.isenabled()                       # a library default: the host's collector untouched
+    assert gc.get_freeze_count() == frozen
+    disk_cache.freeze_long_lived()
+    assert disk_cache._freeze_long_lived
+    try:
+        with disk_cache.long_lived():
+            assert not gc.isenabled()
+            with disk_cache.long_lived():           # nested: still paused, not yet frozen
+                kept += [[i] for i in range(1000)]
+            assert not gc.isenabled() and gc.get_freeze_count() == frozen
+        assert gc.isenabled() and gc.get_freeze_count() >= frozen + len(kept)
+        gc.disable()                                # a caller's own pause is kept
+        with disk_cache.long_lived():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        disk_cache.freeze_long_lived(False)

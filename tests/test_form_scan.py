@@ -91,3 +91,7 @@ def test_same_matches_as_the_alternation_on_real_notes(family):
             [(m.span(), m.group(0)) for m in fam.regex.finditer(text)], text
         got, first = fam.search(text), fam.regex.search(text)
         assert (got.span() if got else None) == (first.span() if first else None)
+    starts = [x[p:] for x in lines[::3] for p in {0, *(m.start() for m in fam.regex.finditer(x))}]
+    for text in (*starts, *(t.upper() for t in starts), " leading space"):
+        got, first = fam.match(text), fam.regex.match(text)
+        assert (got.span() if got else None) == (first.span() if first else None), text

@@ -40,3 +40,19 @@ def test_rfc3987_syntax_still_imports_for_code_that_wants_it():
     mods = _imported_after("from ehrlib.datafiles import load_data; load_data('offline_lexicon.yaml')\n"
                            "import rfc3987_syntax")
     assert "rfc3987_syntax" in mods
+
+
+def test_a_search_of_a_cached_index_imports_neither_scipy_nor_asyncio(tmp_path):
+    """Fitting the n-gram index needs SciPy; reading it back from the disk cache and searching
+    it use NumPy alone, and a pipeline start leaves tqdm's asyncio bar unimported."""
+    code = ("from ehrlib.pipeline.runner import run_experiment\n"
+            "from ehrlib.tools.ngrams import CharWbTfidf\n"
+            "import numpy as np, pathlib\n"
+            f"p = pathlib.Path({str(tmp_path / 'ix.npz')!r})\n"
+            "if not p.exists(): np.savez(p, **CharWbTfidf(['heart rate', 'wbc']).to_arrays())\n"
+            "with np.load(p) as z: v = CharWbTfidf.from_arrays({k: z[k] for k in z.files})\n"
+            "assert v.similarities(['heart rt']).argmax() == 0")
+    assert "scipy" in _imported_after(code)   # the first run fits
+    mods = _imported_after(code)
+    assert "scipy" not in mods and "scipy.sparse" not in mods and "numpy" in mods
+    assert "asyncio" not in mods and "tqdm" not in mods

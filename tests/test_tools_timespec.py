@@ -116,3 +116,27 @@ def test_char_wb_tfidf_equals_scikit_learn():
     assert abs(ours.columns[:, order] - x.tocsc()).max() < 1e-6
     queries = ["heart rt", "WBC cells", "nothing known here: qqq"]
     assert abs(ours.transform(queries)[:, order] - ref.transform(queries)).max() < 1e-6
+
+
+def test_search_similarities_are_scipys_sparse_product_bit_for_bit():
+    """The SciPy-free search product (CharWbTfidf.similarities) gives the very float32 bits
+    of ``columns @ transform(queries).T``, read back from the cached arrays too: rankings
+    and tie-breaks cannot move. Texts share many n-grams, so sums have many terms."""
+    import numpy as np
+    from test_tools_testdb import tiny_rows
+
+    from ehrlib.tools.ngrams import CharWbTfidf
+
+    rows = tiny_rows()
+    texts = [r["label"] for r in rows["d_items"] + rows["d_labitems"]] + [r["long_title"]
+                                                                          for r in rows["d_icd_diagnoses"]]
+    texts += ["Heart Rate", "Heart Rate Alarm - High", "Arterial BP [Systolic]", "Arterial BP Mean", "a"]
+    fitted = CharWbTfidf(texts)
+    queries = ["heart rt", "heart rate alrm hi", "arterial systolic bp", "WBC cells", "qqq", "", "BP mean art"]
+    for v in (fitted, CharWbTfidf.from_arrays(fitted.to_arrays())):
+        q = v.transform(queries)
+        want = (v.columns @ q.T).toarray()
+        got = np.ascontiguousarray(v.similarities(queries))
+        assert got.dtype == want.dtype == np.float32 and got.shape == want.shape == (len(texts), len(queries))
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        assert got[:, 0].argmax() == texts.index("Heart Rate") and not got[:, 4].any()

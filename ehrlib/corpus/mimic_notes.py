@@ -39,8 +39,6 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, Literal
 
-from tqdm.auto import tqdm
-
 from ehrlib.corpus.id_files import read_id_file
 from ehrlib.corpus.import_target import IMPORT_FILE, corpus_source_kind, write_import
 from ehrlib.corpus.io import NOTES_FILE
@@ -413,6 +411,8 @@ def import_notes(src: str | os.PathLike[str], out_dir: str | os.PathLike[str], *
     def write(staging: Path) -> ImportResult:
         nonlocal bar
         if progress:
+            from tqdm.auto import tqdm  # deferred: tqdm.auto imports asyncio, which only an import's bar needs
+
             bar = tqdm(desc=f"import {src.name}", unit=" rows", unit_scale=True, mininterval=1.0)
         return _write_corpus(src, staging, source, filters, admissions, db, bar, started, out)
 

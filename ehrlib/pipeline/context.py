@@ -21,7 +21,7 @@ from ehrlib.db.contracts import check_admission_times
 from ehrlib.errors import DataError
 from ehrlib.pipeline.stages import NoteContext
 from ehrlib.tools.items import patient_item_keys
-from ehrlib.tools.lexical import database_identity, lexical_index
+from ehrlib.tools.lexical import catalog_for, database_identity
 from ehrlib.tools.profile import _has_profile_table, profile_for
 
 __all__ = ["note_context", "patient_items", "ItemProfiler", "iso"]
@@ -47,7 +47,7 @@ def patient_items(con: Any, smap: schema.SchemaMap, subject_id: int) -> tuple[tu
     """L_P as (item key, ItemRef): every item this patient has at least one record of,
     under the tools' item keys and catalog labels (the paper's patient-specific item set).
     """
-    catalog = lexical_index(con, smap).catalog
+    catalog = catalog_for(con, smap)   # the labels only: the n-gram index (and NumPy, SciPy) is a search's
     out = []
     for key in sorted(patient_item_keys(con, smap, subject_id)):
         item = catalog.get(key)

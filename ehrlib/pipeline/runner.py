@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-from tqdm import tqdm  # not tqdm.auto: its notebook bar needs ipywidgets, absent here
 
 from ehrlib import schema
 from ehrlib.corpus.io import MANIFEST_FILE, NOTES_FILE, corpus_file, read_notes
@@ -156,6 +155,27 @@ def open_db(params: RunParams) -> tuple[Any, dict[str, Any]]:
     return con, info
 
 
+class _NoBar:
+    """The progress bar of a run that shows none (tqdm is not even imported)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **values: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(show: bool, *, total: int, initial: int, desc: str) -> Any:
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm  # deferred: a bar's only use; not tqdm.auto: its notebook bar needs ipywidgets
+
+    return tqdm(total=total, initial=initial, desc=desc, unit="note")
+
+
 def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable[[Any, Any], Toolset]:
     """``(cursor, NoteContext) -> toolset`` bound to the note's patient."""
 
@@ -165,7 +185,8 @@ def _toolset_factory(params: RunParams, semantic_ranker: Any = None) -> Callable
         kwargs: dict[str, Any] = {"categories": tuple(params.tools)} if params.tools is not None else {}
         if semantic_ranker is not None:
             kwargs["semantic_ranker"] = semantic_ranker
-        return make_toolset(cur, patient, **kwargs)
+        # the run's layout (note_context read it from this database): not probed again per note
+        return make_toolset(cur, patient, flavor=getattr(ctx, "flavor", None), **kwargs)
 
     return make
 
@@ -238,8 +259,7 @@ def run_experiment(params: RunParams, *, stages: Stages | None = None, retry_fai
                            error, calibration=resolved.record)
 
         save_manifest("running")
-        bar = tqdm(total=len(notes), initial=len(notes) - len(todo), desc=run_id, unit="note",
-                   disable=not params.progress)
+        bar = _progress_bar(params.progress, total=len(notes), initial=len(notes) - len(todo), desc=run_id)
         # findings = predictions, as the closing summary line counts them (entities the scope
         # filter set aside are not findings)
         totals = {"findings": 0, "calls": 0, "cost": 0.0}

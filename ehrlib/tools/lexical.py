@@ -26,9 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ehrlib import schema as schema_module
 from ehrlib.datafiles import parse_data_yaml
@@ -44,6 +42,9 @@ from ehrlib.schema import MANIFEST_TABLE, SchemaMap
 from ehrlib.tools import items, ngrams
 from ehrlib.tools.items import Catalog, CatalogItem, build_catalog
 from ehrlib.tools.ngrams import CharWbTfidf
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["LexicalIndex", "lexical_index", "catalog_for", "builder_digest", "expand_query", "database_identity",
            "load_data_yaml"]
@@ -172,6 +173,8 @@ class LexicalIndex:
     """TF-IDF char n-gram index over a catalog; immutable once built."""
 
     def __init__(self, catalog: Catalog, vectorizer: CharWbTfidf | None = None) -> None:
+        import numpy as np  # deferred: only a search needs NumPy (the catalog does not)
+
         self.catalog = catalog
         texts: list[str] = []
         owner: list[int] = []
@@ -187,9 +190,8 @@ class LexicalIndex:
         # weights, 3-4x faster to fit). Column-major: a query reads only the postings of its
         # own n-grams (MIMIC-IV's 200 k ICD titles hold 32 M non-zeros; a query reads ~1 M).
         self._vectorizer = vectorizer or CharWbTfidf(texts or ["empty"])
-        self._columns = self._vectorizer.columns
-        if self._columns.shape[0] != max(1, len(texts)):
-            raise ValueError(f"n-gram index has {self._columns.shape[0]} rows for {len(texts)} item texts")
+        if self._vectorizer.shape[0] != max(1, len(texts)):
+            raise ValueError(f"n-gram index has {self._vectorizer.shape[0]} rows for {len(texts)} item texts")
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -199,16 +201,16 @@ class LexicalIndex:
         return self.search_many([query], k, tables)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 10, tables: set[str] | None = None) -> list[list[Match]]:
-        """Top-k matches of several queries with one sparse product (Semantic_Search's targets)."""
+        """Top-k matches of several queries, reading only their n-grams' postings (Semantic_Search's targets)."""
+        import numpy as np  # deferred: as in __init__
+
         expanded = [expand_query(q) for q in queries]
         flat = [v for variants in expanded for v in variants]
         if not self._texts or not flat:
             return [[] for _ in queries]
-        q = self._vectorizer.transform(flat)   # CSR: indices are n-gram columns
-        cols = np.unique(q.indices)
-        if cols.size == 0:
+        sims_all = self._vectorizer.similarities(flat)      # texts x all variants
+        if not sims_all.any():                                # no variant shares an n-gram with the index
             return [[] for _ in queries]
-        sims_all = (self._columns[:, cols] @ q[:, cols].T).toarray()      # texts x all variants
         mask = None
         if tables is not None:
             mask = np.fromiter((it.table in tables for it in self.catalog.items), bool, len(self.catalog.items))
@@ -221,6 +223,8 @@ class LexicalIndex:
         return out
 
     def _top(self, sims: np.ndarray, variants: Sequence[str], k: int, mask: np.ndarray | None) -> list[Match]:
+        import numpy as np  # deferred: as in __init__
+
         best_variant = sims.argmax(axis=1)
         text_scores = sims.max(axis=1)
         item_scores = np.maximum.reduceat(text_scores, self._starts)
@@ -245,6 +249,8 @@ class LexicalIndex:
         bits) and every item tied with the k-th score is a candidate, so the result does not
         depend on the catalog's order or on which tied items a partial sort happens to keep.
         """
+        import numpy as np  # deferred: as in __init__
+
         rounded = np.round(item_scores, 9)
         kth = rounded[np.argpartition(-rounded, k - 1)[k - 1]]
         cand = np.flatnonzero((rounded >= kth) & (rounded > 0.0))
@@ -325,8 +331,8 @@ def lexical_index(con: Any, schema: SchemaMap, identity: tuple[str, str] | None 
 
             def decode(arrays: dict[str, np.ndarray]) -> CharWbTfidf:
                 vectorizer = CharWbTfidf.from_arrays(arrays)
-                if vectorizer.columns.shape[0] != max(1, n_texts):
-                    raise CacheDamaged(f"{vectorizer.columns.shape[0]} index rows for {n_texts} item texts")
+                if vectorizer.shape[0] != max(1, n_texts):
+                    raise CacheDamaged(f"{vectorizer.shape[0]} index rows for {n_texts} item texts")
                 return vectorizer
 
             vectorizer = cached_arrays(con, identity[0], f"ngrams-{schema.flavor}", builder_digest(),

@@ -118,7 +118,8 @@ def note_feature_rows(preds: Sequence[Prediction], *, con: Any, ctx: Any) -> lis
     note = ctx.note
     patient = PatientContext(ctx.subject_id, ctx.hadm_id, ctx.admittime, ctx.dischtime,
                              note.charttime or ctx.chartdate, ctx.sex)
-    with make_toolset(con, patient, row_limit=_ROW_LIMIT, embeddings=False) as tools:
+    flavor = getattr(ctx, "flavor", None)    # the run's layout: not probed again per note
+    with make_toolset(con, patient, row_limit=_ROW_LIMIT, embeddings=False, flavor=flavor) as tools:
         return note_features(preds, note.note_type, note.charttime or note.chartdate, tools, note.text)
 
 

@@ -52,7 +52,7 @@ def finding_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex
         stop2 = re.search(r"[,.;]", raw[colon_end:])
         end = max(end, colon_end + (stop2.start() if stop2 else len(raw) - colon_end))
         if nxt is not None and m.end() < nxt < end:
-            inner = re.match(lex.concept_re.pattern, raw[nxt:], re.I) or re.match(lex.cased_re.pattern, raw[nxt:])
+            inner = lex.concept_re.match(raw[nxt:]) or lex.cased_re.match(raw[nxt:])   # the families' own flags
             inner_ids = {c.cid for c in lex.concepts_for(inner.group(0))} if inner else set()
             if concept.cid not in inner_ids:
                 return False  # the content is a concept of its own

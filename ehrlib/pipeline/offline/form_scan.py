@@ -156,6 +156,18 @@ class FormScanner:
                                                                         self._families[family].flags))
         return pattern
 
+    def match(self, name: str, text: str, pos: int = 0) -> re.Match[str] | None:
+        """The family alternation's ``match`` at ``pos``: the first form, in the alternation's
+        order, of those the automaton starts there (no alternation compiled for an ASCII text).
+        """
+        if name in self._direct or not text.isascii():
+            return self.alternation(name).match(text, pos)
+        for _rank, form in self.starts(text).get(name, {}).get(pos, ()):
+            m = self._form(name, form).match(text, pos)
+            if m is not None:
+                return m
+        return None
+
     def finditer(self, name: str, text: str) -> Iterator[re.Match[str]]:
         """The family alternation's ``finditer`` over ``text``, match for match."""
         if name in self._direct or not text.isascii():
@@ -207,8 +219,8 @@ class FamilyPattern:
         return next(self.scanner.finditer(self.name, text), None)
 
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """A match starting at ``pos`` (the alternation's own ``match``)."""
-        return self.regex.match(text, pos)
+        """A match starting at ``pos`` (the alternation's ``match``)."""
+        return self.scanner.match(self.name, text, pos)
 
     def fullmatch(self, text: str) -> re.Match[str] | None:
         """The whole of ``text`` as one form (the alternation's own ``fullmatch``)."""

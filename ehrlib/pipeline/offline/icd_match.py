@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ehrlib.disk_cache import cached_value, code_digest, source_files
+from ehrlib.disk_cache import cached_value, code_digest, long_lived, source_files
 from ehrlib.pipeline.offline import terminology
 from ehrlib.pipeline.offline.icd_versions import counterparts, partial_counterparts
 from ehrlib.pipeline.offline.terminology import (
@@ -238,7 +238,8 @@ def dictionary_for(tools: Any) -> Terminology | None:
                                 lambda: tokenise_titles(Title(i.table, str(i.value), i.label) for i in catalog.items
                                                         if i.table in ICD_TABLES and i.label),
                                 list, _title_tokens)
-            term = Terminology.from_tokens(rows)
+            with long_lived():           # its index: ~20,000 titles' token sets, kept for the process
+                term = Terminology.from_tokens(rows)
             if len(_DICTIONARIES) > 8:
                 _DICTIONARIES.clear()
             _DICTIONARIES[key] = term
