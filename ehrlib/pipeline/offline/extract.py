@@ -68,10 +68,9 @@ from ehrlib.pipeline.offline.precision import (
 )
 from ehrlib.pipeline.offline.procedures import (
     aside_procedures,
-    listed_entries,
     merge_entry_fragments,
+    procedure_mentions,
     prose_procedure_mentions,
-    shared_conjunct,
 )
 from ehrlib.pipeline.offline.prose_diagnoses import reads_prose, split_listed, with_prose_diagnoses
 from ehrlib.pipeline.offline.results_blocks import block_time
@@ -242,33 +241,6 @@ def diagnosis_mentions(lines: Sequence[str], seg: Segment) -> list[Mention]:
         off = lines[i].find(m.group("dx"))
         out.append(Mention(i, off, off + len(m.group("dx")), m.group("dx").strip(), "diagnosis", "diagnosis",
                            m.group("dx").strip()))
-    return out
-
-
-def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Mention]) -> list[Mention]:
-    """Surgical procedures listed under "Major Surgical or Invasive Procedure" that no
-    bedside concept covers ("Total abdominal colectomy"): checked as ICD procedure codes.
-    """
-    out: list[Mention] = []
-    for i in range(seg.start_line, seg.end_line + 1):
-        text = lines[i]
-        head = 0
-        if i == seg.start_line and ":" in text:
-            head = text.index(":") + 1
-        for ca, cb in listed_entries(text, head):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
-            before: str | None = None
-            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", text[ca:cb]):
-                a = ca + part.start()
-                b = a + len(part.group(0))
-                # the connective that opens a later part is not the procedure's name ("and fusion")
-                words = re.sub(r"^\s*(?:with|and|s/p)\s+", "", part.group(0), flags=re.I).strip()
-                previous, before = before, words
-                if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
-                                                                       for m in found):
-                    continue
-                off = text.find(words, a)
-                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code",
-                                   shared_conjunct(previous, words)))
     return out
 
 

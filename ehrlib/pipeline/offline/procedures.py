@@ -8,16 +8,17 @@ part is data (``offline_concept_flags.yaml``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ehrlib.pipeline.claims import MedicationClaim, ProcedureClaim
 from ehrlib.pipeline.offline.context import negated_before
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.mention import Mention, concept_flags, emit
+from ehrlib.pipeline.records import Segment
 
-__all__ = ["procedure_mention", "procedure_claim", "stated_side", "blood_product_mention", "listed_entries",
-           "merge_entry_fragments", "aside_procedures", "prose_procedure_mentions", "shared_conjunct"]
+__all__ = ["procedure_mention", "procedure_mentions", "procedure_claim", "stated_side", "blood_product_mention",
+           "listed_entries", "merge_entry_fragments", "aside_procedures", "prose_procedure_mentions", "shared_conjunct"]
 
 _FLAGS = concept_flags()
 _PROC_ACTION = re.compile(r"\b(?P<a>plac(?:ed|ement)|inserted|insertion|s/p|status\s+post|pulled|removed|d/c'?d|dc'?d|"
@@ -250,3 +251,30 @@ def shared_conjunct(previous: str | None, words: str) -> str:
     if len(words.split()) == 1 and len(head) >= 2:
         return " ".join([*head[:-1], words])
     return words
+
+
+def procedure_mentions(lines: Sequence[str], seg: Segment, found: Sequence[Mention]) -> list[Mention]:
+    """Surgical procedures listed under "Major Surgical or Invasive Procedure" that no
+    bedside concept covers ("Total abdominal colectomy"): checked as ICD procedure codes.
+    """
+    out: list[Mention] = []
+    for i in range(seg.start_line, seg.end_line + 1):
+        text = lines[i]
+        head = 0
+        if i == seg.start_line and ":" in text:
+            head = text.index(":") + 1
+        for ca, cb in listed_entries(text, head):  # "CABG x3 (LIMA-LAD, SVG-OM)" is one
+            before: str | None = None
+            for part in re.finditer(r"(?:(?!\s+(?:with|and|s/p)\s+).)+", text[ca:cb]):
+                a = ca + part.start()
+                b = a + len(part.group(0))
+                # the connective that opens a later part is not the procedure's name ("and fusion")
+                words = re.sub(r"^\s*(?:with|and|s/p)\s+", "", part.group(0), flags=re.I).strip()
+                previous, before = before, words
+                if len(re.findall(r"[A-Za-z]{3,}", words)) < 1 or any(m.line == i and m.start < b and a < m.end
+                                                                       for m in found):
+                    continue
+                off = text.find(words, a)
+                out.append(Mention(i, off, off + len(words), words, "diagnosis", "procedure_code",
+                                   shared_conjunct(previous, words)))
+    return out
