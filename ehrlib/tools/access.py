@@ -55,11 +55,14 @@ class TableReader:
     item_columns: tuple[tuple[str, str], ...]   # (logical, quoted physical) a key may name
     row_id: str = "NULL"
 
-    def select_sql(self, packed_extras: bool = True) -> str:
+    def select_sql(self, packed_extras: bool = True, with_table: bool = True, item_text: bool = True) -> str:
         """Uniform columns, so any set of tables can be read in one UNION ALL query.
 
         Extras (flag, rate, route, ...) differ per table: packed into one MAP for a union,
         or as plain columns for a single table (building a MAP per row costs ~2 ms a call).
+        ``with_table=False`` leaves out the leading table-name column (a bound parameter), and
+        ``item_text=False`` reads the item as NULL: a bulk reader that knows the table and
+        fetches the raw item column anyway makes those strings itself, for the rows it shows.
         """
         if not packed_extras:
             extra = ", ".join(f"{expr} AS x_{name}" for name, expr in self.extras)
@@ -70,9 +73,10 @@ class TableReader:
         else:
             extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR)) AS extra"
         return ", ".join(x for x in [
-            "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id",
+            "CAST(? AS VARCHAR) AS tbl" if with_table else "", f"{self.row_id} AS row_id",
             f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
-            f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end", f"CAST({self.item or 'NULL'} AS VARCHAR) AS item",
+            f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end",
+            f"CAST({(self.item if item_text else None) or 'NULL'} AS VARCHAR) AS item",
             f"CAST({self.txt_expr} AS VARCHAR) AS txt", f"CAST({self.num_expr} AS DOUBLE) AS num",
             f"CAST({self.unit_expr} AS VARCHAR) AS unit", extra] if x)
 
