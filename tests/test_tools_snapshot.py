@@ -283,7 +283,8 @@ def test_held_rows_take_the_sql_order_whatever_order_the_scan_gives():
     timeless = [(5, None, None, None, "x"), (4, None, None, None, "y")]
     assert [r[0] for r in _in_sql_order("diagnoses_icd", timeless)] == [4, 5]
     # NULL times and NULL row ids go last, as DuckDB's ORDER BY puts them
-    mixed = [(None, t1, None, None, "n"), (7, None, None, None, "t"), (8, t2, None, None, "u"), (6, t1, None, None, "v")]
+    mixed = [(None, t1, None, None, "n"), (7, None, None, None, "t"), (8, t2, None, None, "u"),
+             (6, t1, None, None, "v")]
     assert [r[4] for r in _in_sql_order("chartevents", mixed)] == ["v", "n", "u", "t"]
 
 
