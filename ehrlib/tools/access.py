@@ -9,6 +9,7 @@ the admission ("admission scope").
 """
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,22 +113,43 @@ class TableReader:
         """A result row as the tools' row dict."""
         _, row_id, t, t_end, item, txt, num, unit, *rest = r
         hit = rest.pop() if marked else None
-        extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest, strict=False))
-        out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": jsonable(t)}
+        if packed_extras:
+            extra = rest[0]
+        else:
+            extra = dict(zip((name for name, _ in self.extras), rest, strict=False)) if self.extras else None
+        out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": _time_text(t)}
         if self.time_kind == "interval":
-            out["end"] = jsonable(t_end)
+            out["end"] = _time_text(t_end)
         out["item"] = item
         out["value"] = txt
         out["valuenum"] = jsonable(num)
         out["unit"] = unit
         out["extra"] = {k: (_as_number(v) if k in _NUMERIC_EXTRAS and isinstance(v, str) else jsonable(v))
-                        for k, v in (extra or {}).items() if v is not None}
+                        for k, v in extra.items() if v is not None} if extra else {}
         if marked:
             out["matches"] = bool(hit)
         return out
 
 
 _NUMERIC_EXTRAS = {"rate"}
+#: timestamp -> its text (``jsonable``): the rows of an admission share a few thousand chart
+#: times (a set of vitals per time), and the text is most of what making a row costs
+_TIME_TEXT: dict[Any, Any] = {}
+_TIME_TEXTS_KEPT = 65_536
+
+
+def _time_text(t: Any) -> Any:
+    """``jsonable(t)``, kept for the naive timestamps seen last (an aware one equals another
+    zone's same instant, whose text differs: not kept).
+    """
+    if type(t) is not _dt.datetime or t.tzinfo is not None:
+        return jsonable(t)
+    got = _TIME_TEXT.get(t)
+    if got is None:
+        if len(_TIME_TEXT) >= _TIME_TEXTS_KEPT:
+            _TIME_TEXT.clear()
+        got = _TIME_TEXT[t] = jsonable(t)
+    return got
 
 
 def _as_number(text: str) -> float | str:
