@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import csv
 
+import duckdb
 import pytest
+from test_tools_testdb import build_tiny_hospital
 
 from ehrlib.bench import executors as bench_executors
 from ehrlib.bench import tools as bench_tools
@@ -35,6 +37,17 @@ def test_bare_sql_ratio_rows():
     assert rows["Get_Item_Status_History"][7] == "1.60" and rows["Get_Item_Status_History"][10] == "false"
     assert rows["View_General_Timeline"][0] == "p95 vs bare SQL synthetic-30000000"
     assert all(len(r) == len(bench_tools.HEADER) for r in rows.values())
+
+
+def test_the_reference_lookup_reads_patients_the_tools_never_read(tmp_path):
+    # the reference is timed on a patient nothing has read yet, as the tools meet theirs
+    with duckdb.connect(str(build_tiny_hospital(tmp_path / "tiny.duckdb")), read_only=True) as con:
+        tools, references = bench_tools._admission_samples(con, 5, seed=0)
+        assert tools == bench_tools._patients(con, 5, seed=0)      # the tools' sample is unchanged
+        assert len(tools) == 2 and references == []                # both admissions go to the tools
+        tools, references = bench_tools._admission_samples(con, 0, seed=0)
+        assert len(tools) == 1 and len(references) == 1
+        assert {s for s, _ in tools}.isdisjoint(s for s, _ in references)
 
 
 def test_executor_backends_are_checked(monkeypatch):

@@ -384,3 +384,15 @@ def test_load_patient_context_reads_the_admission(tiny):
     ctx = load_patient_context(con, schema_map(detect_flavor(con)), B, 2002, note_date="2130-01-15")
     assert (ctx.admittime, ctx.dischtime, ctx.sex) == (ADMIT, DISCH, "M")
     assert ctx.note_date == dt.datetime(2130, 1, 15)
+
+
+def test_a_row_time_text_is_jsonable_s_whether_kept_or_not():
+    from ehrlib.tools.access import _time_text
+    from ehrlib.tools.result import jsonable
+    utc, plus2 = dt.UTC, dt.timezone(dt.timedelta(hours=2))
+    for t in (dt.datetime(2130, 1, 12, 8, 5, 7), dt.datetime(2130, 1, 12), dt.datetime(2130, 1, 12, 8, 0, 0, 500),
+              None, dt.date(2130, 1, 12)):
+        assert _time_text(t) == _time_text(t) == jsonable(t)
+    # the same instant in two zones: equal datetimes with different texts, never confused
+    a, b = dt.datetime(2130, 1, 12, 8, tzinfo=utc), dt.datetime(2130, 1, 12, 10, tzinfo=plus2)
+    assert a == b and _time_text(a) == jsonable(a) and _time_text(b) == jsonable(b) != jsonable(a)

@@ -38,3 +38,15 @@ def test_l2_rows_matches_sklearn_normalize_and_keeps_empty_rows_zero():
     got = _l2_rows(m).toarray()
     assert np.allclose(got, normalize(m, norm="l2").toarray())
     assert np.allclose(got[0], [0.6, 0.8, 0.0]) and not got[1].any()
+
+
+def test_a_repeated_search_gives_the_same_matches_in_a_list_of_its_own() -> None:
+    index = LexicalIndex(_catalog([("labevents:1", "Glucose"), ("labevents:2", "Creatinine")]))
+    first = index.search("creat", k=2)
+    want = list(first)
+    assert want[0].item.key == "labevents:2"
+    first.append(first[0])                            # a caller changing its list ...
+    again = index.search("creat", k=2)
+    assert again == want                              # ... changes no later answer
+    assert again == index.search_many(["creat"], k=2)[0]      # the same as computed afresh
+    assert index.search("creat", k=2, tables={"chartevents"}) == []   # a table filter is never kept

@@ -16,9 +16,10 @@ import pytest
 from test_tools_testdb import ADMIT, DISCH, HA, LAYOUTS, A, T, tiny_rows, write_tables
 
 from ehrlib.errors import ConfigError
+from ehrlib.schema import detect_flavor, schema_map
 from ehrlib.tools import PatientContext, load_patient_context, make_toolset
 from ehrlib.tools.env import value_condition
-from ehrlib.tools.snapshot import DEFAULT_MAX_ROWS, ROWS_ENV, max_rows_setting, predicate
+from ehrlib.tools.snapshot import DEFAULT_MAX_ROWS, ROWS_ENV, _in_sql_order, max_rows_setting, predicate
 
 
 def _edge_rows() -> dict:
@@ -271,3 +272,32 @@ def test_repeated_calls_equal_sql_and_each_gets_its_own_rows(edge_db):
             assert repr(again) == want
         assert ts.env.snapshot.stats["answered"] == 2
         assert len(ts.tracer.records) == 2   # the memo's answer is traced like any call
+
+
+def test_held_rows_take_the_sql_order_whatever_order_the_scan_gives():
+    t1, t2 = dt.datetime(2130, 1, 10, 8), dt.datetime(2130, 1, 10, 9)
+    ordered = [(1, t1, None, None, "a"), (3, t1, None, None, "b"), (2, t2, None, None, "c")]
+    assert _in_sql_order("chartevents", ordered) is ordered            # storage order kept: no sort
+    shuffled = [ordered[2], ordered[1], ordered[0]]
+    assert _in_sql_order("chartevents", shuffled) == ordered            # time, then row id
+    timeless = [(5, None, None, None, "x"), (4, None, None, None, "y")]
+    assert [r[0] for r in _in_sql_order("diagnoses_icd", timeless)] == [4, 5]
+    # NULL times and NULL row ids go last, as DuckDB's ORDER BY puts them
+    mixed = [(None, t1, None, None, "n"), (7, None, None, None, "t"), (8, t2, None, None, "u"),
+             (6, t1, None, None, "v")]
+    assert [r[4] for r in _in_sql_order("chartevents", mixed)] == ["v", "n", "u", "t"]
+
+
+def test_an_item_column_of_another_type_reads_its_text_from_sql(edge_db, tmp_path):
+    # the held rows make an item's text with str() only for integer and text columns; any other
+    # type is read again with DuckDB's own cast (str(220045.0) would not be guaranteed to match)
+    path = tmp_path / "double_items.duckdb"
+    path.write_bytes(edge_db.read_bytes())
+    with duckdb.connect(str(path)) as con:
+        ce = schema_map(detect_flavor(con)).table("chartevents")
+        con.execute(f"ALTER TABLE {ce.ref} ALTER {ce.col('itemid')} TYPE DOUBLE")
+    calls = [("View_General_Timeline", {"time": "2130-01-12", "table": "chartevents"}),
+             ("View_General_Timeline", {"time": "", "table": "microbiologyevents"})]
+    stats = _same(path, _ctx(), calls)
+    assert stats["answered"] == 2 and stats["tables loaded"] == 2
+    assert stats["read again: item text cast in SQL"] == 1     # chartevents; microbiology's names are text

@@ -9,6 +9,7 @@ the admission ("admission scope").
 """
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,11 +56,14 @@ class TableReader:
     item_columns: tuple[tuple[str, str], ...]   # (logical, quoted physical) a key may name
     row_id: str = "NULL"
 
-    def select_sql(self, packed_extras: bool = True) -> str:
+    def select_sql(self, packed_extras: bool = True, with_table: bool = True, item_text: bool = True) -> str:
         """Uniform columns, so any set of tables can be read in one UNION ALL query.
 
         Extras (flag, rate, route, ...) differ per table: packed into one MAP for a union,
         or as plain columns for a single table (building a MAP per row costs ~2 ms a call).
+        ``with_table=False`` leaves out the leading table-name column (a bound parameter), and
+        ``item_text=False`` reads the item as NULL: a bulk reader that knows the table and
+        fetches the raw item column anyway makes those strings itself, for the rows it shows.
         """
         if not packed_extras:
             extra = ", ".join(f"{expr} AS x_{name}" for name, expr in self.extras)
@@ -70,9 +74,10 @@ class TableReader:
         else:
             extra = "CAST(map([], []) AS MAP(VARCHAR, VARCHAR)) AS extra"
         return ", ".join(x for x in [
-            "CAST(? AS VARCHAR) AS tbl", f"{self.row_id} AS row_id",
+            "CAST(? AS VARCHAR) AS tbl" if with_table else "", f"{self.row_id} AS row_id",
             f"CAST({self.time_expr or 'NULL'} AS TIMESTAMP) AS t",
-            f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end", f"CAST({self.item or 'NULL'} AS VARCHAR) AS item",
+            f"CAST({self.end_expr or 'NULL'} AS TIMESTAMP) AS t_end",
+            f"CAST({(self.item if item_text else None) or 'NULL'} AS VARCHAR) AS item",
             f"CAST({self.txt_expr} AS VARCHAR) AS txt", f"CAST({self.num_expr} AS DOUBLE) AS num",
             f"CAST({self.unit_expr} AS VARCHAR) AS unit", extra] if x)
 
@@ -108,22 +113,43 @@ class TableReader:
         """A result row as the tools' row dict."""
         _, row_id, t, t_end, item, txt, num, unit, *rest = r
         hit = rest.pop() if marked else None
-        extra = rest[0] if packed_extras else dict(zip((name for name, _ in self.extras), rest, strict=False))
-        out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": jsonable(t)}
+        if packed_extras:
+            extra = rest[0]
+        else:
+            extra = dict(zip((name for name, _ in self.extras), rest, strict=False)) if self.extras else None
+        out: dict[str, Any] = {"table": self.table, "row_id": jsonable(row_id), "time": _time_text(t)}
         if self.time_kind == "interval":
-            out["end"] = jsonable(t_end)
+            out["end"] = _time_text(t_end)
         out["item"] = item
         out["value"] = txt
         out["valuenum"] = jsonable(num)
         out["unit"] = unit
         out["extra"] = {k: (_as_number(v) if k in _NUMERIC_EXTRAS and isinstance(v, str) else jsonable(v))
-                        for k, v in (extra or {}).items() if v is not None}
+                        for k, v in extra.items() if v is not None} if extra else {}
         if marked:
             out["matches"] = bool(hit)
         return out
 
 
 _NUMERIC_EXTRAS = {"rate"}
+#: timestamp -> its text (``jsonable``): the rows of an admission share a few thousand chart
+#: times (a set of vitals per time), and the text is most of what making a row costs
+_TIME_TEXT: dict[Any, Any] = {}
+_TIME_TEXTS_KEPT = 65_536
+
+
+def _time_text(t: Any) -> Any:
+    """``jsonable(t)``, kept for the naive timestamps seen last (an aware one equals another
+    zone's same instant, whose text differs: not kept).
+    """
+    if type(t) is not _dt.datetime or t.tzinfo is not None:
+        return jsonable(t)
+    got = _TIME_TEXT.get(t)
+    if got is None:
+        if len(_TIME_TEXT) >= _TIME_TEXTS_KEPT:
+            _TIME_TEXT.clear()
+        got = _TIME_TEXT[t] = jsonable(t)
+    return got
 
 
 def _as_number(text: str) -> float | str:

@@ -162,6 +162,10 @@ def expand_query(query: str) -> tuple[str, ...]:
     return tuple(out[:_MAX_VARIANTS])
 
 
+#: searches an index keeps (about 1 kB each)
+_SEARCHES_KEPT = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     item: CatalogItem
@@ -192,13 +196,25 @@ class LexicalIndex:
         self._vectorizer = vectorizer or CharWbTfidf(texts or ["empty"])
         if self._vectorizer.shape[0] != max(1, len(texts)):
             raise ValueError(f"n-gram index has {self._vectorizer.shape[0]} rows for {len(texts)} item texts")
+        #: (query, k) -> its matches: the index never changes, and notes name the same few
+        #: hundred entities ("creatinine", "HR") over and over, each a sparse product
+        self._searched: dict[tuple[str, int], tuple[Match, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._texts)
 
     def search(self, query: str, k: int = 10, tables: set[str] | None = None) -> list[Match]:
-        """The ``k`` best matches of one query."""
-        return self.search_many([query], k, tables)[0]
+        """The ``k`` best matches of one query (kept for repeats; a new list each call)."""
+        if tables is not None:
+            return self.search_many([query], k, tables)[0]
+        key = (query, k)
+        found = self._searched.get(key)
+        if found is None:
+            found = tuple(self.search_many([query], k)[0])
+            if len(self._searched) >= _SEARCHES_KEPT:
+                self._searched.clear()
+            self._searched[key] = found
+        return list(found)
 
     def search_many(self, queries: Sequence[str], k: int = 10, tables: set[str] | None = None) -> list[list[Match]]:
         """Top-k matches of several queries, reading only their n-grams' postings (Semantic_Search's targets)."""

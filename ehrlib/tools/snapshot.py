@@ -56,6 +56,8 @@ MARGIN = _dt.timedelta(days=7)
 _INT_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                         "UINTEGER", "UBIGINT"})
 _N_BASE = 8        # tbl, row_id, t, t_end, item, txt, num, unit (TableReader.select_sql)
+#: a held row leaves out the table name (the first of those): positions in what is held
+_ROW_ID, _T, _END, _ITEM, _TXT, _NUM = 0, 1, 2, 3, 4, 5
 _NO_EXTRAS: dict[str, Any] = {}
 #: value operators that read the text column (ehrlib.tools.env.value_condition)
 _TEXT_OPS = frozenset({"equals_text", "equals_number", "contains"})
@@ -122,10 +124,14 @@ def predicate(cond: ValueCondition) -> Predicate | None:
 class _Held:
     """One table's rows in the snapshot, ordered as SQL orders them (time NULLS LAST, row id)."""
     reader: TableReader
-    recs: list[tuple[Any, ...]]    # the single-table select's columns, then item columns, then extras as text
+    recs: list[tuple[Any, ...]]    # the single-table select's columns but the table name, then item
+                                   # columns, then extras as text
     by_item: dict[str, dict[Any, list[int]]]   # item column -> value -> row positions
     item_types: dict[str, type]                # the Python type an item filter must have
     times: list[Any] | None                    # point tables: each row's time, for bisection
+    #: where the item's text comes from when the read left it NULL: the position of the raw
+    #: item column (an integer or text column, whose VARCHAR cast ``str`` reproduces)
+    item_from: int | None = None
     _ascii: list[bool] = field(default_factory=list)
     #: (position, packed) -> the row dict ``TableReader.row`` makes of it, built once: a note
     #: reads the same rows many times, and every caller gets its own copy (tools add keys)
@@ -133,13 +139,13 @@ class _Held:
 
     @property
     def width(self) -> int:
-        """Columns of the single-table select (query_tables with one table)."""
-        return _N_BASE + len(self.reader.extras)
+        """Columns of the single-table select (query_tables with one table) a held row keeps."""
+        return _N_BASE - 1 + len(self.reader.extras)
 
     def ascii_text(self) -> bool:
         """Whether every text value is ASCII (computed once, when a text condition first asks)."""
         if not self._ascii:
-            self._ascii.append(all(rec[5] is None or rec[5].isascii() for rec in self.recs))
+            self._ascii.append(all(rec[_TXT] is None or rec[_TXT].isascii() for rec in self.recs))
         return self._ascii[0]
 
     def positions(self, window: TimeWindow | None, item_column: str | None, item_value: Any) -> list[int]:
@@ -156,12 +162,12 @@ class _Held:
         out = []
         if r.time_kind == "point":
             for i in cand:
-                t = self.recs[i][2]
+                t = self.recs[i][_T]
                 if t is not None and window.start <= t < window.end:
                     out.append(i)
         else:
             for i in cand:
-                t, t_end = self.recs[i][2], self.recs[i][3]
+                t, t_end = self.recs[i][_T], self.recs[i][_END]
                 if t is not None and t < window.end and (t if t_end is None else t_end) >= window.start:
                     out.append(i)
         return out
@@ -169,13 +175,17 @@ class _Held:
     def rec(self, i: int, packed: bool) -> tuple[Any, ...]:
         """Row ``i`` as ``query_tables`` fetches it (extras as columns, or as one map)."""
         base = self.recs[i]
+        if self.item_from is not None:
+            raw = base[self.item_from]
+            base = (*base[:_ITEM], None if raw is None else str(raw), *base[_ITEM + 1:])
+        table = self.reader.table
         extras = self.reader.extras
         if not packed:
-            return base[:self.width]
+            return (table, *base[:self.width])
         if not extras:
-            return (*base[:_N_BASE], _NO_EXTRAS)
+            return (table, *base[:_N_BASE - 1], _NO_EXTRAS)
         texts = base[self.width + len(self.reader.item_columns):]
-        return (*base[:_N_BASE], dict(zip((n for n, _ in extras), texts, strict=True)))
+        return (table, *base[:_N_BASE - 1], dict(zip((n for n, _ in extras), texts, strict=True)))
 
     def row(self, i: int, packed: bool, hit: Any = None, marked: bool = False) -> dict[str, Any]:
         """Row ``i`` as the dict ``query_tables`` returns: a fresh copy of the one built on first use."""
@@ -189,10 +199,26 @@ class _Held:
         return out
 
 
-def _sort_key(rec: tuple[Any, ...]) -> tuple[Any, ...]:
-    t, row_id = rec[2], rec[1]
-    return (t is None, t if t is not None else _dt.datetime.min, rec[0], row_id is None,
+def _sort_key(table: str, rec: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A held row's place in ``ORDER BY t NULLS LAST, tbl, row_id`` (DuckDB: NULLS LAST)."""
+    t, row_id = rec[_T], rec[_ROW_ID]
+    return (t is None, t if t is not None else _dt.datetime.min, table, row_id is None,
             row_id if row_id is not None else 0)
+
+
+def _in_sql_order(table: str, recs: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``recs`` ordered by time (NULLS LAST), then row id, as the SQL of ``query_tables`` orders one
+    table. Event tables are stored in patient, admission and time order (``ehrlib.db.finalize``)
+    and DuckDB keeps that order in a plain scan, so the read comes back ordered nearly always:
+    a check in C-level comparisons replaces an ORDER BY in the query, and anything else is sorted.
+    """
+    times = [rec[_T] for rec in recs]
+    ids = [rec[_ROW_ID] for rec in recs]
+    if None not in ids and (None not in times or times.count(None) == len(times)):
+        keys = list(zip(times, ids, strict=True)) if None not in times else ids
+        if all(map(operator.le, keys, keys[1:])):
+            return recs
+    return sorted(recs, key=lambda rec: _sort_key(table, rec))
 
 
 class AdmissionSnapshot:
@@ -269,7 +295,7 @@ class AdmissionSnapshot:
         for held, positions in picked:
             for i in positions:
                 base = held.recs[i]
-                num, txt = base[6], base[5]
+                num, txt = base[_NUM], base[_TXT]
                 if numeric_only and num is None:
                     continue
                 hit = test(num, txt) if test is not None else None
@@ -277,7 +303,7 @@ class AdmissionSnapshot:
                     continue
                 out.append((held, i, hit))
         if len(picked) > 1:
-            out.sort(key=lambda sel: _sort_key(sel[0].recs[sel[1]]))
+            out.sort(key=lambda sel: _sort_key(sel[0].reader.table, sel[0].recs[sel[1]]))
         self._count("answered")
         return [held.row(i, packed, hit, marked) for held, i, hit in out]
 
@@ -301,14 +327,15 @@ class AdmissionSnapshot:
         where = r.where_sql(p.subject_id, p.hadm_id, scope, None, None)
         if where is None:
             return None
-        items = [f"{phys} AS i_{k}" for k, (_, phys) in enumerate(r.item_columns)]
-        texts = [f"CAST({expr} AS VARCHAR) AS v_{k}" for k, (_, expr) in enumerate(r.extras)]
-        sql = (f"SELECT {', '.join([r.select_sql(False), *items, *texts])} FROM {r.ref} "  # noqa: S608 - schema identifiers
-               f"WHERE {where[0]} ORDER BY t NULLS LAST, row_id LIMIT ?")
+        n_rec = _N_BASE - 1 + len(r.extras)
+        # the item's text is made from the raw item column when that is among the columns read
+        item_k = next((k for k, (_, phys) in enumerate(r.item_columns) if phys == r.item), None)
         try:
-            cur = con.execute(sql, [r.table, *where[1], room + 1])
-            types = [str(d[1]) for d in cur.description]
-            got = cur.fetchall()
+            types, got = self._read(con, r, where, room, item_k is None)
+            if item_k is not None and types[n_rec + item_k] not in _INT_TYPES and types[n_rec + item_k] != "VARCHAR":
+                types, got = self._read(con, r, where, room, True)   # str() might not be DuckDB's cast
+                item_k = None
+                self._count("read again: item text cast in SQL")
         except duckdb.Error:     # e.g. a value that does not convert: the calls meet it (or not) as SQL
             self._count("not held: read failed")
             return None
@@ -318,7 +345,7 @@ class AdmissionSnapshot:
         self._used += len(got)
         self._count("tables loaded")
         self._count("rows loaded", len(got))
-        n_rec = _N_BASE + len(r.extras)
+        got = _in_sql_order(r.table, got)
         by_item: dict[str, dict[Any, list[int]]] = {}
         item_types: dict[str, type] = {}
         for k, (logical, _) in enumerate(r.item_columns):
@@ -330,8 +357,23 @@ class AdmissionSnapshot:
             by_item[logical] = index
             kind = types[n_rec + k]
             item_types[logical] = int if kind in _INT_TYPES else str if kind == "VARCHAR" else type(None)
-        times = [rec[2] for rec in got] if r.time_kind == "point" else None
-        return _Held(r, got, by_item, item_types, times)
+        times = [rec[_T] for rec in got] if r.time_kind == "point" else None
+        return _Held(r, got, by_item, item_types, times, item_from=None if item_k is None else n_rec + item_k)
+
+    @staticmethod
+    def _read(con: Any, r: TableReader, where: tuple[str, list[Any]], room: int,
+              item_text: bool) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column types, rows) of the admission's rows of one table, at most ``room + 1``.
+
+        No ORDER BY: the rows come in storage order and are checked (:func:`_in_sql_order`).
+        """
+        items = [f"{phys} AS i_{k}" for k, (_, phys) in enumerate(r.item_columns)]
+        texts = [f"CAST({expr} AS VARCHAR) AS v_{k}" for k, (_, expr) in enumerate(r.extras)]
+        select = r.select_sql(False, with_table=False, item_text=item_text)
+        sql = f"SELECT {', '.join([select, *items, *texts])} FROM {r.ref} WHERE {where[0]} LIMIT ?"  # noqa: S608 - schema identifiers
+        cur = con.execute(sql, [*where[1], room + 1])
+        types = [str(d[1]) for d in cur.description]
+        return types, cur.fetchall()
 
 
 _SHARED: weakref.WeakValueDictionary[tuple[Any, ...], AdmissionSnapshot] = weakref.WeakValueDictionary()

@@ -141,12 +141,23 @@ _REPEATABLE = frozenset(TOOL_NAMES) - {"Semantic_Search"}
 _MEMO_SIZE = 2048
 
 
+_NESTED = (dict, list)
+
+
 def _fresh(value: Any) -> Any:
-    """A copy of a result's rows or summary (JSON-like dicts and lists) a caller may change."""
+    """A copy of a result's rows or summary (JSON-like dicts and lists) a caller may change.
+
+    A dict is copied whole and only its nested dicts and lists are copied again: a row holds
+    a dozen scalars and one ``extra`` dict, so a copy per value would be most of a call.
+    """
     if isinstance(value, dict):
-        return {k: _fresh(v) for k, v in value.items()}
+        out = value.copy()
+        for k, v in out.items():
+            if isinstance(v, _NESTED):
+                out[k] = _fresh(v)
+        return out
     if isinstance(value, list):
-        return [_fresh(v) for v in value]
+        return [_fresh(v) if isinstance(v, _NESTED) else v for v in value]
     return value
 
 
