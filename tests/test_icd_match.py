@@ -1,6 +1,8 @@
 """Known answers for statements against ICD item rows (ehrlib.pipeline.offline.icd_match)."""
 from __future__ import annotations
 
+import itertools
+
 from ehrlib.pipeline.offline.icd_match import (
     billed_in_parts,
     icd_parent,
@@ -133,9 +135,14 @@ class _Catalog:
         return self.by_key.get(key)
 
 
+_ENV_IDS = itertools.count()
+
+
 class _Env:
     def __init__(self, items, billed):
-        self.con, self.identity = object(), ("made-up", str(id(self)))
+        # a fresh identity per fake database: an id() can be reused once its object is gone, and the
+        # dictionary memo (keyed by identity) would then hand one test another test's dictionary
+        self.con, self.identity = object(), ("made-up", f"env-{next(_ENV_IDS)}")
         self.schema = type("S", (), {"flavor": "mimic3"})()
         self.catalog = _Catalog(items)
         self.patient_keys = frozenset(billed)
