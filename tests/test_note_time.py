@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_tools_testdb import HA, LAYOUTS, A, T, tiny_rows, write_tables
+from test_tools_testdb import HA, A, T, lactate_hospital
 
 from ehrlib.corpus.records import TIME_BASES, Note, TimeSpan
 from ehrlib.pipeline.offline.note_time import (
@@ -108,18 +108,8 @@ def test_settle_ends_windows_at_the_note_and_keeps_a_later_time():
 def lactate_db(tmp_path_factory) -> Path:
     """The tiny hospital plus patient A's lactates on the 12th: 4.9 at 08:00, 5.5 at 23:30,
     and 5.0 on the 13th."""
-    rows = tiny_rows()
-    n = len(rows["labevents"])
-    for i, (when, v) in enumerate([(T(12, 8), 4.9), (T(12, 23, 30), 5.5), (T(13, 6), 5.0)]):
-        rows["labevents"].append(dict(row_id=n + i + 1, subject_id=A, hadm_id=HA, itemid=50813, charttime=when,
-                                      value=f"{v:g}", valuenum=v, valueuom="mmol/L", flag="abnormal"))
-    path = tmp_path_factory.mktemp("note_time") / "tiny.duckdb"
-    con = duckdb.connect(str(path))
-    try:
-        write_tables(con, LAYOUTS["mimic3"], rows)
-    finally:
-        con.close()
-    return path
+    return lactate_hospital(tmp_path_factory.mktemp("note_time"),
+                            [(T(12, 8), 4.9), (T(12, 23, 30), 5.5), (T(13, 6), 5.0)])
 
 
 @pytest.fixture(scope="module")

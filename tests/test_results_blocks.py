@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_tools_testdb import HA, LAYOUTS, A, T, tiny_rows, write_tables
+from test_tools_testdb import HA, A, T, lactate_hospital
 from verification_kit import FakeTools, assert_decided, entity, row, spanned, verify
 
 from ehrlib.corpus.records import Note, TimeSpan
@@ -99,18 +99,7 @@ def test_a_continuation_line_is_judged_at_the_stamps_draw(stated, label):
 @pytest.fixture(scope="module")
 def lactate_db(tmp_path_factory) -> Path:
     """The tiny hospital plus patient A's lactates: 4.9 on the 12th at 08:00, 5.0 on the 13th at 06:00."""
-    rows = tiny_rows()
-    n = len(rows["labevents"])
-    for i, (when, v) in enumerate([(T(12, 8), 4.9), (T(13, 6), 5.0)]):
-        rows["labevents"].append(dict(row_id=n + i + 1, subject_id=A, hadm_id=HA, itemid=50813, charttime=when,
-                                      value=f"{v:g}", valuenum=v, valueuom="mmol/L", flag="abnormal"))
-    path = tmp_path_factory.mktemp("blocks") / "tiny.duckdb"
-    con = duckdb.connect(str(path))
-    try:
-        write_tables(con, LAYOUTS["mimic3"], rows)
-    finally:
-        con.close()
-    return path
+    return lactate_hospital(tmp_path_factory.mktemp("blocks"), [(T(12, 8), 4.9), (T(13, 6), 5.0)])
 
 
 def _lactate(db: Path, text: str):

@@ -206,3 +206,21 @@ def test_tiny_hospital_is_detected_in_its_layout(tmp_path, layout):
     ce = LAYOUTS[layout].table("chartevents")
     n = con.execute(f"SELECT count(*) FROM {ce.ref}").fetchone()[0]
     assert n == len(tiny_rows()["chartevents"])
+
+
+def lactate_hospital(folder: Path, lactates: list[tuple[Any, float]]) -> Path:
+    """The tiny hospital (MIMIC-III layout) plus patient A's lactates ``(charttime, value)``, as
+    a DuckDB file in ``folder``.
+    """
+    rows = tiny_rows()
+    n = len(rows["labevents"])
+    for i, (when, v) in enumerate(lactates):
+        rows["labevents"].append(dict(row_id=n + i + 1, subject_id=A, hadm_id=HA, itemid=50813, charttime=when,
+                                      value=f"{v:g}", valuenum=v, valueuom="mmol/L", flag="abnormal"))
+    path = folder / "tiny.duckdb"
+    con = duckdb.connect(str(path))
+    try:
+        write_tables(con, LAYOUTS["mimic3"], rows)
+    finally:
+        con.close()
+    return path
