@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ehrlib.corpus.records import TimeBasis, TimeSpan
 from ehrlib.datafiles import load_data
-from ehrlib.pipeline.offline.timex import fmt, parse_datetime
+from ehrlib.pipeline.offline.timex import CLOCK_SPAN, clock_span, fmt, parse_datetime
 from ehrlib.pipeline.records import Entity, Segment
 
 if TYPE_CHECKING:
@@ -51,10 +51,6 @@ _LATER = re.compile(r"\b(?:tomorrow|tmrw|tomorow|later\s+today|next\s+(?:week|da
                     r"(?:on|in)\s+\d+\s+days?|plan(?:ned)?\s+for|scheduled\s+for)\b", re.I)
 _SHIFT = re.compile(r"^(?:this|my|during\s+(?:this|my|the))\s+shift$|^(?:on|over)\s+(?:this|my)\s+shift$"
                     r"|^(?:for\s+(?:the\s+)?|on\s+)shift$", re.I)
-#: a span between two clock times ("2000-0600", "from 19:00 to 07:00"): four digits or a colon, so
-#: "20-30" or "1-2" never reads as a span
-_CLOCK_SPAN = re.compile(r"^(?:from\s+)?((?:[01]?\d|2[0-3]):?[0-5]\d)\s*(?:-|–|to|until|till)\s*"
-                         r"((?:[01]?\d|2[0-3]):?[0-5]\d)$", re.I)
 _SINCE_MIDNIGHT = re.compile(r"^(?:since|after)\s+(?:midnight|MN|12\s*am)$", re.I)
 _DATE = re.compile(r"\[\*\*|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/-]\d{1,2}\b")
 _CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\b(?:[01]\d|2[0-3])[0-5]\d\b|\b\d{1,2}\s*[ap]\.?m\b", re.I)
@@ -129,36 +125,19 @@ def part_of_day_span(text: str | None, nt: NoteTime) -> tuple[datetime, datetime
         return (nt.moment - SHIFT, nt.moment) if nt.moment is not None else (nt.day, end_of_day)
     if _SINCE_MIDNIGHT.match(phrase):
         return nt.day, nt.moment or end_of_day
-    span = _clock_span(phrase, nt)
-    if span is not None:
-        return span
+    if (m := CLOCK_SPAN.fullmatch(phrase)) is not None:  # "2000-0600": the one the time tagger reads
+        return clock_span(m, nt.moment or nt.day, nt.slack)
     for pattern, (first, last) in load_data("verification_terms.yaml").get("parts_of_day", {}).items():
         if re.fullmatch(pattern, phrase):
             return nt.day + timedelta(hours=float(first)), nt.day + timedelta(hours=float(last))
     return None
 
 
-def _clock_span(phrase: str, nt: NoteTime) -> tuple[datetime, datetime] | None:
-    """"2000-0600": the last such span that ends by the note's cutoff (a shift's span may end a
-    little after a note written near its end; on the note's day when the note has no clock
-    time); a span that crosses midnight starts the evening before.
-    """
-    m = _CLOCK_SPAN.match(phrase)
-    if m is None or nt.day is None or (":" not in m.group(0) and not all(len(g) >= 3 for g in m.groups())):
-        return None
-    first, last = ((int(g.replace(":", "")[:-2]), int(g[-2:])) for g in m.groups())
-    end = nt.day.replace(hour=last[0], minute=last[1])
-    if nt.moment is not None and end > nt.moment + nt.slack:
-        end -= timedelta(days=1)
-    length = timedelta(hours=last[0] - first[0], minutes=last[1] - first[1]) % timedelta(days=1)
-    return (end - length, end) if length else None
-
-
 def is_clock_span(text: str | None) -> bool:
     """Whether a time expression is a span between two clock times ("2000-0600"): it names the
     flowsheet columns from its first hour to its last, both included.
     """
-    return bool(_CLOCK_SPAN.match(_phrase(text)))
+    return CLOCK_SPAN.fullmatch(_phrase(text)) is not None
 
 
 def clipped(window: TimeSpan, cutoff: datetime | None) -> TimeSpan:

@@ -24,6 +24,8 @@ from ehrlib.pipeline.records import Anchor, TimeRef
 
 __all__ = [
     "TimeContext",
+    "CLOCK_SPAN",
+    "clock_span",
     "parse_datetime",
     "fmt",
     "day_window",
@@ -244,7 +246,7 @@ _CLOCK = re.compile(r"(?:\b(?:at|since|@|by|until|from|around|about|approx\.?)\s
 #: a span between two clock times ("860 cc 2000-0600", "from 19:00 to 07:00", "(1900-0700)"): four
 #: digits or a colon each; a bare pair of numbers counts only after "from"/"between", an amount's
 #: unit or a list break, so a stated range of values ("UOP 1500-2000") is never a span
-_CLOCK_SPAN = re.compile(r"(?P<pre>\b(?:from|between)\s+|(?:(?<=\d)|\b)(?:cc|ml|mls|l)\s*|[(,;:]\s*|^\s*)"
+CLOCK_SPAN = re.compile(r"(?P<pre>\b(?:from|between)\s+|(?:(?<=\d)|\b)(?:cc|ml|mls|l)\s*|[(,;:]\s*|^\s*)"
                          r"(?P<a>(?:[01]\d|2[0-3]):?[0-5]\d|(?:[01]?\d|2[0-3]):[0-5]\d)\s*(?:-|–|to|until|and)\s*"
                          r"(?P<b>(?:[01]\d|2[0-3]):?[0-5]\d|(?:[01]?\d|2[0-3]):[0-5]\d)(?![\d/.]|:\d)"
                          r"(?!\s*(?:mg|mcg|g|cc|ml|mls|l|units?|u\b|meq|mmol|%|/))", re.I)
@@ -325,6 +327,22 @@ def _anchor_times(anchors: Iterable[Anchor]) -> dict[str, datetime]:
     return out
 
 
+_HOUR = timedelta(hours=1)
+
+
+def clock_span(m: re.Match[str], reference: datetime, slack: timedelta) -> tuple[datetime, datetime] | None:
+    """The moments a :data:`CLOCK_SPAN` match names: the last such span that ends by
+    ``reference`` + ``slack`` (a reference of exactly midnight has no clock: its own day's), one
+    crossing midnight starting the evening before; None for a span of no length.
+    """
+    (h1, m1), (h2, m2) = ((int(g.replace(":", "")[:-2] or 0), int(g[-2:])) for g in (m.group("a"), m.group("b")))
+    end = datetime(reference.year, reference.month, reference.day, h2, m2)
+    if (reference.hour, reference.minute) != (0, 0) and end > reference + slack:
+        end -= _DAY
+    length = timedelta(hours=h2 - h1, minutes=m2 - m1) % _DAY
+    return (end - length, end) if length else None
+
+
 def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Anchor] = (),
                  previous: TimeSpan | None = None) -> list[TimeRef]:
     """Every temporal expression of one line, resolved to an absolute window, in text order.
@@ -395,19 +413,14 @@ def resolve_line(text: str, line: int, ctx: TimeContext, anchors: Iterable[Ancho
         if base_span is not None and base_start is not None:
             base_end = parse_datetime(base_span.end) or base_start
             add(m, TimeSpan(fmt(base_start + sign * _DAY), fmt(base_end + sign * _DAY)), "previous")
-    for m in _CLOCK_SPAN.finditer(text):
-        # a clock span ends at its last occurrence by the note (a shift ending just after a note written
-        # near its end still counts: the charting slack); one crossing midnight starts the evening before
-        if (ref_day := at(m.start())) is None:
+    for m in CLOCK_SPAN.finditer(text):
+        # the last such span by the note (a shift ending within the charting slack of a note written
+        # near its end still counts); one crossing midnight starts the evening before
+        if (ref_day := at(m.start())) is None or (moments := clock_span(m, ref_day, _HOUR)) is None:
             continue
-        (h1, m1), (h2, m2) = ((int(g.replace(":", "")[:-2] or 0), int(g[-2:])) for g in (m.group("a"), m.group("b")))
-        last = datetime(ref_day.year, ref_day.month, ref_day.day, h2, m2)
-        if last > ref_day + timedelta(hours=1) and (ref_day.hour, ref_day.minute) != (0, 0):
-            last -= _DAY
-        length = timedelta(hours=h2 - h1, minutes=m2 - m1) % _DAY
         begin = m.start() if m.group("pre").strip().lower() in ("from", "between") else m.start("a")
-        if length and not any(r.span and r.span[0] <= begin < r.span[1] for r in refs):
-            refs.append(TimeRef(line, text[begin:m.end()].strip(), TimeSpan(fmt(last - length), fmt(last)), "note",
+        if not any(r.span and r.span[0] <= begin < r.span[1] for r in refs):
+            refs.append(TimeRef(line, text[begin:m.end()].strip(), TimeSpan(fmt(moments[0]), fmt(moments[1])), "note",
                                 (begin, m.end())))
     for m in _CLOCK.finditer(text):
         # a bare clock time in a progress/nursing note is on the note's day: +/- 2 h
