@@ -216,6 +216,11 @@ def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence
     cache = ValidationCache(cache_size)
     grouped = bool(cache_size) and bool(getattr(stages.verifier, "accepts_group", False))
     answered: dict[str, Verdict] = {}
+    members: dict[Any, list[int]] = {}   # group -> its entities' positions (no rescan of the lane per entity)
+    if grouped:
+        for k, x in enumerate(lane):
+            if x.group is not None:
+                members.setdefault(x.group, []).append(k)
     out = []
     for i, e in enumerate(lane):
         t0 = time.perf_counter()
@@ -223,8 +228,8 @@ def _verify_lane(ctx: NoteContext, env: StageEnv, stages: Stages, lane: Sequence
             v = dataclasses.replace(answered.pop(e.entity_id), entity_id=e.entity_id, from_cache=True,
                                     usage=Usage(), tool_calls=())
         else:
-            siblings = tuple(x for x in lane[i + 1:] if grouped and e.group is not None and x.group == e.group
-                             and x.entity_id not in answered)
+            siblings = tuple(lane[k] for k in members.get(e.group, ()) if k > i
+                             and lane[k].entity_id not in answered) if e.group is not None else ()
             try:
                 v = (stages.verifier(ctx, env, e, cache.snapshot(), group=siblings)  # type: ignore[call-arg]  # accepts_group
                      if siblings

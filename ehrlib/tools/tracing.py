@@ -45,6 +45,17 @@ class Tracer:
         with self._lock:
             return tuple(self._records)
 
+    @property
+    def count(self) -> int:
+        """How many calls are recorded (without copying them; no ``__len__``: an empty tracer stays truthy)."""
+        with self._lock:
+            return len(self._records)
+
+    def since(self, start: int) -> tuple[ToolCallRecord, ...]:
+        """The calls recorded after the first ``start`` ones (one entity's, without copying the note's)."""
+        with self._lock:
+            return tuple(self._records[start:])
+
     def clear(self) -> None:
         """Forget the recorded calls."""
         with self._lock:

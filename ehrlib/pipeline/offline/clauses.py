@@ -86,6 +86,7 @@ def has_break(span: str, breaks: str) -> bool:
     return clause_breaks(breaks).pattern.search(span) is not None
 
 
+@functools.lru_cache(maxsize=256)  # asked once per statement on the line: masked once per line
 def mask_parentheticals(text: str) -> str:
     """``text`` with every closed parenthetical blanked (same length, nested ones too).
 

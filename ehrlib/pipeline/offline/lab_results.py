@@ -96,6 +96,20 @@ def label_score(name: str, label: str) -> int:
 _CLAUSE_END = re.compile(r";|\.(?!\d)")
 
 
+def clause_start(text: str, lo: int, hi: int) -> int:
+    """Where the clause that holds position ``hi`` starts, looking back no further than
+    ``lo``: just after the last match of ``_CLAUSE_END`` in ``text[lo:hi]`` (a ``.`` right at
+    ``hi`` has nothing after it there, so it ends a clause), else ``lo``. Found backwards,
+    so every statement on a long line costs its own clause, not the line's length.
+    """
+    semi = text.rfind(";", lo, hi)
+    dot = hi
+    while (dot := text.rfind(".", lo, dot)) >= 0 and dot + 1 < hi and text[dot + 1].isdecimal():
+        pass  # a decimal point ("3.5"), not a clause end
+    end = max(semi, dot)
+    return end + 1 if end >= 0 else lo
+
+
 def prose_fluid(text: str, start: int, name: str = "") -> tuple[str, str] | None:
     """The specimen a lab name written in prose at ``text[start:]`` names, with the name
     left once the specimen letter is taken off it: a specimen word right before it ("urine
@@ -103,7 +117,7 @@ def prose_fluid(text: str, start: int, name: str = "") -> tuple[str, str] | None
     letter fused to it ("UNa 40" -> "Na"); None without one (``lab_results.yaml`` prose).
     """
     line_start = text.rfind("\n", 0, start) + 1
-    clause = max([m.end() for m in _CLAUSE_END.finditer(text, line_start, start)] + [line_start])
+    clause = clause_start(text, line_start, start)
     for cue in _data()["prose"]:
         if cue["fused"].match(name):
             return str(cue["fluid"]), name[1:]
@@ -294,10 +308,9 @@ _NOT_LAB = re.compile(r"\s*(?:(?:mg|mcg|g|gm|grams?|units?|u|meq|mmol|ml|cc|l|ta
                       r"days?|d|min|weeks?|years?|yo|am|pm)\b(?!\s*/)|x\d|q\d|-\d|:\s*\.?\d|\d)", re.I)
 
 
-def _lab_context(seg: Segment, line: int, known: Sequence[Entity]) -> bool:
-    """A results section, or a line on which another lab value is already read."""
-    return seg.section == "results" or any(e.line == line and any(it.table == "labevents" for it in e.items)
-                                           for e in known)
+def _lab_lines(known: Sequence[Entity]) -> set[int]:
+    """The lines on which a lab value is already read (computed once per segment, not per line)."""
+    return {e.line for e in known if any(it.table == "labevents" for it in e.items)}
 
 
 def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[ItemRef, str]],
@@ -319,12 +332,13 @@ def prose_results(lines: Sequence[str], seg: Segment, pairs: Sequence[tuple[Item
         if e.span is not None:
             used.setdefault(e.line, []).append(e.span)
     blood = str(_data()["default"])
+    lab_lines = _lab_lines(known)
     out: list[Entity] = []
     for i in range(seg.start_line, min(seg.end_line + 1, len(lines))):
         text = lines[i]
         if not text or text.isspace() or _is_record(text):  # a blank line holds no value
             continue
-        context = _lab_context(seg, i, known)
+        context = seg.section == "results" or i in lab_lines  # a results section, or a line with a lab
         line_found: list[tuple[int, int, list[tuple[ItemRef, str]], float, bool]] = []
         for m in _PROSE.finditer(text):
             a, b = m.start(), m.end()

@@ -19,7 +19,7 @@ from typing import Any
 
 from ehrlib.corpus.records import ItemRef
 from ehrlib.datafiles import load_data
-from ehrlib.pipeline.offline.lab_results import line_fluid, prose_fluid
+from ehrlib.pipeline.offline.lab_results import clause_start, line_fluid, prose_fluid
 from ehrlib.pipeline.offline.lexicon import Concept
 from ehrlib.pipeline.offline.rule import Rule
 
@@ -44,11 +44,25 @@ def statement_clause(text: str, start: int, end: int) -> str:
     """The clause of ``text`` around ``[start, end)``: from the last clause end before it to
     the first after it (a line break also ends it).
     """
-    a = max([m.end() for m in _CLAUSE_END.finditer(text, 0, start)] + [text.rfind("\n", 0, start) + 1])
+    a = clause_start(text, text.rfind("\n", 0, start) + 1, start)
     nxt = _CLAUSE_END.search(text, end)
     b = nxt.start() if nxt else len(text)
     nl = text.find("\n", end)
     return text[a:min(b, nl) if nl >= 0 else b]
+
+
+# every statement of a clause asks of the same clause: answered once per clause (a line with
+# no clause break is one clause, however many statements it holds)
+@functools.lru_cache(maxsize=256)
+def _names_gas(clause: str) -> bool:
+    """Whether a clause names a blood gas."""
+    return bool(_data()["gas_cue"].search(clause))
+
+
+@functools.lru_cache(maxsize=256)
+def _names_fluid(clause: str) -> bool:
+    """Whether a clause names a body fluid."""
+    return bool(_data()["fluid_cue"].search(clause))
 
 
 def specimen_items(clause: str, concept: Concept | None, pairs: Sequence[tuple[ItemRef, str]],
@@ -59,13 +73,13 @@ def specimen_items(clause: str, concept: Concept | None, pairs: Sequence[tuple[I
     d = _data()
     labs = [(it, k) for it, k in pairs if it.table == "labevents"]
     gas = d["gas_items"].get(concept.cid)
-    if gas is not None and (not items and concept.cid in d["settings"] or d["gas_cue"].search(clause)):
+    if gas is not None and (not items and concept.cid in d["settings"] or _names_gas(clause)):
         # a ventilator setting is also recorded with every blood gas: with no bedside item
         # of the patient (a build without chart rows), the gas's record is the setting's
         found = [(it, k) for it, k in labs if gas.search(it.label or "")]
         if found:
             return found
-    if concept.items is not None and "labevents" in concept.tables and d["fluid_cue"].search(clause):
+    if concept.items is not None and "labevents" in concept.tables and _names_fluid(clause):
         fluid = re.compile(concept.items.pattern.replace("$", d["suffix"]), re.I)
         found = [(it, k) for it, k in labs if fluid.search(it.label or "") and d["suffix_re"].search(it.label or "")]
         if found:
@@ -89,7 +103,7 @@ def names_specimen(line: str, text: str, start: int, end: int, name: str) -> boo
     prose = prose_fluid(text, start, name)
     clause = statement_clause(text, start, end)
     return (line_fluid(line).lower() != default or (prose is not None and prose[0].lower() != default)
-            or bool(_data()["fluid_cue"].search(clause) or _data()["gas_cue"].search(clause)))
+            or _names_fluid(clause) or _names_gas(clause))
 
 
 def default_specimen_items(items: Sequence[tuple[ItemRef, str]], fluid_of: Callable[[str], str | None]

@@ -56,6 +56,7 @@ def default_fluid() -> str:
     return str(_data()["default"])
 
 
+@functools.lru_cache(maxsize=512)  # asked once per statement on the line: answered once per line
 def line_fluid(text: str) -> str:
     """The specimen (a d_labitems ``fluid``) a results line names: the word after its stamp
     or before it, or a specimen heading opening it; the default (blood) without one.
@@ -71,6 +72,7 @@ def _heading_fluid(text: str) -> str | None:
     return next((fluid for _, alone, fluid in _data()["cues"] if alone.match(text)), None)
 
 
+@functools.lru_cache(maxsize=512)  # asked once per statement on the line: answered once per line
 def is_record(text: str) -> bool:
     """Whether a line is a results record: a stamped one, or two ``Name-value`` items or more."""
     return stamp_clock(text) is not None or len(block_items(text)) >= 2

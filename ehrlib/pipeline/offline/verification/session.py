@@ -40,7 +40,7 @@ class Session:
     start: int = 0
 
     def __post_init__(self) -> None:
-        self.start = len(self.tools.tracer.records) if self.tools is not None else 0
+        self.start = self.tools.tracer.count if self.tools is not None else 0
 
     def call(self, name: str, **args: Any) -> Any:
         """Call a tool by name; None when the toolset lacks it."""
@@ -68,7 +68,7 @@ class Session:
         """The tool calls made in this session."""
         if self.tools is None:
             return ()
-        return tuple(self.tools.tracer.records[self.start:])
+        return self.tools.tracer.since(self.start)
 
 
 @dataclass
