@@ -35,6 +35,7 @@ def _forget() -> None:
     ontology._CACHE.clear()
     profile._MEMORY.clear()
     icd_match._DICTIONARIES.clear()
+    snapshot.release_recent()
 
 
 def _predictions(corpus: Path, db: Path, ids: list[str] | None, runs: Path, run_id: str) -> list[str]:

@@ -17,7 +17,7 @@ from test_tools_testdb import ADMIT, DISCH, HA, LAYOUTS, A, T, tiny_rows, write_
 
 from ehrlib.errors import ConfigError
 from ehrlib.schema import detect_flavor, schema_map
-from ehrlib.tools import PatientContext, load_patient_context, make_toolset
+from ehrlib.tools import PatientContext, load_patient_context, make_toolset, snapshot
 from ehrlib.tools.env import value_condition
 from ehrlib.tools.snapshot import DEFAULT_MAX_ROWS, ROWS_ENV, _in_sql_order, max_rows_setting, predicate
 
@@ -55,6 +55,7 @@ def _ctx() -> PatientContext:
 
 def _same(path, ctx, calls, snapshot_rows=None, errors_allowed=False):
     """Each call's result and trace with the snapshot, checked equal to SQL's; the snapshot's stats."""
+    snapshot.release_recent()
     gc.collect()   # a snapshot lives while a toolset of its admission does: start from a fresh one
     with make_toolset(path, ctx, snapshot_rows=0) as sql, make_toolset(path, ctx, snapshot_rows=snapshot_rows) as mem:
         for name, args in calls:
@@ -72,6 +73,7 @@ def _rows(result):
 
 
 def test_status_history_known_rows_from_memory(edge_db):
+    snapshot.release_recent()
     gc.collect()
     with make_toolset(edge_db, _ctx()) as ts:
         got = ts.call("Get_Item_Status_History", {"item": "chartevents:220045", "time": ""})
@@ -143,6 +145,7 @@ def test_a_table_over_the_bound_goes_to_sql(edge_db):
 
 
 def test_toolsets_of_one_admission_share_one_snapshot(edge_db):
+    snapshot.release_recent()
     gc.collect()
     with make_toolset(edge_db, _ctx()) as one, make_toolset(edge_db, _ctx()) as two:
         assert one.env.snapshot is two.env.snapshot
@@ -241,6 +244,7 @@ def test_a_table_that_fails_to_read_is_left_to_sql(tmp_path):
         con.execute(f"UPDATE {ce.ref} SET {ce.col('charttime')} = 'not a time' WHERE {ce.col('row_id')} = 3")
     finally:
         con.close()
+    snapshot.release_recent()
     gc.collect()
     with make_toolset(path, _ctx(), snapshot_rows=0) as sql, make_toolset(path, _ctx()) as mem:
         args = {"item": "chartevents:220045", "time": ""}
@@ -260,6 +264,7 @@ def test_repeated_calls_equal_sql_and_each_gets_its_own_rows(edge_db):
     # caller changing a row it got (the tools add label and key) changes no later call's rows
     stats = _same(edge_db, _ctx(), CALLS + CALLS)
     assert stats["answered"] == len(CALLS)
+    snapshot.release_recent()
     gc.collect()
     with make_toolset(edge_db, _ctx()) as ts, make_toolset(edge_db, _ctx()) as other:
         args = {"item": "chartevents:220045", "time": ""}

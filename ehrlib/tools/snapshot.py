@@ -27,6 +27,7 @@ calls fall back to SQL.
 from __future__ import annotations
 
 import bisect
+import collections
 import datetime as _dt
 import math
 import operator
@@ -44,8 +45,8 @@ from ehrlib.tools.access import TableReader, ValueCondition
 from ehrlib.tools.context import PatientContext
 from ehrlib.tools.timespec import TimeWindow
 
-__all__ = ["AdmissionSnapshot", "snapshot_for", "ROWS_ENV", "DEFAULT_MAX_ROWS", "MARGIN", "max_rows_setting",
-           "predicate"]
+__all__ = ["AdmissionSnapshot", "snapshot_for", "release_recent", "KEEP_RECENT", "ROWS_ENV", "DEFAULT_MAX_ROWS",
+           "MARGIN", "max_rows_setting", "predicate"]
 
 ROWS_ENV = "EHRLIB_SNAPSHOT_ROWS"
 #: rows per admission, all tables together (the MIMIC-III demo's largest admission has ~97 k)
@@ -377,7 +378,21 @@ class AdmissionSnapshot:
 
 
 _SHARED: weakref.WeakValueDictionary[tuple[Any, ...], AdmissionSnapshot] = weakref.WeakValueDictionary()
+#: the last admissions' snapshots, kept alive after their toolsets go: the calibrator reads a
+#: note's admission again right after its verification, and a corpus's next note is often
+#: on the same admission (at most this many admissions' rows, each under its bound, stay
+#: in memory; an in-memory database's snapshot is never kept, its identity names a connection)
+KEEP_RECENT = 2
+_RECENT: collections.deque[AdmissionSnapshot] = collections.deque(maxlen=KEEP_RECENT)
 _SHARED_LOCK = threading.Lock()
+
+
+def release_recent() -> None:
+    """Let go of the kept snapshots (:data:`KEEP_RECENT`): the memory back, and the next
+    toolset of an admission starts from a fresh read (tests that count a snapshot's loads).
+    """
+    with _SHARED_LOCK:
+        _RECENT.clear()
 
 
 def snapshot_for(identity: tuple[str, str], flavor: str, patient: PatientContext,
@@ -394,4 +409,6 @@ def snapshot_for(identity: tuple[str, str], flavor: str, patient: PatientContext
         if snap is None:
             snap = AdmissionSnapshot(patient, bound)
             _SHARED[key] = snap
+        if identity[0] and not any(s is snap for s in _RECENT):
+            _RECENT.append(snap)
         return snap
