@@ -21,6 +21,7 @@ are data (``lab_results.yaml``).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -96,18 +97,26 @@ def label_score(name: str, label: str) -> int:
 _CLAUSE_END = re.compile(r";|\.(?!\d)")
 
 
+@functools.lru_cache(maxsize=64)
+def _clause_ends(text: str) -> list[int]:
+    """Positions of the clause ends of ``text`` (``_CLAUSE_END`` over the whole text), in order."""
+    return [m.start() for m in _CLAUSE_END.finditer(text)]
+
+
 def clause_start(text: str, lo: int, hi: int) -> int:
     """Where the clause that holds position ``hi`` starts, looking back no further than
-    ``lo``: just after the last match of ``_CLAUSE_END`` in ``text[lo:hi]`` (a ``.`` right at
-    ``hi`` has nothing after it there, so it ends a clause), else ``lo``. Found backwards,
-    so every statement on a long line costs its own clause, not the line's length.
+    ``lo``: just after the last match of ``_CLAUSE_END`` in ``text[lo:hi]``, else ``lo``.
+
+    The text's clause ends are found once per text and looked up by bisection, so every
+    statement on a long line costs its own lookup, not the line's length. Only a ``.``
+    right at ``hi`` reads differently in the slice than in the whole text (nothing follows
+    it there, so it ends a clause even before a digit).
     """
-    semi = text.rfind(";", lo, hi)
-    dot = hi
-    while (dot := text.rfind(".", lo, dot)) >= 0 and dot + 1 < hi and text[dot + 1].isdecimal():
-        pass  # a decimal point ("3.5"), not a clause end
-    end = max(semi, dot)
-    return end + 1 if end >= 0 else lo
+    if lo < hi and text[hi - 1] in ";.":
+        return hi
+    ends = _clause_ends(text)
+    k = bisect.bisect_left(ends, hi - 1) - 1
+    return ends[k] + 1 if k >= 0 and ends[k] >= lo else lo
 
 
 def prose_fluid(text: str, start: int, name: str = "") -> tuple[str, str] | None:
