@@ -17,7 +17,9 @@ exactly as DuckDB does (text conditions on non-ASCII text, whose lower-casing di
 One snapshot (and the patient's item keys, :meth:`AdmissionSnapshot.memo`) serves every
 toolset of the admission alive at the same time (a note's threads each bind their own
 toolset to their own cursor): :func:`snapshot_for` shares it by database, layout,
-admission and bound, and forgets it when the last toolset goes.
+admission and bound, and keeps the last :data:`KEEP_RECENT` admissions' snapshots after
+their last toolset goes (the calibrator's read of a note's admission follows its
+verification; :func:`release_recent` lets them go).
 
 The bound: at most ``max_rows`` rows per admission over all its tables (default
 :data:`DEFAULT_MAX_ROWS`, about 40-50 MB of Python rows; ``$EHRLIB_SNAPSHOT_ROWS``
