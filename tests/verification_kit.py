@@ -38,7 +38,16 @@ def row(time: str, valuenum: float | None = None, value: Any = None, key: str = 
 
 @dataclass
 class Tracer:
+    """The calls the fake tools record, read as :class:`ehrlib.tools.tracing.Tracer`'s are."""
+
     records: list[ToolCallRecord] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    def since(self, start: int) -> tuple[ToolCallRecord, ...]:
+        return tuple(self.records[start:])
 
 
 @dataclass
