@@ -10,6 +10,7 @@ considered; overlaps between concepts are left to the scanners' own order.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -53,9 +54,17 @@ def concept_hits_outside_products(raw: str, hits: Sequence[re.Match[str]], lex: 
     concepts = [Span(h.start(), h.end(), "concept", h.group(0), h.group(0), h.group(0)) for h in hits]
     kept = arbitrate(concepts + products, rank=("concept", "product"))
     winners = [k for k in kept if k.vocabulary == "product"]
-    return [h for h in hits if not any(w.start < h.end() and h.start() < w.end
-                                       and (w.end - w.start) > (h.end() - h.start())
-                                       for w in winners)]
+    ends = [w.end for w in winners]   # kept spans do not overlap: ordered by start and by end at once
+
+    def covered(h: re.Match[str]) -> bool:
+        i = bisect.bisect_right(ends, h.start())   # the first winner ending after the hit starts
+        while i < len(winners) and winners[i].start < h.end():
+            if winners[i].end - winners[i].start > h.end() - h.start():
+                return True
+            i += 1
+        return False
+
+    return [h for h in hits if not covered(h)]
 
 
 RULE = Rule("extract.product_name_span", "A concept name inside a longer drug or product name is part of that name "
