@@ -14,6 +14,7 @@ are data (``offline_concept_flags.yaml``).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -353,11 +354,13 @@ def medication_mentions(raw: str, line: int, lex: Lexicon, patient_drugs: Iterab
         deduped.append(sp)
     spans = deduped
     # "vanc/zosyn started 10-23": slash-joined drugs share the clause's dose, action, ...
+    span_starts = [a for a, _, _ in spans]
     for s, e, names in spans:
         if overlaps(taken, s, e):
             continue
         clause = line_clause(raw, e)
-        nxt = next((a for a, _, _ in spans if a > s), None)
+        k = bisect.bisect_right(span_starts, s)   # spans are in start order: the next drug named after this one
+        nxt = span_starts[k] if k < len(span_starts) else None
         prev_end = max((b for _, b, _ in spans if b <= s), default=None)
         own = clause[: (nxt - e) if nxt is not None and nxt - e > 0 and not re.fullmatch(r"\s*[/,&+]\s*(?:and\s*)?",
                                                                                        raw[e:nxt]) else len(clause)]

@@ -19,6 +19,7 @@ earlier one took.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 
@@ -123,7 +124,8 @@ def find_mentions(text: str, line: int, lex: Lexicon, patient_drugs: Iterable[st
 def _concept_mention(raw: str, line: int, m: re.Match[str], concept: Concept, lex: Lexicon, starts: list[int],
                      out: list[Mention], taken: list[tuple[int, int]]) -> bool:
     """Emit the mention(s) of one concept occurrence; False when this concept does not fit."""
-    nxt = next((x for x in starts if x > m.start()), None)
+    k = bisect.bisect_right(starts, m.start())   # starts are sorted: the next analyte name after this one
+    nxt = starts[k] if k < len(starts) else None
     if concept.kind in ("measurement", "output"):
         return measurement_mention(raw, line, m, concept, raw[:m.start()].rstrip(), nxt, out, taken)
     if concept.kind == "finding":
