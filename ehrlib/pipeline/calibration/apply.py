@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ehrlib.corpus.records import Prediction
-from ehrlib.pipeline.calibration.features import evidence_stats, item_rows, line_sections, prediction_features
+from ehrlib.pipeline.calibration.features import (
+    ItemRows,
+    evidence_stats,
+    item_keys,
+    item_rows,
+    line_sections,
+    prediction_features,
+)
 from ehrlib.pipeline.calibration.model import Calibrator, CalibratorError, load_calibrator
 from ehrlib.pipeline.params import DEFAULT_ABSTAIN_BELOW
 from ehrlib.tools import make_toolset
@@ -73,9 +80,15 @@ def note_features(preds: Sequence[Prediction], note_type: str | None, note_time:
     """
     out = []
     cache: dict[str, Any] = {}
+    read: dict[tuple[str, ...], ItemRows] = {}
     sections = line_sections(text, note_type) if text else ()
     for p in preds:
-        rows = item_rows(toolset, p, cache) if toolset is not None and p.items else []
+        rows: ItemRows | list[Any] = []
+        if toolset is not None and p.items:   # predictions on the same items share one reading of their rows
+            keys = item_keys(p)
+            if keys not in read:
+                read[keys] = ItemRows.of(item_rows(toolset, p, cache))
+            rows = read[keys]
         section = sections[p.line] if 0 <= p.line < len(sections) else "none"
         out.append(prediction_features(p, note_type, evidence_stats(p, rows, note_time), section))
     return out

@@ -27,7 +27,7 @@ from ehrlib.pipeline.offline.sections import segment_lines
 from ehrlib.pipeline.offline.units import on_item_scale
 from ehrlib.tools.context import as_datetime
 
-__all__ = ["EvidenceStats", "CATEGORICAL", "NUMERIC", "evidence_stats", "prediction_features", "item_rows",
+__all__ = ["EvidenceStats", "ItemRows", "item_keys", "CATEGORICAL", "NUMERIC", "evidence_stats", "prediction_features", "item_rows",
            "stated_number", "NO_EVIDENCE", "item_similarity", "line_sections"]
 
 #: categorical features (one-hot encoded by the model)
@@ -135,19 +135,37 @@ def _rel(target: float | None, nums: Sequence[float]) -> float | None:
     return min(abs(v - target) for v in nums) / max(abs(target), 1e-6)
 
 
-def evidence_stats(pred: Prediction, rows: Sequence[Mapping[str, Any]], note_time: Any) -> EvidenceStats:
+@dataclass(frozen=True, slots=True)
+class ItemRows:
+    """Rows of a prediction's items with what every prediction on the same items reads from
+    them: each row's time (rows without one left out) and the numeric values, in row order.
+    """
+
+    rows: tuple[Mapping[str, Any], ...]
+    timed: tuple[tuple[_dt.datetime, Mapping[str, Any]], ...]
+    numbers: tuple[float, ...]
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]]) -> ItemRows:
+        timed = tuple((t, r) for r in rows if (t := _time(r.get("time"))) is not None)
+        return cls(tuple(rows), timed, tuple(_numbers(rows)))
+
+
+def evidence_stats(pred: Prediction, rows: Sequence[Mapping[str, Any]] | ItemRows, note_time: Any) -> EvidenceStats:
     """The :class:`EvidenceStats` of ``pred`` given its items' rows over the admission (tool
-    row dicts with ``time``, ``value``, ``valuenum``, ``unit``) and the note's time.
+    row dicts with ``time``, ``value``, ``valuenum``, ``unit``; or an :class:`ItemRows` of
+    them, read once for every prediction on the same items) and the note's time.
     """
     start, end = _window(pred)
     note_t = _time(note_time)
     gap = _hours(note_t, end) if note_t is not None and end is not None else None
     if not pred.items:
         return EvidenceStats(note_gap_h=gap)
-    timed = [(t, r) for r in rows if (t := _time(r.get("time"))) is not None]
+    read = rows if isinstance(rows, ItemRows) else ItemRows.of(rows)
+    timed, all_nums = read.timed, read.numbers
     inside = [(t, r) for t, r in timed if (start is None or t >= start) and (end is None or t <= end)]
     in_nums = _numbers([r for _, r in inside])
-    target, converted = _on_scale(stated_number(pred.value), [r for _, r in inside], in_nums or _numbers(rows))
+    target, converted = _on_scale(stated_number(pred.value), [r for _, r in inside], in_nums or all_nums)
     text = (pred.value or "").strip().lower()
     agreeing = [t for t, r in timed if _agrees(r, target, text)] if (target is not None or text) else []
 
@@ -156,13 +174,18 @@ def evidence_stats(pred: Prediction, rows: Sequence[Mapping[str, Any]], note_tim
         return max(before, _hours(t, end) if end is not None and t > end else 0.0)
 
     return EvidenceStats(
-        rel_dev=_rel(target, in_nums), rel_dev_any=_rel(target, _numbers(rows)),
+        rel_dev=_rel(target, in_nums), rel_dev_any=_rel(target, all_nums),
         in_range=target is not None and bool(in_nums) and min(in_nums) <= target <= max(in_nums),
         agree_outside=any(0 < off_window(t) <= 24 for t in agreeing),
         agree_gap_h=min(map(off_window, agreeing)) if agreeing else None,
         agree_note_h=min((_hours(t, note_t) for t in agreeing), key=abs) if agreeing and note_t else None,
         n_in_window=len(inside), n_after_note=sum(1 for t, _ in inside if note_t is not None and t > note_t),
         note_gap_h=gap, unit_converted=converted, looked_up=True)
+
+
+def item_keys(pred: Prediction, max_items: int = 3) -> tuple[str, ...]:
+    """The tool keys of the prediction's items that :func:`item_rows` reads."""
+    return tuple(f"{it.table}:{it.itemid}" for it in pred.items[:max_items] if it.itemid is not None)
 
 
 def item_rows(toolset: Any, pred: Prediction, cache: dict[str, tuple[Mapping[str, Any], ...]] | None = None,
