@@ -55,8 +55,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key", "long_lived",
-           "freeze_long_lived", "cached_value", "cached_arrays", "cached_package_value", "code_digest", "source_files",
-           "package_location"]
+           "freeze_long_lived", "cached_value", "read_value_entry", "write_value_entry", "cached_arrays",
+           "cached_package_value", "code_digest", "source_files", "package_location"]
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +326,20 @@ def _value_io(read_value: Callable[[Any], T]) -> tuple[Callable[[Path, str], T],
         fh.write(payload)
 
     return read, write
+
+
+def read_value_entry(path: Path, key: str) -> Any:
+    """The plain data of one value entry written by :func:`write_value_entry` (CacheDamaged
+    when its key, checksum or content is not as written).
+    """
+    read, _ = _value_io(lambda value: value)
+    return read(path, key)
+
+
+def write_value_entry(path: Path, key: str, value: Any) -> None:
+    """Write plain data as a value entry (atomically; TypeError when it is not plain data)."""
+    _, write = _value_io(lambda v: v)
+    _write_atomic(path, lambda fh: write(value, key, fh))
 
 
 def cached_value(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],
