@@ -72,3 +72,17 @@ def test_off_with_the_disk_cache(tmp_path, value):
     out, _ = _run(tmp_path, value)
     assert out.split()[0] == "False"
     assert not list(tmp_path.rglob("regex-*.pkl"))
+
+
+def test_the_file_is_bounded_and_keeps_the_probe(tmp_path):
+    script = ("import re\nfrom ehrlib import regex_cache\nregex_cache.MAX_ENTRIES = 8\nregex_cache.install()\n"
+              "for i in range(30):\n    re.compile(f'bounded{i}[a-z]+')\n")
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "EHRLIB_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, check=True)
+    (path,) = _files(tmp_path / "cache")
+    from ehrlib import regex_cache
+    from ehrlib.disk_cache import read_value_entry
+
+    entries = read_value_entry(path, path.stem.rsplit("-", 1)[-1])
+    assert 0 < len(entries) <= 8 and (entries[-1][0], entries[-1][1]) == regex_cache._PROBE
