@@ -91,9 +91,10 @@ def test_synthetic_corpus_identical(tmp_path, monkeypatch):
     _same_in_every_mode(corpus, db, None, tmp_path, monkeypatch)
 
 
-def test_command_line_with_the_regex_cache_cold_and_warm_identical(tmp_path):
-    """``ehrlib run`` compiles its regular expressions from the regex cache when warm
-    (ehrlib.regex_cache): the same predictions as without it (disk cache off) and cold."""
+def test_command_line_with_the_compile_caches_cold_and_warm_identical(tmp_path):
+    """``ehrlib run`` compiles its regular expressions and dataclass methods from the last
+    process's when warm (ehrlib.regex_cache, ehrlib.code_cache): the same predictions as
+    without them (disk cache and bytecode writing off) and cold."""
     import subprocess
     import sys
 
@@ -105,14 +106,18 @@ def test_command_line_with_the_regex_cache_cold_and_warm_identical(tmp_path):
     root = Path(__file__).resolve().parents[1]
     out = {}
     for mode in ("off", "cold", "warm"):
-        env = {**os.environ, "PYTHONPATH": str(root),
-               disk_cache.DIR_ENV: "off" if mode == "off" else str(tmp_path / "cache")}
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update({"PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(tmp_path / f"pyc-{mode == 'off'}"),
+                    disk_cache.DIR_ENV: "off" if mode == "off" else str(tmp_path / "cache")})
+        if mode == "off":
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
         subprocess.run([sys.executable, "-m", "ehrlib", "run", "--corpus", str(corpus), "--db", str(db),
                         "--runs-dir", str(tmp_path / "runs"), "--run-id", mode, "--no-progress"],
                        env=env, cwd=tmp_path, check=True, capture_output=True)
         out[mode] = canonical_predictions(tmp_path / "runs" / mode)
         if mode == "cold":
             assert list((tmp_path / "cache" / "packages").glob("regex-*.pkl"))
+            assert list((tmp_path / "pyc-False").rglob("ehrlib-dataclass-code.*.bin"))
     assert out["off"], "no predictions: the comparison would be empty"
     assert out["cold"] == out["off"] and out["warm"] == out["off"]
 
