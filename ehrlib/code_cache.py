@@ -32,6 +32,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import ehrlib
+
 __all__ = ["install", "installed", "MAX_ENTRIES"]
 
 #: snippets kept (about 950 in a run; the classes of other commands add a few hundred)
@@ -48,8 +50,6 @@ def installed() -> bool:
 
 
 def _path() -> Path | None:
-    import ehrlib
-
     try:
         pyc = importlib.util.cache_from_source(str(ehrlib.__file__))
     except (NotImplementedError, ValueError):   # no bytecode cache in this Python
