@@ -17,8 +17,9 @@ Where: ``packages/regex-<key>.pkl`` in the user cache folder of :mod:`ehrlib.dis
 off); the key is the Python version and the regular-expression engine's version, since
 the code format is the engine's. The file is a value entry of :mod:`ehrlib.disk_cache`
 (checksummed, plain data only: a cache file cannot run code; the engine validates the code
-it is given). A process that compiled patterns the file lacked rewrites it at exit
-(atomically), with at most :data:`MAX_ENTRIES` patterns: past that, the patterns this
+it is given). A process that compiled patterns the file lacked rewrites it at exit when
+compiling them cost more than a rewrite (:data:`WORTH_WRITING_S`), atomically, with at most
+:data:`MAX_ENTRIES` patterns: past that, the patterns this
 process used. A damaged file is ignored with a warning and rewritten.
 """
 from __future__ import annotations
@@ -29,10 +30,11 @@ import logging
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["install", "installed", "MAX_ENTRIES"]
+__all__ = ["install", "installed", "MAX_ENTRIES", "WORTH_WRITING_S"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,8 @@ _FORMAT = 1
 #: every development set's patterns (3,600) reads in 0.02-0.04 s, so the bound keeps reading
 #: it far cheaper than compiling
 MAX_ENTRIES = 4_000
+#: CPU seconds of compiling that pay for rewriting the file (about what a rewrite costs)
+WORTH_WRITING_S = 0.02
 _PROBE = (r"(?P<word>[a-z]+)\s*(?:\d+(?:\.\d+)?|n/?a)\b", int(re.IGNORECASE))
 
 _lock = threading.Lock()
@@ -110,10 +114,12 @@ def install() -> bool:
                 return real_sre_compile(p, *args)
             sink: list[tuple[Any, ...]] = []
             _tls.sink = sink
+            t0 = time.thread_time()
             try:
                 compiled = original(p, flags)
             finally:
                 _tls.sink = None
+                spent[0] += time.thread_time() - t0
             if len(sink) == 1 and len(new) < MAX_ENTRIES:
                 # plain ints: the assembler's opcodes are int subclasses, not plain data
                 final_flags, code, groups, groupindex, indexgroup = sink[0]
@@ -122,13 +128,14 @@ def install() -> bool:
 
         used: set[tuple[Any, int]] = set()
         new: dict[tuple[Any, int], tuple[Any, ...]] = {}
+        spent = [0.0]   # CPU seconds compiling patterns the file lacked
         if known and not _agrees(real_sre_compile, original, known):
             log.warning("regex cache %s does not match this Python's compiler: rebuilding it", path)
             known.clear()
         sre.compile = capture
         compiler.compile = compile_
         compile_(*_PROBE)   # used (or recorded): every file holds the probe the next process checks
-        _state.update(path=path, known=known, used=used, new=new)
+        _state.update(path=path, known=known, used=used, new=new, spent=spent)
         atexit.register(_save)
         return True
 
@@ -158,11 +165,15 @@ def _read(path: Path) -> dict[tuple[Any, int], tuple[Any, ...]]:
 
 
 def _save() -> None:
-    """Write the file when this process compiled patterns it lacked (at exit)."""
+    """Write the file at exit when this process compiled patterns it lacked, and when that
+    is worth a rewrite: no file yet, or compiling them cost more than writing it (a pattern
+    or two new in each run, say one built from a set in its hash order, would otherwise
+    rewrite the file every time).
+    """
     from ehrlib.disk_cache import write_value_entry  # deferred: see _location
 
     with _lock:
-        if not _state or not _state["new"]:
+        if not _state or not _state["new"] or (_state["known"] and _state["spent"][0] < WORTH_WRITING_S):
             return
         path: Path = _state["path"]
         known, used, new = _state["known"], _state["used"], _state["new"]

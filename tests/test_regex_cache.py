@@ -86,3 +86,14 @@ def test_the_file_is_bounded_and_keeps_the_probe(tmp_path):
 
     entries = read_value_entry(path, path.stem.rsplit("-", 1)[-1])
     assert 0 < len(entries) <= 8 and (entries[-1][0], entries[-1][1]) == regex_cache._PROBE
+
+
+def test_a_few_cheap_new_patterns_do_not_rewrite_the_file(tmp_path):
+    cache = tmp_path / "cache"
+    _run(tmp_path, str(cache))
+    (path,) = _files(cache)
+    before = path.stat().st_mtime_ns, path.read_bytes()
+    script = "import re\nfrom ehrlib import regex_cache\nregex_cache.install()\nre.compile('one new[a-z]+ pattern')\n"
+    env = {**os.environ, "PYTHONPATH": str(_ROOT), "EHRLIB_CACHE_DIR": str(cache)}
+    subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, check=True)
+    assert (path.stat().st_mtime_ns, path.read_bytes()) == before
