@@ -54,7 +54,9 @@ def _path() -> Path | None:
         pyc = importlib.util.cache_from_source(str(ehrlib.__file__))
     except (NotImplementedError, ValueError):   # no bytecode cache in this Python
         return None
-    return Path(pyc).parent / f"ehrlib-dataclass-code.{sys.implementation.cache_tag}.bin"
+    # like a .pyc's name: the interpreter, and the optimisation level compile() applies
+    opt = f".opt-{sys.flags.optimize}" if sys.flags.optimize else ""
+    return Path(pyc).parent / f"ehrlib-dataclass-code.{sys.implementation.cache_tag}{opt}.bin"
 
 
 def _header() -> bytes:
@@ -94,9 +96,9 @@ def install() -> bool:
         used: set[str] = set()
         new: dict[str, bytes] = {}
 
-        def exec_(source: Any, globals_: Any = None, locals_: Any = None) -> None:
-            if not isinstance(source, str):
-                exec(source, globals_, locals_)  # noqa: S102 - what dataclasses asked for, unchanged
+        def exec_(source: Any, globals_: Any = None, locals_: Any = None, /, **kwargs: Any) -> None:
+            if kwargs or not isinstance(source, str):   # not the call this cache knows: as asked
+                exec(source, globals_, locals_, **kwargs)  # noqa: S102 - what dataclasses asked for, unchanged
                 return
             code = None
             raw = known.get(source)
