@@ -39,6 +39,17 @@ _COMMAND_MODULES = (
     "ehrlib.probe.cli",
 )
 
+#: the module of each command, so that a command line loads only its command's module (a
+#: test checks it against what the modules register)
+_COMMANDS = {
+    "build-db": "ehrlib.db.cli", "download": "ehrlib.db.cli", "synth": "ehrlib.synth.cli",
+    "notes": "ehrlib.db.notes_cli", "run": "ehrlib.pipeline.cli", "ontology": "ehrlib.pipeline.cli",
+    "calibrate": "ehrlib.bench.calibrate", "judge": "ehrlib.judge.cli", "llm": "ehrlib.llm.cli",
+    "report": "ehrlib.report.cli", "experiments": "ehrlib.experiments.cli", "demo": "ehrlib.demo",
+    "bench": "ehrlib.bench.cli", "train-ner": "ehrlib.ner.cli", "eval-ner": "ehrlib.ner.cli",
+    "probe-schema": "ehrlib.probe.cli",
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors, and the likely intended value for a mistyped command
@@ -57,8 +68,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``ehrlib`` argument parser with every registered command."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``ehrlib`` argument parser with every registered command (or with the commands of
+    the module ``only``: what a command line that names its command needs).
+    """
     parser = _Parser(
         prog="ehrlib",
         description="Note-table consistency verification for EHRs.",
@@ -69,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (normally one line)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
+    for name in _COMMAND_MODULES if only is None else (only,):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -124,7 +137,11 @@ class _VersionAction(argparse.Action):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit code (2 for bad usage or input, 1 for a failed run)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # the command's own module only (a fresh process of one command does not import the
+    # others'); the whole parser for help, a mistyped command or none
+    module = _COMMANDS.get(next((a for a in argv if not a.startswith("-")), ""))
+    parser = build_parser(module) if module else build_parser()
     # -v may follow the subcommand (`ehrlib run ... -v`) at any depth: subparsers hand
     # what they do not know back up, and only the verbose flag is accepted from there
     args, rest = parser.parse_known_args(argv)

@@ -43,7 +43,7 @@ import re
 import tempfile
 import threading
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,9 +54,9 @@ from ehrlib.schema import MANIFEST_TABLE
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CACHE_FORMAT", "DIR_ENV", "CacheDamaged", "cache_dir", "content_identity", "entry_key", "long_lived",
-           "freeze_long_lived", "cached_value", "cached_arrays", "cached_package_value", "code_digest", "source_files",
-           "package_location"]
+__all__ = ["CACHE_FORMAT", "DIR_ENV", "BucketedMap", "CacheDamaged", "cache_dir", "content_identity", "entry_key",
+           "long_lived", "freeze_long_lived", "cached_value", "read_value_entry", "write_value_entry", "cached_arrays",
+           "cached_package_value", "code_digest", "source_files", "package_location"]
 
 log = logging.getLogger(__name__)
 
@@ -326,6 +326,74 @@ def _value_io(read_value: Callable[[Any], T]) -> tuple[Callable[[Path, str], T],
         fh.write(payload)
 
     return read, write
+
+
+def read_value_entry(path: Path, key: str) -> Any:
+    """The plain data of one value entry written by :func:`write_value_entry` (CacheDamaged
+    when its key, checksum or content is not as written).
+    """
+    read, _ = _value_io(lambda value: value)
+    return read(path, key)
+
+
+def write_value_entry(path: Path, key: str, value: Any) -> None:
+    """Write plain data as a value entry (atomically; TypeError when it is not plain data)."""
+    _, write = _value_io(lambda v: v)
+    _write_atomic(path, lambda fh: write(value, key, fh))
+
+
+class BucketedMap(Mapping[str, Any]):
+    """A large str-keyed map read from a value entry bucket by bucket: the entry holds each
+    bucket (the keys sharing their first two characters) as its own plain-data pickle, and a
+    bucket is unpickled on its first lookup. A process that looks up a few dozen keys of a
+    100,000-key map then decodes a few dozen small buckets, not the whole map. Read-only;
+    equal to the dict it was made from (key order aside).
+    """
+
+    def __init__(self, buckets: Mapping[str, bytes], size: int) -> None:
+        self._raw = dict(buckets)
+        self._open: dict[str, dict[str, Any]] = {}
+        self._size = size
+
+    @staticmethod
+    def encode(mapping: Mapping[str, Any]) -> dict[str, Any]:
+        """The plain data of a map's entry (its buckets pickled separately)."""
+        buckets: dict[str, dict[str, Any]] = {}
+        for key, value in mapping.items():
+            buckets.setdefault(key[:2], {})[key] = value
+        return {"size": len(mapping), "buckets": {b: pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+                                                  for b, part in buckets.items()}}
+
+    @classmethod
+    def decode(cls, value: Any) -> BucketedMap:
+        """The map of :meth:`encode`'s plain data (TypeError for another shape)."""
+        if not (isinstance(value, dict) and isinstance(value.get("buckets"), dict)
+                and isinstance(value.get("size"), int)
+                and all(isinstance(k, str) and isinstance(v, bytes) for k, v in value["buckets"].items())):
+            raise TypeError("not a bucketed map")
+        return cls(value["buckets"], value["size"])
+
+    def _bucket(self, name: str) -> dict[str, Any]:
+        part = self._open.get(name)
+        if part is None:
+            raw = self._raw.get(name)
+            part = {} if raw is None else _PlainData(io.BytesIO(raw)).load()   # plain data only, like the entry
+            if not isinstance(part, dict):
+                raise CacheDamaged("a bucket is not a map")
+            self._open[name] = part   # (two threads decoding one bucket store equal dicts)
+        return part
+
+    def __getitem__(self, key: str) -> Any:
+        if not isinstance(key, str):
+            raise KeyError(key)
+        return self._bucket(key[:2])[key]
+
+    def __iter__(self) -> Iterator[str]:
+        for name in self._raw:
+            yield from self._bucket(name)
+
+    def __len__(self) -> int:
+        return self._size
 
 
 def cached_value(con: Any, db_path: str, artefact: str, digest: str, build: Callable[[], T],

@@ -78,3 +78,12 @@ def test_a_child_started_from_the_checkout_imports_the_code_it_is_given(tmp_path
     trapped = subprocess.run([sys.executable, "-c", "import ehrlib; print(ehrlib.__file__)"], env=env,
                              cwd=speed.repo_root(), capture_output=True, text=True, check=True).stdout.strip()
     assert trapped != str(other / "__init__.py")
+
+
+def test_a_child_keeps_bytecode_beside_the_cache(tmp_path, monkeypatch):
+    """An environment that forbids bytecode (PYTHONDONTWRITEBYTECODE) would make every run
+    compile every module from source: the children keep theirs, as an installed package does."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env, _ = speed.child_process(tmp_path / "code", tmp_path / "cache-current", tmp_path)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] == str((tmp_path / "pycache").resolve())

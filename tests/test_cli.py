@@ -91,3 +91,24 @@ def test_other_unknown_arguments_are_still_refused(capsys):
         cli.main(["experiments", "list", "-v", "--bogus"])
     assert exc.value.code == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_the_command_table_names_the_module_that_registers_each_command():
+    import argparse
+    import importlib
+
+    seen = {}
+    for name in cli._COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        try:
+            importlib.import_module(name).register(sub)
+        except ModuleNotFoundError:
+            continue   # a command group not installed in this build
+        seen.update(dict.fromkeys(sub.choices, name))
+    assert seen == {c: m for c, m in cli._COMMANDS.items() if m in set(seen.values())}
+
+
+def test_a_named_command_builds_its_module_only():
+    parser = cli.build_parser("ehrlib.pipeline.cli")
+    sub = cli._subcommands(parser)
+    assert sub is not None and sorted(sub.choices) == ["ontology", "run"]

@@ -58,3 +58,21 @@ def test_covered_items_match_each_item_once_per_catalog():
     assert catalog.derived("x", lambda: calls.append(1) or len(calls)) == 1 and calls == [1]
     fresh = Catalog(items, {i.key: i for i in items})
     assert fresh == catalog and fresh.derived("x", lambda: 7) == 7   # the memo is no part of equality
+
+
+def test_covered_items_are_the_whole_catalog_scan():
+    """The items a test covers are read from its table's items (in catalog order), the same
+    as scanning the whole catalog."""
+    from ehrlib.tools.criteria import covered_items
+    from ehrlib.tools.items import Catalog, CatalogItem
+
+    items = tuple(CatalogItem(f"{t}:{k}", t, "itemid", k, label, fluid=fluid)
+                  for k, (t, label, fluid) in enumerate([
+                      ("labevents", "Creatinine", "Blood"), ("chartevents", "Temperature Fahrenheit", None),
+                      ("labevents", "Creatinine, Urine", "Urine"), ("chartevents", "Temperature Celsius", None),
+                      ("labevents", "Lactate", "Blood"), ("labevents", "Creatinine", "Blood")]))
+    catalog = Catalog(items, {i.key: i for i in items})
+    for crit in load_criteria().values():
+        for test in crit.tests:
+            want = tuple(i for i in items if test.matches(i.table, i.label, i.fluid))
+            assert covered_items(catalog, test) == want

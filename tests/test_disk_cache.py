@@ -277,7 +277,22 @@ def test_drug_variant_map_is_the_same_from_the_cache(tmp_path, monkeypatch):
     lexical._brand_to_generic.cache_clear()
     cached = lexical._brand_to_generic()
     lexical._brand_to_generic.cache_clear()
-    assert cached == built and list(cached)[:50] == list(built)[:50] and len(built) > 100_000
+    assert isinstance(cached, disk_cache.BucketedMap) and len(cached) == len(built) > 100_000
+    assert all(cached.get(k) == v for k, v in list(built.items())[::97]) and cached.get("no such drug") is None
+    assert dict(cached) == built
+
+
+def test_a_bucketed_map_reads_buckets_on_lookup_and_refuses_code(tmp_path):
+    mapping = {"lasix": ("furosemide",), "lantus": ("insulin glargine",), "tylenol": ("acetaminophen",), "x": ()}
+    lazy = disk_cache.BucketedMap.decode(pickle.loads(pickle.dumps(disk_cache.BucketedMap.encode(mapping))))
+    assert lazy.get("lasix") == ("furosemide",) and lazy._open.keys() == {"la"}
+    assert lazy.get("x") == () and lazy.get("zz") is None and 3 not in lazy and len(lazy) == 4
+    assert dict(lazy) == mapping and lazy == mapping
+    bad = disk_cache.BucketedMap({"la": pickle.dumps({"lasix": os.getcwd})}, 1)   # a reference to code
+    with pytest.raises(disk_cache.CacheDamaged):
+        bad.get("lasix")
+    with pytest.raises(TypeError):
+        disk_cache.BucketedMap.decode({"size": 1, "buckets": {"la": "not bytes"}})
 
 
 def test_read_only_cache_beside_a_shared_database_is_still_read(db, tmp_path, monkeypatch):

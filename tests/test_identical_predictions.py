@@ -36,6 +36,9 @@ def _forget() -> None:
     profile._MEMORY.clear()
     icd_match._DICTIONARIES.clear()
     snapshot.release_recent()
+    lexical._brand_to_generic.cache_clear()   # the drug-variant map (read by buckets when cached)
+    lexical._generic_for.cache_clear()
+    lexical.expand_query.cache_clear()
 
 
 def _predictions(corpus: Path, db: Path, ids: list[str] | None, runs: Path, run_id: str) -> list[str]:
@@ -87,6 +90,37 @@ def test_synthetic_corpus_identical(tmp_path, monkeypatch):
     db = generate_hospital(tmp_path / "h.duckdb", patients=8, seed=0)
     corpus = write_corpus(db, tmp_path / "corpus", seed=0, notes_per_type=3, progress=False)
     _same_in_every_mode(corpus, db, None, tmp_path, monkeypatch)
+
+
+def test_command_line_with_the_compile_caches_cold_and_warm_identical(tmp_path):
+    """``ehrlib run`` compiles its regular expressions and dataclass methods from the last
+    process's when warm (ehrlib.regex_cache, ehrlib.code_cache): the same predictions as
+    without them (disk cache and bytecode writing off) and cold."""
+    import subprocess
+    import sys
+
+    from ehrlib.synth import generate_hospital
+    from ehrlib.synth.notes import write_corpus
+
+    db = generate_hospital(tmp_path / "h.duckdb", patients=4, seed=2)
+    corpus = write_corpus(db, tmp_path / "corpus", seed=2, notes_per_type=2, progress=False)
+    root = Path(__file__).resolve().parents[1]
+    out = {}
+    for mode in ("off", "cold", "warm"):
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env.update({"PYTHONPATH": str(root), "PYTHONPYCACHEPREFIX": str(tmp_path / f"pyc-{mode == 'off'}"),
+                    disk_cache.DIR_ENV: "off" if mode == "off" else str(tmp_path / "cache")})
+        if mode == "off":
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        subprocess.run([sys.executable, "-m", "ehrlib", "run", "--corpus", str(corpus), "--db", str(db),
+                        "--runs-dir", str(tmp_path / "runs"), "--run-id", mode, "--no-progress"],
+                       env=env, cwd=tmp_path, check=True, capture_output=True)
+        out[mode] = canonical_predictions(tmp_path / "runs" / mode)
+        if mode == "cold":
+            assert list((tmp_path / "cache" / "packages").glob("regex-*.pkl"))
+            assert list((tmp_path / "pyc-False").rglob("ehrlib-dataclass-code.*.bin"))
+    assert out["off"], "no predictions: the comparison would be empty"
+    assert out["cold"] == out["off"] and out["warm"] == out["off"]
 
 
 def test_handwritten_real_patient_set_identical(mimic3_demo_db, tmp_path, monkeypatch):

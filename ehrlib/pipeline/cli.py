@@ -80,11 +80,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # deferred: the CLI loads a command's code only when that command runs (fast --help)
+    from ehrlib import code_cache, regex_cache
     from ehrlib.disk_cache import freeze_long_lived, long_lived
 
     # this process is the command's: what lives as long as it (the pipeline's modules, the
-    # caches read from disk) is kept out of the garbage collector's passes (disk_cache.long_lived)
+    # caches read from disk) is kept out of the garbage collector's passes (disk_cache.long_lived),
+    # and its regular expressions and dataclass methods are compiled from the last process's
+    # (regex_cache, code_cache)
     freeze_long_lived()
+    regex_cache.install()
+    code_cache.install()
     with long_lived():
         import ehrlib.pipeline.runner  # noqa: F401  # deferred: loaded here, as long-lived data (above)
     from ehrlib.errors import ConfigError  # deferred: command code, as above

@@ -51,8 +51,17 @@ def covered_items(catalog: Catalog, test: CriterionTest) -> tuple[CatalogItem, .
     (a note asks about "afebrile" many times, and the catalog holds tens of thousands of items).
     """
     def build() -> tuple[CatalogItem, ...]:
-        return tuple(i for i in catalog.items if test.matches(i.table, i.label, i.fluid))
+        # only the test's table can match: its items, in catalog order, instead of the whole catalog
+        candidates = catalog.derived("items by table", lambda: _by_table(catalog.items)).get(test.table, ())
+        return tuple(i for i in candidates if test.matches(i.table, i.label, i.fluid))
     return catalog.derived(("criterion items", test), build)
+
+
+def _by_table(items: tuple[CatalogItem, ...]) -> dict[str, tuple[CatalogItem, ...]]:
+    out: dict[str, list[CatalogItem]] = {}
+    for i in items:
+        out.setdefault(i.table, []).append(i)
+    return {t: tuple(v) for t, v in out.items()}
 
 
 def clinical_criterion(env: ToolEnv, args: dict[str, Any], state: str) -> ToolResult:

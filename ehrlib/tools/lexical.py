@@ -22,7 +22,7 @@ import pickle
 import re
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ehrlib import schema as schema_module
 from ehrlib.datafiles import parse_data_yaml
 from ehrlib.disk_cache import (
+    BucketedMap,
     CacheDamaged,
     cached_arrays,
     cached_package_value,
@@ -85,7 +86,7 @@ _drug_lock = threading.Lock()
 
 
 @functools.cache
-def _brand_to_generic() -> dict[str, tuple[str, ...]]:
+def _brand_to_generic() -> Mapping[str, tuple[str, ...]]:
     """drug-named-entity-recognition's variant -> canonical names (107 k variants).
 
     We read its packaged dictionary directly instead of importing the package: the import
@@ -103,15 +104,10 @@ def _brand_to_generic() -> dict[str, tuple[str, ...]]:
                 data = pickle.load(f)  # noqa: S301 - the package's own shipped data file
             return {str(k).lower(): tuple(str(c) for c in v) for k, v in data["drug_variant_to_canonical"].items()}
 
-        # the map kept as plain data in the user cache: the package's bz2 pickle takes seconds
+        # the map kept as plain data in the user cache (the package's bz2 pickle takes seconds),
+        # by buckets: a note looks up a few brand names, so a fresh process decodes a few buckets
         return cached_package_value("drug-variants", path, code_digest(sys.modules[__name__].__file__ or ""), build,
-                                    dict, _variant_map)
-
-
-def _variant_map(value: Any) -> dict[str, tuple[str, ...]]:
-    if not isinstance(value, dict):
-        raise TypeError("not a variant map")
-    return value
+                                    BucketedMap.encode, BucketedMap.decode)
 
 
 @functools.lru_cache(maxsize=4096)
