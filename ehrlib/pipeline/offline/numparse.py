@@ -324,7 +324,8 @@ _SLASH_NAMES = re.compile(r"(?<![\w/])(?P<names>" + _NAME + r"(?:\s*/\s*" + _NAM
 
 @functools.lru_cache(maxsize=1)
 def _panel_re() -> re.Pattern[str]:
-    names = sorted({n for p in _data()["panels"] for n in p["names"]}, key=len, reverse=True)
+    # longest first, ties by name: the same pattern text in every process (a set's order is not)
+    names = sorted({n for p in _data()["panels"] for n in p["names"]}, key=lambda n: (-len(n), n))
     alt = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in names)
     return re.compile(r"(?<![\w/])(?P<panel>" + alt + r")(?![\w/])\s*(?:[:=]|\bwas\b|\bof\b)?\s*" + _VALUES, re.I)
 
