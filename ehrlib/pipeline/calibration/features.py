@@ -27,8 +27,8 @@ from ehrlib.pipeline.offline.sections import segment_lines
 from ehrlib.pipeline.offline.units import on_item_scale
 from ehrlib.tools.context import as_datetime
 
-__all__ = ["EvidenceStats", "ItemRows", "item_keys", "CATEGORICAL", "NUMERIC", "evidence_stats", "prediction_features", "item_rows",
-           "stated_number", "NO_EVIDENCE", "item_similarity", "line_sections"]
+__all__ = ["EvidenceStats", "ItemRows", "item_keys", "CATEGORICAL", "NUMERIC", "evidence_stats", "prediction_features",
+           "item_rows", "stated_number", "NO_EVIDENCE", "item_similarity", "line_sections"]
 
 #: categorical features (one-hot encoded by the model)
 CATEGORICAL: tuple[str, ...] = ("rule_id", "rule_family", "label", "family_label", "inconsistency_type", "kind",
@@ -147,6 +147,7 @@ class ItemRows:
 
     @classmethod
     def of(cls, rows: Sequence[Mapping[str, Any]]) -> ItemRows:
+        """The rows read once: their times and numbers."""
         timed = tuple((t, r) for r in rows if (t := _time(r.get("time"))) is not None)
         return cls(tuple(rows), timed, tuple(_numbers(rows)))
 
