@@ -146,6 +146,10 @@ def test_prose_words_name_the_specimen_of_a_lab_name() -> None:
     assert prose_fluid(line, line.index("UOsm"), "UOsm") == ("Urine", "Osm")   # the fused letter
     assert prose_fluid("Na 135, K 4.1; UA pending", 0, "Na") is None          # the heading opens a later clause
     assert prose_fluid("Uric acid 7.0", 0, "Uric") is None and prose_fluid("US 3 cm", 0, "US") is None
+    # a "Urine:" label opens its line's clause of urine results, as "UA:" does; a clause after it does not
+    line = "Urine: Uosm 806, UNa 14 (c/w hypovolemia), SG 1.025, RBC 49; Cr 1.2"
+    assert prose_fluid(line, line.index("RBC"), "RBC") == ("Urine", "RBC")
+    assert prose_fluid(line, line.index("Cr"), "Cr") is None
 
 
 def test_a_vocabulary_analyte_in_urine_prose_is_the_urine_item() -> None:
