@@ -207,6 +207,17 @@ def test_a_trend_word_as_the_list_item_after_a_value_is_a_trend_statement_of_its
     assert read("K 4.1, rising Cr", "potassium") == [("measurement", "4.1", None)]  # the word opens another phrase
 
 
+def test_a_direction_word_after_another_number_or_sentence_is_not_the_values() -> None:
+    def read(text: str, concept: str) -> list[tuple[str | None, str | None]]:
+        return [(m.value, m.claim.trend.direction if isinstance(m.claim, NumericClaim) and m.claim.trend else None)
+                for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
+    assert read("Cr 1.9 up", "creatinine") == [("1.9 up", "up")]            # the word right after its value
+    assert read("Plt 45 and falling", "platelets") == [("45 and falling", "down")]
+    assert read("SvO2 61\nup on dobutamine", "svo2") == [("61", None)]     # the next line's word
+    assert read("Hct 31.2. Hct stable", "hematocrit")[0] == ("31.2", None)   # the next sentence's
+    assert read("Mg 2.1 K 3.3 up", "magnesium") == [("2.1", None)]          # after another value: K's
+
+
 
 def _read(text: str, concept: str) -> list[float | None]:
     return [m.claim.reading.value for m in find_mentions(text, 0, load_lexicon())
