@@ -39,6 +39,18 @@ def test_align_by_kind() -> None:
     assert [k for _, k in align(hr, lex, PAIRS)] == ["chartevents:3"]
 
 
+def test_a_differential_part_aligns_to_its_percentage_item_not_a_fluids_absolute_count() -> None:
+    lex = load_lexicon()
+    pairs = [(ItemRef("labevents", "Eos#", "52379"), "labevents:52379"),        # pleural fluid, absolute
+             (ItemRef("labevents", "Eosinophils", "51200"), "labevents:51200"),
+             (ItemRef("labevents", "Nucleated Red Cells", "51257"), "labevents:51257"),
+             (ItemRef("chartevents", "NRBC", "9"), "chartevents:9")]
+    eos = Mention(0, 0, 3, "Eos", "measurement", "eosinophils", "5.0", claim_for("measurement", value=5.0))
+    assert [k for _, k in align(eos, lex, pairs)] == ["labevents:51200"]
+    nrbc = Mention(0, 0, 4, "NRBC", "measurement", "nrbc", "2", claim_for("measurement", value=2.0))
+    assert [k for _, k in align(nrbc, lex, pairs)] == ["labevents:51257"]
+
+
 def test_the_most_specific_drug_name_comes_first() -> None:
     pairs = [(ItemRef("prescriptions", "Aluminum-Magnesium Hydroxide", "1"), "p:1"),
              (ItemRef("prescriptions", "Calcium Carbonate", "2"), "p:2"),
@@ -70,3 +82,4 @@ def test_alarm_limits_are_settings_not_values() -> None:
     # an observation whose label merely contains the letters is kept
     assert concept_items(("chartevents",), re.compile("alarm|pressure", re.I),
                          [(ItemRef("chartevents", "Alarmed Pressure", "14"), "c:14")]) != []
+

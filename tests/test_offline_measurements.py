@@ -261,3 +261,12 @@ def test_a_record_of_another_specimen_keeps_its_number_as_written():
 def test_an_abbreviation_before_a_later_number_owns_it_even_when_no_concept_knows_it():
     assert _read("ALT 39 AST 37 AlkP 385 Tbili 0.3", "ast") == [37.0]  # 385 is AlkP's, not AST's
     assert _read("K 5.5 on admission, 3.6 today", "potassium") == [5.5, 3.6]
+
+
+def test_the_white_cell_differential_is_read_by_its_short_forms() -> None:
+    got = {m.concept: m.value for m in find_mentions("Neuts-28 Lymphs-61 Monos-8 Baso-2 NRBC-2 Eos 5.0", 0,
+                                                     load_lexicon())}
+    assert got == {"neutrophils": "28", "lymphocytes": "61", "monocytes": "8", "basophils": "2", "nrbc": "2",
+                   "eosinophils": "5.0"}
+    assert not [m for m in find_mentions("lymph nodes 2 cm; monospot sent", 0, load_lexicon())
+                if m.concept in ("lymphocytes", "monocytes")]  # no differential value
