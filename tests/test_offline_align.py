@@ -83,3 +83,16 @@ def test_alarm_limits_are_settings_not_values() -> None:
     assert concept_items(("chartevents",), re.compile("alarm|pressure", re.I),
                          [(ItemRef("chartevents", "Alarmed Pressure", "14"), "c:14")]) != []
 
+
+def test_an_alias_names_the_generics_concentration_and_half_saline_is_sodium_chloride_045() -> None:
+    lex = load_lexicon()
+    pairs = [(ItemRef("inputevents_mv", label, str(i)), f"i:{i}") for i, label in enumerate(
+        ["NaCl 0.9%", "NaCl 0.45%", ".45% Normal Saline", "D5 1/2NS", "NS"])]
+
+    def named(drug: str) -> list[str]:
+        m = Mention(0, 0, 2, drug, "medication", "drug", None, MedicationClaim(drugs=(drug,)))
+        return [str(it.label) for it, _ in align(m, lex, pairs)]
+    # "nacl" and "normal saline" of 0.9% saline do not name the 0.45% items ("NS" matches whole)
+    assert sorted(named("sodium chloride 0.9%")) == ["NS", "NaCl 0.9%"]
+    # 1/2 NS is sodium chloride 0.45%, under either name; the D5 mixture is another product
+    assert sorted(named("1/2 ns")) == [".45% Normal Saline", "NaCl 0.45%"]
