@@ -112,6 +112,21 @@ def test_a_morning_nursing_notes_range_reports_the_night_shift_that_began_the_ev
                    "inconsistent")
 
 
+def test_a_nursing_maximum_is_one_shifts():
+    # a day nurse's 18:30 note: "Tmax 96.6" is the day shift's; the 97.8 at midnight was the night before
+    temps = FakeTools({"chartevents:1": [row(f"{DAY} 00:00:00", 97.8), row(f"{DAY} 08:00:00", 96.6),
+                                         row(f"{DAY} 12:00:00", 96.4), row(f"{DAY} 16:00:00", 96.6)]})
+    window = TimeSpan("2199-02-02 00:00:00", f"{DAY} 19:30:00")
+    tmax = entity("Tmax", "measurement", concept="temperature", max=96.6, max_lo=96.6, unit="F", window=window)
+    assert verify(tmax, temps, note_type="nursing", charttime=f"{DAY} 18:30:00").label == "consistent"
+    assert_decided(verify(tmax, temps, note_type="physician", charttime=f"{DAY} 18:30:00"),
+                   "numbers.range_extremes", "inconsistent")  # a physician's Tmax is the whole day's
+    high = entity("Tmax", "measurement", concept="temperature", max=99.5, max_lo=99.5, unit="F", window=window)
+    assert verify(high, temps, note_type="nursing", charttime=f"{DAY} 18:30:00").label == "inconsistent"
+    # a note without a clock time has no shift to read: the day's maximum breaks it
+    assert_decided(verify(tmax, temps, note_type="nursing"), "numbers.range_extremes", "inconsistent")
+
+
 def test_daily_total_is_a_calendar_day_sum():
     tools = FakeTools({"chartevents:1": [row("2199-02-03 06:00:00", 400), row("2199-02-03 12:00:00", 400),
                                          row("2199-02-03 18:00:00", 400)]})

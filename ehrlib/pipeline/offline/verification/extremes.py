@@ -10,7 +10,9 @@ temperature is one measurement whatever its item or unit (a Tmax is the highest 
 A reading charted after the note (inside the charting slack) cannot have been among the
 readings the note summarised: it may support a stated range, never break it alone. A nursing
 note reports the shift that ends at it: a night nurse's morning note covers the evening
-before too, not only the hours since midnight its calendar day holds.
+before too, not only the hours since midnight its calendar day holds; and the maximum (a
+Tmax) of a timed nursing note is one shift's, so the night before a day nurse's evening note
+does not break it (a note without a clock time has no shift to read).
 """
 from __future__ import annotations
 
@@ -167,7 +169,8 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         if not (lo - slack <= observed <= float(top) + slack):
             extreme = kept[vals.index(observed)]
             mine = {k: span(a, b) for k, a, b, p in checks if p == part}
-            if len(mine) == 2 and c.ctx.note_type == "nursing" and shift_matches(
+            one_shift = len(mine) == 2 or (set(mine) == {"max"} and note_time_of(c.ctx).moment is not None)
+            if one_shift and c.ctx.note_type == "nursing" and shift_matches(
                     kept, vals, [(k, a, b) for k, a, b, p in checks if p == part], slack):
                 continue
             what = f"{part} " if part != "value" else ""
