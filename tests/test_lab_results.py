@@ -26,7 +26,10 @@ _LABS = {51244: ("Lymphocytes", "Blood", ("22", "9.5")), 51254: ("Monocytes", "B
          51100: ("Sodium, Urine", "Urine", ("40",)), 50983: ("Sodium", "Blood", ("140",)),
          51093: ("Osmolality, Urine", "Urine", ("410",)), 51427: ("Lymphocytes", "Other Body Fluid", ("60",)),
          51498: ("Specific Gravity", "Urine", ("1.015",)), 51508: ("Urine Color", "Urine", ("Yellow",)),
-         50986: ("tacroFK", "Blood", ("7.5",)), 50966: ("Phenobarbital", "Blood", ("21",))}
+         50986: ("tacroFK", "Blood", ("7.5",)), 50966: ("Phenobarbital", "Blood", ("21",)),
+         # differential parts the vocabulary does not name (lymphs, monos, eos are vocabulary concepts)
+         51143: ("Atypical Lymphocytes", "Blood", ("2",)), 51251: ("Metamyelocytes", "Blood", ("1",)),
+         51252: ("Myelocytes", "Blood", ("1",)), 51414: ("Atypical Lymphocytes", "Other Body Fluid", ("3",))}
 _PAIRS = [(ItemRef("labevents", label, itemid), f"labevents:{itemid}") for itemid, (label, _, _) in _LABS.items()]
 _FLUID = {f"labevents:{i}": fluid for i, (_, fluid, _) in _LABS.items()}
 _PROFILE = {f"labevents:{i}": values for i, (_, _, values) in _LABS.items()}
@@ -43,19 +46,19 @@ def _found(*lines: str, known: tuple[Entity, ...] = ()) -> list[tuple[str, float
 
 
 def test_a_record_name_resolves_to_the_patients_own_label_of_its_specimen() -> None:
-    got = _found("[**2130-2-4**] 12:35AM BLOOD Neuts-70.1 Lymphs-19.6 Monos-6.0* Eos-1.2")
-    assert got == [("Lymphs-19.6", 19.6, (51244,)), ("Monos-6.0*", 6.0, (51254,)), ("Eos-1.2", 1.2, (51200,))]
+    got = _found("[**2130-2-4**] 12:35AM BLOOD Neuts-70.1 Atyps-2 Metas-1.0* Myelos-1")
+    assert got == [("Atyps-2", 2.0, (51143,)), ("Metas-1.0*", 1.0, (51251,)), ("Myelos-1", 1.0, (51252,))]
     # the label read as one word, a hyphenated name, a drug level the laboratory abbreviates
     assert _found("___ 05:39PM BLOOD VitB12-1214* Ferritn-88 D-Dimer-2361*") == [
         ("VitB12-1214*", 1214.0, (51010,)), ("Ferritn-88", 88.0, (50924,)), ("D-Dimer-2361*", 2361.0, (51196,))]
-    assert _found("2101-03-04 08:00AM BLOOD tacroFK-4.2 Lymphs-11") == [("tacroFK-4.2", 4.2, (50986,)),
-                                                                        ("Lymphs-11", 11.0, (51244,))]
+    assert _found("2101-03-04 08:00AM BLOOD tacroFK-4.2 Metas-11") == [("tacroFK-4.2", 4.2, (50986,)),
+                                                                       ("Metas-11", 11.0, (51251,))]
 
 
 def test_the_specimen_word_picks_the_fluid_item() -> None:
     # a urine record's sodium is the urine sodium, not the serum one
-    assert _found("___ 03:12PM URINE Osmolal-410 Lymphs-2") == [("Osmolal-410", 410.0, (51093,))]  # no urine lymphs
-    assert _found("___ 04:00PM OTHER BODY FLUID Lymphs-60")[0][2] == (51427,)
+    assert _found("___ 03:12PM URINE Osmolal-410 Metas-2") == [("Osmolal-410", 410.0, (51093,))]  # no urine metas
+    assert _found("___ 04:00PM OTHER BODY FLUID Atyps-3")[0][2] == (51414,)
     assert _found("UA: SpecGr-1.015 Color-Yellow") == []   # one item is no record line
     assert line_fluid("___ 10:00AM ASCITES TotPro-1.2") == "Ascites" and line_fluid("BLOOD WBC-4") == "Blood"
 
@@ -63,12 +66,12 @@ def test_the_specimen_word_picks_the_fluid_item() -> None:
 def test_vocabulary_names_taken_values_and_prose_are_left_alone() -> None:
     assert _found("___ 02:52AM BLOOD WBC-12.3* Hgb-9.6*") == []            # concept names: the scanner's
     assert _found("Lymphocytes were 19 percent on the smear, ferritin pending") == []
-    known = (Entity("e1", 0, "Lymphs-19.6", "measurement", span=(30, 41),
+    known = (Entity("e1", 0, "Atyps-2", "measurement", span=(30, 37),
                     window=TimeSpan("2130-02-04 00:00:00", "2130-02-04 23:59:59"), time_text="[**2130-2-4**]"),)
-    got = record_results(["[**2130-2-4**] 12:35AM BLOOD Lymphs-19.6 Monos-6.0*"],
+    got = record_results(["[**2130-2-4**] 12:35AM BLOOD Atyps-2 Metas-6.0*"],
                          Segment(0, 0, 0, "Pertinent Results", "results"), _PAIRS,
                          lambda k: _PROFILE.get(k, ()), _FLUID.get, known)
-    assert [(e.text, e.time_text) for e in got] == [("Monos-6.0*", "[**2130-2-4**]")]  # the stamp's time
+    assert [(e.text, e.time_text) for e in got] == [("Metas-6.0*", "[**2130-2-4**]")]  # the stamp's time
     assert _found("___ 09:00AM BLOOD Zinc-80 Qwerty-5") == []   # no such item for this patient
 
 
@@ -146,6 +149,10 @@ def test_prose_words_name_the_specimen_of_a_lab_name() -> None:
     assert prose_fluid(line, line.index("UOsm"), "UOsm") == ("Urine", "Osm")   # the fused letter
     assert prose_fluid("Na 135, K 4.1; UA pending", 0, "Na") is None          # the heading opens a later clause
     assert prose_fluid("Uric acid 7.0", 0, "Uric") is None and prose_fluid("US 3 cm", 0, "US") is None
+    # a "Urine:" label opens its line's clause of urine results, as "UA:" does; a clause after it does not
+    line = "Urine: Uosm 806, UNa 14 (c/w hypovolemia), SG 1.025, RBC 49; Cr 1.2"
+    assert prose_fluid(line, line.index("RBC"), "RBC") == ("Urine", "RBC")
+    assert prose_fluid(line, line.index("Cr"), "Cr") is None
 
 
 def test_a_vocabulary_analyte_in_urine_prose_is_the_urine_item() -> None:

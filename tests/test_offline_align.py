@@ -39,6 +39,18 @@ def test_align_by_kind() -> None:
     assert [k for _, k in align(hr, lex, PAIRS)] == ["chartevents:3"]
 
 
+def test_a_differential_part_aligns_to_its_percentage_item_not_a_fluids_absolute_count() -> None:
+    lex = load_lexicon()
+    pairs = [(ItemRef("labevents", "Eos#", "52379"), "labevents:52379"),        # pleural fluid, absolute
+             (ItemRef("labevents", "Eosinophils", "51200"), "labevents:51200"),
+             (ItemRef("labevents", "Nucleated Red Cells", "51257"), "labevents:51257"),
+             (ItemRef("chartevents", "NRBC", "9"), "chartevents:9")]
+    eos = Mention(0, 0, 3, "Eos", "measurement", "eosinophils", "5.0", claim_for("measurement", value=5.0))
+    assert [k for _, k in align(eos, lex, pairs)] == ["labevents:51200"]
+    nrbc = Mention(0, 0, 4, "NRBC", "measurement", "nrbc", "2", claim_for("measurement", value=2.0))
+    assert [k for _, k in align(nrbc, lex, pairs)] == ["labevents:51257"]
+
+
 def test_the_most_specific_drug_name_comes_first() -> None:
     pairs = [(ItemRef("prescriptions", "Aluminum-Magnesium Hydroxide", "1"), "p:1"),
              (ItemRef("prescriptions", "Calcium Carbonate", "2"), "p:2"),
@@ -70,3 +82,17 @@ def test_alarm_limits_are_settings_not_values() -> None:
     # an observation whose label merely contains the letters is kept
     assert concept_items(("chartevents",), re.compile("alarm|pressure", re.I),
                          [(ItemRef("chartevents", "Alarmed Pressure", "14"), "c:14")]) != []
+
+
+def test_an_alias_names_the_generics_concentration_and_half_saline_is_sodium_chloride_045() -> None:
+    lex = load_lexicon()
+    pairs = [(ItemRef("inputevents_mv", label, str(i)), f"i:{i}") for i, label in enumerate(
+        ["NaCl 0.9%", "NaCl 0.45%", ".45% Normal Saline", "D5 1/2NS", "NS"])]
+
+    def named(drug: str) -> list[str]:
+        m = Mention(0, 0, 2, drug, "medication", "drug", None, MedicationClaim(drugs=(drug,)))
+        return [str(it.label) for it, _ in align(m, lex, pairs)]
+    # "nacl" and "normal saline" of 0.9% saline do not name the 0.45% items ("NS" matches whole)
+    assert sorted(named("sodium chloride 0.9%")) == ["NS", "NaCl 0.9%"]
+    # 1/2 NS is sodium chloride 0.45%, under either name; the D5 mixture is another product
+    assert sorted(named("1/2 ns")) == [".45% Normal Saline", "NaCl 0.45%"]

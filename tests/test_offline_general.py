@@ -123,6 +123,10 @@ def test_reference_words_and_attached_values():
     q = reference_qualifier(line, line.index(" - elevated"))
     assert q is not None and q.kind == "high" and qualifier_holds(q, "creatinine", 2.1) is True
     assert reference_qualifier("WBC 16.2, Cr 2.1", len("WBC 16.2")) is None
+    # a word that goes on to a number of its own states another value ("low of 96.1"), not a judgement
+    assert reference_qualifier("Tmax 97.4 ax, low of 96.1 at MN", len("Tmax 97.4")) is None
+    assert reference_qualifier("HR 88, low 50s overnight", len("HR 88")) is None
+    assert reference_qualifier("K 3.1, low", len("K 3.1")) is not None
     assert qualifier_holds(q, "no_such_concept", 1.0) is None
     lex = load_lexicon()
     text = "K 5.9, hyperkalemic; plt 285 (thrombocytopenic)"

@@ -207,6 +207,17 @@ def test_a_trend_word_as_the_list_item_after_a_value_is_a_trend_statement_of_its
     assert read("K 4.1, rising Cr", "potassium") == [("measurement", "4.1", None)]  # the word opens another phrase
 
 
+def test_a_direction_word_after_another_number_or_sentence_is_not_the_values() -> None:
+    def read(text: str, concept: str) -> list[tuple[str | None, str | None]]:
+        return [(m.value, m.claim.trend.direction if isinstance(m.claim, NumericClaim) and m.claim.trend else None)
+                for m in find_mentions(text, 0, load_lexicon()) if m.concept == concept]
+    assert read("Cr 1.9 up", "creatinine") == [("1.9 up", "up")]            # the word right after its value
+    assert read("Plt 45 and falling", "platelets") == [("45 and falling", "down")]
+    assert read("SvO2 61\nup on dobutamine", "svo2") == [("61", None)]     # the next line's word
+    assert read("Hct 31.2. Hct stable", "hematocrit")[0] == ("31.2", None)   # the next sentence's
+    assert read("Mg 2.1 K 3.3 up", "magnesium") == [("2.1", None)]          # after another value: K's
+
+
 
 def _read(text: str, concept: str) -> list[float | None]:
     return [m.claim.reading.value for m in find_mentions(text, 0, load_lexicon())
@@ -250,3 +261,12 @@ def test_a_record_of_another_specimen_keeps_its_number_as_written():
 def test_an_abbreviation_before_a_later_number_owns_it_even_when_no_concept_knows_it():
     assert _read("ALT 39 AST 37 AlkP 385 Tbili 0.3", "ast") == [37.0]  # 385 is AlkP's, not AST's
     assert _read("K 5.5 on admission, 3.6 today", "potassium") == [5.5, 3.6]
+
+
+def test_the_white_cell_differential_is_read_by_its_short_forms() -> None:
+    got = {m.concept: m.value for m in find_mentions("Neuts-28 Lymphs-61 Monos-8 Baso-2 NRBC-2 Eos 5.0", 0,
+                                                     load_lexicon())}
+    assert got == {"neutrophils": "28", "lymphocytes": "61", "monocytes": "8", "basophils": "2", "nrbc": "2",
+                   "eosinophils": "5.0"}
+    assert not [m for m in find_mentions("lymph nodes 2 cm; monospot sent", 0, load_lexicon())
+                if m.concept in ("lymphocytes", "monocytes")]  # no differential value

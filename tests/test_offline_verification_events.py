@@ -144,6 +144,17 @@ def test_procedure_day_part(time_text, label, rule):
     assert_decided(verify(e, _proc(TODAY)), rule, label)
 
 
+@pytest.mark.parametrize("time_text, label, rule", [
+    ("this AM", "consistent", "events.record_in_window"),         # the line ran until 09:00 today
+    ("this afternoon", "inconsistent", "events.procedure_day_part"),
+])
+def test_a_removal_dated_by_a_part_of_the_day_is_the_records_end(time_text, label, rule):
+    line = _placed("2199-02-01 19:00:00", "2199-02-03 09:00:00")  # placed two days before, pulled this morning
+    e = entity("cordis", "procedure", keys=(PROC,), time_text=time_text, action="pulled",
+               window=TimeSpan("2199-02-02 12:00:00", "2199-02-03 23:59:59"))
+    assert_decided(verify(e, _proc(line)), rule, label)
+
+
 VENTED = _placed("2199-02-01 10:00:00", "2199-02-06 09:00:00")  # a dwell spanning the whole window
 
 

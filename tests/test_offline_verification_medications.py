@@ -107,6 +107,9 @@ def test_clock_edge():
     e = _med("at 1600", action="started")
     assert_decided(verify(e, _drug(IN_WINDOW)), "medications.clock_edge", "inconsistent", "contradiction")
     assert verify(_med("at 0800", action="started"), _drug(IN_WINDOW)).label == "consistent"
+    # "from" dates the run's start even when the statement also stops it ("from 0800, d/c 1200")
+    assert verify(_med("from 0800", action="d/c"), _drug(IN_WINDOW)).label == "consistent"
+    assert_decided(verify(_med("at 0800", action="d/c"), _drug(IN_WINDOW)), "medications.clock_edge", "inconsistent")
 
 
 def test_dated_edge():

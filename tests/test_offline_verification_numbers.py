@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 from verification_kit import DAY, KEY, FakeTools, assert_decided, entity, row, spanned, verify
 
+from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim, Reading
 from ehrlib.pipeline.offline.verification.numbers import stated_numbers
 
@@ -92,6 +93,38 @@ def test_a_nursing_range_is_met_by_one_shifts_extremes():
     # a range no shift charted is still wrong: no 12 hours run from a low of 80 to a high of 100
     wide = entity("HR", "range", concept="heart_rate", min=80.0, max=100.0)
     assert_decided(verify(wide, rows, note_type="nursing"), "numbers.range_extremes", "inconsistent")
+
+
+def test_a_morning_nursing_notes_range_reports_the_night_shift_that_began_the_evening_before():
+    # a night nurse's note at 07:45: the shift began at 19:45 the day before, so its lows at 20:00-22:00 count
+    # (the calendar day since midnight holds only 85-90); the day shift's 130 before it does not
+    night = FakeTools({"chartevents:1": [row("2199-02-02 10:00:00", 130), row("2199-02-02 20:00:00", 77),
+                                         row("2199-02-02 22:00:00", 80), row(f"{DAY} 03:00:00", 85),
+                                         row(f"{DAY} 06:00:00", 90)]})
+    window = TimeSpan("2199-02-02 00:00:00", f"{DAY} 08:45:00")  # the note's day widened back, cut at the note
+    e = entity("HR", "range", concept="heart_rate", min=77.0, max=90.0, window=window)
+    assert verify(e, night, note_type="nursing", charttime=f"{DAY} 07:45:00").label == "consistent"
+    # a physician's morning range is still the calendar day's, and the day shift before the night is not the note's
+    assert_decided(verify(e, night, note_type="physician", charttime=f"{DAY} 07:45:00"), "numbers.range_extremes",
+                   "inconsistent")
+    wide = entity("HR", "range", concept="heart_rate", min=77.0, max=130.0, window=window)
+    assert_decided(verify(wide, night, note_type="nursing", charttime=f"{DAY} 07:45:00"), "numbers.range_extremes",
+                   "inconsistent")
+
+
+def test_a_nursing_maximum_is_one_shifts():
+    # a day nurse's 18:30 note: "Tmax 96.6" is the day shift's; the 97.8 at midnight was the night before
+    temps = FakeTools({"chartevents:1": [row(f"{DAY} 00:00:00", 97.8), row(f"{DAY} 08:00:00", 96.6),
+                                         row(f"{DAY} 12:00:00", 96.4), row(f"{DAY} 16:00:00", 96.6)]})
+    window = TimeSpan("2199-02-02 00:00:00", f"{DAY} 19:30:00")
+    tmax = entity("Tmax", "measurement", concept="temperature", max=96.6, max_lo=96.6, unit="F", window=window)
+    assert verify(tmax, temps, note_type="nursing", charttime=f"{DAY} 18:30:00").label == "consistent"
+    assert_decided(verify(tmax, temps, note_type="physician", charttime=f"{DAY} 18:30:00"),
+                   "numbers.range_extremes", "inconsistent")  # a physician's Tmax is the whole day's
+    high = entity("Tmax", "measurement", concept="temperature", max=99.5, max_lo=99.5, unit="F", window=window)
+    assert verify(high, temps, note_type="nursing", charttime=f"{DAY} 18:30:00").label == "inconsistent"
+    # a note without a clock time has no shift to read: the day's maximum breaks it
+    assert_decided(verify(tmax, temps, note_type="nursing"), "numbers.range_extremes", "inconsistent")
 
 
 def test_daily_total_is_a_calendar_day_sum():

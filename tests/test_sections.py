@@ -54,6 +54,27 @@ def test_a_results_heading_that_states_a_time_sets_its_window() -> None:
     assert segs[1].section == "results" and segs[1].default_window.end == "2150-06-05 23:59:59"
 
 
+def test_a_results_line_labelled_with_a_moment_of_the_stay_is_that_moments() -> None:
+    ctx = note_time_context("discharge_summary", ADMIT, DISCH, None)
+    segs = segment_lines(["Pertinent Results:", "Admission:  WBC 0.3, Hgb 7, Plt 18", "   INR 1.6, PT 15.8",
+                          "On discharge: Hgb 9.1", "Brief Hospital Course:", "Admission: uneventful"],
+                         "discharge_summary", TimeSpan(ADMIT, DISCH), None, ctx)
+    by_line = {i: s for s in segs for i in range(s.start_line, s.end_line + 1)}
+    admission = TimeSpan("2150-06-01 00:00:00", "2150-06-03 23:59:59")  # admission +/- 1 day
+    assert by_line[1].default_window == by_line[2].default_window == admission  # the wrapped line too
+    assert by_line[3].default_window == TimeSpan("2150-06-08 00:00:00", "2150-06-10 23:59:59")
+    # outside a results section the same label is prose, not a heading
+    assert by_line[5].section == "hospital_course" and by_line[5].title == "Brief Hospital Course"
+    # a label alone on its line heads the records under it, up to a labelled entry of its own depth
+    segs = segment_lines(["Pertinent Results:", "Admission:", "___ 04:42AM BLOOD WBC-4.4", "Peaks: ALT 3371",
+                          "", "Discharge:", "___ 06:30AM BLOOD WBC-7.3", "", "Na 139"],
+                         "discharge_summary", TimeSpan(ADMIT, DISCH), None, ctx)
+    by_line = {i: s for s in segs for i in range(s.start_line, s.end_line + 1)}
+    stay = by_line[0].default_window
+    assert by_line[2].default_window == admission and by_line[3].default_window == stay
+    assert by_line[6].default_window.start == "2150-06-08 00:00:00" and by_line[8].default_window == stay
+
+
 def test_a_parenthesised_qualifier_does_not_hide_a_heading() -> None:
     kinds = _kinds(["Past Medical History:", "asthma", "Vitals (last 24h):", "HR 88, BP 120/70",
                     "Bedside Readings (this AM):", "SpO2 97%", "Social History:", "lives alone",

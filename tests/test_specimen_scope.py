@@ -35,6 +35,11 @@ def test_a_record_names_its_specimen_before_or_after_its_stamp() -> None:
     # a problem word alone opens no specimen heading; a pleural heading takes "fluid"
     assert line_fluid("Pleural: small effusion, Cr 1.2") == "Blood"
     assert line_fluid("Pleural fluid: LDH 400") == "Pleural"
+    # a record whose stamp was left off still names its specimen before its Name-value items
+    assert line_fluid("URINE SpecGr-1.015 pH-7.5 Protein-300 RBC-4 WBC-25") == "Urine"
+    assert line_fluid("CSF WBC-3 Glucose-60") == "Cerebrospinal"
+    # a specimen word before a single number, or before one item, is no record
+    assert line_fluid("Urine 500 cc, Cr-1.1") == "Blood" and line_fluid("Urine output-450 since MN") == "Blood"
 
 
 def test_wrapped_lines_and_lines_under_a_specimen_heading_keep_its_specimen() -> None:

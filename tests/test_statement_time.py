@@ -92,6 +92,15 @@ def test_a_change_from_a_dated_value_runs_to_the_note():
     assert r.window == TimeSpan("2145-04-12 00:00:00", "2145-04-12 23:59:59")
 
 
+def test_a_direction_from_a_date_runs_to_the_note():
+    text = "Hgb stable from [**4-12**]"
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == TimeSpan("2145-04-12 00:00:00", "2145-04-15 23:59:59")
+    text = "transferred from [**4-12**] OSH"  # no direction before "from": the day alone
+    (r,) = bounded(text, _refs(text), stay_start=ADMIT, reference=CTX.reference)
+    assert r.window == _day(12)
+
+
 def test_a_time_inside_an_aside_dates_the_aside_only():
     text = "Ca 7.8  Phos 2.7 (was 1.6 yesterday)  Alb 2.9"
     at = text.index("yesterday")

@@ -26,6 +26,20 @@ def test_blank_lines_make_no_paragraph_and_split_the_others():
     assert got[1].text == "K 3.1"
 
 
+def test_a_line_of_values_ends_its_statements_before_a_line_that_opens_with_an_item():
+    lines = ["  142 | 107 | 24 < 140    K 3.6 CO2 27 Cr 1 Ca 8.1 Mg 2.3 PO4 5.6",
+             "  Hgb stable from last evening, plt climbing; glucose rising.",
+             "Creatinine rose over the admission from a baseline of 1.0 to a peak of 2.9 on",
+             "HD 4 and then fell to 1.4 by discharge after fluids and holding the lisinopril 20",
+             "mg daily."]
+    got = paragraphs(lines, Segment(0, 0, len(lines) - 1, "x"))
+    # "Hgb stable from last evening" is Hgb's own statement (its time is not the values' above);
+    # a sentence wrapped after a word, or after a number the next line's unit goes on from, still joins
+    assert [p.lines for p in got] == [(0,), (1,), (2, 3, 4)]
+    values = ["Na 138 K 4.4 Cl 103 HCO3 29 BUN 31 Cr 0.7 Mg 3.1 and on the repeat K 4.4", "Mg 2.0 at noon"]
+    assert [p.lines for p in paragraphs(values, Segment(0, 0, 1, "x"))] == [(0,), (1,)]
+
+
 def test_blank_lines_hold_no_time_and_no_heading():
     for text in BLANKS:
         assert resolve_line(text, 0, CTX) == []

@@ -57,8 +57,8 @@ def concept_items(concept_tables: Sequence[str], pattern: re.Pattern[str] | None
 DRUG_TABLES = ("prescriptions", "inputevents_mv", "inputevents_cv", "emar")
 
 
-#: a concentration written in a drug's name or an item's label ("dextrose 50%", "5% Dextrose")
-_STRENGTH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*%")
+#: a concentration written in a drug's name or an item's label ("dextrose 50%", "5% Dextrose", ".45% Normal Saline")
+_STRENGTH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?|\.\d+)\s*%")
 
 
 def _strengths(text: str) -> set[float]:
@@ -89,6 +89,18 @@ def _names(name: str, label: str) -> bool:
     return _name_pattern(name)(label)
 
 
+def strength_aliases(generic: str, aliases: Sequence[str]) -> list[str]:
+    """A drug's names with its concentration: an alias that states none ("nacl", "normal saline" of
+    "sodium chloride 0.9%") names the generic's product, not the same drug at another strength
+    ("NaCl 0.45%"). A short ward abbreviation matched whole ("NS") stays as it is.
+    """
+    strength = _STRENGTH.search(generic)
+    if strength is None:
+        return list(aliases)
+    return [a if _strengths(a) or not re.search(r"[a-z]{3}", a.lower()) else f"{a} {strength.group(0)}"
+            for a in aliases]
+
+
 def drug_items(names: Sequence[str], pairs: Iterable[tuple[ItemRef, str]]) -> list[tuple[ItemRef, str]]:
     """Order/infusion items whose label names one of ``names`` (generic, brand or ward
     abbreviation: "Levophed-k" for norepinephrine); every word of a name must start a word.
@@ -117,7 +129,7 @@ def align(m: Mention, lex: Lexicon, pairs: list[tuple[ItemRef, str]]) -> list[tu
         if concept is not None and concept.items is not None:  # blood products: the one named
             product = next((pat for word, pat in _BLOOD_PRODUCTS if re.search(word, m.text, re.I)), None)
             return concept_items(concept.tables, re.compile(product, re.I) if product else concept.items, pairs)
-        return drug_items([a for n in names for a in lex.drug_aliases.get(n, (n,))], pairs)
+        return drug_items([a for n in names for a in strength_aliases(n, lex.drug_aliases.get(n, (n,)))], pairs)
     if m.kind == "microbiology":
         spec = re.compile(m.claim.specimen if isinstance(m.claim, MicrobiologyClaim) else "", re.I)
         return [(it, k) for it, k in _micro_items(pairs) if spec.search(it.label or k)]

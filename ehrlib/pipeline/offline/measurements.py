@@ -95,7 +95,10 @@ def measurement_mention(raw: str, line: int, m: re.Match[str], concept: Concept,
             own_trend = Mention(line, ws, ws + len(item_trend[1]), m.group(0).strip(), "trend", concept.cid,
                                 item_trend[1], NumericClaim(trend=Trend(direction=item_trend[0], word=item_trend[1])))
         near = None if item_trend else trend_word(raw[end:end + 14])
-        if near and "direction" not in val and not re.search(r"[,;]", raw[end:end + 14].split(near[1])[0]):
+        # the direction word qualifies this value only when nothing else is told between them: no list
+        # break, no other number ("AP 169 Tbili 2.4 (up"), no sentence end or line break ("Hct 31.2. Hct stable")
+        told = m.end() + len(raw[m.end():end].rstrip())  # the value's end before the blanks it took
+        if near and "direction" not in val and not _TOLD_BETWEEN.search(raw[told:end + 14].split(near[1])[0]):
             val["direction"] = near[0]
             val["trend_word"] = near[1]
             end = end + raw[end:].find(near[1]) + len(near[1])
@@ -413,6 +416,8 @@ def blood_gas_and_flow_mentions(raw: str, line: int, out: list[Mention], taken: 
                                  NumericClaim(reading=reading, unit="L/min")))
 
 
+#: text between a value and a direction word that makes the word another statement's
+_TOLD_BETWEEN = re.compile(r"[,;\n\d]|\.(?:\s|$)")
 #: a trend word as the list item right after a value, closing it ("Tbili 9.0, down-trending through the day")
 _ITEM_TREND = re.compile(r"\s*,\s*(?P<w>[A-Za-z][A-Za-z\- ]{1,22}?)(?=\s*(?:$|[,;.)]|\s(?:through|over|since|"
                          r"overnight|today|this|slowly|steadily|again|now|with|on|after)\b))")

@@ -113,6 +113,26 @@ def _heading_kind(line: str, parent: str) -> tuple[str, str] | None:
 _MOMENT = re.compile(r"^(?:(?P<admission>admission|admit|arrival|presentation)|(?P<discharge>discharge))\b", re.I)
 
 
+#: a label of a results line naming a moment of the stay ("Admission:", "On admission:", "Discharge labs:")
+_MOMENT_LABEL = re.compile(r"^\s*(?P<title>(?:on\s+|at\s+|upon\s+)?(?:admission|admit|arrival|presentation|discharge)"
+                           r"(?:\s+labs?)?)\s*:", re.I)
+
+
+#: a line opening with a label of its own ("Peaks: ...", "diff: PMN 80%")
+_ENTRY_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z0-9 /()&,.\-]{0,40}:")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _open(starts: list[tuple[int, str, str, TimeSpan]], entry: tuple[int, str, str, TimeSpan]) -> None:
+    """Open a segment at ``entry``'s line, replacing one a moment's end opened there."""
+    if starts and starts[-1][0] == entry[0]:
+        starts.pop()
+    starts.append(entry)
+
+
 def heading_window(title: str, tctx: TimeContext | None) -> TimeSpan | None:
     """The time a results heading states ("Labs this AM", "Admission labs", "DISCHARGE"):
     the values under it are that time's, not the note's default window. ``None`` when the
@@ -210,20 +230,30 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
     base_window = default_window(note_type, admission, note_day, widen_days)
     starts: list[tuple[int, str, str, TimeSpan]] = []  # (line, title, kind, window)
     parent = "other"
+    moment_scope: tuple[int, TimeSpan] | None = None  # (indent of a moment label, the window it interrupted)
+    gap = False
     for i, line in enumerate(lines):
         if not line or line.isspace():
+            gap = moment_scope is not None
             continue  # a blank line heads nothing (and a pasted log may hold 100,000 of them)
+        if moment_scope is not None and (gap or (_ENTRY_LABEL.match(line) is not None
+                                                  and _indent(line) <= moment_scope[0])):
+            # a blank line, or an entry labelled at the label's own depth ("Peaks: ..."), ends the moment's lines
+            starts.append((i, "results", "results", moment_scope[1]))
+            moment_scope, gap = None, False
         header = match_header(line, note_type)
         problem = _PROBLEM.match(line) if parent in _PROBLEM_PARENTS else None
         if problem is not None and not _DAY_MARKER.match(line):
             # "# EtOH:", "2. Renal -" in an assessment or a course is one of its problems, whatever
             # section its title could also name: it keeps the parent's kind and scope
-            starts.append((i, header[1] if header else problem.group("title").strip(), parent, base_window))
+            _open(starts, (i, header[1] if header else problem.group("title").strip(), parent, base_window))
+            moment_scope = None
             continue
         if header is None and (unknown := _heading_kind(line, parent)) is not None:
             # the parent section goes on after it; a results heading may state its time
             window = (heading_window(unknown[1], tctx) if unknown[0] == "results" else None) or base_window
-            starts.append((i, unknown[1], unknown[0], window))
+            _open(starts, (i, unknown[1], unknown[0], window))
+            moment_scope = None
             continue
         if header is not None:
             kind, title = header
@@ -232,13 +262,23 @@ def segment_lines(lines: Sequence[str], note_type: str, admission: TimeSpan, not
                 kind = parent
             else:
                 parent = kind
-            starts.append((i, title, kind, window))
+            _open(starts, (i, title, kind, window))
+            moment_scope = None
+            continue
+        moment = _MOMENT_LABEL.match(line) if parent == "results" and tctx is not None else None
+        if moment is not None:
+            # "Admission:  WBC 0.3, Hgb 7": a label naming a moment of the stay dates its line of results
+            # and the lines wrapped under it, as a results heading of that moment would
+            title = moment.group("title").strip()
+            moment_scope = (_indent(line), starts[-1][3] if starts else base_window)
+            _open(starts, (i, title, "results", heading_window(title, tctx) or base_window))
             continue
         day = _DAY_MARKER.match(line)
         if day is not None and tctx is not None:
             refs = resolve_line(line[:day.end()], i, tctx)
             window = refs[0].window if refs else base_window
-            starts.append((i, day.group(0).strip(" :-–"), parent if parent != "other" else "hospital_course", window))
+            _open(starts, (i, day.group(0).strip(" :-–"), parent if parent != "other" else "hospital_course", window))
+            moment_scope = None
             continue
     if not starts or starts[0][0] != 0:
         starts.insert(0, (0, "preamble", "admission_info" if note_type == "discharge_summary" else "other",

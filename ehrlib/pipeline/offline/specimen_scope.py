@@ -2,8 +2,10 @@
 
 A laboratory result is the value of the item of the specimen it was measured on, and notes
 name the specimen once for several values: after a record's stamp (``___ 03:12PM URINE
-...``), before it (``PLEURAL FLUID ___ 08:38AM: TNC-2350 ...``), as a heading opening the
-line (``UA:``), or as a heading alone on its line (``Pleural fluid studies:``). The values
+...``), before it (``PLEURAL FLUID ___ 08:38AM: TNC-2350 ...``), opening a record whose
+stamp was left off (``URINE SpecGr-1.015 pH-7.5``: two ``Name-value`` items or more follow
+the word), as a heading opening the line (``UA:``), or as a heading alone on its line
+(``Pleural fluid studies:``). The values
 wrapped onto the next lines ("     glucose 198, albumin 2.9") are of the same sample. So a
 line's specimen is its own, else that of the line it continues, found by walking back over
 lines that open nothing of their own; a blank line, a heading, a labelled entry or another
@@ -28,6 +30,9 @@ __all__ = ["line_fluid", "is_record", "scoped_fluid", "default_fluid", "RULE"]
 _MAX_BACK = 8
 #: the date token and clock of a results record's stamp ("___ 08:38AM", "[**2144-12-25**] 05:15PM")
 _STAMP = r"\S+\s+\d{1,2}:\d{2}\s*(?:[AP]M)?"
+#: a record's first two ``Name-value`` items right after a specimen word opening the line ("URINE SpecGr-1.015 pH-7.5"):
+#: the record's stamp was left off, its layout still names the sample
+_RECORD_ITEM = r"(?=[A-Za-z][A-Za-z0-9()#%/]*-[<>]?\d[\d.]*\*?\s+[A-Za-z][A-Za-z0-9()#%/]*-[<>]?\d)"
 #: a line that opens an entry of its own: a bullet, a numbered item or a "Label:" with text after it
 _ENTRY = re.compile(r"^\s*(?:[#*\-\u2022]|\d{1,2}[.)]\s|[A-Za-z][A-Za-z0-9 /()&,.\-]{0,40}:)")
 #: words a heading alone on its line may add after the specimen ("Pleural fluid studies:")
@@ -44,7 +49,7 @@ def _data() -> Mapping[str, Any]:
         # output) only with "fluid"
         head = w if f["heading"] else rf"{w}(?<=fluid)"
         line = re.compile(rf"^\s*{_STAMP}\s+{w}\b|^\s*{w}\s*(?:\([^)]*\))?\s*[:\-]?\s*{_STAMP}"
-                          rf"|^\s*{head}\s*(?:\([^)]*\))?\s*:", re.I)
+                          rf"|^\s*{head}\s*(?:\([^)]*\))?\s*:|^\s*{w}\s+{_RECORD_ITEM}", re.I)
         alone = re.compile(rf"^\s*(?:[A-Za-z][A-Za-z ]{{0,20}}\s*[/,\-]\s*)?{w}{_RESULT_WORDS}"
                            r"\s*(?:\([^)]*\))?\s*:\s*$", re.I)
         cues.append((line, alone, str(f["fluid"])))

@@ -12,7 +12,8 @@ expression of a line. This module decides, for one statement inside the line:
   start at D (up to the note's time), "before/prior to D" ends where D starts, "from D1
   to/through D2" spans both, as does a change from a value at D1 to a value at D2 ("from
   9.8 post-op to 7.9 at discharge"); a change from a value at D alone ("improving from 6.0
-  yesterday") runs from D to the note's time; a change told by its endpoints with only the
+  yesterday"), or a direction from D ("Hgb stable from last evening"), runs from D to the
+  note's time; a change told by its endpoints with only the
   end dated ("climbed from 489 to a peak of 1,450 on D") is, at its "from", the course from
   the stay's start to D, while D still dates the end value. "through/until D" alone keeps
   D's own window: a state said to last until D is claimed at D, and widening it to the
@@ -39,6 +40,7 @@ from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.offline.clauses import mask_parentheticals
 from ehrlib.pipeline.offline.numparse import NUMBER
 from ehrlib.pipeline.offline.rule import Rule
+from ehrlib.pipeline.offline.trends import trend_word
 from ehrlib.pipeline.records import TimeRef
 
 __all__ = ["Course", "in_aside", "ASIDE_RULE", "clause_of", "sentence_of", "statement_ref", "bounded", "courses",
@@ -216,6 +218,12 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _direction_before(text: str) -> bool:
+    """Whether ``text`` ends with a trend word ("stable", "up", "trending down")."""
+    found = trend_word(text[-25:])
+    return found is not None and text.rstrip().lower().endswith(found[1].lower())
+
+
 def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             reference: datetime) -> list[TimeRef]:
     """``refs`` with each window widened by the preposition before it (see the module
@@ -259,6 +267,11 @@ def bounded(text: str, refs: Sequence[TimeRef], *, stay_start: datetime | None,
             skip.add(i + 1)
             out.append(TimeRef(r.line, text[m.start("p"):nxt.span[1]], TimeSpan(w.start, nxt.window.end), r.anchor,
                                (m.start("p"), nxt.span[1])))
+            continue
+        if prep == "from" and _direction_before(text[:m.start("p")]):
+            # "Hgb stable from last evening": a direction from a time runs from then to the note's time
+            out.append(replace(r, text=text[m.start("p"):span[1]], window=TimeSpan(w.start, max(now, w.end or now)),
+                               span=(m.start("p"), span[1])))
             continue
         if prep in ("by", "up to"):
             w = TimeSpan(lo_default, w.end)

@@ -120,7 +120,8 @@ def _procedure_clock(c: Case) -> Verdict | None:
 def _procedure_day_part(c: Case) -> Verdict | None:
     """"TTE this AM", "EGD yesterday morning": a procedure dated by a part of the day claims
     a record starting in that part of that day; records that all start at other times of
-    the admission are a time error.
+    the admission are a time error. A removal ("cordis pulled early this AM") dates the
+    record's end, as in the clock rule.
     """
     e = c.entity
     if not _procedure(c) or e.claim.negated or e.window is None:
@@ -128,7 +129,8 @@ def _procedure_day_part(c: Case) -> Verdict | None:
     part = stated_day_part(c)
     if part is None:
         return None
-    course = [(iv[0], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
+    edge = 1 if _edge_words("removal").search(f"{e.text} {c.claim_as(ProcedureClaim).action or ''}") else 0
+    course = [(iv[edge], r) for k in c.keys() if k.startswith("procedureevents") for r in c.session.rows(k, None)[0]
               if (iv := row_interval(r)) is not None]
     if not course or any(part[0] <= t <= part[1] for t, _ in course):
         return None
@@ -212,7 +214,8 @@ PROCEDURE_CLOCK = Rule("events.procedure_clock", "A procedure stated to the hour
                        "for a removal) within two hours of it; a long-lived device's bare time is not judged.",
                        _procedure_clock)
 PROCEDURE_DAY_PART = Rule("events.procedure_day_part", "A procedure dated by a part of the day (this AM, yesterday "
-                          "morning, overnight) claims a record starting in that part of that day.",
+                          "morning, overnight) claims a record starting (ending, for a removal) in that part of "
+                          "that day.",
                           _procedure_day_part)
 PROCEDURE_EDGE_DAY = Rule("events.procedure_edge_day", "A placement or removal dated by a day claims that edge of "
                           "the dwell (its start or end) in the statement's window, not a dwell spanning it.",

@@ -8,7 +8,11 @@ contradicted by another site's rows when that site charts the measurement at lea
 often, since the note may report that site alone: it is left unverified with that reason. A
 temperature is one measurement whatever its item or unit (a Tmax is the highest of all).
 A reading charted after the note (inside the charting slack) cannot have been among the
-readings the note summarised: it may support a stated range, never break it alone.
+readings the note summarised: it may support a stated range, never break it alone. A nursing
+note reports the shift that ends at it: a night nurse's morning note covers the evening
+before too, not only the hours since midnight its calendar day holds; and the maximum (a
+Tmax) of a timed nursing note is one shift's, so the night before a day nurse's evening note
+does not break it (a note without a clock time has no shift to read).
 """
 from __future__ import annotations
 
@@ -16,9 +20,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ehrlib.corpus.records import TimeSpan
 from ehrlib.pipeline.claims import BloodPressure, NumericClaim
 from ehrlib.pipeline.offline.lexicon import Concept
-from ehrlib.pipeline.offline.note_time import note_time_of
+from ehrlib.pipeline.offline.note_time import SHIFT, note_time_of
 from ehrlib.pipeline.offline.rule import Rule
 from ehrlib.pipeline.offline.verification.bounds import BP_CONCEPTS as _BP_CONCEPTS
 from ehrlib.pipeline.offline.verification.bounds import bp_part as _bp_part
@@ -76,6 +81,20 @@ def _seen_before_note(c: Case, numeric: Rows, extreme: Mapping[str, Any]) -> Row
     return [r for r in numeric if (t := parse_time(r.get("time"))) is None or t <= moment]
 
 
+def _reported_day(c: Case, core: TimeSpan | None) -> TimeSpan | None:
+    """The hours a nursing note's range reports: its core window (the calendar day cut at the note's
+    cutoff) reaching back to the start of the shift that ends at the note, when that shift began the day
+    before (a morning note); else the core window itself.
+    """
+    nt = note_time_of(c.ctx)
+    if core is None or c.ctx.note_type != "nursing" or nt.moment is None or nt.cutoff is None:
+        return core
+    start = parse_time(core.start)
+    if start is None or parse_time(core.end) != nt.cutoff or start <= nt.moment - SHIFT:
+        return core
+    return TimeSpan((nt.moment - SHIFT).strftime("%Y-%m-%d %H:%M:%S"), core.end)
+
+
 def _site(row: Mapping[str, Any]) -> str:
     """The measurement site or device of a row's item, without the BP part ("Arterial BP [Systolic]" and
     "Arterial BP [Mean]" are one site; "NBP [Systolic]", "SaO2" and "O2 saturation pulseoxymetry" are others).
@@ -89,7 +108,7 @@ def _charted(c: Case, own: Rows, breaking: Mapping[str, Any]) -> int:
     a site agrees only when it charts the measurement at least as often as the site that breaks the range, so a
     few blood-gas saturations cannot outvote the oximeter.
     """
-    core = core_window(c.entity.window)
+    core = _reported_day(c, core_window(c.entity.window))
     part = _bp_part(str(breaking.get("label", "")))
     return sum((core is None or in_window(r, core)) and _bp_part(str(r.get("label", ""))) == part for r in own)
 
@@ -102,7 +121,7 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
     only_max = r.max_lo is not None and r.min is None  # "peaked at 12.7", "Tmax 102.3"
     if concept is None or (concept.cid not in terms()["vital_concepts"] and not only_max):
         return None  # lab and output ranges summarise typical values; vitals ranges are min..max
-    core = core_window(e.window)
+    core = _reported_day(c, core_window(e.window))
     word = n.trend.word if n.trend is not None else None
     if core is not None and (str(word or "").startswith(("peak", "nadir")) or (only_max and n.trend is not None)):
         rows = [row for row in numeric if str(row.get("time"))[:10] <= str(core.end)[:10]]  # a peak: the course
@@ -150,7 +169,8 @@ def _extremes_reason(c: Case, numeric: Rows, concept: Concept | None, tol: float
         if not (lo - slack <= observed <= float(top) + slack):
             extreme = kept[vals.index(observed)]
             mine = {k: span(a, b) for k, a, b, p in checks if p == part}
-            if len(mine) == 2 and c.ctx.note_type == "nursing" and shift_matches(
+            one_shift = len(mine) == 2 or (set(mine) == {"max"} and note_time_of(c.ctx).moment is not None)
+            if one_shift and c.ctx.note_type == "nursing" and shift_matches(
                     kept, vals, [(k, a, b) for k, a, b, p in checks if p == part], slack):
                 continue
             what = f"{part} " if part != "value" else ""

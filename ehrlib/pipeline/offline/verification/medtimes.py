@@ -68,13 +68,16 @@ def stopped(c: Case) -> Verdict | None:
 
 def clock_edge(c: Case) -> Verdict | None:
     """"started at 1600" / "off since 0400": a run of the drug must start/end at that clock
-    time; a contradiction is returned, otherwise None (the other checks go on).
+    time; a contradiction is returned, otherwise None (the other checks go on). A time after
+    "from" is the run's start even beside a stop word ("from 1130, d/c 1458").
     """
     e, action, actions = c.entity, _action(c), terms()["actions"]
     clock = parse_clock(e.time_text)
     off = action.startswith(tuple(actions["clock_stop_prefixes"])) or (
         action.startswith("weaned") and "off" in e.text.lower())
     edge = "start" if action in actions["clock_start"] else "end" if off else None
+    if edge == "end" and re.match(r"\s*from\b", e.time_text or "", re.I):
+        edge = "start"  # "dopamine from 1130, d/c 1458": "from" names when the run began, whatever stopped it
     if clock is None or edge is None:
         return None
     ok, evidence, detail = edge_matches(clock, e.window, _course(c), edge)

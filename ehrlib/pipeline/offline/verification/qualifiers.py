@@ -34,7 +34,7 @@ _REF_WORDS: Mapping[str, str] = load_data("verification_terms.yaml")["reference_
 _REF_AFTER = re.compile(
     r"^\s*\*?\s*(?:[a-zA-Z/%μ]{1,8}\s*)?(?:\(\s*(?P<p>" + "|".join(sorted(_REF_WORDS, key=len, reverse=True))
     + r")\s*\)|[,\-–]\s*(?P<c>wnl|wnls|within normal limits|normal|elevated|high|low)\b"
-    r"(?!\s*(?:dose|flow|normal|grade)))",
+    r"(?!\s*(?:dose|flow|normal|grade|(?:of\s+|at\s+|to\s+)?[~<>]?\d)))",
     re.I)
 #: "<item> <number>" then an opening qualifier mark, ending right where the state word starts
 _VALUE_BEFORE = re.compile(
