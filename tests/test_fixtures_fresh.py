@@ -18,7 +18,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CORPORA = tuple(c for c in ("realnotes_mimic4", "realnotes_mixed", "realnotes_blind", "realnotes_blind2",
                                  "realnotes_blind3", "realnotes_blind4", "realnotes_blind5",
                                  "realnotes_blind6", "realnotes_blind7", "realnotes_blind8",
-                                 "realnotes_blind9", "realnotes_blind10", "estimate_blind")
+                                 "realnotes_blind9", "realnotes_blind10", "realnotes_blind11",
+                                 "estimate_blind")
                 if (FIXTURES / c).is_dir())
 
 

@@ -211,7 +211,7 @@ DEV_SETS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("realnotes_blind4", ("mimic3", "mimic4")), ("realnotes_blind5", ("mimic3", "mimic4")),
     ("realnotes_blind6", ("mimic3", "mimic4")), ("realnotes_blind7", ("mimic3", "mimic4")),
     ("realnotes_blind8", ("mimic3", "mimic4")), ("realnotes_blind9", ("mimic3", "mimic4")),
-    ("realnotes_blind10", ("mimic3", "mimic4")))
+    ("realnotes_blind10", ("mimic3", "mimic4")), ("realnotes_blind11", ("mimic3", "mimic4")))
 #: the sealed estimate set: scored only on request (``with_estimate``), once, at the end
 ESTIMATE_SET: tuple[str, tuple[str, ...]] = ("estimate_blind", ("mimic3", "mimic4"))
 #: environment switch equivalent to ``ehrlib bench --only quality --with-estimate``
@@ -296,7 +296,7 @@ def real_patient_sets(work: Path, *, with_estimate: bool = False
     ``tests/fixtures/handwritten`` (dev), ``handwritten_holdout`` (written blind),
     ``realnotes`` and ``realnotes_holdout`` (scored many times: development data now),
     ``precision_dev`` (non-statement prose) on the MIMIC-III demo; ``realnotes_mimic4``
-    on the MIMIC-IV demo; ``realnotes_mixed`` and ``realnotes_blind`` to ``realnotes_blind10``
+    on the MIMIC-IV demo; ``realnotes_mixed`` and ``realnotes_blind`` to ``realnotes_blind11``
     (earlier estimate sets, each scored once and development data since) on both. With
     ``with_estimate``, the sealed ``estimate_blind`` set too (an error when there is none),
     each note run against the demo database that holds its admission. A set whose
